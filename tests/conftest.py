@@ -1,0 +1,66 @@
+"""Shared fixtures.
+
+Database tests run on SQLite always, and on PostgreSQL as well when
+``REELGATE_DATABASE_URL`` names one (CI sets it).  Each PostgreSQL test gets its own
+schema, dropped afterwards, so tests (and parallel sessions) never see each other's rows.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from storage.db import Base, make_engine
+
+POSTGRES_URL = os.environ.get("REELGATE_DATABASE_URL", "")
+MQTT_URL = os.environ.get("REELGATE_MQTT_URL", "")
+
+_BACKENDS = ["sqlite"] + (["postgresql"] if POSTGRES_URL.startswith("postgresql") else [])
+
+
+@pytest.fixture(params=_BACKENDS)
+def db_backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+async def _fresh_engine(backend: str, tmp_path: Path) -> tuple[AsyncEngine, str | None]:
+    if backend == "sqlite":
+        return make_engine(f"sqlite+aiosqlite:///{tmp_path / 'test.db'}"), None
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    admin = make_engine(POSTGRES_URL)
+    async with admin.begin() as conn:
+        await conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    await admin.dispose()
+    return make_engine(POSTGRES_URL, schema=schema), schema
+
+
+@pytest.fixture
+async def engine(db_backend: str, tmp_path: Path) -> AsyncIterator[AsyncEngine]:
+    """An empty database with every Reelgate table created, on each backend."""
+    import storage.models  # noqa: F401  (registers every table on Base.metadata)
+
+    eng, schema = await _fresh_engine(db_backend, tmp_path)
+    async with eng.begin() as conn:
+        await conn.run_sync(Base.metadata.create_all)
+    try:
+        yield eng
+    finally:
+        await eng.dispose()
+        if schema is not None:
+            admin = make_engine(POSTGRES_URL)
+            async with admin.begin() as conn:
+                await conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+            await admin.dispose()
+
+
+@pytest.fixture
+def mqtt_url() -> str:
+    if not MQTT_URL:
+        pytest.skip("REELGATE_MQTT_URL not set")
+    return MQTT_URL
