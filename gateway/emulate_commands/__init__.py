@@ -1,0 +1,4 @@
+"""Sub-commands of ``reelgate emulate``: one module per emulated device kind.
+
+Each module defines ``register(subparsers)`` adding e.g. ``sas``, ``mqtt`` or ``wheel``.
+"""
