@@ -281,6 +281,22 @@ class EmulatedMachine:
             self._emit(Event.CREDITS_CHANGED)
         return amount
 
+    def transfer_out(self, cashable: int, restricted: int) -> None:
+        """Host sweeps credits off the machine (a funds transfer to the host) at the end of
+        a host-timed heat: wins on restricted play land on the cashable meter, so both
+        parts go (rules 12, 18).  Refused if more is asked than is on the meter."""
+        self._require_power()
+        if self.game_in_progress:
+            raise MachineRefusal("game in progress")
+        if not 0 <= cashable <= self.cashable_credits or not (
+            0 <= restricted <= self.restricted_credits
+        ):
+            raise MachineRefusal("transfer amount exceeds the credits on the meter")
+        self.cashable_credits -= cashable
+        self.restricted_credits -= restricted
+        if cashable or restricted:
+            self._emit(Event.CREDITS_CHANGED)
+
     # -- player actions --------------------------------------------------------------
     def insert_bill(self, credits: int) -> None:
         self._require_power()

@@ -19,11 +19,13 @@ from sqlalchemy.orm import DeclarativeBase
 DEFAULT_SQLITE_PATH = Path("reelgate.db")
 
 # Stable constraint names so Alembic migrations are reproducible on both databases.
+# Multi-column names use every column (``column_0_N``) so that two constraints that
+# start with the same column never collide; SQLAlchemy shortens over-long names.
 NAMING_CONVENTION = {
-    "ix": "ix_%(column_0_label)s",
-    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
     "ck": "ck_%(table_name)s_%(constraint_name)s",
-    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_N_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
 

@@ -1,0 +1,213 @@
+"""An emulated bank in its own process, for gateway tests and benchmarks.
+
+Serves ``--machines`` emulated EGMs over SAS/TCP on loopback (``emulators.bank``), so the
+gateway under test can be SIGKILLed while the machines live on, exactly as on a floor.
+It prints one JSON line ``{"ready": true, "machines": [...]}`` with each endpoint, then
+answers one JSON line per command read from stdin:
+
+    state              every machine: tournament mode, locks, credits
+    unlocks            machine-side times (monotonic s) each machine enabled play
+    fault ID KIND      KIND = no_reply | drop | clear
+    players on|off     simulated players pressing spin wherever play is enabled
+    quit
+
+The unlock times are taken by the machine model itself (its PLAY_ENABLED event, on the
+machine's clock) the moment it processes the SAS startup poll: the benchmark's start
+skew is the spread of those times, i.e. what the players see, not what the host sent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a fresh clone
+
+from emulators.bank import Bank
+from emulators.machine import Event, MachineEvent
+
+
+class Host:
+    def __init__(self, bank: Bank) -> None:
+        self.bank = bank
+        self.unlock_times: dict[str, list[float]] = {}
+        for b in bank.machines:
+            mid = b.machine.machine_id
+            self.unlock_times[mid] = []
+            b.machine.subscribe(self._listener(mid))
+
+    def _listener(self, machine_id: str) -> Any:
+        times = self.unlock_times[machine_id]
+
+        def on_event(note: MachineEvent) -> None:
+            if note.event is Event.PLAY_ENABLED:
+                times.append(note.at)
+
+        return on_event
+
+    def state(self) -> dict[str, Any]:
+        out = []
+        for b in self.bank.machines:
+            m = b.machine
+            out.append(
+                {
+                    "id": m.machine_id,
+                    "in_tournament": m.in_tournament,
+                    "play_locked": m.play_locked,
+                    "play_enabled": m.play_enabled(),
+                    "credits": m.credits,
+                    "cashable": m.cashable_credits,
+                    "restricted": m.restricted_credits,
+                    "tournament_supported": m.tournament_supported,
+                }
+            )
+        return {"machines": out}
+
+    def command(self, line: str) -> dict[str, Any]:
+        words = line.split()
+        if not words:
+            return {"error": "empty command"}
+        cmd = words[0]
+        if cmd == "state":
+            return self.state()
+        if cmd == "unlocks":
+            data = {k: list(v) for k, v in self.unlock_times.items()}
+            for v in self.unlock_times.values():
+                v.clear()
+            return {"unlocks": data}
+        if cmd == "fault" and len(words) == 3:
+            face = next(
+                (b.face for b in self.bank.machines if b.machine.machine_id == words[1]), None
+            )
+            if face is None:
+                return {"error": f"no machine {words[1]}"}
+            if words[2] == "no_reply":
+                face.faults.no_reply = True
+            elif words[2] == "drop":
+                face.drop_connection()
+            elif words[2] == "clear":
+                face.clear_faults()
+            else:
+                return {"error": f"unknown fault {words[2]}"}
+            return {"ok": True}
+        if cmd == "players" and len(words) == 2:
+            if words[1] == "on" and self.bank.players is None:
+                self.bank.start_players(seed=1, pace=1.0)
+            return {"ok": True}
+        return {"error": f"unknown command {line!r}"}
+
+
+class BankProcess:
+    """The parent's side: start this module as a child process and talk to it."""
+
+    def __init__(
+        self,
+        machines: int,
+        *,
+        host_timed: int = 0,
+        players: bool = False,
+        pace: float = 1.0,
+        prefix: str = "EMU",
+    ) -> None:
+        import subprocess
+
+        cmd = [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--machines",
+            str(machines),
+            "--host-timed",
+            str(host_timed),
+            "--pace",
+            str(pace),
+            "--prefix",
+            prefix,
+        ]
+        if players:
+            cmd.append("--players")
+        self.proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
+        )
+        ready = self._read()
+        if not ready.get("ready"):
+            self.close()
+            raise RuntimeError(f"emulated bank did not start: {ready}")
+        self.machines: list[dict[str, Any]] = ready["machines"]
+
+    def _read(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("emulated bank process ended")
+        data: dict[str, Any] = json.loads(line)
+        return data
+
+    def ask(self, command: str) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+        return self._read()
+
+    def floor_toml(self, bank: str = "A") -> str:
+        rows = ",\n".join(
+            f'  {{ id = "{m["machine"]}", endpoint = "{m["endpoint"]}" }}' for m in self.machines
+        )
+        return f'[[bank]]\nname = "{bank}"\nmachines = [\n{rows},\n]\n'
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.write("quit\n")
+                self.proc.stdin.flush()
+                self.proc.wait(timeout=5)
+            except Exception:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+
+    def __enter__(self) -> BankProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+async def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--machines", type=int, default=8)
+    parser.add_argument("--host-timed", type=int, default=0, help="machines without LP 8C")
+    parser.add_argument("--players", action="store_true", help="start simulated players")
+    parser.add_argument("--pace", type=float, default=1.0, help="seconds between spins")
+    parser.add_argument("--prefix", default="EMU")
+    args = parser.parse_args(argv)
+    bank = Bank(args.machines, no_tournament_support=args.host_timed, name_prefix=args.prefix)
+    await bank.start()
+    host = Host(bank)
+    if args.players:
+        bank.start_players(seed=1, pace=args.pace)
+    print(
+        json.dumps({"ready": True, "machines": [b.describe() for b in bank.machines]}), flush=True
+    )
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    try:
+        while True:
+            raw = await reader.readline()
+            if not raw:
+                break  # the parent went away
+            line = raw.decode().strip()
+            if line == "quit":
+                break
+            print(json.dumps(host.command(line)), flush=True)
+    finally:
+        await bank.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))

@@ -1,0 +1,144 @@
+"""A bank of emulated slot machines served over SAS/TCP from one event loop.
+
+Machine ``i`` listens on ``127.0.0.1:P+i``; with ``P = 0`` every machine gets a free port
+from the kernel and :meth:`Bank.start` reports them.  One process serves a thousand
+sockets: the faces are plain protocol callbacks (no task per connection, one lazily
+re-armed timer per machine), so the loop wakes only for bytes that arrive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import resource
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from emulators.machine import EmulatedMachine, Identity
+from emulators.player import Players
+from emulators.sas_face import SasFace
+from protocols.sas.carriers import Carrier, serve_tcp
+
+LOOPBACK = "127.0.0.1"
+
+
+@dataclass(slots=True)
+class BankMachine:
+    index: int
+    machine: EmulatedMachine
+    face: SasFace
+    server: asyncio.Server
+    port: int
+
+    @property
+    def endpoint(self) -> str:
+        return f"sas+tcp://{LOOPBACK}:{self.port}?address={self.face.address}"
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "machine": self.machine.machine_id,
+            "endpoint": self.endpoint,
+            "port": self.port,
+            "address": self.face.address,
+            "tournament_supported": self.machine.tournament_supported,
+        }
+
+
+def raise_open_file_limit(wanted: int) -> None:
+    """A bank of N machines needs about 2N sockets; lift the soft limit toward the hard."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+
+
+class Bank:
+    """``count`` emulated machines; the last ``no_tournament_support`` of them clear LP A0
+    bit 3, so a heat must run host-timed on them."""
+
+    def __init__(
+        self,
+        count: int,
+        *,
+        base_port: int = 0,
+        seed: int = 0,
+        no_tournament_support: int = 0,
+        address: int = 1,
+        name_prefix: str = "EMU",
+    ) -> None:
+        if count < 1:
+            raise ValueError("a bank needs at least one machine")
+        if not 0 <= no_tournament_support <= count:
+            raise ValueError(f"--no-tournament-support must be 0..{count}")
+        if base_port and not 1024 <= base_port <= 65535 - (count - 1):
+            raise ValueError(
+                f"base port {base_port} + {count} machines leaves 1024..65535"
+            )
+        if not 1 <= address <= 127:
+            raise ValueError("SAS address must be 1..127")
+        self.count = count
+        self.base_port = base_port
+        self.seed = seed
+        self.no_tournament_support = no_tournament_support
+        self.address = address
+        self.name_prefix = name_prefix
+        self.machines: list[BankMachine] = []
+        self.players: Players | None = None
+        self._players_task: asyncio.Task[None] | None = None
+
+    async def start(self) -> list[BankMachine]:
+        raise_open_file_limit(4 * self.count + 256)
+        width = max(3, len(str(self.count)))
+        try:
+            for i in range(self.count):
+                machine_id = f"{self.name_prefix}-{i + 1:0{width}d}"
+                machine = EmulatedMachine(
+                    machine_id,
+                    seed=self.seed * 1_000_003 + i,
+                    tournament_supported=i < self.count - self.no_tournament_support,
+                    identity=Identity(serial_number=f"{machine_id}-{self.seed}"),
+                )
+                face = SasFace(machine, self.address)
+                port = self.base_port + i if self.base_port else 0
+                server = await serve_tcp(LOOPBACK, port, _attacher(face))
+                bound = server.sockets[0].getsockname()[1]
+                self.machines.append(BankMachine(i, machine, face, server, bound))
+        except BaseException:
+            await self.close()
+            raise
+        return self.machines
+
+    def start_players(self, *, seed: int = 0, pace: float = 2.5) -> Players:
+        """Simulated players pressing spin wherever play is enabled."""
+        players = Players([b.machine for b in self.machines], seed=seed, pace=pace)
+        self.players = players
+        self._players_task = asyncio.get_running_loop().create_task(players.run())
+        return players
+
+    async def close(self) -> None:
+        if self._players_task is not None:
+            self._players_task.cancel()
+            try:
+                await self._players_task
+            except asyncio.CancelledError:
+                pass
+            self._players_task = None
+        for b in self.machines:
+            b.server.close()
+            b.face.close()
+        for b in self.machines:
+            await b.server.wait_closed()
+        self.machines.clear()
+
+    async def __aenter__(self) -> Bank:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+
+def _attacher(face: SasFace) -> Callable[[Carrier], None]:
+    def on_connection(carrier: Carrier) -> None:
+        face.attach(carrier)
+
+    return on_connection

@@ -1,0 +1,296 @@
+"""An emulated MQTT interface board: a thin MQTT face over :class:`EmulatedMachine`.
+
+What a real board does, and so does this one:
+
+* publishes ``status`` online (retained) on every connect, with a last will of
+  ``offline`` (retained) so the gateway learns of a crash or cable cut from the broker;
+* publishes ``state`` and ``meters`` (retained) whenever the machine changes, coalesced:
+  a burst of machine events costs one state message, and only the newest is sent;
+* publishes each machine ``event`` once, in order, from a bounded queue; on overflow
+  the oldest are dropped and ``queue-overflow`` is reported (as SAS exception 70 does);
+* executes ``cmd`` messages and answers on ``reply`` with the same correlation id.  A
+  command id seen before is answered from a small cache without running it again, so
+  QoS 1 redelivery and the gateway's resend after a reconnect are harmless;
+* after a reconnect (broker restart) republishes status, state and meters: that is the
+  board's half of the state resync.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import OrderedDict, deque
+from datetime import datetime
+from typing import Any
+
+from emulators.machine import EmulatedMachine, Event, MachineEvent, MachineRefusal
+from protocols.mqtt import codec
+from protocols.mqtt.client import MqttSession, MqttSettings, MqttUnavailable, WillMessage
+from protocols.mqtt.codec import BoardEventKind, Command, ErrorKind, PayloadError
+from protocols.mqtt.topics import Channel, board_topic
+
+log = logging.getLogger(__name__)
+
+EVENT_QUEUE = 256
+REPLY_CACHE = 128
+
+_EVENT_KIND: dict[Event, BoardEventKind] = {
+    Event.SLOT_DOOR_OPENED: BoardEventKind.DOOR_OPENED,
+    Event.SLOT_DOOR_CLOSED: BoardEventKind.DOOR_CLOSED,
+    Event.POWER_LOST: BoardEventKind.POWER_LOST,
+    Event.POWER_APPLIED: BoardEventKind.POWER_APPLIED,
+    Event.TILT: BoardEventKind.TILT,
+    Event.TILT_CLEARED: BoardEventKind.TILT_CLEARED,
+    Event.HANDPAY_PENDING: BoardEventKind.HANDPAY_PENDING,
+    Event.HANDPAY_RESET: BoardEventKind.HANDPAY_RESET,
+    Event.GAME_STARTED: BoardEventKind.GAME_STARTED,
+    Event.GAME_ENDED: BoardEventKind.GAME_ENDED,
+    Event.PLAY_LOCKED: BoardEventKind.PLAY_LOCKED,
+    Event.PLAY_ENABLED: BoardEventKind.PLAY_ENABLED,
+    Event.TOURNAMENT_ENTERED: BoardEventKind.TOURNAMENT_ENTERED,
+    Event.TOURNAMENT_EXITED: BoardEventKind.TOURNAMENT_EXITED,
+    Event.TOURNAMENT_TIME_UP: BoardEventKind.TOURNAMENT_TIME_UP,
+    Event.CREDITS_CHANGED: BoardEventKind.CREDITS_CHANGED,
+}
+# Events after which the credit and tournament meters may have moved.
+_METER_EVENTS = frozenset(
+    {Event.GAME_ENDED, Event.TOURNAMENT_ENTERED, Event.TOURNAMENT_EXITED, Event.CREDITS_CHANGED}
+)
+
+
+class MqttBoard:
+    def __init__(self, machine: EmulatedMachine, settings: MqttSettings, site: str) -> None:
+        self.machine = machine
+        self.site = site
+        self._topic = {ch: board_topic(site, machine.machine_id, ch) for ch in Channel}
+        offline = codec.encode(codec.Status(online=False, at=machine.now()))
+        self.session = MqttSession(
+            settings,
+            client_id=f"board-{site}-{machine.machine_id}",
+            will=WillMessage(self._topic[Channel.STATUS], offline),
+        )
+        self.heat_id = ""  # named by the gateway (enter-tournament args.heat), for SNMP
+        self.tournament_entries = 0
+        self.commands_executed = 0
+        self._seq = 0
+        self._events: deque[tuple[int, datetime, BoardEventKind]] = deque()
+        self._replies: OrderedDict[str, bytes] = OrderedDict()
+        self._wake = asyncio.Event()
+        self._state_dirty = True
+        self._meters_dirty = True
+        self._announce = True
+        self._pump: asyncio.Task[None] | None = None
+        self._reply_tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def link_up(self) -> bool:
+        return self.session.connected.is_set()
+
+    # -- lifecycle ---------------------------------------------------------------------
+    async def start(self) -> None:
+        self.machine.subscribe(self._on_machine_event)
+        await self.session.route(self._topic[Channel.CMD], self._on_command)
+        self.session.on_connect(self._on_connect)
+        self._pump = asyncio.create_task(
+            self._publish_loop(), name=f"board-{self.machine.machine_id}"
+        )
+        await self.session.start()
+
+    async def stop(self, *, crash: bool = False) -> None:
+        """Stop; with ``crash`` drop the link without a goodbye (the broker sends our will)."""
+        with contextlib.suppress(ValueError):
+            self.machine.unsubscribe(self._on_machine_event)
+        if self._pump is not None:
+            self._pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pump
+            self._pump = None
+        if crash:
+            await self.session.abort()
+            return
+        with contextlib.suppress(MqttUnavailable):
+            if self.link_up:
+                offline = codec.Status(online=False, at=self.machine.now())
+                await self.session.publish(
+                    self._topic[Channel.STATUS], codec.encode(offline), retain=True
+                )
+        await self.session.close()
+
+    async def _on_connect(self) -> None:
+        self._announce = self._state_dirty = self._meters_dirty = True
+        self._wake.set()
+
+    # -- machine -> MQTT ---------------------------------------------------------------
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def _on_machine_event(self, note: MachineEvent) -> None:
+        kind = _EVENT_KIND.get(note.event)
+        if kind is not None:
+            if len(self._events) >= EVENT_QUEUE:
+                self._events.popleft()
+                overflow = BoardEventKind.QUEUE_OVERFLOW
+                self._events.append((self._next_seq(), self.machine.now(), overflow))
+            self._events.append((self._next_seq(), self.machine.now(), kind))
+        self._state_dirty = True
+        if note.event in _METER_EVENTS:
+            self._meters_dirty = True
+        self._wake.set()
+
+    def state_message(self) -> codec.State:
+        m = self.machine
+        t = m.tournament
+        view = None
+        if t is not None:
+            view = codec.TournamentView(
+                credits=t.credits,
+                seconds_left=m.tournament_seconds_left() or 0.0,
+                started=t.started_at is not None,
+                time_up=t.time_up,
+            )
+        return codec.State(
+            seq=self._next_seq(),
+            at=m.now(),
+            powered=m.powered,
+            locked=m.play_locked,
+            door_open=m.slot_door_open,
+            tilted=m.tilted,
+            handpay_pending=m.handpay_pending,
+            game_in_progress=m.game_in_progress,
+            credits=m.credits,
+            tournament=view,
+        )
+
+    def meters_message(self) -> codec.Meters:
+        m = self.machine
+        tm = m.tournament_meters()
+        return codec.Meters(
+            seq=self._next_seq(),
+            at=m.now(),
+            credits=m.credits,
+            in_tournament=m.in_tournament,
+            games_played=tm.games_played,
+            games_won=tm.games_won,
+            credits_wagered=tm.credits_wagered,
+            credits_won=tm.credits_won,
+        )
+
+    async def _publish_loop(self) -> None:
+        """One writer: status, then queued events in order, then the newest state/meters.
+        While the broker is away the pending items stay queued and go out after resync."""
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            try:
+                if self._announce:
+                    online = codec.Status(online=True, at=self.machine.now())
+                    await self._send(Channel.STATUS, online, retain=True)
+                    self._announce = False
+                while self._events:
+                    seq, at, kind = self._events[0]
+                    await self._send(Channel.EVENT, codec.Event(seq=seq, at=at, kind=kind))
+                    self._events.popleft()
+                if self._state_dirty:
+                    self._state_dirty = False
+                    await self._send(Channel.STATE, self.state_message(), retain=True)
+                if self._meters_dirty:
+                    self._meters_dirty = False
+                    await self._send(Channel.METERS, self.meters_message(), retain=True)
+            except MqttUnavailable:
+                # Resync on reconnect republishes everything; keep the event queue.
+                self._state_dirty = self._meters_dirty = True
+                await self.session.connected.wait()
+                self._wake.set()
+
+    async def _send(
+        self, channel: Channel, message: codec.BoardMessage, *, retain: bool = False
+    ) -> None:
+        await self.session.publish(self._topic[channel], codec.encode(message), retain=retain)
+
+    # -- MQTT -> machine ---------------------------------------------------------------
+    def _on_command(self, topic: str, payload: bytes) -> None:
+        message = codec.decode(Channel.CMD, payload)  # PayloadError: counted and dropped
+        if not isinstance(message, codec.CommandMessage):  # pragma: no cover - decode's contract
+            raise PayloadError("cmd: not a command")
+        cached = self._replies.get(message.id)
+        if cached is None:
+            reply = self._execute(message)
+            cached = codec.encode(reply)
+            self._replies[message.id] = cached
+            while len(self._replies) > REPLY_CACHE:
+                self._replies.popitem(last=False)
+        task = asyncio.create_task(self._reply(cached))
+        self._reply_tasks.add(task)
+        task.add_done_callback(self._reply_tasks.discard)
+
+    async def _reply(self, payload: bytes) -> None:
+        with contextlib.suppress(MqttUnavailable):  # the gateway resends; we answer from cache
+            await self.session.publish(self._topic[Channel.REPLY], payload)
+
+    def _execute(self, message: codec.CommandMessage) -> codec.Reply:
+        self.commands_executed += 1
+        try:
+            result = self._run(message.cmd, message.args)
+        except MachineRefusal as exc:
+            return codec.Reply(
+                id=message.id,
+                ok=False,
+                at=self.machine.now(),
+                error=ErrorKind.REFUSED,
+                reason=str(exc),
+            )
+        except (PayloadError, ValueError) as exc:
+            return codec.Reply(
+                id=message.id,
+                ok=False,
+                at=self.machine.now(),
+                error=ErrorKind.BAD_REQUEST,
+                reason=str(exc),
+            )
+        return codec.Reply(id=message.id, ok=True, at=self.machine.now(), result=result)
+
+    def _run(self, cmd: Command, args: dict[str, Any]) -> dict[str, Any]:
+        m = self.machine
+        if cmd is Command.LOCK:
+            m.lock_play()
+        elif cmd is Command.UNLOCK:
+            m.unlock_play()
+        elif cmd is Command.ENTER_TOURNAMENT:
+            was_in = m.in_tournament
+            m.enter_tournament(int(args["credits"]), int(args["seconds"]))
+            if not was_in:
+                self.tournament_entries += 1
+                self.heat_id = str(args.get("heat") or self.tournament_entries)
+        elif cmd is Command.EXIT_TOURNAMENT:
+            m.exit_tournament()
+        elif cmd is Command.READ_METERS:
+            return {
+                k: v
+                for k, v in codec.to_json(self.meters_message()).items()
+                if k not in ("v", "seq", "at")
+            }
+        elif cmd is Command.READ_CREDITS:
+            return {"credits": m.credits}
+        elif cmd is Command.READ_CLOCK:
+            return {"now": m.now().isoformat()}
+        elif cmd is Command.SET_CLOCK:
+            m.set_clock(datetime.fromisoformat(str(args["when"])))
+        elif cmd is Command.IDENTITY:
+            i = m.identity
+            return {
+                "game_id": i.game_id,
+                "additional_id": i.additional_id,
+                "denomination_code": i.denomination_code,
+                "max_bet": i.max_bet,
+                "paytable_id": i.paytable_id,
+                "base_percent": i.base_percent,
+                "protocol_version": "mqtt-v1",
+                "serial_number": i.serial_number,
+                "tournament": "native" if m.tournament_supported else "host-timed",
+            }
+        elif cmd is Command.REPORT_STATE:
+            self._announce = self._state_dirty = self._meters_dirty = True
+        self._wake.set()
+        return {}

@@ -1,0 +1,478 @@
+"""The emulated EGM's SAS face: the core's EGM-role link over a carrier, answering from
+the machine model.
+
+The model knows nothing of SAS; this module translates both ways:
+
+* host polls -> model calls -> SAS replies (:meth:`SasFace.answer`), including the
+  tournament rules of sas.md §5 as the model enforces them (refusals become NACK, or busy
+  when the obstacle is transient: a game, tilt, handpay or open door that will clear);
+* model events -> SAS exception codes queued for general polls (:data:`EXCEPTION_CODES`).
+
+Polls the emulated machine does not support get no reply at all, as a real EGM stays
+silent (sas.md §1): LP 8C and 95–99 when tournament mode is off, LP 2F always.
+
+Fault injection (:class:`Faults`, settable at run time, e.g. from tests): no reply, late
+reply, corrupted CRC, busy, chirp, dropped connection, power cycle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from zoneinfo import ZoneInfo
+
+from emulators.machine import EmulatedMachine, Event, MachineEvent, MachineRefusal
+from protocols.sas import (
+    Ack,
+    AftInterrogate,
+    AftLockCode,
+    AftLockRequest,
+    AftLockStatus,
+    AftStatusReply,
+    AftTransfer,
+    AftTransferReply,
+    AftTransferStatus,
+    AftTransferType,
+    Busy,
+    Chirp,
+    CurrentCreditsReply,
+    DateTimeReply,
+    EgmLink,
+    EgmMessage,
+    EnabledFeaturesReply,
+    GamingMachineMetersReply,
+    HostMessage,
+    LinkSettings,
+    LongPoll,
+    MachineInfoReply,
+    MetersReply,
+    Nack,
+    PollHandled,
+    ProtocolError,
+    RemoteHandpayReset,
+    SasException,
+    SendCurrentCredits,
+    SendDateTime,
+    SendEnabledFeatures,
+    SendGamingMachineMeters,
+    SendMachineInfo,
+    SendMeters,
+    SendTournamentMeter,
+    SendTournamentMeters,
+    SendVersion,
+    SetDateTime,
+    Shutdown,
+    Startup,
+    TournamentMeterReply,
+    TournamentMetersReply,
+    TournamentMode,
+    VersionReply,
+    encode_egm_message,
+)
+from protocols.sas.carriers import Carrier
+from protocols.sas.denominations import cents_per_credit
+from protocols.sas.messages import TOURNAMENT_SUPPORTED_BIT
+
+VENUE_ZONE = ZoneInfo("Africa/Johannesburg")
+
+EXCEPTION_CODES: dict[Event, SasException] = {
+    Event.SLOT_DOOR_OPENED: SasException.SLOT_DOOR_OPENED,
+    Event.SLOT_DOOR_CLOSED: SasException.SLOT_DOOR_CLOSED,
+    Event.POWER_LOST: SasException.AC_POWER_LOST,
+    Event.POWER_APPLIED: SasException.AC_POWER_APPLIED,
+    Event.TILT: SasException.GENERAL_TILT,
+    Event.HANDPAY_PENDING: SasException.HANDPAY_PENDING,
+    Event.HANDPAY_RESET: SasException.HANDPAY_RESET,
+    Event.GAME_STARTED: SasException.GAME_STARTED,
+    Event.GAME_ENDED: SasException.GAME_ENDED,
+}
+"""Model events that a SAS EGM reports as exceptions.  Lock, tournament and credit
+changes have no exception: the host learns them from ACKs and polls (sas.md §4)."""
+
+AFT_FEATURE_BIT = 0x40  # LP A0 features byte 2, bit 6: AFT supported
+
+# Refusals that clear by themselves: the EGM answers busy and the host retries later.
+_TRANSIENT = ("game in progress", "handpay pending", "machine tilted", "slot door open")
+
+
+@dataclass(slots=True)
+class Faults:
+    """Fault switches for one emulated machine; flip them at any time.
+
+    ``no_reply``      the EGM ignores every poll (a dead interface or cable)
+    ``reply_delay``   seconds to hold each reply back (beyond the host's timeout = late)
+    ``corrupt_crc``   how many of the next data replies get a wrong CRC
+    ``busy``          how many of the next long polls are answered busy (``addr 00``)
+    ``chirp``         the EGM behaves as if the loop broke: it chirps its address
+    """
+
+    no_reply: bool = False
+    reply_delay: float = 0.0
+    corrupt_crc: int = 0
+    busy: int = 0
+    chirp: bool = False
+
+
+def _transient(refusal: MachineRefusal) -> bool:
+    return str(refusal) in _TRANSIENT
+
+
+class PollAnswers:
+    """What the machine answers to each host message (no I/O, no timing, no faults)."""
+
+    def __init__(self, machine: EmulatedMachine, address: int, zone: ZoneInfo = VENUE_ZONE):
+        self.machine = machine
+        self.address = address
+        self.zone = zone
+        self.aft_locked = False
+        self._last_transfer: AftTransferReply | None = None
+
+    def answer(self, poll: HostMessage) -> EgmMessage | None:
+        """The reply to ``poll``, or None to stay silent (unsupported or broadcast)."""
+        m, a = self.machine, self.address
+        if isinstance(poll, SetDateTime):
+            m.set_clock(poll.when.replace(tzinfo=self.zone))
+            return None if poll.addr == 0 else Ack(a)
+        try:
+            return self._answer(poll)
+        except MachineRefusal as refusal:
+            return Busy(a) if _transient(refusal) else Nack(a)
+
+    def _answer(self, poll: HostMessage) -> EgmMessage | None:
+        m, a = self.machine, self.address
+        if isinstance(poll, Shutdown):
+            m.lock_play()
+            return Ack(a)
+        if isinstance(poll, Startup):
+            m.unlock_play()
+            return Ack(a)
+        if isinstance(poll, SendCurrentCredits):
+            return CurrentCreditsReply(a, m.credits)
+        if isinstance(poll, SendMeters):
+            t = m.meters
+            return MetersReply(
+                a, t.cancelled_credits, t.coin_in, t.coin_out, t.drop, t.jackpot, t.games_played
+            )
+        if isinstance(poll, SendGamingMachineMeters):
+            t = m.meters
+            return GamingMachineMetersReply(
+                a, t.coin_in, t.coin_out, t.drop, t.jackpot, t.games_played, t.games_won,
+                t.slot_door_opened, t.power_resets,
+            )
+        if isinstance(poll, SendMachineInfo):
+            i = m.identity
+            return MachineInfoReply(
+                a, i.game_id, i.additional_id, i.denomination_code, i.max_bet,
+                i.progressive_group, i.game_options, i.paytable_id, i.base_percent,
+            )
+        if isinstance(poll, SendVersion):
+            return VersionReply(a, m.identity.sas_version, m.identity.serial_number)
+        if isinstance(poll, SendDateTime):
+            wall = m.now().astimezone(self.zone).replace(tzinfo=None, microsecond=0)
+            return DateTimeReply(a, wall)
+        if isinstance(poll, SendEnabledFeatures):
+            first = TOURNAMENT_SUPPORTED_BIT if m.tournament_supported else 0
+            return EnabledFeaturesReply(a, poll.game, bytes((first, AFT_FEATURE_BIT, 0, 0, 0, 0)))
+        if isinstance(poll, RemoteHandpayReset):
+            m.reset_handpay()
+            return Ack(a)
+        if isinstance(poll, (TournamentMode, SendTournamentMeter, SendTournamentMeters)):
+            return self._tournament(poll) if m.tournament_supported else None
+        if isinstance(poll, AftLockRequest):
+            return self._aft_lock(poll)
+        if isinstance(poll, AftInterrogate):
+            return self._last_transfer
+        if isinstance(poll, AftTransfer):
+            return self._aft_transfer(poll)
+        return None  # LP 2F and anything else: not supported, stay silent
+
+    def _tournament(
+        self, poll: TournamentMode | SendTournamentMeter | SendTournamentMeters
+    ) -> EgmMessage:
+        m, a = self.machine, self.address
+        if isinstance(poll, TournamentMode):
+            if poll.is_exit:
+                m.exit_tournament()
+            else:
+                # sas.md §5: refused while cashable credits remain (NACK) or while a game,
+                # tilt, handpay or open door is pending (busy until it clears)
+                m.enter_tournament(poll.credits, poll.duration_seconds, pulses=poll.pulses)
+            return Ack(a)
+        t = m.tournament_meters()
+        if isinstance(poll, SendTournamentMeters):
+            return TournamentMetersReply(
+                a, poll.game, t.games_played, t.games_won, t.credits_wagered, t.credits_won
+            )
+        value = {
+            0x95: t.games_played,
+            0x96: t.games_won,
+            0x97: t.credits_wagered,
+            0x98: t.credits_won,
+        }[poll.meter]
+        return TournamentMeterReply(a, poll.meter, poll.game, value)
+
+    # -- AFT: the host-timed fallback's credit loading -----------------------------------
+    def _cents(self) -> int:
+        return cents_per_credit(self.machine.identity.denomination_code) or 1
+
+    def _aft_lock(self, poll: AftLockRequest) -> AftStatusReply:
+        m = self.machine
+        if poll.lock_code == AftLockCode.REQUEST_LOCK:
+            self.aft_locked = m.powered and not m.game_in_progress
+        elif poll.lock_code == AftLockCode.CANCEL_LOCK:
+            self.aft_locked = False
+        c = self._cents()
+        return AftStatusReply(
+            self.address,
+            asset_number=0,
+            game_lock_status=AftLockStatus.LOCKED if self.aft_locked else AftLockStatus.NOT_LOCKED,
+            available_transfers=0x03 if m.tournament is None else 0,  # to / from machine
+            host_cashout_status=0,
+            aft_status=0,
+            max_buffer_index=1,
+            cashable_cents=m.cashable_credits * c if m.tournament is None else 0,
+            restricted_cents=m.restricted_credits * c if m.tournament is None else 0,
+            nonrestricted_cents=0,
+            transfer_limit_cents=99_999_999,
+            restricted_expiration=0,
+            restricted_pool_id=0,
+        )
+
+    def _aft_transfer(self, poll: AftTransfer) -> AftTransferReply:
+        last = self._last_transfer
+        if last is not None and last.transaction_id == poll.transaction_id:
+            return last  # the same transaction again: report it, never move money twice
+        status = self._move(poll)
+        reply = AftTransferReply(
+            self.address,
+            buffer_position=poll.transaction_index,
+            transfer_status=status,
+            receipt_status=0xFF,  # no receipt requested
+            transfer_type=poll.transfer_type,
+            cashable_cents=poll.cashable_cents if status == 0 else 0,
+            restricted_cents=poll.restricted_cents if status == 0 else 0,
+            nonrestricted_cents=poll.nonrestricted_cents if status == 0 else 0,
+            transfer_flags=poll.transfer_flags,
+            asset_number=poll.asset_number,
+            transaction_id=poll.transaction_id,
+        )
+        self._last_transfer = reply
+        self.aft_locked = False  # a lock lasts for one transfer
+        return reply
+
+    def _move(self, poll: AftTransfer) -> AftTransferStatus:
+        c = self._cents()
+        amounts = (poll.cashable_cents, poll.restricted_cents, poll.nonrestricted_cents)
+        if any(x % c for x in amounts):
+            return AftTransferStatus.AMOUNT_NOT_MULTIPLE_OF_DENOMINATION
+        cashable, restricted, nonrestricted = (x // c for x in amounts)
+        try:
+            if poll.transfer_type == AftTransferType.IN_HOUSE_TO_MACHINE:
+                if cashable or nonrestricted or not restricted:
+                    # only play-only credits may be loaded for a heat (rules 12, 18)
+                    return AftTransferStatus.INVALID_AMOUNT_OR_EXPIRATION
+                self.machine.transfer_in_restricted(restricted)
+            elif poll.transfer_type == AftTransferType.IN_HOUSE_TO_HOST:
+                if nonrestricted:
+                    return AftTransferStatus.INVALID_AMOUNT_OR_EXPIRATION
+                self.machine.transfer_out(cashable, restricted)
+            else:
+                return AftTransferStatus.INVALID_FUNCTION
+        except MachineRefusal:
+            return AftTransferStatus.UNABLE_TO_TRANSFER_NOW
+        return AftTransferStatus.FULL_TRANSFER_OK
+
+
+
+
+class SasFace:
+    """One emulated EGM on a SAS loop: an :class:`EgmLink` answering from the model.
+
+    One link per machine for its whole life (its exception queue is the EGM's NV memory);
+    carriers come and go with :meth:`attach`.  A new connection replaces the old one, as
+    one host owns a SAS loop.
+    """
+
+    def __init__(
+        self,
+        machine: EmulatedMachine,
+        address: int = 1,
+        *,
+        settings: LinkSettings | None = None,
+        zone: ZoneInfo = VENUE_ZONE,
+    ) -> None:
+        self.machine = machine
+        self.address = address
+        self.faults = Faults()
+        self.answers = PollAnswers(machine, address, zone)
+        self._loop = asyncio.get_running_loop()
+        self.link = EgmLink(address, self, self._loop.time(), settings)
+        self.carrier: Carrier | None = None
+        self.polls_seen = 0
+        self.errors_seen = 0
+        self._timer: asyncio.TimerHandle | None = None
+        self._chirp_timer: asyncio.TimerHandle | None = None
+        self._power_timer: asyncio.TimerHandle | None = None
+        machine.subscribe(self._on_machine_event)
+
+    # -- EgmHandler ----------------------------------------------------------------------
+    def handle(self, poll: LongPoll) -> EgmMessage | None:
+        if self.faults.busy > 0 and poll.addr != 0:
+            self.faults.busy -= 1
+            return Busy(self.address)
+        return self.answers.answer(poll)
+
+    # -- machine -> exceptions -----------------------------------------------------------
+    def _on_machine_event(self, note: MachineEvent) -> None:
+        code = EXCEPTION_CODES.get(note.event)
+        if code is not None:
+            self.link.post_exception(code)
+
+    # -- carriers ------------------------------------------------------------------------
+    def attach(self, carrier: Carrier) -> None:
+        old, self.carrier = self.carrier, carrier
+        if old is not None and not old.closed:
+            old.close()
+        carrier.set_handlers(
+            lambda data: self._on_data(carrier, data), lambda exc: self._on_lost(carrier)
+        )
+        self._arm_timer()
+
+    def _on_lost(self, carrier: Carrier) -> None:
+        if self.carrier is carrier:
+            self.carrier = None
+
+    def _on_data(self, carrier: Carrier, data: bytes) -> None:
+        if carrier is not self.carrier:
+            return
+        f = self.faults
+        if f.no_reply or f.chirp or not self.machine.powered:
+            return  # deaf: a dead board, a broken loop, or a dark machine
+        link = self.link
+        link.receive_data(data, self._loop.time())
+        for ev in link.events():
+            if isinstance(ev, PollHandled):
+                self.polls_seen += 1
+            elif isinstance(ev, ProtocolError):
+                self.errors_seen += 1
+        out = link.data_to_send()
+        if out:
+            self._send(out, data_reply=len(out) >= 4)
+
+    def _send(self, out: bytes, *, data_reply: bool) -> None:
+        f = self.faults
+        if data_reply and f.corrupt_crc > 0:
+            f.corrupt_crc -= 1
+            out = corrupt_last_byte(out)
+        if f.reply_delay > 0:
+            self._loop.call_later(f.reply_delay, self._write, self.carrier, out)
+        else:
+            self._write(self.carrier, out)
+
+    @staticmethod
+    def _write(carrier: Carrier | None, out: bytes) -> None:
+        if carrier is not None and not carrier.closed:
+            carrier.write(out)
+
+    # -- link timers (loop break and chirps) ---------------------------------------------
+    def _arm_timer(self) -> None:
+        # One lazily re-armed timer: polls only move the deadline later, so the timer is
+        # re-armed when it fires rather than on every poll (cheap with 1000 machines).
+        if self._timer is None:
+            deadline = self.link.next_deadline()
+            if deadline is not None:
+                self._timer = self._loop.call_at(deadline, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        if self.carrier is None:
+            return  # nobody to chirp to; re-armed on the next attach
+        now = self._loop.time()
+        deadline = self.link.next_deadline()
+        if deadline is not None and now >= deadline and self.machine.powered:
+            self.link.handle_timers(now)
+            self.link.events()
+            out = self.link.data_to_send()
+            if out:
+                self._write(self.carrier, out)
+        self._arm_timer()
+
+    # -- fault injection -----------------------------------------------------------------
+    def inject(
+        self,
+        *,
+        no_reply: bool | None = None,
+        reply_delay: float | None = None,
+        corrupt_crc: int | None = None,
+        busy: int | None = None,
+        chirp: bool | None = None,
+    ) -> None:
+        """Set fault switches (None leaves one as it is).  Chirping starts at once."""
+        f = self.faults
+        if no_reply is not None:
+            f.no_reply = no_reply
+        if reply_delay is not None:
+            f.reply_delay = reply_delay
+        if corrupt_crc is not None:
+            f.corrupt_crc = corrupt_crc
+        if busy is not None:
+            f.busy = busy
+        if chirp is not None:
+            f.chirp = chirp
+            if chirp and self._chirp_timer is None:
+                self._chirp()
+
+    def _chirp(self) -> None:
+        self._chirp_timer = None
+        if not self.faults.chirp:
+            return
+        self._write(self.carrier, encode_egm_message(Chirp(self.address)))
+        self._chirp_timer = self._loop.call_later(
+            self.link.settings.chirp_interval, self._chirp
+        )
+
+    def clear_faults(self) -> None:
+        self.faults = Faults()
+
+    def drop_connection(self) -> None:
+        """Cut the host's connection (a pulled cable or a rebooting board)."""
+        carrier, self.carrier = self.carrier, None
+        if carrier is not None:
+            abort = getattr(carrier, "abort", None)
+            if callable(abort):
+                abort()
+            else:
+                carrier.close()
+
+    def power_cycle(self, off_seconds: float = 1.0) -> None:
+        """Power loss now, power back after ``off_seconds``: silent while dark, then play
+        locked until the host enables it, exceptions 18 and 17 queued."""
+        self.machine.power_off()
+        if self._power_timer is not None:
+            self._power_timer.cancel()
+        self._power_timer = self._loop.call_later(off_seconds, self._power_on)
+
+    def _power_on(self) -> None:
+        self._power_timer = None
+        self.machine.power_on()
+
+    def close(self) -> None:
+        for timer in (self._timer, self._chirp_timer, self._power_timer):
+            if timer is not None:
+                timer.cancel()
+        self._timer = self._chirp_timer = self._power_timer = None
+        self.faults.chirp = False
+        self.machine.unsubscribe(self._on_machine_event)
+        if self.carrier is not None:
+            self.carrier.close()
+            self.carrier = None
+
+
+def corrupt_last_byte(escaped: bytes) -> bytes:
+    """Spoil the last byte (the CRC's high byte of a data reply) without breaking the
+    escaping: an escaped ``FF FF`` becomes ``FE``, any other byte gets a bit flipped."""
+    if escaped.endswith(b"\xff\xff"):
+        return escaped[:-2] + b"\xfe"
+    last = escaped[-1]
+    flipped = last ^ 0x01 if last ^ 0x01 != 0xFF else last ^ 0x02
+    return escaped[:-1] + bytes((flipped,))

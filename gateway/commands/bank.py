@@ -1,0 +1,179 @@
+"""``reelgate bank check|enable|disable A``: a technician readies or stands down a bank."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from gateway.driver import DriverError
+from gateway.errors import OperatorError
+from gateway.floor import set_bank_enabled
+from gateway.heats import states
+from gateway.heats.context import GatewayContext, add_common_arguments, bank_links, close_links
+from gateway.heats.links import MachineLink
+from gateway.heats.preflight import MachineCheck, check_bank
+
+
+def register(sub: Any) -> None:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "bank", help="check, enable or disable a tournament bank"
+    )
+    actions = parser.add_subparsers(dest="bank_action", required=True, metavar="ACTION")
+
+    check = actions.add_parser("check", help="preflight every machine of a bank")
+    check.add_argument("bank")
+    add_common_arguments(check, floor_required=False)
+    check.add_argument("--json", action="store_true", help="machine-readable output")
+    check.set_defaults(handler=_check)
+
+    enable = actions.add_parser("enable", help="enable a bank whose machines pass the check")
+    enable.add_argument("bank")
+    add_common_arguments(enable, floor_required=False)
+    enable.add_argument(
+        "--exclude", action="append", default=[], metavar="MACHINE", help="leave a machine out"
+    )
+    enable.add_argument(
+        "--reason", action="append", default=[], help="why (one per --exclude, logged)"
+    )
+    enable.add_argument("--actor", default="technician", help="who does it (audit log)")
+    enable.add_argument("--json", action="store_true")
+    enable.set_defaults(handler=_enable)
+
+    disable = actions.add_parser("disable", help="return every machine to normal play")
+    disable.add_argument("bank")
+    add_common_arguments(disable, floor_required=False)
+    disable.add_argument("--actor", default="technician", help="who does it (audit log)")
+    disable.set_defaults(handler=_disable)
+
+
+def _check(args: argparse.Namespace) -> int:
+    checks = asyncio.run(_run_check(args))
+    _print_checks(checks, as_json=args.json)
+    return 0 if all(c.ok for c in checks) else 1
+
+
+async def _run_check(args: argparse.Namespace) -> list[MachineCheck]:
+    ctx = await GatewayContext.open(database=args.database, floor_path=args.floor, spool=args.spool)
+    try:
+        bank = ctx.bank(args.bank)
+        links, _failed = await bank_links(bank, include_excluded=True)
+        try:
+            return await check_bank(links)
+        finally:
+            await close_links(links)
+    finally:
+        await ctx.close()
+
+
+def _exclusions(args: argparse.Namespace) -> dict[str, str]:
+    if len(args.exclude) != len(args.reason):
+        raise OperatorError("--exclude: every excluded machine needs its own --reason")
+    out: dict[str, str] = {}
+    for machine_id, reason in zip(args.exclude, args.reason, strict=True):
+        if not reason.strip():
+            raise OperatorError(f"--reason for {machine_id}: must not be empty")
+        out[machine_id] = reason.strip()
+    return out
+
+
+def _enable(args: argparse.Namespace) -> int:
+    exclusions = _exclusions(args)  # validate before touching anything
+    checks = asyncio.run(_run_enable(args, exclusions))
+    _print_checks(checks, as_json=args.json)
+    return 0
+
+
+async def _run_enable(args: argparse.Namespace, exclusions: dict[str, str]) -> list[MachineCheck]:
+    ctx = await GatewayContext.open(database=args.database, floor_path=args.floor, spool=args.spool)
+    try:
+        bank = ctx.bank(args.bank)
+        ids = {m.id for m in bank.machines}
+        unknown = sorted(set(exclusions) - ids)
+        if unknown:
+            raise OperatorError(f"--exclude {unknown[0]}: not a machine of bank {bank.name}")
+        links, _ = await bank_links(bank, include_excluded=True)
+        try:
+            checks = await check_bank({m: link for m, link in links.items() if m not in exclusions})
+        finally:
+            await close_links(links)
+        blocked = [c for c in checks if not c.ok]
+        if blocked:
+            first = blocked[0]
+            raise OperatorError(
+                f"bank {bank.name} not enabled: {first.machine_id} blocked "
+                f"({'; '.join(first.blockers)}); fix it or --exclude it with a --reason"
+                + (f" ({len(blocked) - 1} more blocked)" if len(blocked) > 1 else "")
+            )
+        await set_bank_enabled(
+            ctx.sessions, bank.name, enabled=True, exclusions=exclusions, actor=args.actor
+        )
+        return checks
+    finally:
+        await ctx.close()
+
+
+def _disable(args: argparse.Namespace) -> int:
+    stuck = asyncio.run(_run_disable(args))
+    if stuck:
+        print(f"bank {args.bank} disabled; NOT back in normal play: {', '.join(stuck)}")
+        return 1
+    print(f"bank {args.bank} disabled; every machine back in normal play")
+    return 0
+
+
+async def _run_disable(args: argparse.Namespace) -> list[str]:
+    ctx = await GatewayContext.open(database=args.database, floor_path=args.floor, spool=args.spool)
+    try:
+        bank = ctx.bank(args.bank)
+        for run in await ctx.journal.unsettled_runs(bank.name):
+            if not states.is_terminal(run.state):
+                raise OperatorError(
+                    f"bank {bank.name}: heat run {run.id} is {run.state.value}; "
+                    "abort it (or let it close) before disabling the bank"
+                )
+        links, _ = await bank_links(bank, include_excluded=True)
+        try:
+            results = await asyncio.gather(*(_normal_play(link) for link in links.values()))
+        finally:
+            await close_links(links)
+        await set_bank_enabled(ctx.sessions, bank.name, enabled=False, actor=args.actor)
+        return [m for m, ok in zip(links, results, strict=True) if not ok]
+    finally:
+        await ctx.close()
+
+
+async def _normal_play(link: MachineLink) -> bool:
+    """Exit tournament mode (harmless if not in it) and enable play."""
+    try:
+        await link.call(link.driver.exit_tournament)
+        await link.call(link.driver.unlock)
+    except DriverError:
+        return False
+    return True
+
+
+def _print_checks(checks: list[MachineCheck], *, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps([c.as_dict() for c in checks], indent=2))
+        return
+    table = Table(title="bank check")
+    for col in ("machine", "answers", "tournament", "credits", "clock", "blocks"):
+        table.add_column(col)
+    for c in checks:
+        clock = "-" if c.clock_offset_s is None else f"{c.clock_offset_s:+.1f} s"
+        if c.clock_set:
+            clock += " (set)"
+        table.add_row(
+            c.machine_id,
+            "yes" if c.answers else "NO",
+            c.tournament or "-",
+            "-" if c.credits is None else str(c.credits),
+            clock,
+            "; ".join(c.blockers) or "ok",
+        )
+    Console().print(table)

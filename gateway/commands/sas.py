@@ -1,0 +1,119 @@
+"""``reelgate sas probe ENDPOINT``: a technician's look at one machine over SAS.
+
+Reads the machine ID and info (LP 1F), SAS version and serial (54), enabled features
+(A0: tournament supported or not), credits (1A), clock (7E) and pending exceptions
+(general polls until the queue is empty -- reading them acknowledges them, as any SAS
+host does).  Any failure is one line on stderr and a non-zero exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from typing import Any
+
+from gateway.errors import OperatorError
+from protocols.sas import describe_exception
+from protocols.sas.client import SasClient, SasClientError
+from protocols.sas.denominations import describe_denomination
+from protocols.sas.endpoint import EndpointError, parse_endpoint
+
+
+def register(sub: Any) -> None:
+    parser: argparse.ArgumentParser = sub.add_parser("sas", help="talk SAS to one machine")
+    actions = parser.add_subparsers(dest="sas_action", required=True, metavar="ACTION")
+    probe = actions.add_parser(
+        "probe",
+        help="read ID, version, serial, denomination, features, credits, clock, exceptions",
+        description="Example: reelgate sas probe 'sas+tcp://127.0.0.1:7001?address=1'",
+    )
+    probe.add_argument("endpoint", help="sas+tcp://HOST:PORT?address=N or sas+serial:///dev/ttyX")
+    probe.add_argument("--json", action="store_true", help="print one JSON object")
+    probe.add_argument(
+        "--timeout", type=float, default=15.0, help="give up after this many seconds in all"
+    )
+    probe.set_defaults(handler=run_probe)
+
+
+def run_probe(args: argparse.Namespace) -> int:
+    try:
+        endpoint = parse_endpoint(args.endpoint)
+    except EndpointError as exc:
+        raise OperatorError(str(exc)) from None
+    if args.timeout <= 0:
+        raise OperatorError("--timeout must be positive")
+    result = asyncio.run(_probe_or_fail(str(endpoint), args.timeout))
+    print(json.dumps(result) if args.json else format_probe(result))
+    return 0
+
+
+async def _probe_or_fail(endpoint: str, seconds: float) -> dict[str, Any]:
+    try:
+        async with asyncio.timeout(seconds):
+            return await probe(endpoint)
+    except TimeoutError:
+        raise OperatorError(f"{endpoint}: no complete answer within {seconds:g} s") from None
+    except SasClientError as exc:
+        raise OperatorError(f"{endpoint}: {exc}") from None
+    except OSError as exc:
+        raise OperatorError(f"{endpoint}: cannot connect ({exc.strerror or exc})") from None
+
+
+async def probe(endpoint: str) -> dict[str, Any]:
+    """Everything the probe reads, as plain data."""
+    client = await SasClient.connect(endpoint)
+    try:
+        info = await client.machine_info()
+        version = await client.version()
+        caps = await client.capabilities()
+        credits = await client.credits()
+        clock = await client.read_clock()
+        codes = await client.events()
+    finally:
+        await client.close()
+    v = version.version
+    return {
+        "endpoint": endpoint,
+        "address": client.address,
+        "game_id": info.game_id,
+        "additional_id": info.additional_id,
+        "paytable_id": info.paytable_id,
+        "base_percent": info.base_percent,
+        "max_bet": info.max_bet,
+        "denomination_code": info.denomination,
+        "denomination": describe_denomination(info.denomination),
+        "sas_version": f"{v[0]}.{v[1:]}" if len(v) == 3 and v.isdigit() else v,
+        "serial_number": version.serial,
+        "tournament_supported": caps.tournament,
+        "aft_supported": caps.aft,
+        "features": caps.features.hex(" "),
+        "credits": credits,
+        "clock": clock.isoformat(sep=" "),
+        "exceptions": [{"code": f"{c:02X}", "name": describe_exception(c)} for c in codes],
+    }
+
+
+def format_probe(r: dict[str, Any]) -> str:
+    pct = r["base_percent"]
+    base = f"{pct[:2]}.{pct[2:]} %" if len(pct) == 4 and pct.isdigit() else pct
+    tournament = (
+        "supported (LP A0 bit 3): native tournament mode"
+        if r["tournament_supported"]
+        else "not supported (LP A0 bit 3 clear): heats run host-timed"
+    )
+    exceptions = ", ".join(f"{e['code']} {e['name']}" for e in r["exceptions"]) or "none"
+    rows = [
+        ("endpoint", r["endpoint"]),
+        ("machine ID", f"game {r['game_id']}, additional {r['additional_id']}"),
+        ("paytable", f"{r['paytable_id']}, base {base}, max bet {r['max_bet']}"),
+        ("SAS version", r["sas_version"]),
+        ("serial", r["serial_number"] or "(none)"),
+        ("denomination", f"{r['denomination']} (code {r['denomination_code']:02X})"),
+        ("tournament", tournament),
+        ("AFT", "supported" if r["aft_supported"] else "not supported"),
+        ("credits", str(r["credits"])),
+        ("clock", r["clock"]),
+        ("exceptions", exceptions),
+    ]
+    return "\n".join(f"{k:<13} {v}" for k, v in rows)

@@ -1,0 +1,101 @@
+"""``reelgate emulate sas``: serve a bank of emulated slot machines over SAS/TCP.
+
+Prints one JSON line per machine (``machine``, ``endpoint``, ``port``, ``address``,
+``tournament_supported``) and then ``{"ready": true, ...}``, so scripts and tests can
+read the endpoints; then serves until interrupted (or for ``--duration`` seconds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+from typing import Any
+
+from emulators.bank import Bank
+from gateway.errors import OperatorError
+
+
+def register(kinds: Any) -> None:
+    parser: argparse.ArgumentParser = kinds.add_parser(
+        "sas",
+        help="emulated slot machines speaking SAS over TCP on 127.0.0.1",
+        description="Serve N emulated EGMs; machine i listens on 127.0.0.1:BASE_PORT+i "
+        "(BASE_PORT 0 picks free ports).  Prints the endpoints as JSON lines.",
+    )
+    parser.add_argument("--machines", type=int, default=1, metavar="N")
+    parser.add_argument("--base-port", type=int, default=0, metavar="P")
+    parser.add_argument("--seed", type=int, default=0, metavar="S")
+    parser.add_argument("--address", type=int, default=1, help="SAS address of every EGM")
+    parser.add_argument(
+        "--play", action="store_true", help="simulated players press spin while play is enabled"
+    )
+    parser.add_argument(
+        "--pace", type=float, default=2.5, help="seconds between a player's spins (with --play)"
+    )
+    parser.add_argument(
+        "--no-tournament-support",
+        type=int,
+        default=0,
+        metavar="K",
+        help="the last K machines clear LP A0 bit 3 (heats run host-timed on them)",
+    )
+    parser.add_argument(
+        "--duration", type=float, default=None, help="stop after this many seconds"
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.machines < 1 or args.machines > 5000:
+        raise OperatorError("--machines must be 1..5000")
+    if not 0 <= args.no_tournament_support <= args.machines:
+        raise OperatorError(f"--no-tournament-support must be 0..{args.machines}")
+    if args.base_port and not 1024 <= args.base_port <= 65535 - (args.machines - 1):
+        raise OperatorError(
+            f"--base-port {args.base_port}: ports up to {args.base_port + args.machines - 1} "
+            "must lie in 1024..65535 (or use 0 for free ports)"
+        )
+    if not 1 <= args.address <= 127:
+        raise OperatorError("--address must be 1..127")
+    if args.pace <= 0:
+        raise OperatorError("--pace must be positive")
+    if args.duration is not None and args.duration <= 0:
+        raise OperatorError("--duration must be positive")
+    return asyncio.run(_serve(args))
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    bank = Bank(
+        args.machines,
+        base_port=args.base_port,
+        seed=args.seed,
+        no_tournament_support=args.no_tournament_support,
+        address=args.address,
+    )
+    try:
+        machines = await bank.start()
+    except OSError as exc:
+        raise OperatorError(f"cannot listen for the bank: {exc.strerror or exc}") from None
+    try:
+        out = sys.stdout
+        for b in machines:
+            out.write(json.dumps(b.describe()) + "\n")
+        if args.play:
+            bank.start_players(seed=args.seed, pace=args.pace)
+        out.write(json.dumps({"ready": True, "machines": len(machines), "play": args.play}) + "\n")
+        out.flush()
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        try:
+            async with asyncio.timeout(args.duration):
+                await stop.wait()
+        except TimeoutError:
+            pass
+    finally:
+        await bank.close()
+    return 0

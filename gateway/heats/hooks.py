@@ -1,0 +1,58 @@
+"""What a heat tells the tournament side, and the progress it reports to a screen.
+
+The heat orchestration knows machines; the tournament services (``gateway.tournament``)
+know players, seats and entries.  :class:`TournamentHooks` is the seam: a technician's
+test heat runs with no hooks at all, a tournament heat with
+:class:`gateway.heats.tournament_hooks.ServiceHooks`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from gateway.driver import HeatScore
+
+
+class TournamentHooks(Protocol):
+    async def heat_started(self, heat_id: int, started_at: datetime) -> None:
+        """Rule 22: the start is announced; absent players forfeit their seats."""
+        ...
+
+    async def record_score(self, heat_id: int, machine_id: str, score: HeatScore) -> None:
+        """Store the seat's score (idempotent: a replay stores nothing twice)."""
+        ...
+
+    async def machine_malfunctioned(self, heat_id: int, machine_id: str, reason: str) -> None:
+        """Rules 20/21: the seat's player gets a future seat or a refund."""
+        ...
+
+    async def heat_finished(self, heat_id: int, ended_at: datetime) -> None: ...
+
+    async def heat_restarted(self, heat_id: int, reason: str) -> None:
+        """Rule 20: this attempt is void, the entire heat runs again."""
+        ...
+
+
+class Progress(enum.Enum):
+    STATE = "state"  # the heat moved to a new state
+    CREDITS = "credits"  # a machine's live credit meter
+    MALFUNCTION = "malfunction"
+    SCORE = "score"
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressNote:
+    kind: Progress
+    run_id: int
+    state: str = ""
+    machine_id: str = ""
+    value: int | None = None
+    detail: str = ""
+    seconds_left: float | None = None
+
+
+ProgressSink = Callable[[ProgressNote], None]

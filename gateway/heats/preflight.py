@@ -1,0 +1,107 @@
+"""``bank check``: what would stop each machine of a bank from playing a heat.
+
+Per machine: does it answer; does it support tournament mode natively (SAS 8C) or will
+the heat be host-timed; are there cashable credits on the meter (tournament mode is
+refused then, sas.md §5); is a door open, a tilt or a handpay pending, a game under way
+(from the events it reports); is its clock within tolerance of the gateway's (if not it
+is set, SAS 7F, and read back).  Nothing else is changed on the machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from gateway.driver import DriverError, MachineEvent, MachineEventKind
+from gateway.heats.links import MachineLink
+
+CLOCK_TOLERANCE_S = 2.0  # SAS clocks count whole seconds; allow one either side
+
+_OPENS = {
+    MachineEventKind.DOOR_OPENED: ("door", True),
+    MachineEventKind.DOOR_CLOSED: ("door", False),
+    MachineEventKind.TILT: ("tilt", True),
+    MachineEventKind.HANDPAY_PENDING: ("handpay", True),
+    MachineEventKind.HANDPAY_RESET: ("handpay", False),
+    MachineEventKind.GAME_STARTED: ("game", True),
+    MachineEventKind.GAME_ENDED: ("game", False),
+    MachineEventKind.OPERATOR_MENU: ("operator menu", True),
+    MachineEventKind.OUT_OF_SERVICE: ("out of service", True),
+    MachineEventKind.POWER_LOST: ("power", True),
+    MachineEventKind.POWER_APPLIED: ("power", False),
+}
+
+
+@dataclass(slots=True)
+class MachineCheck:
+    machine_id: str
+    answers: bool = False
+    tournament: str | None = None  # native | host-timed
+    credits: int | None = None
+    conditions: list[str] = field(default_factory=list)  # open door, tilt, ...
+    clock_offset_s: float | None = None
+    clock_set: bool = False
+    blockers: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.blockers
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["ok"] = self.ok
+        return d
+
+
+def pending_conditions(events: list[MachineEvent]) -> list[str]:
+    """Conditions still open after a run of events (an open door closed again is fine)."""
+    state: dict[str, bool] = {}
+    for e in events:
+        hit = _OPENS.get(e.kind)
+        if hit is not None:
+            state[hit[0]] = hit[1]
+    if state.pop("power", False):
+        state["power lost"] = True
+    return sorted(k for k, v in state.items() if v)
+
+
+async def check_machine(
+    link: MachineLink, *, tolerance_s: float = CLOCK_TOLERANCE_S
+) -> MachineCheck:
+    result = MachineCheck(link.machine_id)
+    d = link.driver
+    try:
+        ident = await link.call(d.identity)
+        result.answers = True
+        result.tournament = ident.tournament.value
+        result.credits = await link.call(d.credits)
+        result.conditions = pending_conditions(await link.call(d.poll_events))
+        machine_time = await link.call(d.read_clock)
+        now = datetime.now(UTC)
+        result.clock_offset_s = (machine_time - now).total_seconds()
+        if abs(result.clock_offset_s) > tolerance_s:
+            await link.call(lambda: d.set_clock(datetime.now(UTC)))  # SAS 7F
+            result.clock_set = True
+            again = await link.call(d.read_clock)
+            result.clock_offset_s = (again - datetime.now(UTC)).total_seconds()
+    except DriverError as exc:
+        if not result.answers:
+            result.blockers.append(f"no answer ({type(exc).__name__})")
+            return result
+        result.blockers.append(f"link error ({type(exc).__name__}: {exc})")
+    if result.credits:
+        result.blockers.append(f"{result.credits} credits on the meter")
+    for condition in result.conditions:
+        result.blockers.append(
+            "game in progress" if condition == "game" else f"{condition} open/pending"
+        )
+    if result.clock_offset_s is not None and abs(result.clock_offset_s) > tolerance_s:
+        result.blockers.append(f"clock off by {result.clock_offset_s:+.0f} s after setting")
+    return result
+
+
+async def check_bank(links: Mapping[str, MachineLink]) -> list[MachineCheck]:
+    return list(await asyncio.gather(*(check_machine(link) for link in links.values())))

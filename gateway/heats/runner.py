@@ -1,0 +1,584 @@
+"""Drive one heat on one bank through its states, journaling each step first.
+
+Theory of operation
+-------------------
+A heat is a loop over :mod:`gateway.heats.states`: in each state the runner performs
+that state's floor action, decides the next state, writes it to the journal, and only
+then moves on.  So after a crash the journal's state says which floor action may have
+been half done, and every floor action is safe to do again (locking a locked machine,
+re-entering tournament mode with the same credits and time, unlocking an unlocked one,
+exiting tournament mode twice, re-reading meters).  :meth:`HeatRunner.drive` therefore
+both runs a new heat and resumes one from the journal after a restart.
+
+Start: every machine is armed first (locked, tournament mode with the heat's credits
+and time); then the RUNNING step is journaled with the heat clock's end; then all
+unlocks are fired in one gather, without retries, so they leave within one pass of the
+event loop (the start skew).  The gateway's clock is the authority for the end; the
+machine's own timer is only the backstop (native 8C machines).  Host-timed machines have
+no backstop, which is why recovery restarts a heat whose host-timed machines may have
+played past the end unwatched (rule 20).
+
+Each playing machine is watched by its own task (events and live credits at the SAS
+poll cadence); a machine that stops answering past the retry budget, tilts or loses
+power is marked malfunctioned (rules 20/21 through the tournament hooks) and the heat
+goes on for the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from gateway.driver import (
+    TRANSIENT_ERRORS,
+    DriverError,
+    HeatScore,
+    MachineEventKind,
+    TournamentMeters,
+    TournamentSupport,
+)
+from gateway.feed import FeedPublisher
+from gateway.heats import states
+from gateway.heats.hooks import Progress, ProgressNote, ProgressSink, TournamentHooks
+from gateway.heats.links import MachineLink
+from gateway.heats.spool import JournalWriter
+from storage.journal import ResultIn, RunState, RunView, SeatState
+
+S = RunState
+
+# Events that end a machine's part in a heat (rule 20: a malfunction of a slot machine).
+MALFUNCTION_EVENTS = frozenset(
+    {MachineEventKind.TILT, MachineEventKind.POWER_LOST, MachineEventKind.OUT_OF_SERVICE}
+)
+_LIVE = frozenset({SeatState.ARMED, SeatState.PLAYING, SeatState.LOCKED})
+
+
+class Command(enum.Enum):
+    PAUSE = "pause"
+    RESUME = "resume"
+    ABORT = "abort"
+    RESTART = "restart"
+
+
+@dataclass(frozen=True, slots=True)
+class Directive:
+    command: Command
+    reason: str = ""
+
+
+@dataclass(slots=True)
+class SeatOutcome:
+    machine_id: str
+    support: str | None = None
+    state: SeatState = SeatState.PENDING
+    unlock_ack_ms: float | None = None  # when its unlock was acknowledged, after the fire
+    score: int | None = None
+    meters: TournamentMeters | None = None
+    error: str = ""
+
+
+@dataclass(slots=True)
+class HeatOutcome:
+    run_id: int
+    state: RunState
+    started_at: datetime | None
+    ends_at: datetime | None
+    seats: dict[str, SeatOutcome]
+    end_to_committed_ms: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+class HeatRunner:
+    def __init__(
+        self,
+        writer: JournalWriter,
+        links: Mapping[str, MachineLink],
+        *,
+        hooks: TournamentHooks | None = None,
+        feed: FeedPublisher | None = None,
+        progress: ProgressSink | None = None,
+        poll_interval_s: float = 0.2,  # SAS: at most one poll every 200 ms per machine
+        late_grace_s: float = 2.0,
+        stop_after: RunState | None = None,
+    ) -> None:
+        self.writer = writer
+        self.links = links
+        self.hooks = hooks
+        self.feed = feed
+        self.progress = progress
+        self.poll_interval_s = poll_interval_s
+        self.late_grace_s = late_grace_s
+        self.stop_after = stop_after  # tests: stop driving once this state is journaled
+        self.directives: asyncio.Queue[Directive] = asyncio.Queue()
+        self._stop_watch = asyncio.Event()
+        self._watchers: list[asyncio.Task[None]] = []
+        self._results: dict[str, HeatScore] = {}
+        # Called once, as soon as the floor is back in hand (recovery measures this).
+        self.on_control: Callable[[], None] | None = None
+
+    # -- public ------------------------------------------------------------------------
+    async def run_new(
+        self,
+        bank: str,
+        machines: list[str],
+        *,
+        credits: int,
+        seconds: int,
+        heat_id: int | None = None,
+        attempt: int = 1,
+    ) -> HeatOutcome:
+        run_id = await self.writer.journal.create_run(
+            bank, machines, credits=credits, seconds=seconds, heat_id=heat_id, attempt=attempt
+        )
+        return await self.drive(await self.writer.journal.run(run_id), resumed=False)
+
+    def direct(self, command: Command, reason: str = "") -> None:
+        """A director's command for the heat being driven (start is :meth:`run_new`)."""
+        self.directives.put_nowait(Directive(command, reason))
+
+    async def drive(self, view: RunView, *, resumed: bool = True) -> HeatOutcome:
+        self.view = view
+        self.run_id = view.id
+        self.resumed = resumed
+        self.ends_at = view.ends_at
+        self.paused_left_ms = view.paused_left_ms
+        self.out = HeatOutcome(
+            run_id=view.id,
+            state=view.state,
+            started_at=view.started_at,
+            ends_at=view.ends_at,
+            seats={
+                m: SeatOutcome(m, support=view.supports.get(m), state=s)
+                for m, s in view.machines.items()
+            },
+        )
+        if resumed:
+            await self._reload_results()
+        state = view.state
+        try:
+            while True:
+                self._note_state(state)
+                if self.stop_after is not None and state is self.stop_after:
+                    break
+                nxt, extra = await self._act(state)
+                self._in_control()
+                if nxt is None:
+                    break
+                states.check(state, nxt)
+                await self.writer.step(self.run_id, nxt, **extra)  # journal first...
+                state = nxt  # ...then the floor, in the next turn of the loop
+                self.resumed = False
+        finally:
+            await self._stop_watchers()
+        self.out.state = state
+        return self.out
+
+    # -- state actions -------------------------------------------------------------------
+    async def _act(self, state: RunState) -> tuple[RunState | None, dict[str, Any]]:
+        if state is S.SCHEDULED:
+            return S.ARMED, {}
+        if state is S.ARMED:
+            await self._arm()
+            if not self._seats_in(_LIVE):
+                # Not one machine could be armed: the tournament system is in trouble.
+                return S.RESTARTED, {"note": "no machine of the bank could be armed (rule 20)"}
+            # Let every link's poll spacing run out, so no unlock waits on its link.
+            await asyncio.sleep(self._spacing())
+            now = datetime.now(UTC)
+            self.ends_at = now + timedelta(seconds=self.view.seconds)
+            self.out.started_at, self.out.ends_at = now, self.ends_at
+            playing = {m: SeatState.PLAYING for m in self._seats_in({SeatState.ARMED})}
+            return S.RUNNING, {"started_at": now, "ends_at": self.ends_at, "seats": playing}
+        if state is S.RUNNING:
+            return await self._running()
+        if state is S.PAUSED:
+            return await self._paused()
+        if state is S.ENDING:
+            await self._lock_all(SeatState.LOCKED)
+            return S.COLLECTING, {}
+        if state is S.COLLECTING:
+            await self._collect()
+            return S.CLOSED, {}
+        if state is S.CLOSED:
+            await self._release()
+            if self.hooks is not None and self.view.heat_id is not None:
+                await self.hooks.heat_finished(self.view.heat_id, datetime.now(UTC))
+            return None, {}
+        if state in (S.ABORTED, S.RESTARTED):
+            await self._release()
+            return None, {}
+        raise AssertionError(f"unhandled state {state}")  # pragma: no cover
+
+    async def _arm(self) -> None:
+        """Lock each machine and enter tournament mode (idempotent on a resume)."""
+        credits, seconds = self.view.credits, self.view.seconds
+        targets = self._seats_in({SeatState.PENDING, SeatState.ARMED})
+
+        async def arm(machine_id: str) -> tuple[str, str]:
+            link = self.links[machine_id]
+            ident = await link.call(link.driver.identity)
+            await link.call(link.driver.lock)
+            await link.call(lambda: link.driver.enter_tournament(credits, seconds))
+            return machine_id, ident.tournament.value
+
+        results = await asyncio.gather(*(arm(m) for m in targets), return_exceptions=True)
+        supports: dict[str, str] = {}
+        for machine_id, result in zip(targets, results, strict=True):
+            if isinstance(result, BaseException):
+                if not isinstance(result, DriverError):
+                    raise result
+                await self._malfunction(machine_id, f"arming failed: {_why(result)}")
+            else:
+                supports[machine_id] = result[1]
+                self.out.seats[machine_id].support = result[1]
+                self.out.seats[machine_id].state = SeatState.ARMED
+        await self.writer.set_seats(
+            self.run_id, dict.fromkeys(supports, SeatState.ARMED), supports=supports
+        )
+
+    async def _running(self) -> tuple[RunState | None, dict[str, Any]]:
+        assert self.ends_at is not None
+        now = datetime.now(UTC)
+        if self.resumed and now >= self.ends_at:
+            return self._late_end(now)
+        await self._fire()
+        self._start_watchers()
+        self._in_control()
+        if not self.resumed:
+            await self._announce_start()
+        directive = await self._wait_directive()
+        await self._stop_watchers()
+        if directive is None:
+            return S.ENDING, {}
+        if directive.command is Command.PAUSE:
+            left_ms = max(0, int((self.ends_at - datetime.now(UTC)).total_seconds() * 1000))
+            self.paused_left_ms = left_ms
+            return S.PAUSED, {"paused_left_ms": left_ms, "note": directive.reason}
+        if directive.command is Command.ABORT:
+            return S.ABORTED, {"note": directive.reason}
+        if directive.command is Command.RESTART:
+            return await self._restart(directive.reason)
+        raise AssertionError(f"unexpected directive {directive}")  # pragma: no cover
+
+    def _late_end(self, now: datetime) -> tuple[RunState, dict[str, Any]]:
+        """Resumed after the heat's end: fair only if every machine stopped by itself."""
+        assert self.ends_at is not None
+        unwatched = [
+            m
+            for m in self._seats_in({SeatState.ARMED, SeatState.PLAYING})
+            if self.out.seats[m].support == TournamentSupport.HOST_TIMED.value
+        ]
+        if unwatched and now > self.ends_at + timedelta(seconds=self.late_grace_s):
+            # Host-timed machines have no timer of their own: they may have played on
+            # after the end while the gateway was down.  Rule 20: restart the heat.
+            return S.RESTARTED, {
+                "note": f"gateway down past the end; host-timed {', '.join(unwatched)} (rule 20)"
+            }
+        return S.ENDING, {"note": "resumed after the end: machine timers stopped play"}
+
+    async def _paused(self) -> tuple[RunState | None, dict[str, Any]]:
+        await self._lock_all(None)
+        while True:
+            directive = await self.directives.get()
+            if directive.command is Command.RESUME:
+                left = (self.paused_left_ms or 0) / 1000
+                self.ends_at = datetime.now(UTC) + timedelta(seconds=left)
+                self.out.ends_at = self.ends_at
+                return S.RUNNING, {"ends_at": self.ends_at, "clear_pause": True}
+            if directive.command is Command.ABORT:
+                return S.ABORTED, {"note": directive.reason}
+            if directive.command is Command.RESTART:
+                return await self._restart(directive.reason)
+
+    async def _restart(self, reason: str) -> tuple[RunState, dict[str, Any]]:
+        if self.hooks is not None and self.view.heat_id is not None:
+            await self.hooks.heat_restarted(self.view.heat_id, reason or "director restart")
+        return S.RESTARTED, {"note": reason or "director restart (rule 20)"}
+
+    async def _fire(self) -> None:
+        """Unlock every armed machine together: one gather, no retries on the first try."""
+        targets = self._seats_in({SeatState.ARMED, SeatState.PLAYING})
+        t0 = time.perf_counter()
+
+        async def unlock(machine_id: str) -> float:
+            link = self.links[machine_id]
+            await link.once(link.driver.unlock)
+            return (time.perf_counter() - t0) * 1000
+
+        results = await asyncio.gather(*(unlock(m) for m in targets), return_exceptions=True)
+        for machine_id, result in zip(targets, results, strict=True):
+            seat = self.out.seats[machine_id]
+            if isinstance(result, BaseException):
+                if not isinstance(result, DriverError):
+                    raise result
+                try:  # a late start beats no start; the retry is recorded as such
+                    link = self.links[machine_id]
+                    await link.call(link.driver.unlock)
+                    seat.unlock_ack_ms = (time.perf_counter() - t0) * 1000
+                    seat.error = f"late start after {_why(result)}"
+                except DriverError as exc:
+                    await self._malfunction(machine_id, f"unlock failed: {_why(exc)}")
+                    continue
+            else:
+                seat.unlock_ack_ms = result
+            seat.state = SeatState.PLAYING
+
+    async def _announce_start(self) -> None:
+        started = self.out.started_at or datetime.now(UTC)
+        if self.hooks is not None and self.view.heat_id is not None:
+            await self.hooks.heat_started(self.view.heat_id, started)  # rule 22
+        if self.feed is not None:
+            await self.feed.publish(
+                f"heat/{self._feed_key()}/state",
+                {
+                    "state": "running",
+                    "started_at": started.isoformat(),
+                    "ends_at": self.ends_at.isoformat() if self.ends_at else None,
+                    "machines": self._seats_in({SeatState.PLAYING}),
+                },
+                retain=True,
+            )
+
+    async def _lock_all(self, new_state: SeatState | None) -> None:
+        targets = self._seats_in({SeatState.ARMED, SeatState.PLAYING, SeatState.LOCKED})
+
+        async def lock(machine_id: str) -> None:
+            link = self.links[machine_id]
+            await link.call(link.driver.lock)
+
+        results = await asyncio.gather(*(lock(m) for m in targets), return_exceptions=True)
+        for machine_id, result in zip(targets, results, strict=True):
+            if isinstance(result, BaseException):
+                if not isinstance(result, DriverError):
+                    raise result
+                await self._malfunction(machine_id, f"lock at the end failed: {_why(result)}")
+            elif new_state is not None:
+                self.out.seats[machine_id].state = new_state
+
+    async def _collect(self) -> None:
+        """Read every locked machine's score and store it (group commits as they arrive)."""
+        t_end = time.perf_counter()
+        targets = self._seats_in({SeatState.LOCKED, SeatState.PLAYING, SeatState.ARMED})
+        queue: asyncio.Queue[ResultIn | None] = asyncio.Queue()
+
+        async def read(machine_id: str) -> None:
+            link = self.links[machine_id]
+            try:
+                score = await link.call(link.driver.heat_score)
+            except DriverError as exc:
+                await self._malfunction(machine_id, f"score unreadable: {_why(exc)}")
+                return
+            self._results[machine_id] = score
+            m = score.meters
+            await queue.put(
+                ResultIn(
+                    machine_id=machine_id,
+                    score=score.credits,
+                    games_played=m.games_played,
+                    games_won=m.games_won,
+                    credits_wagered=m.credits_wagered,
+                    credits_won=m.credits_won,
+                    collected_at=datetime.now(UTC),
+                )
+            )
+
+        async def commit() -> None:
+            done = False
+            while not done:
+                batch = [await queue.get()]
+                while not queue.empty():
+                    batch.append(queue.get_nowait())
+                done = batch[-1] is None or None in batch
+                rows = [r for r in batch if r is not None]
+                if rows:
+                    await self.writer.store_results(self.run_id, rows)
+
+        committer = asyncio.create_task(commit())
+        await asyncio.gather(*(read(m) for m in targets))
+        await queue.put(None)
+        await committer
+        self.out.end_to_committed_ms = (time.perf_counter() - t_end) * 1000
+        for machine_id, score in self._results.items():
+            seat = self.out.seats[machine_id]
+            if seat.state is not SeatState.MALFUNCTION:
+                seat.state = SeatState.SCORED
+            seat.score, seat.meters = score.credits, score.meters
+            self._emit(Progress.SCORE, machine_id=machine_id, value=score.credits)
+        if self.hooks is not None and self.view.heat_id is not None:
+            for machine_id, score in self._results.items():
+                await self.hooks.record_score(self.view.heat_id, machine_id, score)
+
+    async def _release(self) -> None:
+        """Return every machine to normal play: exit tournament mode, enable play."""
+        targets = [m for m, s in self.out.seats.items() if s.state is not SeatState.RELEASED]
+
+        async def release(machine_id: str) -> None:
+            link = self.links[machine_id]
+            await link.call(link.driver.exit_tournament)
+            await link.call(link.driver.unlock)
+
+        results = await asyncio.gather(*(release(m) for m in targets), return_exceptions=True)
+        released: list[str] = []
+        for machine_id, result in zip(targets, results, strict=True):
+            if isinstance(result, BaseException):
+                if not isinstance(result, DriverError):
+                    raise result
+                seat = self.out.seats[machine_id]
+                pending = f"release pending: {_why(result)}"
+                seat.error = f"{seat.error}; {pending}" if seat.error else pending
+                self.out.notes.append(f"{machine_id}: not yet back in normal play")
+            else:
+                released.append(machine_id)
+                self.out.seats[machine_id].state = SeatState.RELEASED
+        if released:
+            await self.writer.set_seats(self.run_id, dict.fromkeys(released, SeatState.RELEASED))
+        if all(s.state is SeatState.RELEASED for s in self.out.seats.values()):
+            await self.writer.settle(self.run_id)
+
+    # -- supervision during play -----------------------------------------------------------
+    def _start_watchers(self) -> None:
+        self._stop_watch.clear()
+        self._watchers = [
+            asyncio.create_task(self._watch(m), name=f"watch-{m}")
+            for m in self._seats_in({SeatState.PLAYING})
+        ]
+
+    async def _stop_watchers(self) -> None:
+        """Stop the per-machine watchers; one stuck in a long poll is cancelled, so the
+        lock at the end never waits behind it."""
+        self._stop_watch.set()
+        if self._watchers:
+            _, stuck = await asyncio.wait(self._watchers, timeout=self._spacing() + 0.05)
+            for task in stuck:
+                task.cancel()
+            await asyncio.gather(*self._watchers, return_exceptions=True)
+        self._watchers = []
+
+    def _quiet_before_end(self) -> bool:
+        """True once a poll now could still hold up the lock at the end (poll spacing)."""
+        if self.ends_at is None:
+            return False
+        left = (self.ends_at - datetime.now(UTC)).total_seconds()
+        return left < self._spacing() + 0.05
+
+    async def _watch(self, machine_id: str) -> None:
+        link = self.links[machine_id]
+        tick = 0
+        while not self._stop_watch.is_set() and not self._quiet_before_end():
+            try:
+                events = await link.call(link.driver.poll_events)
+                bad = [e for e in events if e.kind in MALFUNCTION_EVENTS]
+                if bad:
+                    await self._malfunction(machine_id, f"machine reported {bad[0].kind.value}")
+                    return
+                if tick % 2 == 0 and not (self._stop_watch.is_set() or self._quiet_before_end()):
+                    credits = await link.call(link.driver.credits)
+                    self._emit(Progress.CREDITS, machine_id=machine_id, value=credits)
+            except TRANSIENT_ERRORS as exc:
+                await self._malfunction(machine_id, f"stopped answering: {_why(exc)}")
+                return
+            except DriverError:
+                pass  # a refused read is not a malfunction; keep watching
+            tick += 1
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop_watch.wait(), self.poll_interval_s)
+
+    async def _malfunction(self, machine_id: str, reason: str) -> None:
+        """Rule 20/21: the machine leaves the heat; its player is handled by the services."""
+        seat = self.out.seats[machine_id]
+        if seat.state is SeatState.MALFUNCTION:
+            return
+        seat.state, seat.error = SeatState.MALFUNCTION, reason
+        await self.writer.set_seats(self.run_id, {machine_id: SeatState.MALFUNCTION}, note=reason)
+        self._emit(Progress.MALFUNCTION, machine_id=machine_id, detail=reason)
+        link = self.links[machine_id]
+        with contextlib.suppress(DriverError):
+            await asyncio.wait_for(link.once(link.driver.lock), 1.0)  # stop play if it can
+        if self.hooks is not None and self.view.heat_id is not None:
+            await self.hooks.machine_malfunctioned(self.view.heat_id, machine_id, reason)
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _in_control(self) -> None:
+        callback, self.on_control = self.on_control, None
+        if callback is not None:
+            callback()
+
+    async def _wait_directive(self) -> Directive | None:
+        """Wait for the heat clock's end or a director's command (a stray RESUME is ignored)."""
+        assert self.ends_at is not None
+        while True:
+            left = (self.ends_at - datetime.now(UTC)).total_seconds()
+            try:
+                directive = await asyncio.wait_for(self.directives.get(), max(0.0, left))
+            except TimeoutError:
+                return None
+            if directive.command is not Command.RESUME:
+                return directive
+
+    async def _reload_results(self) -> None:
+        for r in await self.writer.journal.results(self.run_id):
+            seat = self.out.seats[r.machine_id]
+            meters = TournamentMeters(r.games_played, r.games_won, r.credits_wagered, r.credits_won)
+            self._results[r.machine_id] = HeatScore(credits=r.score, meters=meters)
+            seat.score, seat.meters = r.score, meters
+
+    def _spacing(self) -> float:
+        """The longest minimum gap between two polls to one machine on any link (SAS: 200 ms).
+
+        Drivers that pace their polls expose ``min_spacing``; others are taken as unpaced.
+        """
+        return max((float(getattr(x.driver, "min_spacing", 0.0)) for x in self.links.values()),
+                   default=0.0)  # fmt: skip
+
+    def _seats_in(self, wanted: set[SeatState] | frozenset[SeatState]) -> list[str]:
+        return [m for m, s in self.out.seats.items() if s.state in wanted]
+
+    def _feed_key(self) -> str:
+        return str(self.view.heat_id) if self.view.heat_id is not None else f"run-{self.run_id}"
+
+    def _note_state(self, state: RunState) -> None:
+        self.out.state = state
+        left = None
+        if self.ends_at is not None and state is S.RUNNING:
+            left = max(0.0, (self.ends_at - datetime.now(UTC)).total_seconds())
+        self._emit(Progress.STATE, state=state.value, seconds_left=left)
+
+    def _emit(self, kind: Progress, **kw: Any) -> None:
+        if self.progress is not None:
+            self.progress(ProgressNote(kind=kind, run_id=self.run_id, **kw))
+
+
+def _why(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+async def open_links(
+    machines: Mapping[str, str],
+    factory: Callable[[str, str], Any],
+    *,
+    open_timeout_s: float = 3.0,
+) -> tuple[dict[str, MachineLink], dict[str, str]]:
+    """Open a link per machine (id -> endpoint).  Returns the links and who failed to open."""
+    links = {m: MachineLink(m, factory(m, uri)) for m, uri in machines.items()}
+
+    async def opening(link: MachineLink) -> None:
+        await asyncio.wait_for(link.open(), open_timeout_s)
+
+    results = await asyncio.gather(*(opening(x) for x in links.values()), return_exceptions=True)
+    failed: dict[str, str] = {}
+    for machine_id, result in zip(links, results, strict=True):
+        if isinstance(result, BaseException):
+            if not isinstance(result, DriverError | TimeoutError | OSError):
+                raise result
+            failed[machine_id] = _why(result)
+    return links, failed
+
+
+async def close_links(links: Mapping[str, MachineLink]) -> None:
+    await asyncio.gather(*(link.close() for link in links.values()), return_exceptions=True)

@@ -1,0 +1,267 @@
+"""Journal writes that survive a database outage.
+
+Every journal write goes to the database when it answers.  When it does not (connection
+refused, dropped, locked past the busy timeout), the write is appended to a local spool
+file (one JSON line, flushed and fsynced) and counts as journaled: the heat goes on and
+the floor is touched only after the line is on disk.  While the spool holds anything,
+later writes queue behind it so the database receives them in order.  A background task
+replays the spool when the database returns; every replayed write is idempotent (steps
+carry their own sequence, results are unique per run and machine), so a replay cut short
+by a crash is simply replayed again at the next start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, OperationalError
+
+from storage.journal import Journal, ResultIn, RunState, SeatState
+
+log = logging.getLogger(__name__)
+
+OUTAGE_ERRORS: tuple[type[BaseException], ...] = (
+    OperationalError,
+    InterfaceError,
+    DisconnectionError,
+    OSError,
+    TimeoutError,
+)
+
+
+def is_outage(exc: BaseException) -> bool:
+    if isinstance(exc, OUTAGE_ERRORS):
+        return True
+    return isinstance(exc, DBAPIError) and bool(exc.connection_invalidated)
+
+
+class JournalWriter:
+    """The gateway's one writer of journal rows, with the outage spool behind it."""
+
+    def __init__(
+        self, journal: Journal, spool_path: Path | str, *, retry_interval: float = 0.25
+    ) -> None:
+        self.journal = journal
+        self.spool_path = Path(spool_path)
+        self.retry_interval = retry_interval
+        self._lock = asyncio.Lock()
+        self._flusher: asyncio.Task[None] | None = None
+        self.spooled_total = 0  # how many writes ever went through the spool
+
+    # -- writes --------------------------------------------------------------------
+    async def step(
+        self,
+        run_id: int,
+        state: RunState,
+        *,
+        note: str = "",
+        started_at: datetime | None = None,
+        ends_at: datetime | None = None,
+        paused_left_ms: int | None = None,
+        clear_pause: bool = False,
+        seats: Mapping[str, SeatState] | None = None,
+    ) -> None:
+        await self._write(
+            {
+                "op": "step",
+                "run_id": run_id,
+                "state": state.value,
+                "note": note,
+                "started_at": _iso(started_at),
+                "ends_at": _iso(ends_at),
+                "paused_left_ms": paused_left_ms,
+                "clear_pause": clear_pause,
+                "seats": {k: v.value for k, v in (seats or {}).items()},
+            }
+        )
+
+    async def set_seats(
+        self,
+        run_id: int,
+        seats: Mapping[str, SeatState],
+        *,
+        supports: Mapping[str, str] | None = None,
+        note: str = "",
+    ) -> None:
+        await self._write(
+            {
+                "op": "seats",
+                "run_id": run_id,
+                "seats": {k: v.value for k, v in seats.items()},
+                "supports": dict(supports or {}),
+                "note": note,
+            }
+        )
+
+    async def store_results(self, run_id: int, results: Sequence[ResultIn]) -> None:
+        await self._write(
+            {
+                "op": "results",
+                "run_id": run_id,
+                "results": [
+                    {
+                        "machine_id": r.machine_id,
+                        "score": r.score,
+                        "games_played": r.games_played,
+                        "games_won": r.games_won,
+                        "credits_wagered": r.credits_wagered,
+                        "credits_won": r.credits_won,
+                        "collected_at": r.collected_at.isoformat(),
+                    }
+                    for r in results
+                ],
+            }
+        )
+
+    async def settle(self, run_id: int) -> None:
+        await self._write({"op": "settle", "run_id": run_id})
+
+    # -- spool -----------------------------------------------------------------------
+    @property
+    def pending(self) -> bool:
+        return self.spool_path.exists() and self.spool_path.stat().st_size > 0
+
+    async def _write(self, record: dict[str, Any]) -> None:
+        async with self._lock:
+            if not self.pending:
+                try:
+                    await _apply(self.journal, record)
+                    return
+                except Exception as exc:
+                    if not is_outage(exc):
+                        raise
+                    log.warning("database unreachable (%s): spooling journal writes", exc)
+            self._append(record)
+            self.spooled_total += 1
+        self._ensure_flusher()
+
+    def _append(self, record: dict[str, Any]) -> None:
+        line = json.dumps(record, separators=(",", ":")) + "\n"
+        with self.spool_path.open("a", encoding="utf-8") as f:
+            f.write(line)
+            f.flush()
+            os.fsync(f.fileno())
+
+    def _ensure_flusher(self) -> None:
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.get_running_loop().create_task(self._flush_loop())
+
+    async def _flush_loop(self) -> None:
+        # Retries until the database is back; ends with the spool (or the process).
+        done = await self.flush()
+        while not done:
+            await asyncio.sleep(self.retry_interval)
+            done = await self.flush()
+
+    async def flush(self) -> bool:
+        """Replay the spool into the database.  True when the spool is empty afterwards."""
+        async with self._lock:
+            if not self.pending:
+                return True
+            records = [
+                json.loads(line)
+                for line in self.spool_path.read_text(encoding="utf-8").splitlines()
+                if line.strip()
+            ]
+            done = 0
+            try:
+                for record in records:
+                    await _apply(self.journal, record)
+                    done += 1
+            except Exception as exc:
+                if not is_outage(exc):
+                    raise
+                self._rewrite(records[done:])
+                return False
+            self.spool_path.unlink(missing_ok=True)
+            log.info("database back: %d spooled journal writes stored", done)
+            return True
+
+    def _rewrite(self, records: list[dict[str, Any]]) -> None:
+        tmp = self.spool_path.with_suffix(self.spool_path.suffix + ".tmp")
+        with tmp.open("w", encoding="utf-8") as f:
+            for record in records:
+                f.write(json.dumps(record, separators=(",", ":")) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.spool_path)
+
+    async def drain(self, within_s: float) -> bool:
+        """Wait (bounded) until everything spooled is in the database."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + within_s
+        while loop.time() < deadline:
+            if await self.flush():
+                return True
+            await asyncio.sleep(self.retry_interval)
+        return not self.pending
+
+    async def close(self) -> None:
+        if self._flusher is not None:
+            self._flusher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._flusher
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def _dt(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)
+
+
+async def _apply(journal: Journal, r: dict[str, Any]) -> None:
+    op = r["op"]
+    if op == "step":
+        view = await journal.run(r["run_id"])
+        state = RunState(r["state"])
+        # Idempotent replay: a step already applied (same state, crash before the spool
+        # was cleared) is not written twice.
+        if view.state is state and r["ends_at"] is None and not r["seats"]:
+            return
+        await journal.step(
+            r["run_id"],
+            state,
+            note=r["note"],
+            started_at=_dt(r["started_at"]),
+            ends_at=_dt(r["ends_at"]),
+            paused_left_ms=r["paused_left_ms"],
+            clear_pause=r["clear_pause"],
+            seats={k: SeatState(v) for k, v in r["seats"].items()},
+        )
+    elif op == "seats":
+        await journal.set_seats(
+            r["run_id"],
+            {k: SeatState(v) for k, v in r["seats"].items()},
+            supports=r["supports"],
+            note=r["note"],
+        )
+    elif op == "results":
+        await journal.store_results(
+            r["run_id"],
+            [
+                ResultIn(
+                    machine_id=x["machine_id"],
+                    score=x["score"],
+                    games_played=x["games_played"],
+                    games_won=x["games_won"],
+                    credits_wagered=x["credits_wagered"],
+                    credits_won=x["credits_won"],
+                    collected_at=datetime.fromisoformat(x["collected_at"]),
+                )
+                for x in r["results"]
+            ],
+        )
+    elif op == "settle":
+        await journal.settle(r["run_id"])
+    else:
+        raise ValueError(f"spool: unknown operation {op!r}")

@@ -1,0 +1,198 @@
+"""Heats start and stop by themselves, from the schedule.
+
+Every tick the scheduler looks, for each *enabled* bank with no heat under way, for the
+earliest tournament heat that is due (scheduled, or restarted under rule 20, with its
+advertised start passed) and runs it on the machines its players are seated at (rule 11).
+The heat runner stops it by the heat clock.  A director's commands (``reelgate heat
+direct``: start now, pause, resume, abort, restart) arrive through the database and are
+carried out on the next tick, so they work against a gateway running as a service.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import select
+
+from gateway.feed import FeedPublisher
+from gateway.heats.context import GatewayContext
+from gateway.heats.hooks import ProgressSink
+from gateway.heats.links import MachineLink
+from gateway.heats.runner import Command, HeatOutcome, HeatRunner
+from gateway.heats.tournament_hooks import ServiceHooks
+from gateway.supervisor import BankSupervisor
+from storage.journal import DirectorCommand, RunState
+from storage.tournament import Heat, HeatStatus
+
+log = logging.getLogger(__name__)
+
+DUE = (HeatStatus.SCHEDULED, HeatStatus.RESTARTED)
+
+
+@dataclass(slots=True)
+class LiveHeat:
+    heat_id: int
+    runner: HeatRunner
+    task: asyncio.Task[HeatOutcome]
+
+
+class Scheduler:
+    def __init__(
+        self,
+        ctx: GatewayContext,
+        links: Mapping[str, Mapping[str, MachineLink]],  # bank -> machine -> link
+        *,
+        hooks: ServiceHooks | None = None,
+        supervisors: Mapping[str, BankSupervisor] | None = None,
+        feed: FeedPublisher | None = None,
+        progress: ProgressSink | None = None,
+        tick_s: float = 0.5,
+        restart_pause_s: float = 10.0,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.ctx = ctx
+        self.links = links
+        self.hooks = hooks or ServiceHooks(ctx.sessions)
+        self.supervisors = supervisors or {}
+        self.feed = feed
+        self.progress = progress
+        self.tick_s = tick_s
+        self.restart_pause_s = restart_pause_s
+        self.now = now
+        self.live: dict[str, LiveHeat] = {}
+        self.finished: list[HeatOutcome] = []
+        self._not_before: dict[int, datetime] = {}  # heat -> earliest retry after a restart
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                await self.tick()
+            except Exception:  # one bad tick must not stop the floor; it is logged
+                log.exception("scheduler tick failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.tick_s)
+        for live in list(self.live.values()):
+            live.task.cancel()  # the journal says where it was; the next start recovers
+        await asyncio.gather(*(x.task for x in self.live.values()), return_exceptions=True)
+
+    async def tick(self) -> None:
+        self._reap()
+        await self._director_commands()
+        floor = await self.ctx.reload_floor()
+        now = self.now()
+        for bank in floor.banks.values():
+            if not bank.enabled or bank.name in self.live or bank.name not in self.links:
+                continue
+            heat = await self._due(bank.name, now)
+            if heat is not None:
+                await self.start(heat)
+
+    async def _due(self, bank: str, now: datetime) -> Heat | None:
+        async with self.ctx.sessions() as session:
+            heats = (
+                await session.scalars(
+                    select(Heat)
+                    .where(
+                        Heat.bank_name == bank,
+                        Heat.status.in_(DUE),
+                        Heat.scheduled_start <= now,
+                    )
+                    .order_by(Heat.scheduled_start, Heat.id)
+                )
+            ).all()
+        for heat in heats:
+            if self._not_before.get(heat.id, now) <= now:
+                return heat
+        return None
+
+    async def start(self, heat: Heat) -> LiveHeat | None:
+        """Start a heat now on its bank's seated, active machines."""
+        bank = self.ctx.floor.bank(heat.bank_name)
+        active = {m.id for m in bank.active}
+        seated = [m for m in await self.hooks.seated_machines(heat.id) if m in active]
+        if not seated:
+            log.warning("heat %s due on bank %s but nobody is seated", heat.id, bank.name)
+            self._not_before[heat.id] = self.now() + timedelta(seconds=self.restart_pause_s)
+            return None
+        links = self.links[bank.name]
+        runner = HeatRunner(
+            self.ctx.writer, links, hooks=self.hooks, feed=self.feed, progress=self.progress
+        )
+        supervisor = self.supervisors.get(bank.name)
+        if supervisor is not None:
+            supervisor.claim(seated)
+        task = asyncio.create_task(
+            runner.run_new(
+                bank.name,
+                seated,
+                credits=int(heat.starting_credits),
+                seconds=heat.duration_seconds,
+                heat_id=heat.id,
+                attempt=heat.restarts + 1,
+            ),
+            name=f"heat-{heat.id}",
+        )
+        live = LiveHeat(heat.id, runner, task)
+        self.live[bank.name] = live
+        log.info("heat %s started on bank %s (%d machines)", heat.id, bank.name, len(seated))
+        return live
+
+    def _reap(self) -> None:
+        for bank, live in list(self.live.items()):
+            if not live.task.done():
+                continue
+            del self.live[bank]
+            supervisor = self.supervisors.get(bank)
+            if supervisor is not None:
+                supervisor.release(self.links[bank])
+            if live.task.cancelled():
+                continue
+            exc = live.task.exception()
+            if exc is not None:
+                log.error("heat %s on bank %s failed: %r", live.heat_id, bank, exc)
+                self._not_before[live.heat_id] = self.now() + timedelta(
+                    seconds=self.restart_pause_s
+                )
+                continue
+            outcome = live.task.result()
+            self.finished.append(outcome)
+            if outcome.state is RunState.RESTARTED:
+                self._not_before[live.heat_id] = self.now() + timedelta(
+                    seconds=self.restart_pause_s
+                )
+
+    async def _director_commands(self) -> None:
+        async with self.ctx.sessions.begin() as session:
+            pending = (
+                await session.scalars(
+                    select(DirectorCommand)
+                    .where(DirectorCommand.done_at.is_(None))
+                    .order_by(DirectorCommand.id)
+                )
+            ).all()
+            for cmd in pending:
+                cmd.outcome = await self._carry_out(cmd)
+                cmd.done_at = self.now()
+
+    async def _carry_out(self, cmd: DirectorCommand) -> str:
+        live = self.live.get(cmd.bank_name)
+        if cmd.command == "start":
+            if live is not None:
+                return f"refused: heat {live.heat_id} is under way on bank {cmd.bank_name}"
+            if cmd.heat_id is None:
+                return "refused: start needs a heat"
+            async with self.ctx.sessions() as session:
+                heat = await session.get(Heat, cmd.heat_id)
+            if heat is None or heat.status not in DUE:
+                return f"refused: heat {cmd.heat_id} is not waiting to start"
+            started = await self.start(heat)
+            return "started" if started is not None else "refused: nobody seated"
+        if live is None:
+            return f"refused: no heat under way on bank {cmd.bank_name}"
+        live.runner.direct(Command(cmd.command), cmd.reason)
+        return f"sent to heat {live.heat_id}"

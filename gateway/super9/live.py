@@ -1,0 +1,114 @@
+"""The live draw as displays see it, kept in step with the stored spins.
+
+:class:`LiveDraw` wraps a :class:`DrawEngine` and follows the session's list of valid
+spins: new spins are applied incrementally (the fast path, one per wheel result); if the
+list is no longer an extension of what was applied — a spin voided after its result
+(rule 18.2) — the engine is rebuilt from the tickets and replayed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gateway.feed import FeedPublisher
+from gateway.super9.engine import DrawEngine, SpinOutcome
+from gateway.super9.settings import RepeatRule, Super9Settings
+
+NEAR_COMPLETE_SHOWN = 20  # tickets listed on the display
+
+
+def draw_topic(session_id: int) -> str:
+    return f"super9/{session_id}/draw"
+
+
+@dataclass(frozen=True, slots=True)
+class LiveSpin:
+    seq: int
+    number: int
+    game_no: int | None
+
+
+class LiveDraw:
+    def __init__(
+        self,
+        tickets: Mapping[int, Iterable[int]],
+        serials: Mapping[int, str],
+        settings: Super9Settings,
+    ) -> None:
+        self._tickets = {k: tuple(v) for k, v in tickets.items()}
+        self._serials = dict(serials)
+        self._settings = settings
+        self._removed: set[int] = set()
+        self._reset()
+
+    def _reset(self) -> None:
+        self.engine: DrawEngine[int] = DrawEngine(self._tickets)
+        for key in self._removed:
+            self.engine.remove(key)
+        self.applied: list[LiveSpin] = []
+        self.counted_at: dict[int, int] = {}  # ticket -> counted spins at completion
+
+    def counted(self) -> int:
+        """Spins counting toward the jackpot window (rule 19 setting)."""
+        if self._settings.repeat_rule is RepeatRule.DISREGARD_REPEATS:
+            return len(self.engine.called)
+        return self.engine.spins
+
+    def remove(self, ticket: int) -> None:
+        """A ticket disqualified during the draw (rules 9, 21); play continues."""
+        if ticket in self._tickets and ticket not in self._removed:
+            self._removed.add(ticket)
+            self.engine.remove(ticket)
+            self.counted_at.pop(ticket, None)
+
+    def sync(self, valid: Sequence[LiveSpin]) -> list[SpinOutcome[int]]:
+        """Bring the engine to ``valid`` (the session's valid spins, in order)."""
+        if valid[: len(self.applied)] != self.applied:
+            self._reset()  # a spin was voided after the fact: replay
+        outcomes = []
+        for spin in valid[len(self.applied) :]:
+            outcome = self.engine.call(spin.number)
+            for key in outcome.completed:
+                self.counted_at[key] = self.counted()
+            self.applied.append(spin)
+            outcomes.append(outcome)
+        return outcomes
+
+    def payload(
+        self,
+        *,
+        session_id: int,
+        status: str,
+        jackpot_cents: int,
+        voided_games: Sequence[int | None] = (),
+    ) -> dict[str, Any]:
+        engine = self.engine
+        counted = self.counted()
+        last = self.applied[-1] if self.applied else None
+        return {
+            "session": session_id,
+            "status": status,
+            "called": engine.called,
+            "spins": engine.spins,
+            "counted_spins": counted,
+            "jackpot_spins": self._settings.jackpot_spins,
+            "jackpot_live": counted < self._settings.jackpot_spins,
+            "jackpot_cents": jackpot_cents,
+            "last": None if last is None else {"number": last.number, "game": last.game_no},
+            "voided_games": [g for g in voided_games if g is not None],
+            "completed": [
+                {"ticket": self._serials[k], "spin": s, "counted": self.counted_at.get(k)}
+                for k, s in sorted(engine.completed.items(), key=lambda kv: (kv[1], kv[0]))
+            ],
+            "near_complete": [
+                {"ticket": self._serials[k], "to_go": left}
+                for k, left in engine.near_complete(NEAR_COMPLETE_SHOWN)
+            ],
+        }
+
+
+async def publish(feed: FeedPublisher | None, session_id: int, payload: dict[str, Any]) -> None:
+    if feed is not None:
+        await feed.publish(draw_topic(session_id), payload, retain=True)

@@ -1,0 +1,88 @@
+"""Super 9 settings, with the interpretation each one fixes.
+
+Every setting that decides money is a documented choice; a session stores the values it
+was opened with, so a later change never re-prices a finished draw.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+
+class RepeatRule(enum.Enum):
+    """How rule 19 ("a repeated number ... disregarded in respect of the jackpot")
+    reads against rule 14's "first 18 spins"."""
+
+    #: Default. A spin repeating an already-called number does not count toward the 18,
+    #: so the jackpot window is the first 18 *distinct* numbers called.
+    DISREGARD_REPEATS = "disregard-repeats"
+    #: Literal reading: every valid spin counts toward the 18.
+    COUNT_EVERY_SPIN = "count-every-spin"
+
+
+class WinningContribution(enum.Enum):
+    """What happens to the 75% of buy-ins (rule 15) of the session the jackpot is won in.
+
+    Rule 15 grows the jackpot "for each session that it is not won", so by default the
+    winning session's 75% does not join the jackpot paid out; it seeds the next one on
+    top of R5,000.
+    """
+
+    SEEDS_NEXT = "seeds-next"  # default
+    PAID_WITH_JACKPOT = "paid-with-jackpot"
+
+
+@dataclass(frozen=True)
+class Super9Settings:
+    #: Price of one ticket, in cents (rule 5: a setting, not in the rules).
+    buy_in_cents: int = 5_000
+    #: Starting value of the progressive jackpot, and its value after a win (rule 15).
+    jackpot_seed_cents: int = 500_000
+    #: Jackpot window (rule 14) and how repeats count in it (rule 19).
+    jackpot_spins: int = 18
+    repeat_rule: RepeatRule = RepeatRule.DISREGARD_REPEATS
+    #: A "SUPER 9" claim (rules 14, 22) must be registered before this many further
+    #: valid spins follow the spin that completed the ticket; 0 = before the next spin.
+    claim_window_spins: int = 0
+    #: Whether a jackpot winner also takes the consolation (rule 16). Default yes; when
+    #: no, the consolation goes to the first ticket(s) to complete after them.
+    jackpot_winner_takes_consolation: bool = True
+    winning_contribution: WinningContribution = WinningContribution.SEEDS_NEXT
+    #: Venue time zone for the calendar and sales windows (rules 4, 6).
+    timezone: str = "Africa/Johannesburg"
+
+    def __post_init__(self) -> None:
+        if self.buy_in_cents <= 0:
+            raise ValueError("buy_in_cents must be positive")
+        if self.jackpot_seed_cents < 0:
+            raise ValueError("jackpot_seed_cents must not be negative")
+        if self.jackpot_spins < 9:
+            raise ValueError("jackpot_spins below 9 could never be won (rule 14)")
+        if self.claim_window_spins < 0:
+            raise ValueError("claim_window_spins must not be negative")
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["repeat_rule"] = self.repeat_rule.value
+        out["winning_contribution"] = self.winning_contribution.value
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Super9Settings:
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown Super 9 setting(s): {sorted(unknown)}")
+        values = dict(data)
+        if "repeat_rule" in values:
+            values["repeat_rule"] = RepeatRule(values["repeat_rule"])
+        if "winning_contribution" in values:
+            values["winning_contribution"] = WinningContribution(values["winning_contribution"])
+        return cls(**values)
+
+    def with_changes(self, changes: dict[str, Any]) -> Super9Settings:
+        merged = self.to_json()
+        merged.update(changes)
+        return Super9Settings.from_json(merged)

@@ -1,0 +1,1 @@
+"""Slot tournament rules engine (placeholder docstring, completed with the services)."""

@@ -1,0 +1,112 @@
+"""Entry purchases at the cash desk (rules 5–9).
+
+A purchase gives one *entry* per seat; each entry is one seat in one qualifying heat and
+owns its own score (rule 12).  When an entry may be used depends on the tournament's
+:class:`Validity` setting, because the rules sheet carries two versions:
+
+* ``same-day`` (rules 7/8): heats starting on the venue-local day of purchase;
+* ``48h`` (rules 5/6): heats starting that day or the next, and within 48 hours of the
+  purchase.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+from gateway.tournament.rules.violations import RuleViolation
+from gateway.tournament.settings import TournamentSettings, Validity
+
+
+@dataclass(frozen=True, slots=True)
+class SaleQuote:
+    package_code: str
+    quantity: int
+    seats: int
+    price_cents: int  # what the player pays at the cash desk
+    casino_paid_cents: int  # complimentary entries are paid for by the casino (rule 5/7)
+    casino_credit_cents: (
+        int  # promotional credit bundled with packages (rules 6/8), never heat credit
+    )
+    complimentary: bool
+
+
+def quote_sale(
+    settings: TournamentSettings,
+    package_code: str,
+    quantity: int = 1,
+    *,
+    complimentary: bool = False,
+) -> SaleQuote:
+    """Price a sale.  Rule 9: entries are unlimited, so any positive quantity is fine."""
+    if quantity < 1:
+        raise RuleViolation(9, f"quantity must be at least 1, got {quantity}")
+    if complimentary:
+        # Rules 5/7: a complimentary entry is a single entry, paid for by the casino.
+        if quantity != 1:
+            raise RuleViolation(5, "a complimentary entry is a single entry (quantity 1)")
+        return SaleQuote("complimentary", 1, 1, 0, settings.seat_price_cents, 0, True)
+    package = settings.package(package_code)
+    return SaleQuote(
+        package_code=package.code,
+        quantity=quantity,
+        seats=package.seats * quantity,
+        price_cents=package.price_cents * quantity,
+        casino_paid_cents=0,
+        casino_credit_cents=package.casino_credit_cents * quantity,
+        complimentary=False,
+    )
+
+
+def check_not_continuing_heat(running_heat_label: str | None) -> None:
+    """Rule 9: no purchase to continue in a heat the player is playing right now."""
+    if running_heat_label is not None:
+        raise RuleViolation(
+            9,
+            f"player is playing in {running_heat_label}; no purchase to continue a heat",
+        )
+
+
+def local_day_start(day: date, zone: ZoneInfo) -> datetime:
+    return datetime.combine(day, time(0), tzinfo=zone)
+
+
+def validity_window(
+    settings: TournamentSettings, purchased_at: datetime
+) -> tuple[datetime, datetime]:
+    """[start, end) of the heat start times an entry bought at ``purchased_at`` may use."""
+    _require_aware(purchased_at, "purchased_at")
+    zone = settings.zone
+    day = purchased_at.astimezone(zone).date()
+    start = local_day_start(day, zone)
+    if settings.validity is Validity.SAME_DAY:  # rules 7/8
+        return start, local_day_start(day + timedelta(days=1), zone)
+    # rules 5/6: the same day or the next day, and within 48 hours of the purchase
+    return start, min(
+        local_day_start(day + timedelta(days=2), zone), purchased_at + timedelta(hours=48)
+    )
+
+
+def check_entry_valid_for_heat(
+    settings: TournamentSettings, purchased_at: datetime, heat_starts_at: datetime
+) -> None:
+    _require_aware(heat_starts_at, "heat start")
+    start, end = validity_window(settings, purchased_at)
+    if not start <= heat_starts_at < end:
+        rule = 7 if settings.validity is Validity.SAME_DAY else 5
+        local = purchased_at.astimezone(settings.zone)
+        raise RuleViolation(
+            rule,
+            f"entry bought {local:%Y-%m-%d %H:%M} is valid for heats starting before "
+            f"{end.astimezone(settings.zone):%Y-%m-%d %H:%M} ({settings.validity.value})",
+        )
+
+
+def is_expired(settings: TournamentSettings, purchased_at: datetime, now: datetime) -> bool:
+    return now >= validity_window(settings, purchased_at)[1]
+
+
+def _require_aware(value: datetime, name: str) -> None:
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise RuleViolation(None, f"{name} must carry a time zone")

@@ -1,0 +1,345 @@
+"""Players, exclusion registers and disqualification (rules 1–4, 20, 23)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from gateway.tournament.rules.eligibility import (
+    ExclusionRecord,
+    Person,
+    check_age,
+    check_eligible,
+    exclusions_for,
+    normalise_id,
+)
+from gateway.tournament.rules.enums import EntryStatus, exclusion_rule
+from gateway.tournament.rules.exclusion_csv import parse_exclusion_csv
+from gateway.tournament.rules.violations import RuleViolation
+from gateway.tournament.services.common import (
+    find_tournament,
+    get,
+    record,
+    require_actor,
+    require_reason,
+)
+from storage.tournament import Disqualification, Entry, Exclusion, Player, Tournament
+
+
+async def find_player(session: AsyncSession, ref: int | str) -> Player:
+    """A player by database id (digits) or national id / card number."""
+    text = str(ref).strip()
+    player = None
+    if text.isdigit() and len(text) < 10:
+        player = await session.get(Player, int(text))
+    if player is None:
+        player = (
+            await session.execute(
+                select(Player).where(
+                    (Player.id_number == normalise_id(text)) | (Player.card_number == text)
+                )
+            )
+        ).scalar_one_or_none()
+    if player is None:
+        raise RuleViolation(None, f"player {ref!r} does not exist")
+    return player
+
+
+async def exclusion_register(session: AsyncSession) -> list[ExclusionRecord]:
+    rows = (await session.execute(select(Exclusion))).scalars()
+    return [
+        ExclusionRecord(
+            r.kind, r.id_number, r.name or "", r.valid_from, r.valid_until, r.note or ""
+        )
+        for r in rows
+    ]
+
+
+async def check_person(
+    session: AsyncSession, person: Person, at: datetime, tz: str, minimum_age: int = 18
+) -> None:
+    """Rules 1–3 for a player, proxy nominee or stand-in at ``at``."""
+    on = at.astimezone(ZoneInfo(tz)).date()
+    register = [r for r in await exclusion_register(session) if r.matches(person.id_number)]
+    check_eligible(person, register, at, on, minimum_age)
+
+
+def person_of(player: Player) -> Person:
+    return Person(player.id_number, player.name, player.date_of_birth)
+
+
+async def add_player(
+    session: AsyncSession,
+    *,
+    id_number: str,
+    name: str,
+    date_of_birth: date,
+    actor: str,
+    now: datetime,
+    card_number: str | None = None,
+    venue_zone: str = "Africa/Johannesburg",
+) -> Player:
+    """Register a person in person at the desk (rule 11); rules 1–3 checked now (rule 4:
+    nothing else is required, Rewards card optional)."""
+    actor = require_actor(actor)
+    id_number = normalise_id(id_number)
+    if not id_number or len(id_number) > 32:
+        raise RuleViolation(None, "id_number: give the ID or passport number (max 32)")
+    if not name.strip():
+        raise RuleViolation(None, "name: the player's name is required")
+    existing = await session.execute(select(Player.id).where(Player.id_number == id_number))
+    if existing.first() is not None:
+        raise RuleViolation(None, f"id_number: a player with {id_number} already exists")
+    if card_number:
+        clash = await session.execute(select(Player.id).where(Player.card_number == card_number))
+        if clash.first() is not None:
+            raise RuleViolation(None, f"card_number: card {card_number} belongs to another player")
+    person = Person(id_number, name.strip(), date_of_birth)
+    await check_person(session, person, now, venue_zone)
+    player = Player(
+        id_number=id_number,
+        name=person.name,
+        date_of_birth=date_of_birth,
+        card_number=card_number or None,
+    )
+    session.add(player)
+    await session.flush()
+    await record(
+        session,
+        actor,
+        "player.add",
+        f"player:{player.id}",
+        None,
+        id_number=id_number,
+        name=person.name,
+        card_number=card_number,
+    )
+    return player
+
+
+async def check_player_may_play(
+    session: AsyncSession, player: Player, tournament: Tournament, at: datetime
+) -> None:
+    """Rules 1–3 now, and not disqualified from this tournament (rules 2, 20, 23)."""
+    await check_person(session, person_of(player), at, tournament.venue_tz, tournament.minimum_age)
+    dq = await active_disqualification(session, tournament.id, player.id)
+    if dq is not None:
+        raise RuleViolation(
+            int(dq.rule) if dq.rule.isdigit() else None,
+            f"player {player.id} is disqualified: {dq.reason}",
+        )
+
+
+async def active_disqualification(
+    session: AsyncSession, tournament_id: int, player_id: int
+) -> Disqualification | None:
+    return (
+        await session.execute(
+            select(Disqualification)
+            .where(
+                Disqualification.tournament_id == tournament_id,
+                Disqualification.player_id == player_id,
+                Disqualification.entry_id.is_(None),
+                Disqualification.revoked_at.is_(None),
+            )
+            .limit(1)
+        )
+    ).scalar_one_or_none()
+
+
+async def disqualified_sets(session: AsyncSession, tournament_id: int) -> tuple[set[int], set[int]]:
+    """(players, entries) currently out of every ranking of this tournament (rule 2)."""
+    rows = (
+        await session.execute(
+            select(Disqualification.player_id, Disqualification.entry_id).where(
+                Disqualification.tournament_id == tournament_id,
+                Disqualification.revoked_at.is_(None),
+            )
+        )
+    ).all()
+    players = {p for p, e in rows if e is None}
+    entries = {e for _, e in rows if e is not None}
+    return players, entries
+
+
+async def disqualify(
+    session: AsyncSession,
+    tournament_ref: int | str,
+    player_ref: int | str,
+    *,
+    rule: int,
+    reason: str,
+    actor: str,
+    now: datetime,
+    entry_id: int | None = None,
+    forfeit_entries: bool = True,
+) -> Disqualification:
+    """Disqualify a player (or one entry): out of every ranking (rule 2); unused entries are
+    forfeited, never refunded (rule 20 negligence).  A director decision (rule 23)."""
+    actor = require_actor(actor)
+    reason = require_reason(reason, rule)
+    tournament = await find_tournament(session, tournament_ref)
+    player = await find_player(session, player_ref)
+    if entry_id is None and await active_disqualification(session, tournament.id, player.id):
+        raise RuleViolation(rule, f"player {player.id} is already disqualified")
+    entries_q = select(Entry).where(
+        Entry.tournament_id == tournament.id, Entry.player_id == player.id
+    )
+    if entry_id is not None:
+        entries_q = entries_q.where(Entry.id == entry_id)
+    entries = list((await session.execute(entries_q)).scalars())
+    if entry_id is not None and not entries:
+        raise RuleViolation(
+            None, f"entry {entry_id} is not player {player.id}'s in this tournament"
+        )
+    dq = Disqualification(
+        tournament_id=tournament.id,
+        player_id=player.id,
+        entry_id=entry_id,
+        rule=str(rule),
+        reason=reason,
+        decided_by=actor,
+        decided_at=now,
+    )
+    session.add(dq)
+    changed = []
+    if forfeit_entries:
+        for entry in entries:
+            if entry.status in (EntryStatus.AVAILABLE, EntryStatus.SEATED):
+                entry.status = EntryStatus.DISQUALIFIED
+                entry.status_changed_at = now
+                changed.append(entry.id)
+    await session.flush()
+    await record(
+        session,
+        actor,
+        "player.disqualify",
+        f"player:{player.id}",
+        reason,
+        tournament_id=tournament.id,
+        rule=rule,
+        entry_id=entry_id,
+        entries_forfeited=changed,
+    )
+    return dq
+
+
+async def reinstate(
+    session: AsyncSession, disqualification_id: int, *, reason: str, actor: str, now: datetime
+) -> Disqualification:
+    """Rule 23: the Tournament Director may revoke a disqualification, with a reason."""
+    actor = require_actor(actor)
+    reason = require_reason(reason)
+    dq = await get(session, Disqualification, disqualification_id, "disqualification")
+    if dq.revoked_at is not None:
+        raise RuleViolation(23, f"disqualification {dq.id} was already revoked")
+    player = await get(session, Player, dq.player_id, "player")
+    tournament = await get(session, Tournament, dq.tournament_id, "tournament")
+    register = await exclusion_register(session)
+    if dq.rule in ("2", "3") and exclusions_for(player.id_number, register, now):
+        raise RuleViolation(int(dq.rule), "the player is still on an exclusion register")
+    check_age(
+        player.date_of_birth, now.astimezone(_zone(tournament)).date(), tournament.minimum_age
+    )
+    dq.revoked_at = now
+    dq.revoked_by = actor
+    await session.flush()
+    await record(
+        session,
+        actor,
+        "player.reinstate",
+        f"player:{player.id}",
+        reason,
+        disqualification_id=dq.id,
+        tournament_id=dq.tournament_id,
+    )
+    return dq
+
+
+def _zone(tournament: Tournament) -> ZoneInfo:
+    return ZoneInfo(tournament.venue_tz)
+
+
+@dataclass(frozen=True, slots=True)
+class ExclusionImport:
+    added: int
+    players_disqualified: list[tuple[int, int]]  # (tournament id, player id)
+
+
+async def import_exclusions(
+    session: AsyncSession,
+    csv_text: str,
+    *,
+    source: str,
+    actor: str,
+    now: datetime,
+    venue_zone: str = "Africa/Johannesburg",
+) -> ExclusionImport:
+    """Load an exclusion register (rules 2–3).  The file is validated whole first; players
+    it bars now are disqualified in every tournament they hold entries in (rule 2:
+    "prior to or during the tournament")."""
+    actor = require_actor(actor)
+    records = parse_exclusion_csv(csv_text, ZoneInfo(venue_zone))
+    for r in records:
+        session.add(
+            Exclusion(
+                kind=r.kind,
+                id_number=normalise_id(r.id_number),
+                name=r.name or None,
+                valid_from=r.valid_from,
+                valid_until=r.valid_until,
+                source=source,
+                note=r.note or None,
+                created_by=actor,
+            )
+        )
+    await session.flush()
+    await record(
+        session,
+        actor,
+        "exclusion.import",
+        f"exclusions:{source}",
+        None,
+        lines=len(records),
+        source=source,
+    )
+    barred = {normalise_id(r.id_number): r for r in records if r.active_at(now)}
+    disqualified: list[tuple[int, int]] = []
+    if barred:
+        players = (
+            (await session.execute(select(Player).where(Player.id_number.in_(list(barred)))))
+            .scalars()
+            .all()
+        )
+        for player in players:
+            rec = barred[player.id_number]
+            tournaments = (
+                (
+                    await session.execute(
+                        select(Entry.tournament_id).where(Entry.player_id == player.id).distinct()
+                    )
+                )
+                .scalars()
+                .all()
+            )
+            for tid in sorted(tournaments):
+                if await active_disqualification(session, tid, player.id) is None:
+                    await disqualify(
+                        session,
+                        tid,
+                        player.id,
+                        rule=exclusion_rule(rec.kind),
+                        reason=f"on the {rec.kind.value} register ({source})",
+                        actor=actor,
+                        now=now,
+                    )
+                    disqualified.append((tid, player.id))
+    return ExclusionImport(len(records), disqualified)
+
+
+async def list_players(session: AsyncSession) -> list[Player]:
+    return list((await session.execute(select(Player).order_by(Player.id))).scalars())

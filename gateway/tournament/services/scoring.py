@@ -1,0 +1,196 @@
+"""Scores: one per seat, owned by that seat's entry (rule 12).
+
+``record_machine_score`` is what the heat runner calls when a machine reports its end of
+heat meters; it is idempotent (the same score twice is a no-op) and refuses a different
+score for a seat that already has one — changing a score is a director's manual
+correction with a reason (rule 23).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from gateway.driver import HeatScore, TournamentMeters
+from gateway.tournament.rules.enums import (
+    IN_PROGRESS,
+    EntryStatus,
+    HeatStatus,
+    ScoreSource,
+    SeatStatus,
+    Stage,
+)
+from gateway.tournament.rules.violations import RuleViolation
+from gateway.tournament.services.common import (
+    get,
+    heat_label,
+    record,
+    require_actor,
+    require_reason,
+)
+from storage.tournament import Entry, Heat, Score, Seat
+
+
+def check_meters(score: HeatScore) -> None:
+    m = score.meters
+    values = {
+        "credits": score.credits,
+        "games_played": m.games_played,
+        "games_won": m.games_won,
+        "credits_wagered": m.credits_wagered,
+        "credits_won": m.credits_won,
+    }
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise RuleViolation(12, f"{name} must be a whole number of credits >= 0, got {value!r}")
+    if m.games_won > m.games_played:
+        raise RuleViolation(12, "games_won cannot exceed games_played")
+
+
+def _same(score: Score, heat_score: HeatScore) -> bool:
+    m = heat_score.meters
+    return (
+        score.final_credits,
+        score.games_played,
+        score.games_won,
+        score.credits_wagered,
+        score.credits_won,
+    ) == (heat_score.credits, m.games_played, m.games_won, m.credits_wagered, m.credits_won)
+
+
+async def seat_score(session: AsyncSession, seat_id: int) -> Score | None:
+    return (
+        await session.execute(select(Score).where(Score.seat_id == seat_id))
+    ).scalar_one_or_none()
+
+
+async def record_machine_score(
+    session: AsyncSession, seat_id: int, heat_score: HeatScore, *, at: datetime
+) -> Score:
+    """Store the score a machine reported for a seat (rule 12).  Same score again: no-op."""
+    check_meters(heat_score)
+    seat = await get(session, Seat, seat_id, "seat")
+    existing = await seat_score(session, seat.id)
+    if existing is not None:
+        if _same(existing, heat_score):
+            return existing
+        raise RuleViolation(
+            12,
+            f"seat {seat.id} already has {existing.final_credits} credits; a different score "
+            "is a director's correction (rule 23)",
+        )
+    heat = await get(session, Heat, seat.heat_id, "heat")
+    if heat.status not in IN_PROGRESS:
+        raise RuleViolation(12, f"{heat_label(heat)} is {heat.status.value}; no scores now")
+    if seat.status is not SeatStatus.PRESENT:
+        raise RuleViolation(22, f"seat {seat.seat_number} is {seat.status.value}; it has no score")
+    return await _store(session, seat, heat, heat_score, ScoreSource.MACHINE, None, at)
+
+
+async def _store(
+    session: AsyncSession,
+    seat: Seat,
+    heat: Heat,
+    heat_score: HeatScore,
+    source: ScoreSource,
+    recorded_by: str | None,
+    at: datetime,
+) -> Score:
+    m = heat_score.meters
+    score = Score(
+        tournament_id=heat.tournament_id,
+        stage=seat.stage,
+        heat_id=heat.id,
+        seat_id=seat.id,
+        entry_id=seat.entry_id,
+        player_id=seat.holder_player_id,
+        games_played=m.games_played,
+        games_won=m.games_won,
+        credits_wagered=m.credits_wagered,
+        credits_won=m.credits_won,
+        final_credits=heat_score.credits,
+        source=source,
+        recorded_at=at,
+        recorded_by=recorded_by,
+    )
+    session.add(score)
+    seat.status = SeatStatus.PLAYED
+    if seat.stage is Stage.QUALIFYING:
+        entry = await get(session, Entry, seat.entry_id, "entry")
+        entry.status = EntryStatus.PLAYED
+        entry.status_changed_at = at
+    await session.flush()
+    return score
+
+
+async def enter_manual_score(
+    session: AsyncSession,
+    seat_id: int,
+    heat_score: HeatScore,
+    *,
+    reason: str,
+    actor: str,
+    at: datetime,
+) -> Score:
+    """A score keyed in by the Tournament Director (rule 23), e.g. read off a machine whose
+    link failed, or a correction.  The old values stay in the audit log."""
+    actor = require_actor(actor)
+    reason = require_reason(reason)
+    check_meters(heat_score)
+    seat = await get(session, Seat, seat_id, "seat")
+    heat = await get(session, Heat, seat.heat_id, "heat")
+    if heat.status not in IN_PROGRESS | {HeatStatus.CLOSED}:
+        raise RuleViolation(23, f"{heat_label(heat)} is {heat.status.value}; no scores for it")
+    existing = await seat_score(session, seat.id)
+    old = None
+    if existing is not None:
+        old = {
+            "credits": existing.final_credits,
+            "games_played": existing.games_played,
+            "games_won": existing.games_won,
+            "credits_wagered": existing.credits_wagered,
+            "credits_won": existing.credits_won,
+            "source": existing.source,
+        }
+        m = heat_score.meters
+        existing.final_credits = heat_score.credits
+        existing.games_played, existing.games_won = m.games_played, m.games_won
+        existing.credits_wagered, existing.credits_won = m.credits_wagered, m.credits_won
+        existing.source = ScoreSource.MANUAL
+        existing.recorded_by = actor
+        existing.recorded_at = at
+        score = existing
+        await session.flush()
+    else:
+        if seat.status is not SeatStatus.PRESENT:
+            raise RuleViolation(22, f"seat {seat.seat_number} is {seat.status.value}; no score")
+        score = await _store(session, seat, heat, heat_score, ScoreSource.MANUAL, actor, at)
+    await record(
+        session,
+        actor,
+        "score.manual",
+        f"seat:{seat.id}",
+        reason,
+        heat_id=heat.id,
+        entry_id=seat.entry_id,
+        credits=heat_score.credits,
+        meters=_meters_dict(heat_score.meters),
+        replaced=old,
+    )
+    return score
+
+
+def _meters_dict(m: TournamentMeters) -> dict[str, int]:
+    return {
+        "games_played": m.games_played,
+        "games_won": m.games_won,
+        "credits_wagered": m.credits_wagered,
+        "credits_won": m.credits_won,
+    }
+
+
+def simple_score(credits: int) -> HeatScore:
+    """A score known only by its final credits (manual entry from the credit meter)."""
+    return HeatScore(credits=credits, meters=TournamentMeters(0, 0, 0, 0))

@@ -1,0 +1,289 @@
+"""Registration for qualifying heats (rules 9, 11, 16), the start of a heat (rules 16, 22)
+and the end of a heat.  ``heat_seats`` is what the heat runner reads."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from gateway.tournament.rules.enums import (
+    IN_PROGRESS,
+    EntryStatus,
+    HeatStatus,
+    SeatStatus,
+    Stage,
+    is_final_stage,
+)
+from gateway.tournament.rules.final_stages import seats_forfeited_at_start
+from gateway.tournament.rules.purchases import check_entry_valid_for_heat
+from gateway.tournament.rules.seating import absent_seats, check_registration
+from gateway.tournament.rules.violations import RuleViolation
+from gateway.tournament.services.common import (
+    get,
+    heat_facts,
+    heat_label,
+    live_seats,
+    load_settings,
+    occupied_numbers,
+    record,
+    require_actor,
+    seat_numbers,
+)
+from gateway.tournament.services.people import (
+    check_player_may_play,
+    disqualified_sets,
+    find_player,
+)
+from gateway.tournament.settings import TournamentSettings
+from storage.tournament import Entry, EntryPurchase, Heat, Player, Proxy, Score, Seat, Tournament
+
+_INACTIVE = (SeatStatus.MOVED, SeatStatus.CANCELLED)
+
+
+async def register_for_heat(
+    session: AsyncSession,
+    heat_id: int,
+    player_ref: int | str,
+    *,
+    actor: str,
+    now: datetime,
+    entry_id: int | None = None,
+) -> Seat:
+    """Register a player, in person, for a qualifying heat: first come, first served, next
+    machine in sequence (rule 11), one seat per heat (rule 16), using a prior entry
+    purchase still valid for the heat (rules 5–9).  Without ``entry_id`` the player's
+    oldest unused valid entry is used."""
+    actor = require_actor(actor)
+    heat = await get(session, Heat, heat_id, "heat")
+    tournament = await get(session, Tournament, heat.tournament_id, "tournament")
+    settings = await load_settings(session, tournament)
+    player = await find_player(session, player_ref)
+    await check_player_may_play(session, player, tournament, now)
+    player_heats = set(
+        (
+            await session.execute(
+                select(Seat.heat_id).where(
+                    Seat.holder_player_id == player.id,
+                    Seat.stage == Stage.QUALIFYING,
+                    Seat.status.not_in(_INACTIVE),
+                )
+            )
+        ).scalars()
+    )
+    facts = await heat_facts(session, heat)
+    number = check_registration(facts, now, await occupied_numbers(session, heat.id), player_heats)
+    entry = await _entry_for(session, tournament, player, heat, entry_id, settings)
+    machines = await seat_numbers(session, heat.bank_name)
+    seat = Seat(
+        heat_id=heat.id,
+        stage=heat.stage,
+        seat_number=number,
+        machine_id=machines[number],
+        entry_id=entry.id,
+        holder_player_id=player.id,
+        status=SeatStatus.ASSIGNED,
+        assigned_at=now,
+    )
+    entry.status = EntryStatus.SEATED
+    entry.status_changed_at = now
+    session.add(seat)
+    await session.flush()
+    await record(
+        session,
+        actor,
+        "seat.register",
+        f"heat:{heat.id}",
+        None,
+        seat_id=seat.id,
+        seat_number=number,
+        machine_id=seat.machine_id,
+        entry_id=entry.id,
+        player_id=player.id,
+    )
+    return seat
+
+
+async def _entry_for(
+    session: AsyncSession,
+    tournament: Tournament,
+    player: Player,
+    heat: Heat,
+    entry_id: int | None,
+    settings: TournamentSettings,
+) -> Entry:
+    query = (
+        select(Entry, EntryPurchase)
+        .join(EntryPurchase, EntryPurchase.id == Entry.purchase_id)
+        .where(Entry.tournament_id == tournament.id, Entry.player_id == player.id)
+        .order_by(EntryPurchase.purchased_at, Entry.id)
+    )
+    if entry_id is not None:
+        query = query.where(Entry.id == entry_id)
+    rows = (await session.execute(query)).all()
+    if entry_id is not None:
+        if not rows:
+            raise RuleViolation(12, f"entry {entry_id} is not player {player.id}'s")
+        entry, purchase = rows[0]
+        if entry.status is not EntryStatus.AVAILABLE:
+            raise RuleViolation(9, f"entry {entry.id} is {entry.status.value}, not available")
+        check_entry_valid_for_heat(settings, purchase.purchased_at, heat.scheduled_start)
+        return entry
+    first_error: RuleViolation | None = None
+    for entry, purchase in rows:
+        if entry.status is not EntryStatus.AVAILABLE:
+            continue
+        try:
+            check_entry_valid_for_heat(settings, purchase.purchased_at, heat.scheduled_start)
+        except RuleViolation as exc:
+            first_error = first_error or exc
+            continue
+        return entry
+    if first_error is not None:
+        raise first_error
+    raise RuleViolation(9, "no unused entry: buy one at the cash desk first (prior entry purchase)")
+
+
+@dataclass(frozen=True, slots=True)
+class SeatInfo:
+    """One seat as the heat runner and the displays see it."""
+
+    seat_id: int
+    seat_number: int
+    machine_id: str
+    entry_id: int
+    holder_player_id: int
+    holder_name: str
+    played_by: str  # the holder's name, or the proxy nominee's (rule 16)
+    status: SeatStatus
+    credits: int | None
+
+
+async def heat_seats(
+    session: AsyncSession, heat_id: int, *, include_inactive: bool = False
+) -> list[SeatInfo]:
+    """The seats of a heat in seat order, with who plays each and its score if any."""
+    await get(session, Heat, heat_id, "heat")
+    query = (
+        select(Seat, Player, Score.final_credits, Proxy.nominee_name)
+        .join(Player, Player.id == Seat.holder_player_id)
+        .outerjoin(Score, Score.seat_id == Seat.id)
+        .outerjoin(Proxy, Proxy.seat_id == Seat.id)
+        .where(Seat.heat_id == heat_id)
+        .order_by(Seat.seat_number)
+    )
+    if not include_inactive:
+        query = query.where(Seat.status.not_in(_INACTIVE))
+    out = []
+    for seat, player, credits, nominee in (await session.execute(query)).all():
+        out.append(
+            SeatInfo(
+                seat.id,
+                seat.seat_number,
+                seat.machine_id,
+                seat.entry_id,
+                player.id,
+                player.name,
+                nominee or player.name,
+                seat.status,
+                credits,
+            )
+        )
+    return out
+
+
+async def begin_heat(
+    session: AsyncSession,
+    heat_id: int,
+    *,
+    present_seats: Collection[int],
+    at: datetime,
+    actor: str,
+) -> list[int]:
+    """The announced start of a heat (rule 22): seats whose player (or proxy) is not
+    present are forfeited without refund; in a final stage, a player's extra seats with
+    no proxy form are forfeited (rule 16); seats of disqualified players drop out (rule 2).
+    The heat goes to ``running``.  Returns the forfeited seat numbers."""
+    actor = require_actor(actor)
+    heat = await get(session, Heat, heat_id, "heat")
+    if heat.status not in (HeatStatus.SCHEDULED, HeatStatus.ARMED, HeatStatus.RESTARTED):
+        raise RuleViolation(22, f"{heat_label(heat)} is {heat.status.value}; it cannot start")
+    if at < heat.scheduled_start and heat.status is not HeatStatus.RESTARTED:
+        raise RuleViolation(22, f"{heat_label(heat)} is advertised for {heat.scheduled_start}")
+    seats = [s for s in await live_seats(session, heat.id) if s.status is not SeatStatus.PLAYED]
+    numbers = {s.seat_number for s in seats}
+    unknown = set(present_seats) - numbers
+    if unknown:
+        raise RuleViolation(22, f"seats {sorted(unknown)} hold nobody in {heat_label(heat)}")
+    bad_players, bad_entries = await disqualified_sets(session, heat.tournament_id)
+    forfeited: list[int] = []
+    disqualified: list[int] = []
+    no_proxy: set[int] = set()
+    if is_final_stage(heat.stage):
+        from gateway.tournament.services.finals import stage_seats
+
+        stage = await stage_seats(session, heat.tournament_id, heat.stage)
+        proxied = {
+            seat_id
+            for seat_id in (
+                await session.execute(
+                    select(Proxy.seat_id).where(
+                        Proxy.tournament_id == heat.tournament_id, Proxy.stage == heat.stage
+                    )
+                )
+            ).scalars()
+            if seat_id is not None
+        }
+        no_proxy = set(seats_forfeited_at_start(stage, proxied))
+    absent = set(absent_seats({s.seat_number: s.seat_number for s in seats}, present_seats))
+    for seat in seats:
+        if seat.holder_player_id in bad_players or seat.entry_id in bad_entries:
+            seat.status = SeatStatus.DISQUALIFIED
+            disqualified.append(seat.seat_number)
+        elif seat.id in no_proxy or seat.seat_number in absent:
+            seat.status = SeatStatus.FORFEITED
+            forfeited.append(seat.seat_number)
+            if heat.stage is Stage.QUALIFYING:
+                entry = await get(session, Entry, seat.entry_id, "entry")
+                entry.status = EntryStatus.FORFEITED
+                entry.status_changed_at = at
+        else:
+            seat.status = SeatStatus.PRESENT
+    heat.status = HeatStatus.RUNNING
+    heat.started_at = at
+    await session.flush()
+    await record(
+        session,
+        actor,
+        "heat.begin",
+        f"heat:{heat.id}",
+        None,
+        present=sorted(present_seats),
+        forfeited_absent=sorted(absent & set(forfeited)),
+        forfeited_no_proxy=sorted(s.seat_number for s in seats if s.id in no_proxy),
+        disqualified=disqualified,
+    )
+    return sorted(forfeited)
+
+
+async def finish_heat(session: AsyncSession, heat_id: int, *, at: datetime, actor: str) -> Heat:
+    """Close a heat once every seat still in play has its score (rule 12)."""
+    actor = require_actor(actor)
+    heat = await get(session, Heat, heat_id, "heat")
+    if heat.status not in IN_PROGRESS:
+        raise RuleViolation(20, f"{heat_label(heat)} is {heat.status.value}, not under way")
+    waiting = [
+        s.seat_number for s in await live_seats(session, heat.id) if s.status is SeatStatus.PRESENT
+    ]
+    if waiting:
+        raise RuleViolation(
+            12, f"seats {waiting} have no score yet: record them or mark the machine malfunctioned"
+        )
+    heat.status = HeatStatus.CLOSED
+    heat.ended_at = at
+    await session.flush()
+    await record(session, actor, "heat.finish", f"heat:{heat.id}", None, ended_at=at)
+    return heat

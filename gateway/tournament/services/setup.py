@@ -1,0 +1,262 @@
+"""Tournaments and their heat schedule (rules 10, 13, 14, 21)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from gateway.tournament.rules.enums import HeatStatus, NoticeKind, Stage
+from gateway.tournament.rules.seating import check_reschedule
+from gateway.tournament.rules.violations import RuleViolation
+from gateway.tournament.services.common import (
+    aware,
+    extra_settings_json,
+    find_tournament,
+    get,
+    heat_facts,
+    heat_label,
+    live_seats,
+    load_settings,
+    record,
+    require_actor,
+    require_reason,
+    seat_numbers,
+)
+from gateway.tournament.settings import TournamentSettings
+from gateway.tournament.tables import TournamentRuleSettings
+from storage.floor import FloorBank
+from storage.tournament import Heat, HeatNotice, Tournament
+
+
+async def create_tournament(
+    session: AsyncSession,
+    name: str,
+    settings: TournamentSettings,
+    *,
+    actor: str,
+    qualifying_starts_at: datetime | None = None,
+    qualifying_ends_at: datetime | None = None,
+) -> Tournament:
+    actor = require_actor(actor)
+    if not name.strip():
+        raise RuleViolation(None, "name: a tournament needs a name")
+    exists = await session.execute(select(Tournament.id).where(Tournament.name == name))
+    if exists.first() is not None:
+        raise RuleViolation(None, f"name: tournament {name!r} already exists")
+    if qualifying_starts_at and qualifying_ends_at and qualifying_ends_at <= qualifying_starts_at:
+        raise RuleViolation(13, "the qualifying period must end after it starts")
+    tournament = Tournament(
+        name=name.strip(),
+        venue_tz=settings.venue_zone,
+        entry_price_cents=settings.seat_price_cents,
+        entry_validity=settings.validity,
+        semi_final_size=settings.semi_final_qualifiers,
+        direct_final_places=settings.direct_final_places,
+        final_quota=settings.finalists_from_semis,
+        minimum_age=settings.minimum_age,
+        qualifying_starts_at=qualifying_starts_at,
+        qualifying_ends_at=qualifying_ends_at,
+    )
+    session.add(tournament)
+    await session.flush()
+    session.add(
+        TournamentRuleSettings(
+            tournament_id=tournament.id, settings_json=extra_settings_json(settings)
+        )
+    )
+    await record(
+        session,
+        actor,
+        "tournament.create",
+        f"tournament:{tournament.id}",
+        None,
+        name=tournament.name,
+        settings=settings.to_json(),
+    )
+    return tournament
+
+
+async def schedule_heat(
+    session: AsyncSession,
+    tournament_ref: int | str,
+    *,
+    stage: Stage,
+    starts_at: datetime,
+    bank_name: str,
+    duration_seconds: int,
+    starting_credits: int,
+    actor: str,
+    now: datetime,
+    number: int | None = None,
+    announced_via: str | None = None,
+) -> Heat:
+    """Put a heat on the schedule.  ``announced_via`` makes it an added heat (rule 21)."""
+    actor = require_actor(actor)
+    tournament = await find_tournament(session, tournament_ref)
+    aware(starts_at, "starts_at")
+    if starts_at <= now:
+        raise RuleViolation(11, "a heat is scheduled ahead of time (advertised dates and times)")
+    if duration_seconds <= 0 or starting_credits <= 0:
+        raise RuleViolation(None, "duration and starting credits must be positive")
+    if await session.get(FloorBank, bank_name) is None:
+        raise RuleViolation(None, f"bank {bank_name!r} is not on the floor")
+    if not await seat_numbers(session, bank_name):
+        raise RuleViolation(None, f"bank {bank_name!r} has no machine in service")
+    if number is None:
+        highest = await session.scalar(
+            select(func.max(Heat.number)).where(
+                Heat.tournament_id == tournament.id, Heat.stage == stage
+            )
+        )
+        number = (highest or 0) + 1
+    taken = await session.execute(
+        select(Heat.id).where(
+            Heat.tournament_id == tournament.id, Heat.stage == stage, Heat.number == number
+        )
+    )
+    if number < 1 or taken.first() is not None:
+        raise RuleViolation(None, f"number: {stage.value} heat {number} already exists")
+    heat = Heat(
+        tournament_id=tournament.id,
+        stage=stage,
+        number=number,
+        scheduled_start=starts_at,
+        duration_seconds=duration_seconds,
+        starting_credits=starting_credits,
+        bank_name=bank_name,
+        status=HeatStatus.SCHEDULED,
+    )
+    session.add(heat)
+    await session.flush()
+    if announced_via:
+        session.add(
+            HeatNotice(
+                heat_id=heat.id,
+                kind=NoticeKind.ADDED,
+                new_start=starts_at,
+                announced_via=announced_via,
+                announced_at=now,
+                changed_by=actor,
+            )
+        )
+    await record(
+        session,
+        actor,
+        "heat.schedule",
+        f"heat:{heat.id}",
+        None,
+        tournament_id=tournament.id,
+        stage=stage,
+        number=number,
+        starts_at=starts_at,
+        bank=bank_name,
+        duration_seconds=duration_seconds,
+        starting_credits=starting_credits,
+    )
+    return heat
+
+
+async def reschedule_heat(
+    session: AsyncSession,
+    heat_id: int,
+    *,
+    new_start: datetime,
+    announced_via: str,
+    announced_at: datetime,
+    reason: str,
+    actor: str,
+    now: datetime,
+) -> Heat:
+    """Rule 10: change a heat's time, announced via MC/marketing beforehand and recorded."""
+    actor = require_actor(actor)
+    reason = require_reason(reason, 10)
+    if not announced_via.strip():
+        raise RuleViolation(10, "say how the change was announced (MC, POS, marketing)")
+    heat = await get(session, Heat, heat_id, "heat")
+    tournament = await get(session, Tournament, heat.tournament_id, "tournament")
+    settings = await load_settings(session, tournament)
+    aware(new_start, "new start")
+    check_reschedule(
+        await heat_facts(session, heat), new_start, now, announced_at, settings.reschedule_notice
+    )
+    old = heat.scheduled_start
+    session.add(
+        HeatNotice(
+            heat_id=heat.id,
+            kind=NoticeKind.RESCHEDULED,
+            old_start=old,
+            new_start=new_start,
+            announced_via=announced_via,
+            announced_at=announced_at,
+            changed_by=actor,
+            note=reason,
+        )
+    )
+    heat.scheduled_start = new_start
+    heat.status = HeatStatus.SCHEDULED
+    await session.flush()
+    await record(
+        session,
+        actor,
+        "heat.reschedule",
+        f"heat:{heat.id}",
+        reason,
+        old_start=old,
+        new_start=new_start,
+        announced_via=announced_via,
+        announced_at=announced_at,
+    )
+    return heat
+
+
+@dataclass(frozen=True, slots=True)
+class HeatSummary:
+    heat_id: int
+    tournament_id: int
+    stage: Stage
+    number: int
+    label: str
+    status: HeatStatus
+    starts_at: datetime
+    duration: timedelta
+    starting_credits: int
+    bank_name: str
+    seats: int
+    booked: int
+    restarts: int
+
+
+async def list_heats(
+    session: AsyncSession, tournament_ref: int | str, stage: Stage | None = None
+) -> list[HeatSummary]:
+    tournament = await find_tournament(session, tournament_ref)
+    query = select(Heat).where(Heat.tournament_id == tournament.id)
+    if stage is not None:
+        query = query.where(Heat.stage == stage)
+    heats = (await session.execute(query.order_by(Heat.scheduled_start, Heat.id))).scalars().all()
+    out = []
+    for heat in heats:
+        out.append(await summarise_heat(session, heat))
+    return out
+
+
+async def summarise_heat(session: AsyncSession, heat: Heat) -> HeatSummary:
+    facts = await heat_facts(session, heat)
+    return HeatSummary(
+        heat_id=heat.id,
+        tournament_id=heat.tournament_id,
+        stage=heat.stage,
+        number=heat.number,
+        label=heat_label(heat),
+        status=heat.status,
+        starts_at=heat.scheduled_start,
+        duration=timedelta(seconds=heat.duration_seconds),
+        starting_credits=heat.starting_credits,
+        bank_name=heat.bank_name,
+        seats=len(facts.seat_numbers),
+        booked=len(await live_seats(session, heat.id)),
+        restarts=heat.restarts,
+    )

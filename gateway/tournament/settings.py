@@ -1,0 +1,164 @@
+"""Per-tournament settings: the knobs the rules sheet leaves to the casino.
+
+Stored as JSON on the tournament row (``to_json`` / ``from_json``), so a tournament's
+rules can never change under it by editing code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from gateway.tournament.rules.enums import EntryValidity as Validity
+from gateway.tournament.rules.violations import RuleViolation
+
+__all__ = ["DEFAULT_PACKAGES", "Package", "TournamentSettings", "Validity"]
+
+
+@dataclass(frozen=True, slots=True)
+class Package:
+    """An entry package sold at the cash desk (rules 5–8)."""
+
+    code: str
+    price_cents: int
+    seats: int
+    # Casino (promotional) credit bundled with the package: recorded, never usable in a heat
+    # and never convertible to tournament credits (rules 6/8).
+    casino_credit_cents: int = 0
+
+
+DEFAULT_PACKAGES: tuple[Package, ...] = (
+    Package("single", 5000, 1),
+    Package("R200", 20000, 4),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentSettings:
+    venue_zone: str = "Africa/Johannesburg"
+    seat_price_cents: int = 5000  # rule 5: R50 a seat
+    packages: tuple[Package, ...] = field(default=DEFAULT_PACKAGES)
+    validity: Validity = Validity.SAME_DAY
+    minimum_age: int = 18  # rule 1
+    direct_final_places: int = 1  # rule 13: the top single entry goes straight to the final
+    semi_final_qualifiers: int = 49  # rule 14
+    finalists_from_semis: int = 8  # rule 17: the advertised quota
+    prize_places: int = 3  # rule 19: places that need a strict order
+    postpone_after: timedelta = timedelta(minutes=30)  # rule 20: "a reasonable period"
+    reschedule_notice: timedelta = timedelta(hours=1)  # rule 10: announced before the change
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    @property
+    def zone(self) -> ZoneInfo:
+        return ZoneInfo(self.venue_zone)
+
+    def package(self, code: str) -> Package:
+        for package in self.packages:
+            if package.code == code:
+                return package
+        known = ", ".join(p.code for p in self.packages)
+        raise RuleViolation(5, f"unknown entry package {code!r} (on sale: {known})")
+
+    def validate(self) -> None:
+        try:
+            ZoneInfo(self.venue_zone)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise RuleViolation(None, f"venue_zone: unknown time zone {self.venue_zone!r}") from exc
+        if self.seat_price_cents <= 0:
+            raise RuleViolation(5, "seat_price_cents must be positive")
+        codes = [p.code for p in self.packages]
+        if not codes or len(set(codes)) != len(codes):
+            raise RuleViolation(6, "packages must be a non-empty list with unique codes")
+        for p in self.packages:
+            if p.seats <= 0 or p.price_cents <= 0 or p.casino_credit_cents < 0:
+                raise RuleViolation(6, f"package {p.code!r}: seats and price must be positive")
+        if self.minimum_age < 18:
+            raise RuleViolation(1, "minimum_age may not be below 18")
+        if min(self.direct_final_places, self.semi_final_qualifiers, self.finalists_from_semis) < 1:
+            raise RuleViolation(14, "qualifier counts must be at least 1")
+        if self.prize_places < 1:
+            raise RuleViolation(19, "prize_places must be at least 1")
+        if self.postpone_after <= timedelta(0) or self.reschedule_notice < timedelta(0):
+            raise RuleViolation(20, "postpone_after must be positive, reschedule_notice >= 0")
+
+    def with_changes(self, **changes: Any) -> TournamentSettings:
+        return replace(self, **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "venue_zone": self.venue_zone,
+            "seat_price_cents": self.seat_price_cents,
+            "packages": [
+                {
+                    "code": p.code,
+                    "price_cents": p.price_cents,
+                    "seats": p.seats,
+                    "casino_credit_cents": p.casino_credit_cents,
+                }
+                for p in self.packages
+            ],
+            "validity": self.validity.value,
+            "minimum_age": self.minimum_age,
+            "direct_final_places": self.direct_final_places,
+            "semi_final_qualifiers": self.semi_final_qualifiers,
+            "finalists_from_semis": self.finalists_from_semis,
+            "prize_places": self.prize_places,
+            "postpone_after_s": int(self.postpone_after.total_seconds()),
+            "reschedule_notice_s": int(self.reschedule_notice.total_seconds()),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TournamentSettings:
+        """Build from stored JSON; a missing key takes its default, a bad one names itself."""
+        known = set(cls.__dataclass_fields__) | {"postpone_after_s", "reschedule_notice_s"}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise RuleViolation(None, f"settings: unknown key {unknown[0]!r}")
+        kwargs: dict[str, Any] = {}
+        try:
+            for key in ("venue_zone",):
+                if key in data:
+                    kwargs[key] = str(data[key])
+            for key in (
+                "seat_price_cents",
+                "minimum_age",
+                "direct_final_places",
+                "semi_final_qualifiers",
+                "finalists_from_semis",
+                "prize_places",
+            ):
+                if key in data:
+                    kwargs[key] = _strict_int(key, data[key])
+            if "validity" in data:
+                kwargs["validity"] = Validity(data["validity"])
+            if "packages" in data:
+                kwargs["packages"] = tuple(
+                    Package(
+                        code=str(p["code"]),
+                        price_cents=_strict_int("price_cents", p["price_cents"]),
+                        seats=_strict_int("seats", p["seats"]),
+                        casino_credit_cents=_strict_int(
+                            "casino_credit_cents", p.get("casino_credit_cents", 0)
+                        ),
+                    )
+                    for p in data["packages"]
+                )
+            if "postpone_after_s" in data:
+                seconds = _strict_int("postpone_after_s", data["postpone_after_s"])
+                kwargs["postpone_after"] = timedelta(seconds=seconds)
+            if "reschedule_notice_s" in data:
+                seconds = _strict_int("reschedule_notice_s", data["reschedule_notice_s"])
+                kwargs["reschedule_notice"] = timedelta(seconds=seconds)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise RuleViolation(None, f"settings: invalid value ({exc})") from exc
+        return cls(**kwargs)
+
+
+def _strict_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RuleViolation(None, f"settings: {name} must be an integer, got {value!r}")
+    return value

@@ -1,0 +1,321 @@
+"""A thin, self-healing aiomqtt session shared by boards, drivers and the feed.
+
+Theory of operation:
+
+* One background task owns the connection.  When the broker goes away (restart,
+  network cut) it reconnects with a bounded exponential back-off, re-subscribes every
+  registered route (we use clean sessions, so the broker remembers nothing) and then
+  runs the ``on_connect`` callbacks: boards republish their retained state, drivers
+  resend commands still awaiting a reply.  That is the "state resync".
+* Publishes are QoS 1 by default and bounded: at most ``max_inflight`` at a time wait
+  for their PUBACK, the rest queue on a semaphore instead of piling up in paho.  A
+  publish while disconnected waits for the reconnect up to ``publish_timeout`` and then
+  raises :class:`MqttUnavailable` (the caller's retry policy decides).
+* Incoming messages go to the handler of the first matching route.  Handler errors
+  (malformed or unknown payloads) are logged, counted in :class:`SessionStats` and
+  dropped; they never stop the receive loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import ssl
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import aiomqtt
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[str, bytes], None]
+ConnectCallback = Callable[[], Awaitable[None]]
+
+
+class MqttUnavailable(ConnectionError):
+    """Not connected to the broker within the allowed time."""
+
+
+@dataclass(frozen=True, slots=True)
+class MqttSettings:
+    host: str
+    port: int = 1883
+    username: str | None = None
+    password: str | None = None
+    tls: bool = False
+    ca_file: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
+    tls_insecure: bool = False  # skip hostname check (self-signed lab brokers only)
+    mqtt5: bool = False  # amqtt speaks 3.1.1 only; Mosquitto does both
+    keepalive: int = 20
+    max_inflight: int = 64
+    connect_timeout: float = 5.0
+    publish_timeout: float = 10.0
+    reconnect_min: float = 0.1
+    reconnect_max: float = 3.0
+
+    @classmethod
+    def from_url(cls, url: str) -> MqttSettings:
+        """``mqtt://[user:pass@]host[:port][?mqtt5=1]``; TLS with ``mqtts://`` or ``?tls=1``,
+        plus ``ca=``, ``cert=``, ``key=`` file paths and ``insecure=1``."""
+        parts = urlsplit(url)
+        if parts.scheme not in ("mqtt", "mqtts") or not parts.hostname:
+            raise ValueError(f"broker URL must be mqtt://HOST[:PORT] or mqtts://..., not {url!r}")
+        query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+        tls = parts.scheme == "mqtts" or query.get("tls") == "1"
+        return cls(
+            host=parts.hostname,
+            port=parts.port or (8883 if tls else 1883),
+            username=unquote(parts.username) if parts.username else None,
+            password=unquote(parts.password) if parts.password else None,
+            tls=tls,
+            ca_file=query.get("ca"),
+            cert_file=query.get("cert"),
+            key_file=query.get("key"),
+            tls_insecure=query.get("insecure") == "1",
+            mqtt5=query.get("mqtt5") == "1",
+        )
+
+    @property
+    def broker_key(self) -> str:
+        """Identifies one broker connection (for sharing a session)."""
+        return f"{'mqtts' if self.tls else 'mqtt'}://{self.username or ''}@{self.host}:{self.port}"
+
+    def tls_context(self) -> ssl.SSLContext | None:
+        if not self.tls:
+            return None
+        context = ssl.create_default_context(cafile=self.ca_file)
+        if self.cert_file:
+            context.load_cert_chain(self.cert_file, self.key_file)
+        if self.tls_insecure:
+            context.check_hostname = False
+        return context
+
+
+@dataclass(slots=True)
+class SessionStats:
+    connects: int = 0
+    received: int = 0
+    dropped: int = 0  # malformed, unknown or unrouted payloads
+    published: int = 0
+    handler_errors: dict[str, int] = field(default_factory=dict)
+
+    def count_drop(self, reason: str) -> None:
+        self.dropped += 1
+        self.handler_errors[reason] = self.handler_errors.get(reason, 0) + 1
+
+
+@dataclass(frozen=True, slots=True)
+class WillMessage:
+    topic: str
+    payload: bytes
+    retain: bool = True
+
+
+def topic_matches(topic_filter: str, topic: str) -> bool:
+    """MQTT filter matching (``+`` one level, ``#`` the rest)."""
+    f_parts, t_parts = topic_filter.split("/"), topic.split("/")
+    for i, part in enumerate(f_parts):
+        if part == "#":
+            return True
+        if i >= len(t_parts) or (part != "+" and part != t_parts[i]):
+            return False
+    return len(f_parts) == len(t_parts)
+
+
+class MqttSession:
+    def __init__(
+        self,
+        settings: MqttSettings,
+        *,
+        client_id: str | None = None,
+        will: WillMessage | None = None,
+    ) -> None:
+        self.settings = settings
+        self.client_id = client_id or f"reelgate-{uuid.uuid4().hex[:12]}"
+        self.will = will
+        self.stats = SessionStats()
+        self.connected = asyncio.Event()
+        self._routes: list[tuple[str, Handler]] = []
+        self._on_connect: list[ConnectCallback] = []
+        self._client: aiomqtt.Client | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._closing = asyncio.Event()
+        self._inflight = asyncio.Semaphore(settings.max_inflight)
+        self._callbacks: set[asyncio.Task[None]] = set()
+        # Resolved when the current connection is lost (a fresh one per connection).
+        self._lost: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    # -- registration ------------------------------------------------------------------
+    async def route(self, topic_filter: str, handler: Handler) -> None:
+        """Deliver messages matching ``topic_filter`` to ``handler`` (now and after every
+        reconnect)."""
+        self._routes.append((topic_filter, handler))
+        client = self._client
+        if client is not None and self.connected.is_set():
+            with contextlib.suppress(aiomqtt.MqttError):  # the reconnect will subscribe
+                await client.subscribe(topic_filter, qos=1)
+
+    async def unroute(self, topic_filter: str) -> None:
+        self._routes = [(f, h) for f, h in self._routes if f != topic_filter]
+        client = self._client
+        if client is not None and self.connected.is_set():
+            with contextlib.suppress(aiomqtt.MqttError):
+                await client.unsubscribe(topic_filter)
+
+    def on_connect(self, callback: ConnectCallback) -> None:
+        """Run ``callback`` after every (re)connect, once routes are subscribed."""
+        self._on_connect.append(callback)
+
+    # -- lifecycle ---------------------------------------------------------------------
+    async def start(self, *, wait: bool = True) -> None:
+        if self._task is None:
+            self._closing.clear()
+            self._task = asyncio.create_task(self._run(), name=f"mqtt-{self.client_id}")
+        if wait:
+            try:
+                await asyncio.wait_for(self.connected.wait(), self.settings.connect_timeout)
+            except TimeoutError:
+                await self.close()
+                raise MqttUnavailable(
+                    f"no MQTT broker at {self.settings.host}:{self.settings.port}"
+                ) from None
+
+    async def close(self) -> None:
+        self._closing.set()
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        for cb in list(self._callbacks):
+            cb.cancel()
+        self.connected.clear()
+
+    async def abort(self) -> None:
+        """Drop the TCP connection without DISCONNECT, as a crash or cable cut would:
+        the broker then publishes our last will.  For fault tests and demos."""
+        self._closing.set()
+        client = self._client
+        if client is not None:
+            sock = client._client.socket()  # aiomqtt has no public abort
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.close()
+        await self.close()
+
+    # -- traffic -----------------------------------------------------------------------
+    async def publish(
+        self, topic: str, payload: bytes, *, retain: bool = False, qos: int = 1
+    ) -> None:
+        async with self._inflight:
+            deadline = asyncio.get_running_loop().time() + self.settings.publish_timeout
+            while True:
+                client = self._client
+                lost = self._lost
+                if client is not None and self.connected.is_set() and not lost.done():
+                    # aiomqtt waits for a PUBACK even after the link died; race it
+                    # against the loss of this connection and resend on the next one.
+                    sending = asyncio.ensure_future(
+                        client.publish(
+                            topic,
+                            payload,
+                            qos=qos,
+                            retain=retain,
+                            timeout=self.settings.publish_timeout,
+                        )
+                    )
+                    try:
+                        await asyncio.wait({sending, lost}, return_when=asyncio.FIRST_COMPLETED)
+                    finally:
+                        if not sending.done():
+                            sending.cancel()
+                    if sending.done() and not sending.cancelled():
+                        exc = sending.exception()
+                        if exc is None:
+                            self.stats.published += 1
+                            return
+                        if not isinstance(exc, aiomqtt.MqttError):
+                            raise exc
+                        log.debug("publish to %s failed (%s); waiting for reconnect", topic, exc)
+                remaining = deadline - asyncio.get_running_loop().time()
+                if remaining <= 0 or self._closing.is_set():
+                    raise MqttUnavailable(f"could not publish to {topic}: broker unavailable")
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.connected.wait(), min(remaining, 1.0))
+
+    def _dispatch(self, topic: str, payload: bytes) -> None:
+        self.stats.received += 1
+        for topic_filter, handler in self._routes:
+            if topic_matches(topic_filter, topic):
+                try:
+                    handler(topic, payload)
+                except ValueError as exc:  # PayloadError, TopicError: bad input, not a bug
+                    self.stats.count_drop(type(exc).__name__)
+                    log.warning("dropped message on %s: %s", topic, exc)
+                return
+        self.stats.count_drop("unrouted")
+
+    def _make_client(self) -> aiomqtt.Client:
+        s = self.settings
+        will = None
+        if self.will is not None:
+            will = aiomqtt.Will(self.will.topic, self.will.payload, qos=1, retain=self.will.retain)
+        return aiomqtt.Client(
+            s.host,
+            s.port,
+            username=s.username,
+            password=s.password,
+            identifier=self.client_id,
+            protocol=aiomqtt.ProtocolVersion.V5 if s.mqtt5 else aiomqtt.ProtocolVersion.V311,
+            will=will,
+            clean_session=None if s.mqtt5 else True,
+            keepalive=s.keepalive,
+            timeout=s.connect_timeout,
+            max_inflight_messages=s.max_inflight,
+            tls_context=s.tls_context(),
+            tls_insecure=s.tls_insecure if s.tls else None,
+        )
+
+    async def _run(self) -> None:
+        delay = self.settings.reconnect_min
+        while not self._closing.is_set():
+            try:
+                async with self._make_client() as client:
+                    self._lost = asyncio.get_running_loop().create_future()
+                    self._client = client
+                    for topic_filter, _ in list(self._routes):
+                        await client.subscribe(topic_filter, qos=1)
+                    self.stats.connects += 1
+                    self.connected.set()
+                    delay = self.settings.reconnect_min
+                    for callback in list(self._on_connect):
+                        task = asyncio.create_task(self._guard(callback))
+                        self._callbacks.add(task)
+                        task.add_done_callback(self._callbacks.discard)
+                    async for message in client.messages:
+                        payload = message.payload
+                        if not isinstance(payload, bytes | bytearray):
+                            payload = str(payload).encode() if payload is not None else b""
+                        self._dispatch(message.topic.value, bytes(payload))
+            except aiomqtt.MqttError as exc:
+                if not self._closing.is_set():
+                    log.info("MQTT %s: connection lost (%s); reconnecting", self.client_id, exc)
+            finally:
+                self._client = None
+                self.connected.clear()
+                if not self._lost.done():
+                    self._lost.set_result(None)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closing.wait(), delay)
+            delay = min(delay * 2, self.settings.reconnect_max)
+
+    async def _guard(self, callback: ConnectCallback) -> None:
+        try:
+            await callback()
+        except (MqttUnavailable, aiomqtt.MqttError) as exc:
+            log.info("resync after connect failed (%s); next connect retries", exc)

@@ -1,0 +1,402 @@
+"""Async SAS host client: typed polls to one EGM over any carrier.
+
+The client is a thin asyncio shell around the core's :class:`HostLink` (h11 style): bytes
+from the carrier go into the link, the link's deadlines become one event-loop timer, and
+the link's events resolve one future per poll.  The link does the SAS work -- framing,
+implied ACK, repeat-as-NACK with the same data, up to 3 tries, the reply timeout and the
+inter-byte gap; the client adds what needs a clock and an event loop:
+
+* **Poll spacing.**  Requests to one EGM are at least ``min_spacing`` apart (SAS: at most
+  one poll every 200 ms, 40 ms for EGMs with real-time events; sas.md §1).  The spacing
+  is measured between request starts; a repeat inside one request (the SAS NACK) follows
+  the link's own timing, as the protocol intends.
+* **Busy.**  ``addr 00`` means "ask again later": the request is re-sent after the spacing,
+  up to ``busy_tries`` times in all, then :class:`SasBusy`.
+* **Capabilities.**  :meth:`SasClient.capabilities` reads LP A0 once per machine (bit 3 of
+  features byte 1 = tournament mode); tournament polls to a machine without it raise
+  :class:`SasUnsupported` instead of timing out against a silent EGM.
+* **Typed errors**, one per thing a caller does differently: :class:`SasTimeout`,
+  :class:`SasLinkLost`, :class:`SasProtocolFault` (transient) and :class:`SasRefused` /
+  :class:`SasBusy` / :class:`SasUnsupported` (the machine said no).  The gateway's SAS
+  driver maps them onto :mod:`gateway.driver`'s exceptions.
+
+Over TCP an interface board adds network latency, so :data:`TCP_SETTINGS` widens the
+20 ms reply timeout and the 5 ms gap; a serial loop uses the SAS values.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from collections import deque
+from dataclasses import dataclass
+from typing import TypeVar
+
+from protocols.sas.aft import (
+    AftLockCode,
+    AftLockRequest,
+    AftStatusReply,
+    AftTransfer,
+    AftTransferReply,
+    AftTransferStatus,
+)
+from protocols.sas.carriers import Carrier
+from protocols.sas.endpoint import Endpoint, parse_endpoint
+from protocols.sas.errors import ProtocolError
+from protocols.sas.link import HostLink, LinkSettings, PollFailed, PollReply, Retrying
+from protocols.sas.messages import (
+    Ack,
+    Busy,
+    Chirp,
+    CurrentCreditsReply,
+    DateTimeReply,
+    EgmMessage,
+    EnabledFeaturesReply,
+    ExceptionReply,
+    GamingMachineMetersReply,
+    GeneralPoll,
+    HostMessage,
+    MachineInfoReply,
+    MetersReply,
+    SendCurrentCredits,
+    SendDateTime,
+    SendEnabledFeatures,
+    SendGamingMachineMeters,
+    SendMachineInfo,
+    SendMeters,
+    SendTournamentMeters,
+    SendVersion,
+    SetDateTime,
+    Shutdown,
+    Startup,
+    TournamentMetersReply,
+    TournamentMode,
+    VersionReply,
+)
+
+SAS_MIN_SPACING = 0.200  # seconds between polls to one EGM (sas.md §1)
+SAS_MIN_SPACING_REAL_TIME = 0.040  # for EGMs with real-time event reporting
+TCP_SETTINGS = LinkSettings(reply_timeout=0.200, inter_byte_gap=0.050)
+SERIAL_SETTINGS = LinkSettings()
+MAX_EVENTS_PER_DRAIN = 64  # bound on general polls in one drain (the queue holds >= 20)
+
+
+class SasClientError(Exception):
+    """Base of the client's errors."""
+
+
+class SasTimeout(SasClientError):
+    """No usable reply after every try (the EGM stayed silent)."""
+
+
+class SasLinkLost(SasClientError):
+    """The carrier closed (socket dropped, port gone)."""
+
+
+class SasProtocolFault(SasClientError):
+    """Replies kept arriving corrupted (bad CRC, wrong length, garbage)."""
+
+
+class SasRefused(SasClientError):
+    """The EGM answered NACK to every try, or refused in its own reply."""
+
+
+class SasBusy(SasRefused):
+    """The EGM answered busy to every try."""
+
+
+class SasUnsupported(SasRefused):
+    """The EGM does not support what was asked (per its LP A0 features)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What one EGM says it can do (LP A0, game 0)."""
+
+    tournament: bool  # features byte 1 bit 3
+    aft: bool  # features byte 2 bit 6
+    features: bytes
+
+
+@dataclass(slots=True)
+class ClientStats:
+    polls: int = 0
+    retries: int = 0
+    failures: int = 0
+    busy: int = 0
+    chirps: int = 0
+    stray_errors: int = 0
+
+
+_R = TypeVar("_R", bound=EgmMessage)
+
+
+class SasClient:
+    """The host's conversation with one EGM at ``address`` on ``carrier``."""
+
+    def __init__(
+        self,
+        carrier: Carrier,
+        address: int = 1,
+        *,
+        settings: LinkSettings = TCP_SETTINGS,
+        min_spacing: float = SAS_MIN_SPACING,
+        busy_tries: int = 3,
+    ) -> None:
+        if not 1 <= address <= 127:
+            raise ValueError(f"SAS address must be 1..127, not {address}")
+        if busy_tries < 1:
+            raise ValueError("busy_tries must be >= 1")
+        self.address = address
+        self.carrier = carrier
+        self.min_spacing = min_spacing
+        self.busy_tries = busy_tries
+        self.stats = ClientStats()
+        self.capabilities_cache: Capabilities | None = None
+        self._loop = asyncio.get_running_loop()
+        self._link = HostLink(settings)
+        self._lock = asyncio.Lock()
+        self._waiter: asyncio.Future[EgmMessage] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._next_poll_at = 0.0
+        self._lost: Exception | None = None
+        self.chirps: deque[float] = deque(maxlen=32)  # loop-break chirps seen (loop time)
+        carrier.set_handlers(self._on_data, self._on_lost)
+
+    @classmethod
+    async def connect(
+        cls, endpoint: str | Endpoint, *, connect_seconds: float = 5.0, **kwargs: object
+    ) -> SasClient:
+        """Open ``endpoint`` (a ``sas+tcp://`` or ``sas+serial://`` URI) and return a client
+        for the address it names; serial loops get the SAS timing, TCP the wider one."""
+        ep = parse_endpoint(endpoint) if isinstance(endpoint, str) else endpoint
+        carrier = await ep.open_carrier(connect_seconds=connect_seconds)
+        if "settings" not in kwargs:
+            kwargs["settings"] = TCP_SETTINGS if ep.scheme == "sas+tcp" else SERIAL_SETTINGS
+        return cls(carrier, ep.address, **kwargs)  # type: ignore[arg-type]
+
+    @property
+    def closed(self) -> bool:
+        return self._lost is not None or self.carrier.closed
+
+    async def close(self) -> None:
+        self.carrier.close()
+        await self.carrier.wait_closed()
+
+    async def __aenter__(self) -> SasClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    # -- carrier and timer callbacks (the link does the protocol work) -------------------
+    def _on_data(self, data: bytes) -> None:
+        self._link.receive_data(data, self._loop.time())
+        self._pump()
+
+    def _on_lost(self, exc: Exception | None) -> None:
+        self._lost = exc or ConnectionResetError("carrier closed")
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(SasLinkLost(f"link to address {self.address} lost: {exc}"))
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self._link.handle_timers(self._loop.time())
+        self._pump()
+
+    def _pump(self) -> None:
+        out = self._link.data_to_send()  # a repeat (NACK) after a timeout or bad reply
+        if out and not self.carrier.closed:
+            self.carrier.write(out)
+        while (ev := self._link.next_event()) is not None:
+            waiter = self._waiter
+            if isinstance(ev, PollReply):
+                if waiter is not None and not waiter.done():
+                    waiter.set_result(ev.reply)
+            elif isinstance(ev, PollFailed):
+                self.stats.failures += 1
+                if waiter is not None and not waiter.done():
+                    waiter.set_exception(_failure(ev, self.address))
+            elif isinstance(ev, Retrying):
+                self.stats.retries += 1
+            elif isinstance(ev, Chirp):
+                self.stats.chirps += 1
+                self.chirps.append(self._loop.time())
+            elif isinstance(ev, ProtocolError):
+                self.stats.stray_errors += 1
+        deadline = self._link.next_deadline()
+        if self._timer is not None and (deadline is None or self._timer.when() != deadline):
+            self._timer.cancel()
+            self._timer = None
+        if deadline is not None and self._timer is None:
+            self._timer = self._loop.call_at(deadline, self._on_timer)
+
+    # -- one poll --------------------------------------------------------------------------
+    async def request(self, poll: HostMessage) -> EgmMessage:
+        """Send ``poll`` and return the EGM's answer (data reply, ACK or exception code),
+        honouring the poll spacing and retrying busy.  Raises a :class:`SasClientError`."""
+        if poll.addr != self.address:
+            raise ValueError(f"poll for address {poll.addr}, client is {self.address}")
+        async with self._lock:
+            for busy_try in range(1, self.busy_tries + 1):
+                reply = await self._exchange(poll)
+                if not isinstance(reply, Busy):
+                    return reply
+                self.stats.busy += 1
+                if busy_try == self.busy_tries:
+                    break
+            raise SasBusy(f"address {self.address} busy to LP {_name(poll)} after {busy_try} tries")
+
+    async def _exchange(self, poll: HostMessage) -> EgmMessage:
+        loop = self._loop
+        wait = self._next_poll_at - loop.time()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        if self._lost is not None or self.carrier.closed:
+            raise SasLinkLost(f"link to address {self.address} is closed")
+        now = loop.time()
+        self._next_poll_at = now + self.min_spacing
+        waiter: asyncio.Future[EgmMessage] = loop.create_future()
+        self._waiter = waiter
+        self.stats.polls += 1
+        try:
+            self.carrier.write(self._link.send(poll, now))
+            self._pump()
+            return await waiter
+        finally:
+            self._waiter = None
+
+    async def _expect(self, poll: HostMessage, kind: type[_R]) -> _R:
+        reply = await self.request(poll)
+        if not isinstance(reply, kind):
+            raise SasProtocolFault(
+                f"address {self.address}: {type(reply).__name__} to LP {_name(poll)}, "
+                f"expected {kind.__name__}"
+            )
+        return reply
+
+    async def _command(self, poll: HostMessage) -> None:
+        await self._expect(poll, Ack)
+
+    # -- typed polls -----------------------------------------------------------------------
+    async def general_poll(self) -> int:
+        """One general poll: the exception code at the head of the EGM's queue (0 = none).
+        The next poll implicitly acknowledges it (the link handles that)."""
+        reply = await self._expect(GeneralPoll(self.address), ExceptionReply)
+        return reply.code
+
+    async def events(self, limit: int = MAX_EVENTS_PER_DRAIN) -> list[int]:
+        """General-poll until the queue is empty (00 or 1F) or ``limit`` codes were read."""
+        codes: list[int] = []
+        for _ in range(limit):
+            code = await self.general_poll()
+            if code in (0x00, 0x1F):  # none / no activity, waiting for player
+                break
+            codes.append(code)
+        return codes
+
+    async def lock(self) -> None:
+        """LP 01: lock out play (a game in progress completes first)."""
+        await self._command(Shutdown(self.address))
+
+    async def unlock(self) -> None:
+        """LP 02: enable play."""
+        await self._command(Startup(self.address))
+
+    async def credits(self) -> int:
+        return (await self._expect(SendCurrentCredits(self.address), CurrentCreditsReply)).credits
+
+    async def machine_info(self) -> MachineInfoReply:
+        return await self._expect(SendMachineInfo(self.address), MachineInfoReply)
+
+    async def version(self) -> VersionReply:
+        return await self._expect(SendVersion(self.address), VersionReply)
+
+    async def features(self, game: int = 0) -> EnabledFeaturesReply:
+        return await self._expect(SendEnabledFeatures(self.address, game), EnabledFeaturesReply)
+
+    async def capabilities(self, *, refresh: bool = False) -> Capabilities:
+        """The machine's capabilities (LP A0, read once and cached)."""
+        if self.capabilities_cache is None or refresh:
+            reply = await self.features(0)
+            self.capabilities_cache = Capabilities(
+                tournament=reply.tournament_supported,
+                aft=bool(reply.features[1] & 0x40),
+                features=reply.features,
+            )
+        return self.capabilities_cache
+
+    async def read_clock(self) -> dt.datetime:
+        """LP 7E: the EGM's wall clock (naive: EGMs keep no time zone)."""
+        return (await self._expect(SendDateTime(self.address), DateTimeReply)).when
+
+    async def set_clock(self, when: dt.datetime) -> None:
+        """LP 7F: set the EGM's wall clock (naive venue wall time, whole seconds)."""
+        await self._command(SetDateTime(self.address, when))
+
+    async def meters(self) -> MetersReply:
+        """LP 0F: cancelled credits, coin in/out, drop, jackpot, games played."""
+        return await self._expect(SendMeters(self.address), MetersReply)
+
+    async def machine_meters(self) -> GamingMachineMetersReply:
+        """LP 1C: the eight gaming machine meters."""
+        return await self._expect(SendGamingMachineMeters(self.address), GamingMachineMetersReply)
+
+    async def _require_tournament(self) -> None:
+        if not (await self.capabilities()).tournament:
+            raise SasUnsupported(f"address {self.address}: no tournament mode (LP A0 bit 3 clear)")
+
+    async def enter_tournament(
+        self, credits: int, seconds: int, *, game: int = 0, pulses: bool = False
+    ) -> None:
+        """LP 8C: enter tournament mode with ``credits`` and a ``seconds`` timer.  The EGM
+        refuses (NACK) while cashable credits are on it and answers busy while a game,
+        tilt or handpay finishes (sas.md §5)."""
+        await self._require_tournament()
+        await self._command(TournamentMode.enter(self.address, game, seconds, credits, pulses))
+
+    async def exit_tournament(self, *, game: int = 0) -> None:
+        """LP 8C with time 00:00 and 0 credits [A]."""
+        await self._require_tournament()
+        await self._command(TournamentMode.exit(self.address, game))
+
+    async def tournament_meters(self, game: int = 0) -> TournamentMetersReply:
+        """LP 99: games played and won, credits wagered and won, in tournament mode."""
+        await self._require_tournament()
+        return await self._expect(SendTournamentMeters(self.address, game), TournamentMetersReply)
+
+    # -- AFT (the host-timed fallback's credit loading) --------------------------------------
+    async def aft_status(self, lock_code: int = AftLockCode.INTERROGATE) -> AftStatusReply:
+        """LP 74: lock for a transfer (00), cancel (80) or interrogate (FF)."""
+        cond = 0x03 if lock_code == AftLockCode.REQUEST_LOCK else 0
+        poll = AftLockRequest(self.address, lock_code, cond, 500 if cond else 0)
+        return await self._expect(poll, AftStatusReply)
+
+    async def aft_transfer(self, transfer: AftTransfer) -> AftTransferReply:
+        """LP 72: move funds; raises :class:`SasRefused` unless the EGM reports a full
+        transfer.  Re-sending the same transaction ID never moves money twice."""
+        reply = await self._expect(transfer, AftTransferReply)
+        if reply.transfer_status != AftTransferStatus.FULL_TRANSFER_OK:
+            status = reply.status
+            named = status.name.lower() if status is not None else f"{reply.transfer_status:02X}"
+            raise SasRefused(f"address {self.address}: funds transfer refused ({named})")
+        return reply
+
+
+def _name(poll: HostMessage) -> str:
+    if isinstance(poll, GeneralPoll):
+        return "general poll"
+    return f"{poll.encode()[1]:02X}"
+
+
+def _failure(ev: PollFailed, address: int) -> SasClientError:
+    what = f"address {address}: LP {_name(ev.poll)} failed after {ev.tries} tries"
+    if ev.reason == "timeout":
+        return SasTimeout(f"{what} (no reply)")
+    if ev.reason == "nack":
+        return SasRefused(f"{what} (NACK)")
+    return SasProtocolFault(f"{what} ({ev.error})")

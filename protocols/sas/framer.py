@@ -1,0 +1,276 @@
+"""Escaped byte stream -> frames -> messages, one parser per role.
+
+Both parsers own a :class:`~protocols.sas.wire.StreamDecoder`, take raw carrier bytes in
+any split (``feed()``), and return a list of events: decoded messages, typed
+:class:`~protocols.sas.errors.ProtocolError` instances, and a few framing facts.  They
+never raise on bad input.
+
+EGM side (:class:`HostFrameParser`) -- garbage and resync cases
+    * A wakeup byte always starts a new host message.  A frame still incomplete when it
+      arrives is reported as :class:`TruncatedFrameError` and dropped (resync point).
+    * Wakeup ``80|a`` is a general poll (one byte, no CRC): ours -> :class:`GeneralPoll`;
+      address 0 (sync) or another address -> :class:`OtherAddress` (implied ACK).
+    * Wakeup ``a`` (long poll) to another address -> :class:`OtherAddress`; its bytes
+      are skipped up to the next wakeup.  Address 0 (broadcast) and ours are framed.
+    * The command byte selects the length from the poll table: 2 bytes for type R, the
+      fixed length, or ``5 + len`` once the length byte is in.  An unknown command gives
+      :class:`UnknownPollError` and the rest is skipped up to the next wakeup (a real EGM
+      stays silent).
+    * A complete frame with a bad CRC, length or field -> that error, carrying the frame.
+    * Bytes with no wakeup outside a frame (other EGMs' replies on a multi-drop loop, line
+      noise, bytes after a complete frame) are counted in ``stray`` and dropped silently.
+    * An invalid escape (``FF x``) is reported and aborts the frame being collected.
+
+Host side (:class:`ReplyParser`) -- call ``expect(poll)`` after sending each poll
+    * General poll: the first byte is the exception code, the reply is complete.
+    * Otherwise ``addr|80`` -> :class:`Nack`; ``addr 00`` -> :class:`Busy`; an ACK-only
+      poll answered ``addr`` -> :class:`Ack` (a lone ``addr`` may still become ``addr 00``,
+      so it is held until the next byte or until ``gap()`` says the line went quiet);
+      ``addr cmd ...`` -> a data reply framed by the poll table and decoded.
+    * First byte neither ``addr`` nor ``addr|80``, or a wrong command byte ->
+      :class:`UnexpectedReplyError`; the reply is given up (the link retries the poll).
+    * ``gap()`` with a partial data reply -> :class:`TruncatedFrameError`.
+    * A wakeup byte from an EGM is a loop-break :class:`Chirp`.
+    * Bytes when no reply is awaited, and bytes after a complete reply, go to ``stray``.
+    * An invalid escape while a reply is awaited is reported and the reply given up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from protocols.sas.codec import decode_host_frame, decode_reply
+from protocols.sas.errors import (
+    EscapeError,
+    ProtocolError,
+    TruncatedFrameError,
+    UnexpectedReplyError,
+    UnknownPollError,
+)
+from protocols.sas.messages import (
+    Ack,
+    Busy,
+    Chirp,
+    EgmMessage,
+    ExceptionReply,
+    GeneralPoll,
+    HostMessage,
+    LongPoll,
+    Nack,
+)
+from protocols.sas.polls import POLLS, PollType, ReplyKind
+from protocols.sas.wire import StreamDecoder
+
+
+@dataclass(frozen=True, slots=True)
+class OtherAddress:
+    """The host addressed someone else (0 = sync/broadcast): an implied ACK for us."""
+
+    addr: int
+
+
+HostEvent = HostMessage | OtherAddress | ProtocolError
+ReplyEvent = EgmMessage | ProtocolError
+
+
+class HostFrameParser:
+    """EGM side: host messages for ``address`` (or for any address when it is None)."""
+
+    __slots__ = ("_buf", "_decoder", "_need", "address", "stray")
+
+    def __init__(self, address: int | None) -> None:
+        self.address = address
+        self._decoder = StreamDecoder()
+        self._buf: bytearray | None = None  # frame being collected (ours or broadcast)
+        self._need = 0  # its total length once known
+        self.stray = 0
+
+    def reset(self) -> None:
+        self._decoder.reset()
+        self._buf = None
+
+    @property
+    def escape_pending(self) -> bool:
+        """The stream ended inside an ``FF`` escape (its meaning needs the next byte)."""
+        return self._decoder.pending
+
+    def _ours(self, addr: int) -> bool:
+        return self.address is None or addr == self.address
+
+    def feed(self, data: bytes | bytearray) -> list[HostEvent]:
+        out: list[HostEvent] = []
+        for ev in self._decoder.feed_chunks(data):
+            if isinstance(ev, EscapeError):
+                out.append(ev)
+                self._buf = None
+                continue
+            chunk = ev.data
+            if ev.wakeup:
+                if self._buf is not None:
+                    out.append(TruncatedFrameError("host frame cut by a wakeup", self._buf))
+                    self._buf = None
+                first = chunk[0]
+                chunk = chunk[1:]
+                if first & 0x80:
+                    addr = first & 0x7F
+                    out.append(
+                        GeneralPoll(addr) if addr and self._ours(addr) else OtherAddress(addr)
+                    )
+                elif first == 0 or self._ours(first):
+                    self._buf = bytearray((first,))
+                    self._need = 0
+                else:
+                    out.append(OtherAddress(first))
+            if not chunk:
+                continue
+            if self._buf is None:
+                self.stray += len(chunk)
+                continue
+            self._buf += chunk
+            self._complete(out)
+        return out
+
+    def _complete(self, out: list[HostEvent]) -> None:
+        buf = self._buf
+        assert buf is not None
+        if not self._need:
+            if len(buf) < 2:
+                return
+            spec = POLLS.get(buf[1])
+            if spec is None:
+                out.append(UnknownPollError(f"unknown long poll {buf[1]:02X}", buf[:2]))
+                self.stray += len(buf) - 2
+                self._buf = None
+                return
+            need = 2 if spec.type is PollType.R else spec.host_frame_length(buf)
+            if need is None:
+                return
+            self._need = need
+        if len(buf) < self._need:
+            return
+        frame = bytes(buf[: self._need])
+        self.stray += len(buf) - self._need
+        self._buf = None
+        try:
+            out.append(decode_host_frame(frame))
+        except ProtocolError as exc:
+            out.append(exc)
+
+
+class ReplyParser:
+    """Host side: the EGM's answer to the poll given to :meth:`expect`."""
+
+    __slots__ = ("_buf", "_decoder", "_poll", "stray")
+
+    def __init__(self) -> None:
+        self._decoder = StreamDecoder()
+        self._poll: HostMessage | None = None
+        self._buf = bytearray()
+        self.stray = 0
+
+    @property
+    def awaiting(self) -> bool:
+        return self._poll is not None
+
+    @property
+    def escape_pending(self) -> bool:
+        """The stream ended inside an ``FF`` escape (its meaning needs the next byte)."""
+        return self._decoder.pending
+
+    @property
+    def partial(self) -> bool:
+        """Some bytes of the awaited reply are in."""
+        return bool(self._buf)
+
+    def expect(self, poll: HostMessage | None) -> None:
+        """Frame the next reply as an answer to ``poll`` (None: nothing is awaited)."""
+        if poll is not None and poll.addr == 0:
+            poll = None  # broadcasts and the sync general poll have no reply
+        self._poll = poll
+        self._buf = bytearray()
+
+    def feed(self, data: bytes | bytearray) -> list[ReplyEvent]:
+        out: list[ReplyEvent] = []
+        for ev in self._decoder.feed_chunks(data):
+            if isinstance(ev, EscapeError):
+                out.append(ev)
+                if self._poll is not None:
+                    self.expect(None)
+                continue
+            chunk = ev.data
+            if ev.wakeup:
+                first = chunk[0]
+                chunk = chunk[1:]
+                if 1 <= first <= 127:
+                    out.append(Chirp(first))
+                else:
+                    self.stray += 1
+            if not chunk:
+                continue
+            if self._poll is None:
+                self.stray += len(chunk)
+                continue
+            self._buf += chunk
+            self._complete(out)
+        return out
+
+    def gap(self) -> list[ReplyEvent]:
+        """The line went quiet (inter-byte gap): settle a held ACK or a partial reply."""
+        poll = self._poll
+        if poll is None or not self._buf:
+            return []
+        buf = bytes(self._buf)
+        self.expect(None)
+        if (
+            buf == bytes((poll.addr,))
+            and isinstance(poll, LongPoll)
+            and POLLS[poll.command()].reply is ReplyKind.ACK
+        ):
+            return [Ack(poll.addr)]
+        return [TruncatedFrameError("reply cut short by the inter-byte gap", buf)]
+
+    def _done(self, out: list[ReplyEvent], event: ReplyEvent, used: int) -> None:
+        self.stray += len(self._buf) - used
+        self.expect(None)
+        out.append(event)
+
+    def _complete(self, out: list[ReplyEvent]) -> None:
+        poll = self._poll
+        assert poll is not None
+        buf = self._buf
+        addr = poll.addr
+        if isinstance(poll, GeneralPoll):
+            self._done(out, ExceptionReply(addr, buf[0]), 1)
+            return
+        assert isinstance(poll, LongPoll)
+        first = buf[0]
+        if first == addr | 0x80:
+            self._done(out, Nack(addr), 1)
+            return
+        if first != addr:
+            err = UnexpectedReplyError(f"reply byte {first:02X} to address {addr:02X}", buf)
+            self._done(out, err, len(buf))
+            return
+        if len(buf) < 2:
+            return  # a lone address: ACK, or the start of busy / a data reply
+        if buf[1] == 0:
+            self._done(out, Busy(addr), 2)
+            return
+        code = poll.command()
+        spec = POLLS[code]
+        if spec.reply is ReplyKind.ACK:
+            self._done(out, Ack(addr), 1)
+            return
+        if buf[1] != code:
+            err = UnexpectedReplyError(f"reply command {buf[1]:02X} to LP {code:02X}", buf)
+            self._done(out, err, len(buf))
+            return
+        need = spec.reply_frame_length(buf)
+        if need is None or len(buf) < need:
+            return
+        frame = bytes(buf[:need])
+        try:
+            event: ReplyEvent = decode_reply(frame, poll)
+        except ProtocolError as exc:
+            event = exc
+        self._done(out, event, need)

@@ -1,0 +1,85 @@
+"""Thin asyncio carriers for the wheel feed: serial (RS-232) and TCP.
+
+URLs: ``wheel+serial:///dev/ttyUSB0`` (optional ``?baud=9600``; 8N1 with RTS/CTS, as
+the reference gives) and ``wheel+tcp://HOST:PORT`` (a terminal server or the emulator).
+The carrier only moves bytes; framing and debouncing are the sans-I/O parts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from urllib.parse import parse_qs, urlsplit
+
+from protocols.wheel.codec import LineFramer
+from protocols.wheel.debounce import Debouncer, WheelResult
+
+READ_CHUNK = 256
+
+
+@dataclass(frozen=True, slots=True)
+class WheelEndpoint:
+    kind: str  # "serial" or "tcp"
+    target: str  # device path, or host
+    port: int = 0
+    baud: int = 9600
+
+
+def parse_wheel_url(url: str) -> WheelEndpoint:
+    """Validate a wheel URL; raises ValueError naming what is wrong."""
+    parts = urlsplit(url)
+    if parts.scheme == "wheel+serial":
+        if not parts.path:
+            raise ValueError(f"wheel URL {url!r} names no serial device")
+        query = parse_qs(parts.query)
+        baud = int(query.get("baud", ["9600"])[0])
+        return WheelEndpoint("serial", parts.path, baud=baud)
+    if parts.scheme == "wheel+tcp":
+        if not parts.hostname or parts.port is None:
+            raise ValueError(f"wheel URL {url!r} needs HOST:PORT")
+        return WheelEndpoint("tcp", parts.hostname, port=parts.port)
+    raise ValueError(f"wheel URL {url!r}: scheme must be wheel+serial or wheel+tcp")
+
+
+@dataclass
+class WheelLink:
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+
+    async def close(self) -> None:
+        self.writer.close()
+        try:
+            await self.writer.wait_closed()
+        except (ConnectionError, OSError):
+            pass
+
+
+async def open_wheel(url: str) -> WheelLink:
+    endpoint = parse_wheel_url(url)
+    if endpoint.kind == "tcp":
+        reader, writer = await asyncio.open_connection(endpoint.target, endpoint.port)
+        return WheelLink(reader, writer)
+    import serial_asyncio_fast  # only needed on a real serial line
+
+    reader, writer = await serial_asyncio_fast.open_serial_connection(
+        url=endpoint.target, baudrate=endpoint.baud, bytesize=8, parity="N", stopbits=1,
+        rtscts=True,
+    )
+    return WheelLink(reader, writer)
+
+
+async def read_results(
+    reader: asyncio.StreamReader, debouncer: Debouncer | None = None
+) -> AsyncIterator[WheelResult]:
+    """Yield one result per wheel game until the link closes."""
+    framer = LineFramer()
+    bouncer = debouncer if debouncer is not None else Debouncer()
+    while True:
+        data = await reader.read(READ_CHUNK)
+        if not data:
+            return
+        for line in framer.feed(data):
+            result = bouncer.feed(line)
+            if result is not None:
+                yield result

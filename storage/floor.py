@@ -1,0 +1,40 @@
+"""Floor tables: tournament banks and the machines in them.
+
+The floor file seeds these rows; after that the database is the truth, so a machine a
+technician adds or moves at run time survives a restart (see :mod:`gateway.floor`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Boolean, ForeignKey, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from storage.db import Base
+from storage.types import UTCDateTime
+
+
+class FloorBank(Base):
+    __tablename__ = "floor_bank"
+
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    # A bank runs heats only once enabled (``reelgate bank enable``) after a clean check.
+    enabled: Mapped[bool] = mapped_column(Boolean, default=False, nullable=False)
+    enabled_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    enabled_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+
+
+class FloorMachine(Base):
+    __tablename__ = "floor_machine"
+
+    machine_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    bank_name: Mapped[str] = mapped_column(
+        String(32), ForeignKey("floor_bank.name", ondelete="RESTRICT"), nullable=False
+    )
+    # Rule 11: machines are allocated in sequential order; position keeps the file order.
+    position: Mapped[int] = mapped_column(Integer, nullable=False)
+    endpoint: Mapped[str] = mapped_column(String(255), nullable=False)
+    # Set by ``bank enable --exclude M --reason R``: the machine sits out until re-enabled.
+    excluded_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)

@@ -1,0 +1,473 @@
+"""The heat run journal: every step of a heat, written before the floor is touched.
+
+One ``heat_run`` row per attempt at a heat on a bank, its state and clock; one
+``heat_run_step`` row per state change (the history a director or auditor reads); one
+``heat_run_machine`` row per seat machine with what the gateway last did to it; one
+``heat_result`` row per (run, machine) holding the raw tournament meters and the score.
+The unique key on ``heat_result`` is what makes "never store a score twice" a database
+fact rather than a hope: :meth:`Journal.store_result` is idempotent on it.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    Boolean,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    func,
+    select,
+)
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.orm import Mapped, mapped_column
+
+from storage.db import Base
+from storage.types import UTCDateTime, enum_type
+
+
+class RunState(enum.Enum):
+    SCHEDULED = "scheduled"
+    ARMED = "armed"  # machines locked in tournament mode, players seated
+    RUNNING = "running"  # unlocks fired, heat clock running
+    PAUSED = "paused"  # director pause: machines locked, clock stopped
+    ENDING = "ending"  # heat clock over: locking every machine
+    COLLECTING = "collecting"  # reading tournament meters, storing scores
+    CLOSED = "closed"  # scores stored; machines being returned to normal play
+    ABORTED = "aborted"  # director abort: no scores count, machines released
+    RESTARTED = "restarted"  # rule 20: this attempt is void, the heat runs again
+
+
+TERMINAL_STATES = frozenset({RunState.CLOSED, RunState.ABORTED, RunState.RESTARTED})
+
+
+class SeatState(enum.Enum):
+    PENDING = "pending"  # named in the run, floor not touched yet
+    ARMED = "armed"  # locked, in tournament mode with the heat's credits and time
+    PLAYING = "playing"  # unlocked for the heat
+    LOCKED = "locked"  # locked at the heat's end
+    SCORED = "scored"  # result stored
+    MALFUNCTION = "malfunction"  # stopped answering or refused mid-heat (rule 20/21)
+    RELEASED = "released"  # tournament mode exited, back to normal play
+
+
+class HeatRun(Base):
+    __tablename__ = "heat_run"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    bank_name: Mapped[str] = mapped_column(String(32), nullable=False, index=True)
+    # The tournament heat this run plays (storage.tournament), None for a technician's
+    # test heat.  Kept without a foreign key so the journal never blocks on that schema.
+    heat_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
+    attempt: Mapped[int] = mapped_column(Integer, nullable=False, default=1)
+    credits: Mapped[int] = mapped_column(Integer, nullable=False)
+    seconds: Mapped[int] = mapped_column(Integer, nullable=False)
+    state: Mapped[RunState] = mapped_column(enum_type(RunState, "run_state"), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # The heat clock's authority: play ends here, whatever the machine timers say.
+    ends_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    paused_left_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # True once every machine is back in normal play: the run needs nothing more.
+    settled: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+
+
+class HeatRunStep(Base):
+    __tablename__ = "heat_run_step"
+    __table_args__ = (UniqueConstraint("run_id", "seq"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("heat_run.id"), nullable=False)
+    seq: Mapped[int] = mapped_column(Integer, nullable=False)
+    state: Mapped[RunState] = mapped_column(enum_type(RunState, "run_step_state"), nullable=False)
+    at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    note: Mapped[str] = mapped_column(Text, nullable=False, default="")
+
+
+class HeatRunMachine(Base):
+    __tablename__ = "heat_run_machine"
+
+    run_id: Mapped[int] = mapped_column(ForeignKey("heat_run.id"), primary_key=True)
+    machine_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, nullable=False)
+    state: Mapped[SeatState] = mapped_column(enum_type(SeatState, "seat_state"), nullable=False)
+    support: Mapped[str | None] = mapped_column(String(16), nullable=True)  # native/host-timed
+    note: Mapped[str] = mapped_column(Text, nullable=False, default="")
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+
+
+class HeatResult(Base):
+    __tablename__ = "heat_result"
+    __table_args__ = (UniqueConstraint("run_id", "machine_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("heat_run.id"), nullable=False)
+    machine_id: Mapped[str] = mapped_column(String(32), nullable=False)
+    score: Mapped[int] = mapped_column(Integer, nullable=False)  # rule 12: end credits
+    games_played: Mapped[int] = mapped_column(Integer, nullable=False)
+    games_won: Mapped[int] = mapped_column(Integer, nullable=False)
+    credits_wagered: Mapped[int] = mapped_column(Integer, nullable=False)
+    credits_won: Mapped[int] = mapped_column(Integer, nullable=False)
+    collected_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+
+
+@dataclass(frozen=True, slots=True)
+class RunView:
+    id: int
+    bank_name: str
+    heat_id: int | None
+    attempt: int
+    credits: int
+    seconds: int
+    state: RunState
+    started_at: datetime | None
+    ends_at: datetime | None
+    paused_left_ms: int | None
+    settled: bool
+    machines: dict[str, SeatState]
+    supports: dict[str, str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class ResultRow:
+    machine_id: str
+    score: int
+    games_played: int
+    games_won: int
+    credits_wagered: int
+    credits_won: int
+    collected_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ResultIn:
+    """A result to store: the score (rule 12: the end credit meter) and the raw meters."""
+
+    machine_id: str
+    score: int
+    games_played: int
+    games_won: int
+    credits_wagered: int
+    credits_won: int
+    collected_at: datetime
+
+    def values(self) -> tuple[int, int, int, int, int]:
+        return (
+            self.score,
+            self.games_played,
+            self.games_won,
+            self.credits_wagered,
+            self.credits_won,
+        )
+
+
+class JournalConflict(Exception):
+    """A second, different score for the same (run, machine): refused, the first stands."""
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+async def _update_seats(
+    session: AsyncSession,
+    run_id: int,
+    seats: Mapping[str, SeatState],
+    supports: Mapping[str, str],
+    note: str,
+) -> None:
+    if not seats and not supports:
+        return
+    names = set(seats) | set(supports)
+    rows = {
+        r.machine_id: r
+        for r in await session.scalars(
+            select(HeatRunMachine).where(
+                HeatRunMachine.run_id == run_id, HeatRunMachine.machine_id.in_(names)
+            )
+        )
+    }
+    missing = sorted(names - set(rows))
+    if missing:
+        raise KeyError(f"machine {missing[0]} is not in heat run {run_id}")
+    now = _now()
+    for machine_id, row in rows.items():
+        state = seats.get(machine_id)
+        # A malfunction is final for the run (rule 20): later steps never undo it,
+        # except the release that returns the machine to normal play.
+        if state is not None and not (
+            row.state is SeatState.MALFUNCTION and state is not SeatState.RELEASED
+        ):
+            row.state = state
+        if machine_id in supports:
+            row.support = supports[machine_id]
+        if note and state is not None:
+            row.note = note
+        row.updated_at = now
+
+
+class Journal:
+    """Writes and reads the heat run journal.  Every write is its own committed transaction."""
+
+    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
+        self._sessions = sessions
+
+    async def create_run(
+        self,
+        bank_name: str,
+        machines: Sequence[str],
+        *,
+        credits: int,
+        seconds: int,
+        heat_id: int | None = None,
+        attempt: int = 1,
+    ) -> int:
+        if credits <= 0 or seconds <= 0:
+            raise ValueError("a heat needs positive credits and seconds")
+        if not machines:
+            raise ValueError("a heat needs at least one machine")
+        now = _now()
+        async with self._sessions.begin() as session:
+            run = HeatRun(
+                bank_name=bank_name,
+                heat_id=heat_id,
+                attempt=attempt,
+                credits=credits,
+                seconds=seconds,
+                state=RunState.SCHEDULED,
+                created_at=now,
+                updated_at=now,
+                settled=False,
+            )
+            session.add(run)
+            await session.flush()
+            session.add(
+                HeatRunStep(run_id=run.id, seq=1, state=RunState.SCHEDULED, at=now, note="")
+            )
+            for position, machine_id in enumerate(machines, start=1):
+                session.add(
+                    HeatRunMachine(
+                        run_id=run.id,
+                        machine_id=machine_id,
+                        position=position,
+                        state=SeatState.PENDING,
+                        note="",
+                        updated_at=now,
+                    )
+                )
+            return run.id
+
+    async def step(
+        self,
+        run_id: int,
+        state: RunState,
+        *,
+        note: str = "",
+        started_at: datetime | None = None,
+        ends_at: datetime | None = None,
+        paused_left_ms: int | None = None,
+        clear_pause: bool = False,
+        seats: Mapping[str, SeatState] | None = None,
+    ) -> None:
+        """Persist a state change (call it *before* acting on the floor).
+
+        ``seats`` updates machine rows in the same transaction, so one commit covers a
+        whole bank (200 separate commits would cost more than the heat's end budget).
+        """
+        now = _now()
+        async with self._sessions.begin() as session:
+            run = await session.get(HeatRun, run_id, with_for_update=True)
+            if run is None:
+                raise KeyError(f"heat run {run_id} not found")
+            seq = await session.scalar(
+                select(func.coalesce(func.max(HeatRunStep.seq), 0)).where(
+                    HeatRunStep.run_id == run_id
+                )
+            )
+            session.add(
+                HeatRunStep(run_id=run_id, seq=int(seq or 0) + 1, state=state, at=now, note=note)
+            )
+            run.state = state
+            run.updated_at = now
+            if started_at is not None:
+                run.started_at = started_at
+            if ends_at is not None:
+                run.ends_at = ends_at
+            if paused_left_ms is not None:
+                run.paused_left_ms = paused_left_ms
+            if clear_pause:
+                run.paused_left_ms = None
+            if seats:
+                await _update_seats(session, run_id, seats, {}, "")
+
+    async def set_seats(
+        self,
+        run_id: int,
+        seats: Mapping[str, SeatState],
+        *,
+        supports: Mapping[str, str] | None = None,
+        note: str = "",
+    ) -> None:
+        async with self._sessions.begin() as session:
+            await _update_seats(session, run_id, seats, supports or {}, note)
+
+    async def settle(self, run_id: int) -> None:
+        async with self._sessions.begin() as session:
+            run = await session.get(HeatRun, run_id)
+            if run is None:
+                raise KeyError(f"heat run {run_id} not found")
+            run.settled = True
+            run.updated_at = _now()
+
+    async def store_results(self, run_id: int, results: Sequence[ResultIn]) -> int:
+        """Store machine results once, in one transaction.  Returns how many were new.
+
+        A repeat with the same values (a retry, a spool replay, a recovery re-read) is a
+        no-op; a repeat with different values raises :class:`JournalConflict` and stores
+        nothing from the batch: the first stored score stands.
+        """
+        if not results:
+            return 0
+        ids = [r.machine_id for r in results]
+        if len(set(ids)) != len(ids):
+            raise ValueError("a machine appears twice in one batch of results")
+        async with self._sessions.begin() as session:
+            existing = {
+                row.machine_id: row
+                for row in await session.scalars(
+                    select(HeatResult).where(
+                        HeatResult.run_id == run_id, HeatResult.machine_id.in_(ids)
+                    )
+                )
+            }
+            fresh: list[ResultIn] = []
+            for r in results:
+                old = existing.get(r.machine_id)
+                if old is None:
+                    fresh.append(r)
+                    continue
+                stored = (
+                    old.score,
+                    old.games_played,
+                    old.games_won,
+                    old.credits_wagered,
+                    old.credits_won,
+                )
+                if stored != r.values():
+                    raise JournalConflict(
+                        f"heat run {run_id} machine {r.machine_id}: score already stored as "
+                        f"{stored}, refusing {r.values()}"
+                    )
+            for r in fresh:
+                session.add(
+                    HeatResult(
+                        run_id=run_id,
+                        machine_id=r.machine_id,
+                        score=r.score,
+                        games_played=r.games_played,
+                        games_won=r.games_won,
+                        credits_wagered=r.credits_wagered,
+                        credits_won=r.credits_won,
+                        collected_at=r.collected_at,
+                    )
+                )
+            await _update_seats(
+                session, run_id, {r.machine_id: SeatState.SCORED for r in fresh}, {}, ""
+            )
+            return len(fresh)
+
+    async def results(self, run_id: int) -> list[ResultRow]:
+        async with self._sessions() as session:
+            rows = await session.scalars(
+                select(HeatResult).where(HeatResult.run_id == run_id).order_by(HeatResult.id)
+            )
+            return [
+                ResultRow(
+                    r.machine_id,
+                    r.score,
+                    r.games_played,
+                    r.games_won,
+                    r.credits_wagered,
+                    r.credits_won,
+                    r.collected_at,
+                )
+                for r in rows
+            ]
+
+    async def run(self, run_id: int) -> RunView:
+        async with self._sessions() as session:
+            run = await session.get(HeatRun, run_id)
+            if run is None:
+                raise KeyError(f"heat run {run_id} not found")
+            seats = (
+                await session.scalars(
+                    select(HeatRunMachine)
+                    .where(HeatRunMachine.run_id == run_id)
+                    .order_by(HeatRunMachine.position)
+                )
+            ).all()
+            return RunView(
+                id=run.id,
+                bank_name=run.bank_name,
+                heat_id=run.heat_id,
+                attempt=run.attempt,
+                credits=run.credits,
+                seconds=run.seconds,
+                state=run.state,
+                started_at=run.started_at,
+                ends_at=run.ends_at,
+                paused_left_ms=run.paused_left_ms,
+                settled=run.settled,
+                machines={s.machine_id: s.state for s in seats},
+                supports={s.machine_id: s.support for s in seats},
+            )
+
+    async def unsettled_runs(self, bank_name: str | None = None) -> list[RunView]:
+        """Runs a restarted gateway must look at: anything not yet settled, oldest first."""
+        async with self._sessions() as session:
+            query = select(HeatRun.id).where(HeatRun.settled.is_(False)).order_by(HeatRun.id)
+            if bank_name is not None:
+                query = query.where(HeatRun.bank_name == bank_name)
+            ids = list((await session.scalars(query)).all())
+        return [await self.run(i) for i in ids]
+
+    async def steps(self, run_id: int) -> list[tuple[RunState, datetime, str]]:
+        async with self._sessions() as session:
+            rows = await session.scalars(
+                select(HeatRunStep).where(HeatRunStep.run_id == run_id).order_by(HeatRunStep.seq)
+            )
+            return [(r.state, r.at, r.note) for r in rows]
+
+    async def latest_run(self, bank_name: str) -> RunView | None:
+        async with self._sessions() as session:
+            run_id = await session.scalar(
+                select(func.max(HeatRun.id)).where(HeatRun.bank_name == bank_name)
+            )
+        return None if run_id is None else await self.run(int(run_id))
+
+
+class DirectorCommand(Base):
+    """A director's order to the running gateway (start, pause, resume, abort, restart).
+
+    Written by ``reelgate heat direct`` (with an audit row), carried out by the scheduler
+    of ``reelgate serve`` on its next tick, which stamps ``done_at`` and the outcome.
+    """
+
+    __tablename__ = "heat_director_command"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    bank_name: Mapped[str] = mapped_column(String(32), nullable=False)
+    heat_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    command: Mapped[str] = mapped_column(String(16), nullable=False)
+    reason: Mapped[str] = mapped_column(Text, nullable=False, default="")
+    actor: Mapped[str] = mapped_column(String(100), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    done_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    outcome: Mapped[str | None] = mapped_column(Text, nullable=True)

@@ -1,0 +1,1 @@
+"""Alembic environment of Reelgate (run through :mod:`storage.migrate`)."""

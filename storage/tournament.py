@@ -1,0 +1,570 @@
+"""Tables of the slot tournament (rules sheet: ``shared/rules/slots-reel-tournament.txt``).
+
+Money is integer cents, credits integer credits, instants ``UTCDateTime`` (aware, UTC).
+Enums are stored by value (``'semi-final'``) as VARCHAR + CHECK on both backends.
+
+``tournaments``      one tournament: venue zone, entry price (5000 c = R50, rule 5),
+                     entry validity mode (``same-day`` rules 7/8 or ``48h`` rules 5/6 — the
+                     sheet contradicts itself, so it is a setting), semi-final size (49,
+                     rule 14), direct final places (1, rule 13), final quota (rule 17),
+                     qualifying period, final date (rules 13/24), minimum age (rule 1).
+``players``          a person: national id number (unique), optional Rewards card number
+                     (rule 4), name, date of birth (rule 1).
+``exclusions``       exclusion register (rules 2/3): kind, id number, from/until, source
+                     (e.g. ``csv:hr-2026-11.csv``), note.  Matched by id number.
+``entry_purchases``  one cash-desk transaction (rules 5/6/9): kind cash/card/package/
+                     complimentary, seats bought, amount (0 for complimentary: the casino
+                     pays, one seat only), package casino-credit portion (rule 6, never
+                     usable in heats), purchased_at, valid_until, cashier.
+``entries``          one row per seat bought = the "single entry" that is ranked (rule 14);
+                     status available/seated/played/forfeited/refunded/disqualified/expired.
+                     ``tournament_id``/``player_id`` copy the purchase's (composite FK).
+``heats``            a heat of a stage (qualifying/semi-final/final): number, scheduled
+                     start, duration, starting credits, bank, status, restart count (rule 20).
+``heat_notices``     announced changes to heats and times (rule 10), restarts/postponements
+                     (rule 20).
+``seats``            an entry placed on a machine in a heat.  UNIQUE(heat, seat_number);
+                     partial unique indexes over *active* seats (not moved/cancelled): an
+                     entry is used once per stage, a machine holds one seat per heat, and a
+                     player holds one seat per qualifying heat (rule 16).  ``played_by`` is
+                     the proxy nominee (rule 16); a CHECK forbids substitutes in qualifying
+                     heats (rule 12).  A moved seat (malfunction, rules 20/21) keeps a link to
+                     its replacement.
+``scores``           one per seat and one per entry per stage: raw meters, final credits =
+                     the score (rule 12), source machine/manual (manual names who).  Copies
+                     tournament/stage/entry/player (checked by composite FKs) so ranking
+                     reads one index (see ``storage.ranking``).
+``card_draws``       rule 19 tie-break cards: the tie (stage + tied credits), round, entry,
+                     who drew (player/nominee/public), rank A=1..K=13 and suit, physical or
+                     digital (digital keeps seed + algorithm so anyone can re-verify).
+``proxies``          rule 16 proxy forms: stage, holder, nominee, seat, when received.
+``disqualifications`` who/what was disqualified, under which rule, by whom; ``entry_id``
+                     NULL means the whole player.  Revocable (rule 23 decisions).
+``refunds``          rule 20 refunds of an entry.
+
+Director overrides (rule 23) and every other change a person makes are written to the
+audit log (``storage.audit``); these tables hold the resulting state.
+"""
+
+from __future__ import annotations
+
+import enum
+from datetime import date, datetime
+
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    Date,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from storage.db import Base
+from storage.types import UTCDateTime, enum_type, utcnow
+
+DEFAULT_VENUE_TZ = "Africa/Johannesburg"
+DEFAULT_ENTRY_PRICE_CENTS = 5000  # R50 per seat, rule 5
+DEFAULT_SEMI_FINAL_SIZE = 49  # rule 14
+MAX_DRAW_ROUNDS = 10  # rule 19 re-draws; bounds the sort key in storage.ranking
+
+
+class EntryValidity(enum.StrEnum):
+    SAME_DAY = "same-day"  # rules 7/8
+    HOURS_48 = "48h"  # rules 5/6
+
+
+class Stage(enum.StrEnum):
+    QUALIFYING = "qualifying"
+    SEMI_FINAL = "semi-final"
+    FINAL = "final"
+
+
+class ExclusionKind(enum.StrEnum):
+    SELF_EXCLUSION = "self-exclusion"  # rule 2
+    REFUSAL_OF_ENTRY = "refusal-of-entry"  # rule 2
+    EXCLUDED_CATEGORY = "excluded-category"  # rule 2 "category of excluded persons"
+    STAFF = "staff"  # rule 3
+    CONNECTED_PERSON = "connected-person"  # rule 3 (family, partners, suppliers)
+
+
+class PurchaseKind(enum.StrEnum):
+    CASH = "cash"
+    CARD = "card"
+    PACKAGE = "package"  # rule 6: cash only, N seats + casino credit portion
+    COMPLIMENTARY = "complimentary"  # rule 5: paid by the casino, single entry
+
+
+class EntryStatus(enum.StrEnum):
+    AVAILABLE = "available"
+    SEATED = "seated"
+    PLAYED = "played"
+    FORFEITED = "forfeited"  # rule 22: absent at the start, no refund
+    REFUNDED = "refunded"  # rule 20
+    DISQUALIFIED = "disqualified"  # rules 2/3/20
+    EXPIRED = "expired"  # rules 5-8 validity window passed
+
+
+class HeatStatus(enum.StrEnum):
+    SCHEDULED = "scheduled"
+    ARMED = "armed"
+    RUNNING = "running"
+    ENDING = "ending"
+    COLLECTING = "collecting"
+    CLOSED = "closed"
+    RESTARTED = "restarted"  # rule 20
+    POSTPONED = "postponed"  # rules 20/21
+    ABORTED = "aborted"
+    CANCELLED = "cancelled"  # rule 10
+
+
+class NoticeKind(enum.StrEnum):
+    ADDED = "added"  # rule 21: extra heats
+    RESCHEDULED = "rescheduled"  # rule 10
+    BANK_CHANGED = "bank-changed"
+    CANCELLED = "cancelled"
+    RESTARTED = "restarted"  # rule 20
+    POSTPONED = "postponed"  # rules 20/21
+
+
+class SeatStatus(enum.StrEnum):
+    ASSIGNED = "assigned"
+    PRESENT = "present"
+    PLAYED = "played"
+    FORFEITED = "forfeited"  # rule 22
+    DISQUALIFIED = "disqualified"
+    MOVED = "moved"  # rules 20/21: malfunction, re-seated elsewhere (inactive)
+    CANCELLED = "cancelled"  # registration undone before the heat (inactive)
+
+
+# Seats in these states no longer hold their entry, machine or player slot.
+INACTIVE_SEAT_STATUSES = (SeatStatus.MOVED, SeatStatus.CANCELLED)
+_ACTIVE_SEAT_SQL = "status NOT IN ('moved', 'cancelled')"
+
+
+class ScoreSource(enum.StrEnum):
+    MACHINE = "machine"
+    MANUAL = "manual"
+
+
+class DrawnBy(enum.StrEnum):
+    PLAYER = "player"
+    NOMINEE = "nominee"
+    PUBLIC = "public"  # rule 19: a member of the public draws for an absent player
+
+
+class CardSuit(enum.StrEnum):
+    CLUBS = "clubs"
+    DIAMONDS = "diamonds"
+    HEARTS = "hearts"
+    SPADES = "spades"
+
+
+class DrawMethod(enum.StrEnum):
+    PHYSICAL = "physical"
+    DIGITAL = "digital"
+
+
+_ID = BigInteger().with_variant(Integer(), "sqlite")  # SQLite autoincrements INTEGER only
+
+
+class Tournament(Base):
+    __tablename__ = "tournaments"
+    __table_args__ = (
+        CheckConstraint("entry_price_cents > 0", name="entry_price_positive"),
+        CheckConstraint("semi_final_size >= 1", name="semi_final_size_positive"),
+        CheckConstraint("direct_final_places >= 1", name="direct_final_places_positive"),
+        CheckConstraint("final_quota IS NULL OR final_quota >= 1", name="final_quota_positive"),
+        CheckConstraint("minimum_age >= 18", name="minimum_age_rule_1"),
+        CheckConstraint(
+            "qualifying_ends_at IS NULL OR qualifying_starts_at IS NULL"
+            " OR qualifying_ends_at > qualifying_starts_at",
+            name="qualifying_period_order",
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(_ID, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    venue_tz: Mapped[str] = mapped_column(
+        String(64), default=DEFAULT_VENUE_TZ, server_default=DEFAULT_VENUE_TZ
+    )
+    entry_price_cents: Mapped[int] = mapped_column(
+        Integer, default=DEFAULT_ENTRY_PRICE_CENTS, server_default=str(DEFAULT_ENTRY_PRICE_CENTS)
+    )
+    entry_validity: Mapped[EntryValidity] = mapped_column(
+        enum_type(EntryValidity, "entry_validity"),
+        default=EntryValidity.SAME_DAY,
+        server_default=EntryValidity.SAME_DAY.value,
+    )
+    semi_final_size: Mapped[int] = mapped_column(
+        Integer, default=DEFAULT_SEMI_FINAL_SIZE, server_default=str(DEFAULT_SEMI_FINAL_SIZE)
+    )
+    direct_final_places: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    final_quota: Mapped[int | None] = mapped_column(Integer)
+    qualifying_starts_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    qualifying_ends_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    final_date: Mapped[date | None] = mapped_column(Date)
+    minimum_age: Mapped[int] = mapped_column(Integer, default=18, server_default="18")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class Player(Base):
+    __tablename__ = "players"
+
+    id: Mapped[int] = mapped_column(_ID, primary_key=True)
+    id_number: Mapped[str] = mapped_column(String(32), unique=True)
+    card_number: Mapped[str | None] = mapped_column(String(32), unique=True)
+    name: Mapped[str] = mapped_column(String(200))
+    date_of_birth: Mapped[date] = mapped_column(Date)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class Exclusion(Base):
+    """One row of the exclusion register (rules 2/3); imported or typed in."""
+
+    __tablename__ = "exclusions"
+    __table_args__ = (
+        CheckConstraint("valid_until IS NULL OR valid_until > valid_from", name="validity_order"),
+        Index("ix_exclusions_id_number", "id_number"),
+    )
+
+    id: Mapped[int] = mapped_column(_ID, primary_key=True)
+    kind: Mapped[ExclusionKind] = mapped_column(enum_type(ExclusionKind, "exclusion_kind"))
+    id_number: Mapped[str] = mapped_column(String(32))
+    name: Mapped[str | None] = mapped_column(String(200))
+    valid_from: Mapped[datetime] = mapped_column(UTCDateTime())
+    valid_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    source: Mapped[str] = mapped_column(String(200))
+    note: Mapped[str | None] = mapped_column(Text)
+    created_by: Mapped[str] = mapped_column(String(100))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class EntryPurchase(Base):
+    __tablename__ = "entry_purchases"
+    __table_args__ = (
+        CheckConstraint("seats >= 1", name="seats_positive"),
+        CheckConstraint("amount_cents >= 0", name="amount_not_negative"),
+        # rule 5: a complimentary entry is paid by the casino and is a single entry.
+        CheckConstraint(
+            "(kind = 'complimentary' AND amount_cents = 0 AND seats = 1)"
+            " OR (kind <> 'complimentary' AND amount_cents > 0)",
+            name="complimentary_rule_5",
+        ),
+        # rule 6: only a package carries a casino-credit portion.
+        CheckConstraint(
+            "package_credit_cents = 0 OR (kind = 'package' AND package_credit_cents > 0)",
+            name="package_credit_rule_6",
+        ),
+        CheckConstraint("valid_until > purchased_at", name="validity_order"),
+        UniqueConstraint("id", "tournament_id", "player_id"),
+        Index("ix_entry_purchases_tournament_player", "tournament_id", "player_id"),
+    )
+
+    id: Mapped[int] = mapped_column(_ID, primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id"))
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"))
+    kind: Mapped[PurchaseKind] = mapped_column(enum_type(PurchaseKind, "purchase_kind"))
+    seats: Mapped[int] = mapped_column(Integer)
+    amount_cents: Mapped[int] = mapped_column(BigInteger)
+    package_credit_cents: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    purchased_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    valid_until: Mapped[datetime] = mapped_column(UTCDateTime())
+    cashier: Mapped[str] = mapped_column(String(100))
+    reference: Mapped[str | None] = mapped_column(String(64))  # till slip / receipt number
+
+
+class Entry(Base):
+    """One seat bought: the single entry that is scored and ranked (rule 14)."""
+
+    __tablename__ = "entries"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["purchase_id", "tournament_id", "player_id"],
+            ["entry_purchases.id", "entry_purchases.tournament_id", "entry_purchases.player_id"],
+        ),
+        UniqueConstraint("id", "player_id"),
+        UniqueConstraint("id", "tournament_id", "player_id"),
+        Index("ix_entries_tournament_player", "tournament_id", "player_id"),
+        Index("ix_entries_purchase_id", "purchase_id"),
+    )
+
+    id: Mapped[int] = mapped_column(_ID, primary_key=True)
+    purchase_id: Mapped[int] = mapped_column(BigInteger)
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id"))
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"))
+    status: Mapped[EntryStatus] = mapped_column(
+        enum_type(EntryStatus, "entry_status"),
+        default=EntryStatus.AVAILABLE,
+        server_default=EntryStatus.AVAILABLE.value,
+    )
+    status_changed_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class Heat(Base):
+    __tablename__ = "heats"
+    __table_args__ = (
+        UniqueConstraint("tournament_id", "stage", "number"),
+        UniqueConstraint("id", "stage"),  # target of seats' (heat_id, stage) FK
+        CheckConstraint("number >= 1", name="number_positive"),
+        CheckConstraint("duration_seconds > 0", name="duration_positive"),
+        CheckConstraint("starting_credits > 0", name="starting_credits_positive"),
+        CheckConstraint("restarts >= 0", name="restarts_not_negative"),
+        Index("ix_heats_scheduled_start", "scheduled_start"),
+    )
+
+    id: Mapped[int] = mapped_column(_ID, primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id"))
+    stage: Mapped[Stage] = mapped_column(enum_type(Stage, "stage"))
+    number: Mapped[int] = mapped_column(Integer)
+    scheduled_start: Mapped[datetime] = mapped_column(UTCDateTime())
+    duration_seconds: Mapped[int] = mapped_column(Integer)
+    starting_credits: Mapped[int] = mapped_column(BigInteger)
+    bank_name: Mapped[str] = mapped_column(String(64))
+    status: Mapped[HeatStatus] = mapped_column(
+        enum_type(HeatStatus, "heat_status"),
+        default=HeatStatus.SCHEDULED,
+        server_default=HeatStatus.SCHEDULED.value,
+    )
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    restarts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")  # rule 20
+
+
+class HeatNotice(Base):
+    """A change to a heat announced to players (rule 10) or forced by a fault (rule 20)."""
+
+    __tablename__ = "heat_notices"
+    __table_args__ = (Index("ix_heat_notices_heat_id", "heat_id"),)
+
+    id: Mapped[int] = mapped_column(_ID, primary_key=True)
+    heat_id: Mapped[int] = mapped_column(ForeignKey("heats.id"))
+    kind: Mapped[NoticeKind] = mapped_column(enum_type(NoticeKind, "notice_kind"))
+    old_start: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    new_start: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    announced_via: Mapped[str] = mapped_column(String(100))  # "MC", "POS", "marketing"
+    announced_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    changed_by: Mapped[str] = mapped_column(String(100))
+    note: Mapped[str | None] = mapped_column(Text)
+
+
+class Seat(Base):
+    __tablename__ = "seats"
+    __table_args__ = (
+        UniqueConstraint("heat_id", "seat_number"),
+        UniqueConstraint("id", "heat_id", "entry_id", "stage"),  # target of scores' FK
+        ForeignKeyConstraint(["heat_id", "stage"], ["heats.id", "heats.stage"]),
+        ForeignKeyConstraint(["entry_id", "holder_player_id"], ["entries.id", "entries.player_id"]),
+        CheckConstraint("seat_number >= 1", name="seat_number_positive"),
+        # rule 12: no substitutes in qualifying heats; proxies only in final stages (rule 16).
+        CheckConstraint(
+            "stage <> 'qualifying' OR played_by_player_id IS NULL"
+            " OR played_by_player_id = holder_player_id",
+            name="no_substitute_rule_12",
+        ),
+        # An entry is used once per stage (rule 14 single entry).
+        Index(
+            "ux_seats_entry_stage_active",
+            "entry_id",
+            "stage",
+            unique=True,
+            postgresql_where=text(_ACTIVE_SEAT_SQL),
+            sqlite_where=text(_ACTIVE_SEAT_SQL),
+        ),
+        # One machine, one active seat per heat.
+        Index(
+            "ux_seats_heat_machine_active",
+            "heat_id",
+            "machine_id",
+            unique=True,
+            postgresql_where=text(_ACTIVE_SEAT_SQL),
+            sqlite_where=text(_ACTIVE_SEAT_SQL),
+        ),
+        # rule 16: one seat per player per qualifying heat.
+        Index(
+            "ux_seats_qualifying_player_rule_16",
+            "heat_id",
+            "holder_player_id",
+            unique=True,
+            postgresql_where=text(f"stage = 'qualifying' AND {_ACTIVE_SEAT_SQL}"),
+            sqlite_where=text(f"stage = 'qualifying' AND {_ACTIVE_SEAT_SQL}"),
+        ),
+        Index("ix_seats_holder_player_id", "holder_player_id"),
+    )
+
+    id: Mapped[int] = mapped_column(_ID, primary_key=True)
+    heat_id: Mapped[int] = mapped_column(BigInteger)
+    stage: Mapped[Stage] = mapped_column(enum_type(Stage, "stage"))
+    seat_number: Mapped[int] = mapped_column(Integer)
+    machine_id: Mapped[str] = mapped_column(String(64))
+    entry_id: Mapped[int] = mapped_column(BigInteger)
+    holder_player_id: Mapped[int] = mapped_column(BigInteger)
+    played_by_player_id: Mapped[int | None] = mapped_column(ForeignKey("players.id"))
+    status: Mapped[SeatStatus] = mapped_column(
+        enum_type(SeatStatus, "seat_status"),
+        default=SeatStatus.ASSIGNED,
+        server_default=SeatStatus.ASSIGNED.value,
+    )
+    assigned_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    moved_to_seat_id: Mapped[int | None] = mapped_column(ForeignKey("seats.id"))
+
+
+class Score(Base):
+    """The credits one entry ended a heat with (rule 12: credits only rank players)."""
+
+    __tablename__ = "scores"
+    __table_args__ = (
+        UniqueConstraint("seat_id"),
+        UniqueConstraint("entry_id", "stage"),
+        ForeignKeyConstraint(
+            ["seat_id", "heat_id", "entry_id", "stage"],
+            ["seats.id", "seats.heat_id", "seats.entry_id", "seats.stage"],
+        ),
+        ForeignKeyConstraint(
+            ["entry_id", "tournament_id", "player_id"],
+            ["entries.id", "entries.tournament_id", "entries.player_id"],
+        ),
+        CheckConstraint(
+            "games_played >= 0 AND games_won >= 0 AND credits_wagered >= 0"
+            " AND credits_won >= 0 AND final_credits >= 0",
+            name="meters_not_negative",
+        ),
+        CheckConstraint("games_won <= games_played", name="games_won_le_played"),
+        CheckConstraint(
+            "source = 'machine' OR recorded_by IS NOT NULL", name="manual_score_names_who"
+        ),
+        # Ranking reads this index top-down (storage.ranking, bench/ranking.py).
+        Index("ix_scores_ranking", "tournament_id", "stage", "final_credits"),
+    )
+
+    id: Mapped[int] = mapped_column(_ID, primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(BigInteger)
+    stage: Mapped[Stage] = mapped_column(enum_type(Stage, "stage"))
+    heat_id: Mapped[int] = mapped_column(BigInteger)
+    seat_id: Mapped[int] = mapped_column(BigInteger)
+    entry_id: Mapped[int] = mapped_column(BigInteger)
+    player_id: Mapped[int] = mapped_column(BigInteger)  # the entry's holder, even if a proxy played
+    games_played: Mapped[int] = mapped_column(BigInteger)
+    games_won: Mapped[int] = mapped_column(BigInteger)
+    credits_wagered: Mapped[int] = mapped_column(BigInteger)
+    credits_won: Mapped[int] = mapped_column(BigInteger)
+    final_credits: Mapped[int] = mapped_column(BigInteger)
+    source: Mapped[ScoreSource] = mapped_column(enum_type(ScoreSource, "score_source"))
+    recorded_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    recorded_by: Mapped[str | None] = mapped_column(String(100))
+
+
+class CardDraw(Base):
+    """One card drawn to break a tie (rule 19: highest card wins, Ace low).
+
+    A tie is identified by (tournament, stage, tied credits); equal cards go to another
+    round among those still tied.  Digital draws keep seed and algorithm so the card can
+    be recomputed by anyone.
+    """
+
+    __tablename__ = "card_draws"
+    __table_args__ = (
+        UniqueConstraint("tournament_id", "stage", "tie_credits", "round", "entry_id"),
+        ForeignKeyConstraint(
+            ["entry_id", "tournament_id", "player_id"],
+            ["entries.id", "entries.tournament_id", "entries.player_id"],
+        ),
+        CheckConstraint("card_rank BETWEEN 1 AND 13", name="card_rank_ace_low"),
+        CheckConstraint(f"round BETWEEN 1 AND {MAX_DRAW_ROUNDS}", name="round_range"),
+        CheckConstraint(
+            "method = 'physical' OR (seed IS NOT NULL AND algorithm IS NOT NULL)",
+            name="digital_draw_verifiable",
+        ),
+        CheckConstraint("drawn_by = 'player' OR drawer_name IS NOT NULL", name="drawer_named"),
+        Index("ix_card_draws_entry_stage_tie", "entry_id", "stage", "tie_credits"),
+    )
+
+    id: Mapped[int] = mapped_column(_ID, primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(BigInteger)
+    stage: Mapped[Stage] = mapped_column(enum_type(Stage, "stage"))
+    tie_credits: Mapped[int] = mapped_column(BigInteger)
+    round: Mapped[int] = mapped_column(Integer)
+    entry_id: Mapped[int] = mapped_column(BigInteger)
+    player_id: Mapped[int] = mapped_column(BigInteger)  # the entry holder the card counts for
+    drawn_by: Mapped[DrawnBy] = mapped_column(enum_type(DrawnBy, "drawn_by"))
+    drawer_name: Mapped[str | None] = mapped_column(String(200))
+    card_rank: Mapped[int] = mapped_column(Integer)
+    card_suit: Mapped[CardSuit] = mapped_column(enum_type(CardSuit, "card_suit"))
+    method: Mapped[DrawMethod] = mapped_column(enum_type(DrawMethod, "draw_method"))
+    seed: Mapped[str | None] = mapped_column(String(128))
+    algorithm: Mapped[str | None] = mapped_column(String(64))
+    context: Mapped[str] = mapped_column(Text)  # e.g. "qualifying cut, places 50-52"
+    recorded_by: Mapped[str] = mapped_column(String(100))
+    recorded_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class Proxy(Base):
+    """A signed proxy form (rule 16): one per nominee, final stages only."""
+
+    __tablename__ = "proxies"
+    __table_args__ = (
+        UniqueConstraint("seat_id"),
+        CheckConstraint("stage <> 'qualifying'", name="final_stages_only_rule_16"),
+        Index("ix_proxies_tournament_holder", "tournament_id", "holder_player_id"),
+    )
+
+    id: Mapped[int] = mapped_column(_ID, primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id"))
+    stage: Mapped[Stage] = mapped_column(enum_type(Stage, "stage"))
+    holder_player_id: Mapped[int] = mapped_column(ForeignKey("players.id"))
+    nominee_name: Mapped[str] = mapped_column(String(200))
+    nominee_id_number: Mapped[str] = mapped_column(String(32))
+    nominee_player_id: Mapped[int | None] = mapped_column(ForeignKey("players.id"))
+    seat_id: Mapped[int | None] = mapped_column(ForeignKey("seats.id"))
+    form_received_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    received_by: Mapped[str] = mapped_column(String(100))
+
+
+class Disqualification(Base):
+    """A disqualification (rules 1/2/3/20); ``entry_id`` NULL = the player's every entry."""
+
+    __tablename__ = "disqualifications"
+    __table_args__ = (
+        ForeignKeyConstraint(["entry_id", "player_id"], ["entries.id", "entries.player_id"]),
+        CheckConstraint(
+            "(revoked_at IS NULL AND revoked_by IS NULL)"
+            " OR (revoked_at IS NOT NULL AND revoked_by IS NOT NULL)",
+            name="revocation_names_who",
+        ),
+        Index("ix_disqualifications_tournament_player", "tournament_id", "player_id"),
+    )
+
+    id: Mapped[int] = mapped_column(_ID, primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id"))
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"))
+    entry_id: Mapped[int | None] = mapped_column(BigInteger)
+    rule: Mapped[str] = mapped_column(String(16))  # "2", "3", "20" ...
+    reason: Mapped[str] = mapped_column(Text)
+    decided_by: Mapped[str] = mapped_column(String(100))
+    decided_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    revoked_by: Mapped[str | None] = mapped_column(String(100))
+
+
+class Refund(Base):
+    """Money returned for an entry that could not be re-seated (rule 20)."""
+
+    __tablename__ = "refunds"
+    __table_args__ = (
+        UniqueConstraint("entry_id"),
+        CheckConstraint("amount_cents >= 0", name="amount_not_negative"),
+    )
+
+    id: Mapped[int] = mapped_column(_ID, primary_key=True)
+    entry_id: Mapped[int] = mapped_column(ForeignKey("entries.id"))
+    amount_cents: Mapped[int] = mapped_column(BigInteger)
+    rule: Mapped[str] = mapped_column(String(16), default="20", server_default="20")
+    reason: Mapped[str] = mapped_column(Text)
+    refunded_by: Mapped[str] = mapped_column(String(100))
+    refunded_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

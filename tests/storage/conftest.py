@@ -1,0 +1,40 @@
+"""Storage fixtures: an *empty* database per backend (no tables), for migration tests."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+from storage_factory import EmptyDatabase
+
+from storage.db import make_engine
+
+POSTGRES_URL = os.environ.get("REELGATE_DATABASE_URL", "")  # as in tests/conftest.py
+
+
+@pytest.fixture
+async def empty_db(db_backend: str, tmp_path: Path) -> AsyncIterator[EmptyDatabase]:
+    if db_backend == "sqlite":
+        url = f"sqlite+aiosqlite:///{tmp_path / 'empty.db'}"
+        eng = make_engine(url)
+        try:
+            yield EmptyDatabase(eng, url, None)
+        finally:
+            await eng.dispose()
+        return
+    schema = f"m_{uuid.uuid4().hex[:12]}"
+    admin = make_engine(POSTGRES_URL)
+    async with admin.begin() as conn:
+        await conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    eng = make_engine(POSTGRES_URL, schema=schema)
+    try:
+        yield EmptyDatabase(eng, POSTGRES_URL, schema)
+    finally:
+        await eng.dispose()
+        async with admin.begin() as conn:
+            await conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        await admin.dispose()

@@ -1,0 +1,216 @@
+"""Audit log: append, verify, tamper detection, concurrent writers, the CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select, text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from gateway.cli import main as cli_main
+from storage import audit, migrate
+from storage.audit import GENESIS_HASH, AuditEntry
+from storage.db import make_engine, make_sessionmaker
+from storage.tournament import Stage
+
+
+async def _append(engine: AsyncEngine, n: int, *, prefix: str = "s") -> list[AuditEntry]:
+    made = []
+    async with make_sessionmaker(engine).begin() as session:
+        for i in range(n):
+            made.append(
+                await audit.record(
+                    session,
+                    actor="director:anna",
+                    action="score.correct",
+                    subject=f"{prefix}:{i}",
+                    reason="rule 23: meter misread",
+                    details={"old": 1000 + i, "new": 1100 + i, "stage": Stage.QUALIFYING},
+                )
+            )
+    return made
+
+
+async def _verify(engine: AsyncEngine) -> audit.VerifyResult:
+    async with make_sessionmaker(engine)() as session:
+        return await audit.verify(session)
+
+
+async def test_empty_log_verifies(engine: AsyncEngine) -> None:
+    result = await _verify(engine)
+    assert result.ok and result.rows_checked == 0 and result.last_hash == GENESIS_HASH
+
+
+async def test_append_links_rows_and_verifies(engine: AsyncEngine) -> None:
+    made = await _append(engine, 5)
+    assert [e.id for e in made] == [1, 2, 3, 4, 5]
+    assert made[0].prev_hash == GENESIS_HASH
+    assert all(made[i].prev_hash == made[i - 1].hash for i in range(1, 5))
+    # Enums and dates in details are stored as canonical JSON text.
+    assert made[0].details == '{"new":1100,"old":1000,"stage":"qualifying"}'
+    result = await _verify(engine)
+    assert result.ok, result.problem
+    assert (result.rows_checked, result.last_id, result.last_hash) == (5, 5, made[-1].hash)
+
+
+async def test_rows_read_back_hash_the_same(engine: AsyncEngine) -> None:
+    """The stored instant must round-trip exactly, or every row would look tampered."""
+    await _append(engine, 3)
+    async with make_sessionmaker(engine)() as session:
+        rows = (await session.execute(select(AuditEntry).order_by(AuditEntry.id))).scalars()
+        prev = GENESIS_HASH
+        for row in rows:
+            assert row.at.tzinfo is not None
+            assert audit._hash_of(row, prev) == row.hash
+            prev = row.hash
+
+
+@pytest.mark.parametrize(
+    ("sql", "bad_id", "problem"),
+    [
+        ("UPDATE audit_log SET reason = 'rule 23: nothing to see' WHERE id = 3", 3, "altered"),
+        ("UPDATE audit_log SET details = '{}' WHERE id = 2", 2, "altered"),
+        ("UPDATE audit_log SET actor = 'cashier:bob' WHERE id = 1", 1, "altered"),
+        ("UPDATE audit_log SET at = at - INTERVAL '1 hour' WHERE id = 4", 4, "altered"),
+        ("DELETE FROM audit_log WHERE id = 2", 2, "missing"),
+        ("DELETE FROM audit_log WHERE id = 5", 5, "chain head"),
+    ],
+)
+async def test_tampering_is_named(engine: AsyncEngine, sql: str, bad_id: int, problem: str) -> None:
+    await _append(engine, 5)
+    if engine.dialect.name == "sqlite":
+        sql = sql.replace("at - INTERVAL '1 hour'", "'2020-01-01 00:00:00.000000'")
+    async with engine.begin() as conn:
+        await conn.execute(text(sql))
+    result = await _verify(engine)
+    assert not result.ok
+    assert result.first_bad_id == bad_id
+    assert result.problem is not None and problem in result.problem
+    assert result.rows_checked == bad_id - 1
+
+
+async def test_recomputed_forgery_is_caught_by_the_next_row(engine: AsyncEngine) -> None:
+    """Re-hashing a forged row does not help: the next row links to the old hash."""
+    made = await _append(engine, 3)
+    forged = made[1]
+    new_hash = audit.row_hash(
+        prev_hash=forged.prev_hash, id=forged.id, at=forged.at, actor=forged.actor,
+        action=forged.action, subject=forged.subject, reason="forged", details=forged.details,
+    )  # fmt: skip
+    async with engine.begin() as conn:
+        await conn.execute(
+            text("UPDATE audit_log SET reason = 'forged', hash = :h WHERE id = 2"), {"h": new_hash}
+        )
+    result = await _verify(engine)
+    assert (result.ok, result.first_bad_id) == (False, 3)
+    assert result.problem is not None and "does not link" in result.problem
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"actor": ""}, ValueError),
+        ({"action": "   "}, ValueError),
+        ({"subject": "x" * 201}, ValueError),
+        ({"details": {"when": object()}}, TypeError),
+        ({"details": {"credits": float("nan")}}, ValueError),
+    ],
+)
+async def test_bad_input_raises_and_writes_nothing(
+    engine: AsyncEngine, kwargs: dict[str, object], error: type[Exception]
+) -> None:
+    await _append(engine, 1)
+    values: dict[str, object] = {"actor": "tech:sipho", "action": "bank.enable", "subject": "b"}
+    values.update(kwargs)
+    async with make_sessionmaker(engine)() as session:
+        with pytest.raises(error):
+            await audit.record(session, **values)  # type: ignore[arg-type]
+        await session.commit()
+    async with make_sessionmaker(engine)() as session:
+        assert await session.scalar(select(func.count()).select_from(AuditEntry)) == 1
+    assert (await _verify(engine)).ok
+
+
+async def test_details_accept_dates(engine: AsyncEngine) -> None:
+    async with make_sessionmaker(engine).begin() as session:
+        entry = await audit.record(
+            session,
+            actor="director:anna",
+            action="heat.reschedule",
+            subject="heat:7",
+            reason="rule 10",
+            details={"new_start": datetime(2026, 11, 26, 17, 0, tzinfo=UTC)},
+        )
+    assert entry.details_dict() == {"new_start": "2026-11-26T17:00:00+00:00"}
+
+
+async def test_rolled_back_change_leaves_no_gap(engine: AsyncEngine) -> None:
+    await _append(engine, 2)
+    async with make_sessionmaker(engine)() as session:
+        await audit.record(session, actor="a", action="b", subject="c")
+        await session.rollback()
+    made = await _append(engine, 1, prefix="after")
+    assert made[0].id == 3
+    assert (await _verify(engine)).ok
+
+
+async def test_concurrent_writers_keep_one_chain(engine: AsyncEngine) -> None:
+    """Writers in separate sessions/connections serialise on the chain head."""
+    writers, per_writer = 6, 8
+
+    async def writer(w: int) -> None:
+        for i in range(per_writer):
+            async with make_sessionmaker(engine).begin() as session:
+                await audit.record(
+                    session, actor=f"cashier:{w}", action="entry.sell", subject=f"entry:{w}-{i}"
+                )
+                await asyncio.sleep(0)  # let the others queue on the lock
+
+    await asyncio.gather(*(writer(w) for w in range(writers)))
+    result = await _verify(engine)
+    assert result.ok, result.problem
+    assert result.rows_checked == writers * per_writer
+    async with make_sessionmaker(engine)() as session:
+        ids = (await session.execute(select(AuditEntry.id).order_by(AuditEntry.id))).scalars()
+        assert list(ids) == list(range(1, writers * per_writer + 1))
+
+
+def test_cli_verify_and_show(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}"
+    migrate.upgrade(url)
+
+    async def seed() -> None:
+        engine = make_engine(url)
+        try:
+            await _append(engine, 4)
+        finally:
+            await engine.dispose()
+
+    asyncio.run(seed())
+    assert cli_main(["audit", "verify", "--database", url]) == 0
+    assert "intact: 4 rows" in capsys.readouterr().out
+
+    assert cli_main(["audit", "show", "--database", url, "--json", "--limit", "2"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert [r["id"] for r in shown] == [3, 4]
+    assert shown[0]["details"]["stage"] == "qualifying"
+
+    async def tamper() -> None:
+        engine = make_engine(url)
+        try:
+            async with engine.begin() as conn:
+                await conn.execute(text("UPDATE audit_log SET subject = 's:x' WHERE id = 3"))
+        finally:
+            await engine.dispose()
+
+    asyncio.run(tamper())
+    assert cli_main(["audit", "verify", "--database", url, "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is False and report["first_bad_id"] == 3
+
+    assert cli_main(["audit", "show", "--database", url, "--limit", "0"]) == 2
+    assert "--limit" in capsys.readouterr().err

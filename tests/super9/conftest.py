@@ -1,0 +1,48 @@
+"""Fixtures for Super 9 tests: a desk on each database backend, players, a clock."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from gateway.feed import MemoryFeed
+from gateway.super9.desk import Super9Desk
+from storage.db import make_sessionmaker
+from storage.tournament import Player
+
+SAST = ZoneInfo("Africa/Johannesburg")
+
+
+def at(day: date, hh: int, mm: int = 0) -> datetime:
+    """A venue-local instant."""
+    return datetime(day.year, day.month, day.day, hh, mm, tzinfo=SAST)
+
+
+WED = date(2026, 12, 2)  # a Wednesday: sessions 19:00 and 21:00 (rule 4)
+
+
+@pytest.fixture
+def feed() -> MemoryFeed:
+    return MemoryFeed()
+
+
+@pytest.fixture
+async def desk(engine: AsyncEngine, feed: MemoryFeed) -> Super9Desk:
+    sm = make_sessionmaker(engine)
+    async with sm.begin() as db:
+        for i, (idn, born) in enumerate(
+            [
+                ("8001015009087", date(1980, 1, 1)),
+                ("9002026009088", date(1990, 2, 2)),
+                ("7503035009089", date(1975, 3, 3)),
+                ("8504045009080", date(1985, 4, 4)),
+                ("9505055009081", date(1995, 5, 5)),
+                ("1001015009082", date(2010, 1, 1)),  # a minor (rule 1)
+            ]
+        ):
+            db.add(Player(id_number=idn, card_number=f"C{i + 1}", name=f"Player {i + 1}",
+                          date_of_birth=born))
+    return Super9Desk(sm, feed=feed)

@@ -1,0 +1,55 @@
+"""The emulated wheel: its noisy stream debounces to exactly its true results."""
+
+from __future__ import annotations
+
+import asyncio
+
+from emulators.wheel import WheelModel, WheelServer
+from protocols.wheel import Debouncer, LineFramer, open_wheel, parse_wheel_url, read_results
+from protocols.wheel.debounce import WheelResult
+
+
+def test_model_stream_debounces_to_truth_with_every_fault_kind() -> None:
+    model = WheelModel(seed=7, garbage_rate=0.1, restart_rate=0.2, misspin_rate=0.15)
+    framer, bouncer = LineFramer(), Debouncer(confirmations=2)
+    posted: list[WheelResult] = []
+    for _ in range(300):
+        for raw in model.next_game():
+            for line in framer.feed(raw):
+                result = bouncer.feed(line)
+                if result is not None:
+                    posted.append(result)
+    assert posted == model.truth
+    assert model.misspins and model.restarts
+    assert bouncer.counts["garbage"] > 0 and bouncer.counts["repeat"] > 0
+    assert bouncer.counts["flagged"] > 0 and bouncer.counts["restart"] > 0
+
+
+def test_same_seed_same_games() -> None:
+    a, b = WheelModel(seed=3), WheelModel(seed=3)
+    assert [a.next_game() for _ in range(20)] == [b.next_game() for _ in range(20)]
+
+
+def test_wheel_urls() -> None:
+    assert parse_wheel_url("wheel+tcp://127.0.0.1:4001").port == 4001
+    serial = parse_wheel_url("wheel+serial:///dev/ttyUSB0?baud=19200")
+    assert (serial.kind, serial.target, serial.baud) == ("serial", "/dev/ttyUSB0", 19200)
+    for bad in ("tcp://127.0.0.1:1", "wheel+tcp://127.0.0.1", "wheel+serial://"):
+        try:
+            parse_wheel_url(bad)
+        except ValueError as exc:
+            assert "wheel" in str(exc)
+        else:
+            raise AssertionError(bad)
+
+
+async def test_tcp_carrier_against_emulator() -> None:
+    server = WheelServer(WheelModel(seed=11), line_interval=0, games=40)
+    await server.start()
+    try:
+        link = await open_wheel(f"wheel+tcp://127.0.0.1:{server.port}")
+        results = [r async for r in read_results(link.reader)]
+        await link.close()
+    finally:
+        await asyncio.wait_for(server.close(), 5)
+    assert results == server.model.truth and len(results) >= 30

@@ -1,0 +1,50 @@
+"""The wheel emulator over TCP into a drawing session: results become spins (rule 12),
+repeats and garbage do not, and the live draw is published for displays."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import date, datetime
+from zoneinfo import ZoneInfo
+
+from emulators.wheel import WheelModel, WheelServer
+from gateway.feed import MemoryFeed
+from gateway.super9.desk import Super9Desk
+from gateway.super9.wheel import follow_wheel
+
+SAST = ZoneInfo("Africa/Johannesburg")
+WED = date(2026, 12, 2)
+
+
+def at(hh: int, mm: int = 0) -> datetime:
+    return datetime(WED.year, WED.month, WED.day, hh, mm, tzinfo=SAST)
+
+
+async def test_emulated_wheel_drives_the_draw(desk: Super9Desk, feed: MemoryFeed) -> None:
+    for serial, player, numbers in (("A", "C1", "0 1 2 3 4 5 6 7 8"),
+                                    ("B", "C2", "9 10 11 12 13 14 15 16 17"),
+                                    ("C", "C3", "18 19 20 21 22 23 24 25 26")):
+        await desk.sell(serial, player, actor="cashier", now=at(10))
+        await desk.hand_in(serial, numbers, actor="grd", now=at(18))
+    sid = await desk.open_session(at(19), actor="director", now=at(19))
+    model = WheelModel(seed=21, garbage_rate=0.1, restart_rate=0.1, misspin_rate=0.1)
+    server = WheelServer(model, line_interval=0, games=60)
+    await server.start()
+    try:
+        run = await asyncio.wait_for(
+            follow_wheel(desk, sid, f"wheel+tcp://127.0.0.1:{server.port}",
+                         clock=lambda: at(19, 30), max_results=40, max_attempts=1),
+            timeout=60,
+        )
+    finally:
+        await server.close()
+    assert [s.number for s in run.results] == [r.number for r in model.truth[:40]]
+    assert run.stopped_because == "40 results"
+    live = feed.retained[f"super9/{sid}/draw"]
+    distinct = list(dict.fromkeys(r.number for r in model.truth[:40]))
+    assert live["called"] == distinct and live["spins"] == 40
+    assert live["counted_spins"] == len(distinct)  # rule 19 default: repeats not counted
+    assert live["jackpot_cents"] == 500_000
+    done = {c["ticket"] for c in live["completed"]}
+    for serial, numbers in (("A", range(0, 9)), ("B", range(9, 18)), ("C", range(18, 27))):
+        assert (serial in done) == set(numbers).issubset(distinct)
