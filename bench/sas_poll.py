@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -90,17 +90,14 @@ async def start_emulator(n: int) -> tuple[asyncio.subprocess.Process, list[str]]
     return proc, endpoints
 
 
-async def poll_machine(
-    client: SasClient, start_at: float, stop_at: float, stamps: list[float], fails: list[int]
-) -> None:
-    loop = asyncio.get_running_loop()
-    while (now := loop.time()) < stop_at:
-        if now >= start_at:
-            stamps.append(now)
+async def poll_machine(client: SasClient, stamps: list[float], fails: list[int]) -> None:
+    """General-poll forever at the client's cadence, noting when each poll was sent."""
+    while True:
         try:
             await client.general_poll()
         except SasClientError:
             fails[0] += 1
+        stamps.append(client.last_poll_at)
 
 
 async def run_one(n: int, seconds: float, warmup: float) -> Result:
@@ -118,13 +115,18 @@ async def run_one(n: int, seconds: float, warmup: float) -> Result:
 
         async def staggered(i: int, c: SasClient) -> None:
             await asyncio.sleep(max(0.0, t0 - loop.time()) + SAS_MIN_SPACING * i / n)
-            await poll_machine(c, start_at, stop_at, stamps[i], fails[i])
+            await poll_machine(c, stamps[i], fails[i])
 
         tasks = [asyncio.create_task(staggered(i, c)) for i, c in enumerate(clients)]
         await asyncio.sleep(max(0.0, start_at - loop.time()))
-        cpu0, wall0, emu0 = time.process_time(), time.perf_counter(), proc_cpu_seconds(proc.pid)
-        await asyncio.gather(*tasks)
-        cpu1, wall1, emu1 = time.process_time(), time.perf_counter(), proc_cpu_seconds(proc.pid)
+        cpu0, wall0, emu0 = time.process_time(), loop.time(), proc_cpu_seconds(proc.pid)
+        fails0 = sum(f[0] for f in fails)
+        await asyncio.sleep(max(0.0, stop_at - loop.time()))
+        cpu1, wall1, emu1 = time.process_time(), loop.time(), proc_cpu_seconds(proc.pid)
+        failures = sum(f[0] for f in fails) - fails0
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
     finally:
         for c in clients:
             await c.close()
@@ -133,16 +135,19 @@ async def run_one(n: int, seconds: float, warmup: float) -> Result:
     wall = wall1 - wall0
     intervals: list[float] = []
     worst = 0.0
+    polls = 0
     for s in stamps:
-        mine = sorted(b - a for a, b in zip(s, s[1:], strict=False))
+        s = [t for t in s if wall0 <= t < wall1]
+        polls += len(s)
+        mine = sorted(b - a for a, b in itertools.pairwise(s))
         intervals.extend(mine)
         worst = max(worst, percentile(mine, 0.99))
     intervals.sort()
     return Result(
         machines=n,
         seconds=wall,
-        polls=sum(len(s) for s in stamps),
-        failures=sum(f[0] for f in fails),
+        polls=polls,
+        failures=failures,
         host_cpu=(cpu1 - cpu0) / wall,
         emulator_cpu=(emu1 - emu0) / wall,
         p50_ms=1000 * percentile(intervals, 0.50),

@@ -33,6 +33,7 @@ from protocols.mqtt.topics import Channel, board_topic
 log = logging.getLogger(__name__)
 
 EVENT_QUEUE = 256
+EVENT_BATCH = 32
 REPLY_CACHE = 128
 
 _EVENT_KIND: dict[Event, BoardEventKind] = {
@@ -189,9 +190,17 @@ class MqttBoard:
                     await self._send(Channel.STATUS, online, retain=True)
                     self._announce = False
                 while self._events:
-                    seq, at, kind = self._events[0]
-                    await self._send(Channel.EVENT, codec.Event(seq=seq, at=at, kind=kind))
-                    self._events.popleft()
+                    # Pipelined in order (paho queues each publish as it is called); a
+                    # batch that fails stays queued and is sent again after resync.
+                    batch = list(self._events)[:EVENT_BATCH]
+                    await asyncio.gather(
+                        *(
+                            self._send(Channel.EVENT, codec.Event(seq=seq, at=at, kind=kind))
+                            for seq, at, kind in batch
+                        )
+                    )
+                    for _ in batch:
+                        self._events.popleft()
                 if self._state_dirty:
                     self._state_dirty = False
                     await self._send(Channel.STATE, self.state_message(), retain=True)

@@ -7,4 +7,3 @@ from __future__ import annotations
 from storage import floor, journal  # noqa: F401  (gateway: floor tables, heat run journal)
 from storage import super9  # noqa: F401  (Super 9 promotion tables)
 from storage import audit, tournament  # noqa: F401  (audit log; slot tournament tables)
-from gateway.tournament import tables as _tournament_rules  # noqa: F401  (rule settings)

@@ -204,7 +204,7 @@ async def _draws(
             and_(
                 Score.entry_id == CardDraw.entry_id,
                 Score.stage == CardDraw.stage,
-                Score.final_credits >= CardDraw.tie_credits,
+                Score.final_credits == CardDraw.tie_credits,
             ),
         )
         .where(

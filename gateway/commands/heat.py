@@ -36,6 +36,9 @@ def register(sub: Any) -> None:
     run.add_argument("--credits", type=int, required=True, help="tournament credits per seat")
     run.add_argument("--json", action="store_true", help="machine-readable output")
     run.add_argument("--trace", action="store_true", help="print each state step to stderr")
+    # Fault tests: stop right after journaling this state, before its floor action, and
+    # wait there to be killed (the worst moment for a crash).
+    run.add_argument("--hold-in", choices=[s.value for s in RunState], help=argparse.SUPPRESS)
     run.set_defaults(handler=_run)
 
     rec = actions.add_parser("recover", help="finish or restart what a crash left on a bank")
@@ -75,10 +78,14 @@ async def _run_heat(args: argparse.Namespace) -> tuple[list[Recovery], HeatOutco
         try:
             sink = _trace(args.trace)
             recoveries = await recover_bank(ctx.writer, links, bank.name, progress=sink)
-            runner = HeatRunner(ctx.writer, links, progress=sink)
+            hold = RunState(args.hold_in) if args.hold_in else None
+            runner = HeatRunner(ctx.writer, links, progress=sink, stop_after=hold)
             outcome = await runner.run_new(
                 bank.name, [m.id for m in bank.active], credits=args.credits, seconds=args.seconds
             )
+            if hold is not None:
+                print(f"holding in {hold.value}", file=sys.stderr, flush=True)
+                await asyncio.sleep(120)  # bounded: the test kills us long before
             await ctx.writer.drain(10.0)
             return recoveries, outcome
         finally:

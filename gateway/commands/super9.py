@@ -21,9 +21,9 @@ from sqlalchemy.exc import ArgumentError
 from gateway.errors import OperatorError
 from gateway.feed import FeedPublisher
 from gateway.super9.calendar import hand_in_cutoff, sales_window
-from gateway.super9.desk import Super9Desk
+from gateway.super9.desk import SpinRecorded, Super9Desk
 from gateway.super9.settings import Super9Settings
-from gateway.super9.wheel import follow_wheel
+from gateway.super9.wheel import WheelRun, follow_wheel
 from protocols.wheel import Debouncer
 from storage import migrate
 from storage.db import database_url, make_engine, make_sessionmaker
@@ -45,6 +45,9 @@ def register(sub: Any) -> None:
         p.add_argument("--now", help="the time of the action (ISO 8601 with offset)")
         if by:
             p.add_argument("--by", required=True, help="who does it (recorded in the audit log)")
+        if not read or name in ("close", "claim"):
+            p.add_argument("--mqtt", help="publish the live draw to this broker (mqtt://H:P)")
+            p.add_argument("--site", default="venue", help="MQTT site prefix (venue)")
         if read:
             p.add_argument("--json", action="store_true", help="machine-readable output")
         p.set_defaults(handler=handler)
@@ -97,8 +100,6 @@ def register(sub: Any) -> None:
     p.add_argument("--max-results", type=int, default=None, help="stop after N results")
     p.add_argument("--confirmations", type=int, default=2,
                    help="identical result lines needed (2)")
-    p.add_argument("--mqtt", help="publish the live draw to this broker (mqtt://HOST:PORT)")
-    p.add_argument("--site", default="venue", help="MQTT site prefix (venue)")
 
     p = action("void", 'a "No spin" by wheel game number or spin sequence (rule 18)', _void)
     p.add_argument("--session", type=int, required=True)
@@ -150,21 +151,39 @@ def _url(args: argparse.Namespace) -> str:
     return resolved
 
 
-def _run(
-    args: argparse.Namespace, work: Callable[[Super9Desk], Awaitable[T]],
-    feed: FeedPublisher | None = None,
-) -> T:
+def _run(args: argparse.Namespace, work: Callable[[Super9Desk], Awaitable[T]]) -> T:
     url = _url(args)
     migrate.upgrade(url)
 
     async def go() -> T:
         engine = make_engine(url)
+        mqtt: Any = None
         try:
+            feed: FeedPublisher | None = None
+            if getattr(args, "mqtt", None):
+                mqtt, feed = await _open_feed(args.mqtt, args.site)
             return await work(Super9Desk(make_sessionmaker(engine), feed=feed))
         finally:
+            if mqtt is not None:
+                await mqtt.close()
             await engine.dispose()
 
     return asyncio.run(go())
+
+
+async def _open_feed(url: str, site: str) -> tuple[Any, FeedPublisher]:
+    """The live draw goes to displays through the broker, like the tournament feed."""
+    from protocols.mqtt.client import MqttSession, MqttSettings, MqttUnavailable
+
+    try:
+        session = MqttSession(MqttSettings.from_url(url))
+    except ValueError as exc:
+        raise OperatorError(f"--mqtt: {exc}") from None
+    try:
+        await session.start()
+    except MqttUnavailable as exc:
+        raise OperatorError(f"--mqtt: {exc}") from None
+    return session, _MqttFeed(session, site)
 
 
 def _parse_time(text: str, field: str) -> datetime:
@@ -333,45 +352,24 @@ class _MqttFeed:
 def _wheel(args: argparse.Namespace) -> int:
     if args.confirmations < 1:
         raise OperatorError("--confirmations must be at least 1")
-    url = _url(args)
-    migrate.upgrade(url)
 
-    async def go() -> int:
-        engine = make_engine(url)
-        session = None
-        try:
-            feed: FeedPublisher | None = None
-            if args.mqtt:
-                from protocols.mqtt.client import MqttSession, MqttSettings
+    def show(spin: SpinRecorded) -> None:
+        state = "VOID (not called)" if spin.voided else f"called {spin.number}"
+        done = f"; complete: {', '.join(spin.completed)}" if spin.completed else ""
+        print(f"spin {spin.seq}: {state}{done}", flush=True)
 
-                try:
-                    session = MqttSession(MqttSettings.from_url(args.mqtt))
-                except ValueError as exc:
-                    raise OperatorError(f"--mqtt: {exc}") from None
-                await session.start()
-                feed = _MqttFeed(session, args.site)
-            desk = Super9Desk(make_sessionmaker(engine), feed=feed)
-            zone = ZoneInfo((await desk.settings()).timezone)
+    async def work(desk: Super9Desk) -> WheelRun:
+        zone = ZoneInfo((await desk.settings()).timezone)
+        return await follow_wheel(
+            desk, args.session, args.url, clock=lambda: datetime.now(zone),
+            max_results=args.max_results, on_spin=show,
+            debouncer=Debouncer(args.confirmations),
+        )
 
-            def show(spin: Any) -> None:
-                state = "VOID (not called)" if spin.voided else f"called {spin.number}"
-                done = f"; complete: {', '.join(spin.completed)}" if spin.completed else ""
-                print(f"spin {spin.seq}: {state}{done}", flush=True)
-
-            run = await follow_wheel(
-                desk, args.session, args.url, clock=lambda: datetime.now(zone),
-                max_results=args.max_results, on_spin=show,
-                debouncer=Debouncer(args.confirmations),
-            )
-            counts = dict(run.debouncer.counts)
-            print(f"wheel stopped ({run.stopped_because or 'link closed'}); lines: {counts}")
-            return 0
-        finally:
-            if session is not None:
-                await session.close()
-            await engine.dispose()
-
-    return asyncio.run(go())
+    run = _run(args, work)
+    counts = dict(run.debouncer.counts)
+    print(f"wheel stopped ({run.stopped_because or 'link closed'}); lines: {counts}")
+    return 0
 
 
 def _void(args: argparse.Namespace) -> int:

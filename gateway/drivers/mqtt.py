@@ -285,10 +285,12 @@ class MqttMachineDriver:
         elif isinstance(message, codec.Status):
             was = self.view.online
             self.view.online = message.online
+            if message.online and was is False:
+                self.view.last_event_seq = -1  # a restarted board counts from 1 again
             if was is not None and was != message.online:
                 kind = MachineEventKind.LINK_UP if message.online else MachineEventKind.LINK_DOWN
                 self._queue(MachineEvent(self.machine_id, kind, message.at))
-            if message.online and self._pending:
+            if message.online and was is False and self._pending:
                 # A board that was away lost what we sent meanwhile (clean session).
                 asyncio.get_running_loop().create_task(self._resend_pending())
         elif isinstance(message, codec.State):
@@ -296,8 +298,8 @@ class MqttMachineDriver:
         elif isinstance(message, codec.Meters):
             self.view.meters = message
         elif isinstance(message, codec.Event):
-            if message.seq == self.view.last_event_seq:
-                return  # QoS 1 redelivery
+            if message.seq <= self.view.last_event_seq:
+                return  # QoS 1 redelivery, or a batch the board sent again after resync
             self.view.last_event_seq = message.seq
             mapped = _KIND.get(message.kind)
             if mapped is not None:

@@ -23,12 +23,13 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gateway.errors import OperatorError
 from gateway.feed import FeedPublisher
+from gateway.super9 import ledger, records
 from gateway.super9.calendar import SessionCalendar, hand_in_cutoff
 from gateway.super9.eligibility import check_eligible, find_player
 from gateway.super9.engine import SpinOutcome
 from gateway.super9.live import LiveDraw, LiveSpin, publish
-from gateway.super9.settings import Super9Settings, WinningContribution
-from gateway.super9.settle import ClaimFact, Settlement, SpinFact, settle
+from gateway.super9.settings import Super9Settings
+from gateway.super9.settle import Settlement
 from gateway.super9.tickets import (
     TicketNumbersError,
     duplicate_mismatch,
@@ -38,12 +39,10 @@ from gateway.super9.tickets import (
 )
 from storage import audit
 from storage.super9 import (
-    LedgerKind,
     SessionStatus,
     SpinSource,
     Super9CalendarChange,
     Super9Claim,
-    Super9JackpotEntry,
     Super9Prize,
     Super9Session,
     Super9Setting,
@@ -70,10 +69,6 @@ class ClaimRegistered:
     valid: bool  # duplicate matched the top copy (rule 9)
     complete: bool  # all nine called when registered
     reason: str | None
-
-
-def _numbers(ticket: Super9Ticket) -> tuple[int, ...]:
-    return tuple(int(n) for n in (ticket.numbers or "").split(",") if n)
 
 
 def _require_aware(now: datetime) -> None:
@@ -326,8 +321,12 @@ class Super9Desk:
             sold_for = await self._session(db, ticket.session_id)
             target = await self._next_open_session(db, cal, now, sold_for.starts_at)
             rolled = target.id != ticket.session_id
+            if rolled and ticket.rolled_from_id is not None:
+                raise OperatorError(
+                    f"rule 6: ticket {serial} was valid for the next session only; it is past"
+                )
             if rolled:  # rule 6: late tickets are valid for the next session
-                ticket.rolled_from_id = ticket.rolled_from_id or ticket.session_id
+                ticket.rolled_from_id = ticket.session_id
                 ticket.session_id = target.id
             ticket.numbers = format_numbers(keyed)
             ticket.status = TicketStatus.ENTERED
@@ -612,7 +611,7 @@ class Super9Desk:
             if ticket.status is not TicketStatus.ENTERED:
                 why = ticket.disqualified_reason or ticket.status.value
                 raise OperatorError(f"ticket {serial} cannot claim: {why}")
-            mismatch = duplicate_mismatch(_numbers(ticket), duplicate)
+            mismatch = duplicate_mismatch(records.ticket_numbers(ticket), duplicate)
             at_seq = await self._next_seq(db, session_id) - 1
             live, _ = await self._sync(db, session_id)
             complete = ticket.id in live.engine.completed
@@ -658,7 +657,9 @@ class Super9Desk:
         day = session.starts_at.astimezone(zone).date()
         start = datetime.combine(day, datetime.min.time(), tzinfo=zone)
         day_sessions = select(Super9Session.id).where(
-            Super9Session.starts_at >= start, Super9Session.starts_at < start + timedelta(days=1)
+            Super9Session.starts_at >= start,
+            Super9Session.starts_at < start + timedelta(days=1),
+            Super9Session.status != SessionStatus.CLOSED,  # settled results are final (27)
         )
         rows = (
             (
@@ -682,104 +683,17 @@ class Super9Desk:
 
     # -- close, prizes, jackpot ----------------------------------------------------------
 
-    async def _ledger_head(self, db: AsyncSession) -> Super9JackpotEntry | None:
-        return (
-            await db.execute(
-                select(Super9JackpotEntry).order_by(Super9JackpotEntry.id.desc()).limit(1)
-            )
-        ).scalar_one_or_none()
-
     async def jackpot(self) -> int:
         """The progressive jackpot now (rule 15): the ledger's balance, or the seed."""
         async with self._sm() as db:
             return await self._jackpot(db)
 
     async def _jackpot(self, db: AsyncSession) -> int:
-        head = await self._ledger_head(db)
-        if head is not None:
-            return head.balance_cents
-        return (await self.settings(db)).jackpot_seed_cents
-
-    async def _append(
-        self,
-        db: AsyncSession,
-        kind: LedgerKind,
-        amount: int,
-        session_id: int | None,
-        now: datetime,
-    ) -> Super9JackpotEntry:
-        head = await self._ledger_head(db)
-        balance = (head.balance_cents if head else 0) + amount
-        entry = Super9JackpotEntry(
-            prev_id=head.id if head else None,
-            session_id=session_id,
-            kind=kind,
-            amount_cents=amount,
-            balance_cents=balance,
-            at=now,
-        )
-        db.add(entry)
-        await db.flush()
-        return entry
+        return await ledger.balance(db, (await self.settings(db)).jackpot_seed_cents)
 
     async def jackpot_history(self) -> list[dict[str, Any]]:
         async with self._sm() as db:
-            rows = (
-                (await db.execute(select(Super9JackpotEntry).order_by(Super9JackpotEntry.id)))
-                .scalars()
-                .all()
-            )
-            return [
-                {
-                    "id": r.id,
-                    "session": r.session_id,
-                    "kind": r.kind.value,
-                    "amount_cents": r.amount_cents,
-                    "balance_cents": r.balance_cents,
-                    "at": r.at.isoformat(),
-                }
-                for r in rows
-            ]
-
-    async def _facts(
-        self, db: AsyncSession, session_id: int
-    ) -> tuple[
-        dict[int, tuple[int, ...]],
-        set[int],
-        list[SpinFact],
-        list[ClaimFact[int]],
-        int,
-        dict[int, str],
-    ]:
-        tickets = (
-            (await db.execute(select(Super9Ticket).where(Super9Ticket.session_id == session_id)))
-            .scalars()
-            .all()
-        )
-        in_play = {
-            t.id: _numbers(t)
-            for t in tickets
-            if t.numbers and t.status in (TicketStatus.ENTERED, TicketStatus.DISQUALIFIED)
-        }
-        out = {t.id for t in tickets if t.status is TicketStatus.DISQUALIFIED}
-        spins = (
-            (await db.execute(select(Super9Spin).where(Super9Spin.session_id == session_id)))
-            .scalars()
-            .all()
-        )
-        claims = (
-            (await db.execute(select(Super9Claim).where(Super9Claim.session_id == session_id)))
-            .scalars()
-            .all()
-        )
-        return (
-            in_play,
-            out,
-            [SpinFact(s.seq, s.number, s.voided) for s in spins],
-            [ClaimFact(c.ticket_id, c.at_seq, c.valid) for c in claims],
-            sum(t.buy_in_cents for t in tickets),
-            {t.id: t.serial for t in tickets},
-        )
+            return await ledger.history(db)
 
     async def close_session(self, session_id: int, *, actor: str, now: datetime) -> Settlement[int]:
         """Settle the draw (rules 13-16, 19, 20) and move the jackpot; final (rule 27)."""
@@ -809,19 +723,10 @@ class Super9Desk:
                 if t.rolled_from_id is not None and t.session_id == session_id:
                     t.status = TicketStatus.EXPIRED
             await db.flush()
-            if (await self._ledger_head(db)) is None:  # the very first jackpot (rule 15)
-                await self._append(db, LedgerKind.SEED, settings.jackpot_seed_cents, None, now)
-            tickets, out, spins, claims, buy_ins, serials = await self._facts(db, session_id)
-            result = settle(
-                tickets,
-                spins,
-                claims,
-                settings=settings,
-                jackpot_in_cents=await self._jackpot(db),
-                buy_ins_cents=buy_ins,
-                disqualified=out,
-            )
-            await self._write_ledger(db, session_id, result, settings, now)
+            await ledger.ensure_seeded(db, settings.jackpot_seed_cents, now)
+            facts = await records.session_facts(db, session_id)
+            result = records.settle_facts(facts, settings, await self._jackpot(db))
+            await ledger.write_settlement(db, session_id, result, settings, now)
             for p in result.payouts:
                 db.add(
                     Super9Prize(
@@ -833,7 +738,7 @@ class Super9Desk:
                 )
             session.status = SessionStatus.CLOSED
             session.closed_at, session.closed_by = now, actor
-            session.result = _result_json(result, serials)
+            session.result = records.result_json(result, facts.serials)
             await audit.record(
                 db,
                 actor=actor,
@@ -844,35 +749,6 @@ class Super9Desk:
         self._live.pop(session_id, None)
         await self.publish(session_id)
         return result
-
-    async def _write_ledger(
-        self,
-        db: AsyncSession,
-        session_id: int,
-        result: Settlement[int],
-        settings: Super9Settings,
-        now: datetime,
-    ) -> None:
-        contribution = result.contribution_cents
-        if not result.jackpot_won:
-            await self._append(db, LedgerKind.CONTRIBUTION, contribution, session_id, now)
-        elif settings.winning_contribution is WinningContribution.PAID_WITH_JACKPOT:
-            await self._append(db, LedgerKind.CONTRIBUTION, contribution, session_id, now)
-            await self._append(db, LedgerKind.PAYOUT, -result.jackpot_pot_cents, session_id, now)
-            await self._append(db, LedgerKind.SEED, result.seed_added_cents, session_id, now)
-        else:
-            await self._append(db, LedgerKind.PAYOUT, -result.jackpot_pot_cents, session_id, now)
-            await self._append(db, LedgerKind.SEED, result.seed_added_cents, session_id, now)
-            await self._append(db, LedgerKind.CONTRIBUTION, contribution, session_id, now)
-        if result.remainder_cents:
-            await self._append(db, LedgerKind.REMAINDER, result.remainder_cents, session_id, now)
-        if result.unwon_consolation_cents:
-            await self._append(
-                db, LedgerKind.UNWON_CONSOLATION, result.unwon_consolation_cents, session_id, now
-            )
-        balance = await self._jackpot(db)
-        if balance != result.jackpot_out_cents:  # a bug, never an operator mistake
-            raise RuntimeError(f"jackpot ledger {balance} != settlement {result.jackpot_out_cents}")
 
     async def sign_prize(
         self,
@@ -927,8 +803,11 @@ class Super9Desk:
         session = await self._session(db, session_id)
         live = self._live.get(session_id)
         if live is None:
-            tickets, out, _, _, _, serials = await self._facts(db, session_id)
-            live = LiveDraw(tickets, serials, Super9Settings.from_json(session.settings))
+            facts = await records.session_facts(db, session_id)
+            out = facts.disqualified
+            live = LiveDraw(
+                facts.tickets, facts.serials, Super9Settings.from_json(session.settings)
+            )
             self._live[session_id] = live
         else:
             out = set(
@@ -963,18 +842,7 @@ class Super9Desk:
         async with self._sm() as db:
             session = await self._session(db, session_id)
             live, outcomes = await self._sync(db, session_id)
-            done = [k for o in outcomes for k in o.completed]
-            serials: dict[int, str] = {}
-            if done:
-                rows = (
-                    await db.execute(
-                        select(Super9Ticket.id, Super9Ticket.serial).where(
-                            Super9Ticket.id.in_(done)
-                        )
-                    )
-                ).all()
-                serials = {ticket_id: serial for ticket_id, serial in rows}
-            completed = tuple(serials[k] for k in done)
+            completed = tuple(live.serial(k) for o in outcomes for k in o.completed)
             voided = (
                 (
                     await db.execute(
@@ -998,97 +866,4 @@ class Super9Desk:
     async def report(self, session_id: int) -> dict[str, Any]:
         async with self._sm() as db:
             session = await self._session(db, session_id)
-            tickets, out, spins, claims, buy_ins, serials = await self._facts(db, session_id)
-            settings = Super9Settings.from_json(session.settings)
-            if session.result is not None:
-                result = dict(session.result)
-            else:  # provisional: what closing now would give
-                provisional = settle(
-                    tickets,
-                    spins,
-                    claims,
-                    settings=settings,
-                    jackpot_in_cents=await self._jackpot(db),
-                    buy_ins_cents=buy_ins,
-                    disqualified=out,
-                )
-                result = _result_json(provisional, serials)
-            rows = (
-                (
-                    await db.execute(
-                        select(Super9Spin)
-                        .where(Super9Spin.session_id == session_id)
-                        .order_by(Super9Spin.seq)
-                    )
-                )
-                .scalars()
-                .all()
-            )
-            prizes = (
-                (
-                    await db.execute(
-                        select(Super9Prize)
-                        .where(Super9Prize.session_id == session_id)
-                        .order_by(Super9Prize.id)
-                    )
-                )
-                .scalars()
-                .all()
-            )
-            return {
-                "session": session_id,
-                "starts_at": session.starts_at.astimezone(ZoneInfo(settings.timezone)).isoformat(),
-                "status": session.status.value,
-                "settings": session.settings,
-                "tickets": {
-                    "in_play": len(tickets) - len(out),
-                    "disqualified": len(out),
-                    "total": len(serials),
-                },
-                "spins": [
-                    {
-                        "seq": s.seq,
-                        "game": s.game_no,
-                        "number": s.number,
-                        "source": s.source.value,
-                        "voided": s.voided,
-                        "void_reason": s.void_reason,
-                        "keyed_by": s.keyed_by,
-                        "confirmed_by": s.confirmed_by,
-                    }
-                    for s in rows
-                ],
-                "result": result,
-                "prizes": [
-                    {
-                        "ticket": serials.get(p.ticket_id),
-                        "kind": p.kind,
-                        "amount_cents": p.amount_cents,
-                        "signed_by": p.signed_by,
-                        "witnessed_by": p.witnessed_by,
-                    }
-                    for p in prizes
-                ],
-            }
-
-
-def _result_json(result: Settlement[int], serials: dict[int, str]) -> dict[str, Any]:
-    return {
-        "buy_ins_cents": result.buy_ins_cents,
-        "consolation_pool_cents": result.consolation_pool_cents,
-        "contribution_cents": result.contribution_cents,
-        "jackpot_in_cents": result.jackpot_in_cents,
-        "jackpot_won": result.jackpot_won,
-        "jackpot_pot_cents": result.jackpot_pot_cents,
-        "seed_added_cents": result.seed_added_cents,
-        "remainder_cents": result.remainder_cents,
-        "unwon_consolation_cents": result.unwon_consolation_cents,
-        "jackpot_out_cents": result.jackpot_out_cents,
-        "paid_cents": result.paid_cents,
-        "valid_spins": result.valid_spins,
-        "payouts": [
-            {"ticket": serials[p.ticket], "kind": p.kind.value, "amount_cents": p.amount_cents}
-            for p in result.payouts
-        ],
-        "claims": {serials[k]: v.value for k, v in sorted(result.verdicts.items())},
-    }
+            return await records.session_report(db, session, await self._jackpot(db))

@@ -17,6 +17,8 @@ from gateway.super9.engine import DrawEngine, SpinOutcome
 from gateway.super9.settings import RepeatRule, Super9Settings
 
 NEAR_COMPLETE_SHOWN = 20  # tickets listed on the display
+COMPLETED_SHOWN = 50  # completed tickets listed (the count is always given)
+JACKPOT_TOPIC = "super9/jackpot"  # retained: the progressive jackpot for signage
 
 
 def draw_topic(session_id: int) -> str:
@@ -49,6 +51,9 @@ class LiveDraw:
             self.engine.remove(key)
         self.applied: list[LiveSpin] = []
         self.counted_at: dict[int, int] = {}  # ticket -> counted spins at completion
+
+    def serial(self, ticket: int) -> str:
+        return self._serials[ticket]
 
     def counted(self) -> int:
         """Spins counting toward the jackpot window (rule 19 setting)."""
@@ -87,6 +92,7 @@ class LiveDraw:
         engine = self.engine
         counted = self.counted()
         last = self.applied[-1] if self.applied else None
+        completed = sorted(engine.completed.items(), key=lambda kv: (kv[1], kv[0]))
         return {
             "session": session_id,
             "status": status,
@@ -98,9 +104,10 @@ class LiveDraw:
             "jackpot_cents": jackpot_cents,
             "last": None if last is None else {"number": last.number, "game": last.game_no},
             "voided_games": [g for g in voided_games if g is not None],
+            "completed_count": len(completed),
             "completed": [
                 {"ticket": self._serials[k], "spin": s, "counted": self.counted_at.get(k)}
-                for k, s in sorted(engine.completed.items(), key=lambda kv: (kv[1], kv[0]))
+                for k, s in completed[:COMPLETED_SHOWN]
             ],
             "near_complete": [
                 {"ticket": self._serials[k], "to_go": left}
@@ -112,3 +119,8 @@ class LiveDraw:
 async def publish(feed: FeedPublisher | None, session_id: int, payload: dict[str, Any]) -> None:
     if feed is not None:
         await feed.publish(draw_topic(session_id), payload, retain=True)
+        await feed.publish(
+            JACKPOT_TOPIC,
+            {"jackpot_cents": payload["jackpot_cents"], "session": session_id},
+            retain=True,
+        )

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 import ssl
 import uuid
 from collections.abc import Awaitable, Callable
@@ -205,7 +206,12 @@ class MqttSession:
             sock = client._client.socket()  # aiomqtt has no public abort
             if sock is not None:
                 with contextlib.suppress(OSError):
-                    sock.close()
+                    # shutdown, not close: the event loop still watches this descriptor
+                    sock.shutdown(socket.SHUT_RDWR)
+            task = self._task
+            if task is not None:
+                with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                    await asyncio.wait_for(asyncio.shield(task), 2.0)
         await self.close()
 
     # -- traffic -----------------------------------------------------------------------

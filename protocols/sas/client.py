@@ -159,6 +159,7 @@ class SasClient:
         self._waiter: asyncio.Future[EgmMessage] | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._next_poll_at = 0.0
+        self.last_poll_at = 0.0  # loop time the latest request went out
         self._lost: Exception | None = None
         self.chirps: deque[float] = deque(maxlen=32)  # loop-break chirps seen (loop time)
         carrier.set_handlers(self._on_data, self._on_lost)
@@ -259,6 +260,7 @@ class SasClient:
         if self._lost is not None or self.carrier.closed:
             raise SasLinkLost(f"link to address {self.address} is closed")
         now = loop.time()
+        self.last_poll_at = now
         self._next_poll_at = now + self.min_spacing
         waiter: asyncio.Future[EgmMessage] = loop.create_future()
         self._waiter = waiter

@@ -17,7 +17,11 @@ reading), up to 3 tries in all.
       after ``max_tries`` gives :class:`PollFailed`;
     * when a *new* poll would be byte-identical to the previous one (a general poll every
       200 ms to a single EGM), first sends a sync general poll to address 0 (byte 80,
-      answered by nobody) so the EGM takes it as an implied ACK and not as a NACK.
+      answered by nobody) so the EGM takes it as an implied ACK and not as a NACK --
+      unless the previous poll failed: then the repeat is left a NACK on purpose, so the
+      EGM resends the reply we never got (an exception is not lost by a bad line).
+      A poll lost on its way *to* the EGM cannot be told from a lost reply, so after such
+      a loss the EGM may repeat an answer the host already had (SAS's own limit).
 
 :class:`EgmLink`
     * answers only its own address (and acts on, but never answers, broadcasts);
@@ -260,9 +264,10 @@ class HostLink(_Link):
         self._wire = b""  # escaped bytes of the poll in flight (repeated on retry)
         self._frame_len = 0  # its length in characters on a serial line
         self._last_frame: bytes | None = None  # frame of the previous poll sent
+        self._last_failed = False  # the previous poll got no good reply
         self._tries = 0
         self._deadline: float | None = None
-        self._last_rx = 0.0
+        self._quiet_cap = 0.0  # latest retry time while the line keeps babbling
 
     def _go(self, event: HostInput) -> None:
         try:
@@ -288,9 +293,13 @@ class HostLink(_Link):
             self._go(HostInput.SEND_BROADCAST)
             self._out += encode_host_message(poll)
             self._last_frame = None
+            self._last_failed = False
             return self.data_to_send()
         self._go(HostInput.SEND_POLL)
-        if self.settings.sync_before_repeat and frame == self._last_frame:
+        sync = (
+            self.settings.sync_before_repeat and frame == self._last_frame and not self._last_failed
+        )
+        if sync:
             self._out += _SYNC_WIRE
         self._poll = poll
         self._wire = encode_host_message(poll)
@@ -298,6 +307,8 @@ class HostLink(_Link):
         self._last_frame = frame
         self._tries = 0
         self._transmit(now)
+        if sync and self._deadline is not None:  # the sync character goes out first
+            self._deadline += self.settings.byte_time
         return self.data_to_send()
 
     def _transmit(self, now: float) -> None:
@@ -316,7 +327,8 @@ class HostLink(_Link):
         if self.state is HostState.AWAITING_REPLY and self._parser.partial:
             self._deadline = now + self.settings.inter_byte_gap + self.settings.byte_time
         elif self.state is HostState.RETRY_WAIT:
-            self._deadline = now + self.settings.inter_byte_gap  # still talking: wait more
+            # still talking: wait for quiet, but a babbling line cannot hold the retry off
+            self._deadline = min(now + self.settings.inter_byte_gap, self._quiet_cap)
 
     def _on_reply_event(self, ev: EgmMessage | ProtocolError, now: float) -> None:
         if isinstance(ev, Chirp):
@@ -340,16 +352,18 @@ class HostLink(_Link):
         if self._tries >= self.settings.max_tries:
             self._go(HostInput.GIVE_UP)
             self._events.append(PollFailed(self._poll, self._tries, reason, error))
-            self._finish()
+            self._finish(failed=True)
             return
         self._go(HostInput.BAD_REPLY)
         self._parser.expect(None)
         self._events.append(Retrying(self._poll, self._tries + 1, reason, error))
         self._deadline = now + self.settings.inter_byte_gap
+        self._quiet_cap = now + self.settings.reply_timeout
 
-    def _finish(self) -> None:
+    def _finish(self, failed: bool = False) -> None:
         self._poll = None
         self._deadline = None
+        self._last_failed = failed
 
     def next_deadline(self) -> float | None:
         """When :meth:`handle_timers` must next be called (None: no timer running)."""
@@ -370,7 +384,7 @@ class HostLink(_Link):
         if self._tries >= self.settings.max_tries:
             self._go(HostInput.GIVE_UP)
             self._events.append(PollFailed(self._poll, self._tries, "timeout", None))
-            self._finish()
+            self._finish(failed=True)
             return
         self._go(HostInput.TIMEOUT)
         self._events.append(Retrying(self._poll, self._tries + 1, "timeout", None))

@@ -158,3 +158,9 @@ class LinkPair:
 @pytest.fixture
 def pair() -> LinkPair:
     return LinkPair()
+
+
+@pytest.fixture
+def make_pair() -> Callable[..., LinkPair]:
+    """``make_pair(settings)``: a pair with non-default link settings."""
+    return LinkPair

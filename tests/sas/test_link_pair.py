@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from conftest import LinkPair
 
 from protocols.sas import (
     EGM_TRANSITIONS,
@@ -44,8 +45,13 @@ from protocols.sas import (
 )
 from protocols.sas.link import EgmInput, HostInput
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
-def replies(events: list[object]) -> list[object]:
+    from conftest import LinkPair
+
+
+def replies(events: Sequence[object]) -> list[Any]:
     return [e.reply for e in events if isinstance(e, PollReply)]
 
 
@@ -58,7 +64,7 @@ def test_lock_and_unlock(pair: LinkPair) -> None:
 
 
 def test_enter_and_exit_tournament(pair: LinkPair) -> None:
-    assert replies(pair.poll(SendEnabledFeatures(1, 0)))[0].tournament_supported  # type: ignore[attr-defined]
+    assert replies(pair.poll(SendEnabledFeatures(1, 0)))[0].tournament_supported
     enter = TournamentMode.enter(1, game=1, seconds_total=300, credits=1000)
     assert replies(pair.poll(enter)) == [Ack(1)]
     assert pair.machine.tournament == enter and pair.machine.credits == 1000
@@ -83,7 +89,7 @@ def test_busy_while_a_game_finishes(pair: LinkPair) -> None:
 def test_meters_and_credits(pair: LinkPair) -> None:
     pair.machine.games_played = 42
     (meters,) = replies(pair.poll(SendMeters(1)))
-    assert meters.games_played == 42  # type: ignore[attr-defined]
+    assert meters.games_played == 42
     assert replies(pair.poll(SendCurrentCredits(1))) == [CurrentCreditsReply(1, 500)]
 
 
@@ -103,8 +109,8 @@ def test_exception_delivery_with_implied_ack(pair: LinkPair) -> None:
     assert replies(pair.poll(GeneralPoll(1))) == [ExceptionReply(1, 0)]
 
 
-def test_identical_general_poll_without_sync_is_a_nack() -> None:
-    pair = LinkPair(LinkSettings(sync_before_repeat=False))
+def test_identical_general_poll_without_sync_is_a_nack(make_pair: Callable[..., LinkPair]) -> None:
+    pair = make_pair(LinkSettings(sync_before_repeat=False))
     pair.egm.post_exception(SasException.GAME_STARTED)
     assert replies(pair.poll(GeneralPoll(1))) == [ExceptionReply(1, 0x7E)]
     pair.advance(0.2)
@@ -209,8 +215,8 @@ def test_chirp_after_five_seconds_without_address(pair: LinkPair) -> None:
     ]
 
 
-def test_link_down_after_thirty_seconds_without_ack() -> None:
-    pair = LinkPair(LinkSettings(sync_before_repeat=False))
+def test_link_down_after_thirty_seconds_without_ack(make_pair: Callable[..., LinkPair]) -> None:
+    pair = make_pair(LinkSettings(sync_before_repeat=False))
     for _ in range(160):  # 32 s of identical general polls, each a NACK
         pair.poll(GeneralPoll(1))
         pair.advance(0.2)
@@ -227,8 +233,8 @@ def test_exception_queue_overflow_reports_70_then_keeps_newest(pair: LinkPair) -
     got = []
     for _ in range(30):  # bounded
         (reply,) = replies(pair.poll(GeneralPoll(1)))
-        got.append(reply.code)  # type: ignore[attr-defined]
-        if reply.code == 0:  # type: ignore[attr-defined]
+        got.append(reply.code)
+        if reply.code == 0:
             break
         pair.advance(0.2)
     assert got[0] == SasException.EXCEPTION_BUFFER_OVERFLOW
@@ -267,3 +273,20 @@ def test_egm_transition_table_is_total(pair: LinkPair, state: EgmState, event: E
         with pytest.raises(LinkStateError):
             pair.egm._go(event)
         assert pair.egm.state is state
+
+
+def test_babbling_line_cannot_hold_off_the_retry() -> None:
+    host = HostLink()
+    host.send(SendCurrentCredits(1), 0.0)
+    host.receive_data(b"\x01\x1a\x00\x00\x12\x34\x00\x00", 0.001)  # bad CRC
+    assert host.state is HostState.RETRY_WAIT
+    now = 0.001
+    for _ in range(100):  # noise every 2 ms, never 5 ms of quiet
+        now += 0.002
+        host.handle_timers(now)
+        if host.state is not HostState.RETRY_WAIT:
+            break
+        host.receive_data(b"\x55", now)
+    assert host.state is HostState.AWAITING_REPLY
+    assert now <= 0.001 + LinkSettings().reply_timeout + 0.002
+    assert host.data_to_send().endswith(b"\xff\x00\x01\x1a")  # the identical poll again

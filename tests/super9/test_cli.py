@@ -73,3 +73,47 @@ def test_cli_operator_error_is_one_line(tmp_path: Path, capsys: pytest.CaptureFi
                  "--now", "2026-11-29T10:00+02:00", "--database", url])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "rule 6" in err
+
+
+@pytest.mark.mosquitto
+def test_cli_publishes_live_draw_to_broker(
+    tmp_path: Path, mqtt_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import uuid
+
+    import aiomqtt
+
+    from protocols.mqtt.client import MqttSettings
+    from protocols.mqtt.topics import feed_topic
+
+    url = f"sqlite+aiosqlite:///{tmp_path / 'r.db'}"
+    migrate.upgrade(url)
+    _seed_player(url)
+    site = f"s9-{uuid.uuid4().hex[:8]}"
+    common = ["--database", url]
+    assert main(["super9", "sell", "--ticket", "T1", "--player", "C1", "--by", "c",
+                 "--now", "2026-12-02T10:00+02:00", *common]) == 0
+    assert main(["super9", "hand-in", "--ticket", "T1", "--numbers", "1 2 3 4 5 6 7 8 9",
+                 "--by", "g", "--now", "2026-12-02T18:00+02:00", *common]) == 0
+    assert main(["super9", "open", "--session-at", "2026-12-02T19:00+02:00", "--by", "d",
+                 "--now", "2026-12-02T19:00+02:00", *common]) == 0
+    assert main(["super9", "manual-spin", "--session", "1", "--number", "7", "--confirm", "7",
+                 "--keyed-by", "dealer", "--confirmed-by", "sup", "--reason", "rule 29 test",
+                 "--mqtt", mqtt_url, "--site", site, *common]) == 0
+    capsys.readouterr()
+    settings = MqttSettings.from_url(mqtt_url)
+
+    async def retained() -> dict[str, object]:
+        async with aiomqtt.Client(settings.host, settings.port) as client:
+            topic = feed_topic(site, "super9/1/draw")
+            await client.subscribe(topic)
+            async with asyncio.timeout(10):
+                async for message in client.messages:
+                    assert isinstance(message.payload, bytes)
+                    payload: dict[str, object] = json.loads(message.payload)
+                    await client.publish(topic, b"", retain=True)  # clean up the retained copy
+                    return payload
+        raise AssertionError("no retained draw message")
+
+    payload = asyncio.run(retained())
+    assert payload["called"] == [7] and payload["status"] == "drawing"

@@ -263,7 +263,7 @@ async def test_eligibility_and_bad_input_change_nothing(desk: Super9Desk) -> Non
 
 
 async def test_marked_ticket_is_out_and_jackpot_survives_restart(
-    desk: Super9Desk, feed: MemoryFeed
+    desk: Super9Desk, feed: MemoryFeed, engine: AsyncEngine
 ) -> None:
     sid = await _sell_and_hand_in(desk, {
         "A": (P1, "1 2 3 4 5 6 7 8 9"),
@@ -281,7 +281,7 @@ async def test_marked_ticket_is_out_and_jackpot_survives_restart(
     assert [(p.kind.value, p.amount_cents) for p in result.payouts] == [("consolation", 2_500)]
     await desk.sign_prize(sid, "B", "consolation", signature="receipt 0042 signed",
                           witness="grd", actor="cashier", now=at(WED, 19, 50))
-    restarted = Super9Desk(desk._sm, feed=feed)
+    restarted = Super9Desk(make_sessionmaker(engine), feed=feed)  # a fresh process
     assert await restarted.jackpot() == 507_500
     assert len(await restarted.jackpot_history()) == 2
     report = await restarted.report(sid)

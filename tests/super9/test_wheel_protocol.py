@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 from protocols.wheel import (
     DOUBLE_ZERO,
     Debouncer,
-    Garbage,
     GameStateLine,
+    Garbage,
     LineFramer,
     OtherLine,
     WarningFlag,

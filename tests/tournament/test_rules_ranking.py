@@ -34,7 +34,7 @@ def test_rule_12_14_ranking_is_by_single_entry_not_by_player() -> None:
 
 
 def test_rule_12_an_entry_has_one_score_per_ranking() -> None:
-    with pytest.raises(RuleViolation, match="rule 12: entry 1 has two scores"):
+    with pytest.raises(RuleViolation, match=r"rule 12: entry 1 has two scores"):
         rank([ScoreLine(1, 1, 10), ScoreLine(1, 1, 20)])
 
 

@@ -109,7 +109,7 @@ async def test_25_week_season(desk: Desk) -> None:
     for n in range(1, 12):
         ids[f"P{n:02d}"] = await desk.player(f"80010150{n:02d}081", f"Player {n:02d}", now=setup)
     ids["X"] = await desk.player("7505055123080", "Xavier Excluded", now=setup)
-    with pytest.raises(RuleViolation, match="^rule 1: participant is 17"):
+    with pytest.raises(RuleViolation, match=r"^rule 1: participant is 17"):
         await desk.player("0806105123089", "Player 12", date(2008, 6, 10), now=at(monday(1), 9))
 
     # --- the schedule, set before the season (semis and final on bank F) ---------------
@@ -165,7 +165,7 @@ async def test_25_week_season(desk: Desk) -> None:
             assert first.entry_id == sale[0]  # the oldest unused entry is used first
             for who, _ in fillers(3):
                 await seat_up(3, "a", who)
-            with pytest.raises(RuleViolation, match="^rule 16: player already holds a seat"):
+            with pytest.raises(RuleViolation, match=r"^rule 16: player already holds a seat"):
                 await desk.register(heat[(3, "a")], ids["P01"], at(day, 17, 5))
             second = await desk.register(heat[(3, "b")], ids["P01"], at(day, 19))
             entry_of[("P01", -3)] = second.entry_id
@@ -201,7 +201,7 @@ async def test_25_week_season(desk: Desk) -> None:
                 absent=(seats[ids["P09"]],),
             )
             assert (await desk.run(_entry, entry)).status is EntryStatus.FORFEITED  # rule 22
-            with pytest.raises(RuleViolation, match="^rule 22: entry .* is forfeited"):
+            with pytest.raises(RuleViolation, match=r"^rule 22: entry .* is forfeited"):
                 await desk.run(
                     svc.refund_entry, entry, rule=23, reason="asked", actor="desk", now=at(day, 19)
                 )
@@ -273,7 +273,7 @@ async def test_25_week_season(desk: Desk) -> None:
             assert (result.added, result.players_disqualified) == (2, [(tid, ids["X"])])
             await week_plain(15, [])
         elif week == 16:
-            with pytest.raises(RuleViolation, match="^rule 2: 7505055123080 is on the self-excl"):
+            with pytest.raises(RuleViolation, match=r"^rule 2: 7505055123080 is on the self-excl"):
                 await desk.sell(ids["X"], at(day, 12))
             await week_plain(16, [("P07", 2500)])
         elif week == 18:
@@ -295,7 +295,7 @@ async def test_25_week_season(desk: Desk) -> None:
             await desk.run(
                 svc.record_machine_score, seats[ids["P08"]].seat_id, score(9000), at=at(day, 18, 10)
             )
-            with pytest.raises(RuleViolation, match="^rule 12: seat .* already has 9000"):
+            with pytest.raises(RuleViolation, match=r"^rule 12: seat .* already has 9000"):
                 await desk.run(
                     svc.record_machine_score,
                     seats[ids["P08"]].seat_id,
@@ -344,7 +344,7 @@ async def test_25_week_season(desk: Desk) -> None:
                 s.holder_player_id: s.seat_number
                 for s in await desk.run(svc.heat_seats, heat[(20, "a")])
             }
-            with pytest.raises(RuleViolation, match="^rule 22: .* advertised for"):
+            with pytest.raises(RuleViolation, match=r"^rule 22: .* advertised for"):
                 await desk.run(
                     svc.begin_heat,
                     heat[(20, "a")],
@@ -422,13 +422,14 @@ async def test_25_week_season(desk: Desk) -> None:
     ]
     q = await desk.run(svc.qualifiers, tid)
     assert q.qualifying_over and not q.qualifying.complete
-    with pytest.raises(RuleViolation, match="^rule 19: a tie at the qualifying cut"):
+    with pytest.raises(RuleViolation, match=r"^rule 19: a tie at the qualifying cut"):
         await desk.run(svc.seat_stage, tid, Stage.SEMI_FINAL, actor="director", at=end)
 
     # rule 19: the top tie by digital cards from a recorded seed
     seed, rounds = await desk.run(
         svc.digital_draw, tid, Stage.QUALIFYING, 5000, actor="director", at=end, seed=SEED_TOP
     )
+    assert seed == SEED_TOP and len(rounds) == 1
     context = f"tournament={tid}|stage=qualifying|credits=5000"
     expected = reference_card_round(SEED_TOP, context, 1, [p02, p03])
     assert {e: c.value for e, c in rounds[0].cards.items()} == expected
@@ -438,7 +439,7 @@ async def test_25_week_season(desk: Desk) -> None:
 
     # rule 19: the 6th-place tie by physical cards, re-drawn among the equal sevens
     p04b, p07, p08 = entry_of[("P04", 14)], entry_of[("P07", 16)], entry_of[("P08", 18)]
-    with pytest.raises(RuleViolation, match="^rule 19: two entries cannot draw the same card"):
+    with pytest.raises(RuleViolation, match=r"^rule 19: two entries cannot draw the same card"):
         await desk.run(
             svc.record_physical_draw,
             tid,
@@ -520,7 +521,7 @@ async def test_25_week_season(desk: Desk) -> None:
         received_at=at(date(2026, 11, 20), 15),
         actor="director",
     )
-    with pytest.raises(RuleViolation, match="^rule 16: .*own best-placed seat"):
+    with pytest.raises(RuleViolation, match=r"^rule 16: .*own best-placed seat"):
         await desk.run(
             svc.add_proxy,
             seat_of[entry_of[("P01", 3)]].seat_id,
@@ -530,7 +531,7 @@ async def test_25_week_season(desk: Desk) -> None:
             received_at=at(date(2026, 11, 20), 15),
             actor="director",
         )
-    with pytest.raises(RuleViolation, match="^rule 16: the proxy holds a seat in this stage"):
+    with pytest.raises(RuleViolation, match=r"^rule 16: the proxy holds a seat in this stage"):
         await desk.run(
             svc.add_proxy,
             seat_of[p04b].seat_id,

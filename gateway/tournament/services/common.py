@@ -1,12 +1,18 @@
 """Helpers every service shares: loading rows or failing with one line, the tournament's
-settings, a heat's seats on the floor, and the audit record."""
+settings, a heat's seats on the floor, and the audit record.
+
+Where the settings live: the ``tournaments`` row has columns for the venue zone, seat
+price, validity mode, semi-final size, direct final places, final quota and minimum age,
+and those columns are authoritative.  The rest (package list, prize places, the rule 20
+"reasonable period", the rule 10 notice) is read from the newest ``tournament.create`` /
+``tournament.settings`` audit row for the tournament: settings changes are changes a
+person makes, so the tamper-evident audit chain is their record and keeps their history.
+"""
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import fields
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -17,7 +23,6 @@ from gateway.tournament.rules.enums import LIVE_SEAT_STATUSES
 from gateway.tournament.rules.seating import HeatFacts
 from gateway.tournament.rules.violations import RuleViolation
 from gateway.tournament.settings import TournamentSettings
-from gateway.tournament.tables import TournamentRuleSettings
 from storage import audit
 from storage.db import Base
 from storage.floor import FloorMachine
@@ -75,24 +80,30 @@ async def find_tournament(session: AsyncSession, ref: str | int) -> Tournament:
     return row
 
 
+SETTINGS_ACTIONS = ("tournament.create", "tournament.settings")
+
+
 async def load_settings(session: AsyncSession, tournament: Tournament) -> TournamentSettings:
-    extra = await session.get(TournamentRuleSettings, tournament.id)
-    data: dict[str, Any] = json.loads(extra.settings_json) if extra else {}
-    base = TournamentSettings.from_json(data)
+    newest = (
+        await session.execute(
+            select(audit.AuditEntry)
+            .where(
+                audit.AuditEntry.subject == f"tournament:{tournament.id}",
+                audit.AuditEntry.action.in_(SETTINGS_ACTIONS),
+            )
+            .order_by(audit.AuditEntry.id.desc())
+            .limit(1)
+        )
+    ).scalar_one_or_none()
+    data: dict[str, Any] = newest.details_dict().get("settings", {}) if newest else {}
+    row_fields = set(ROW_SETTINGS.values()) | {"validity"}
+    base = TournamentSettings.from_json({k: v for k, v in data.items() if k not in row_fields})
     changes: dict[str, Any] = {}
     for column, name in ROW_SETTINGS.items():
         value = getattr(tournament, column)
         if value is not None:
             changes[name] = value
     return base.with_changes(**changes)
-
-
-def extra_settings_json(settings: TournamentSettings) -> str:
-    row_fields = set(ROW_SETTINGS.values())
-    data = settings.to_json()
-    keep = {k: v for k, v in data.items() if k not in row_fields}
-    assert {f.name for f in fields(TournamentSettings)} >= row_fields
-    return audit.canonical_json(keep)
 
 
 async def seat_numbers(session: AsyncSession, bank_name: str) -> dict[int, str]:

@@ -13,7 +13,6 @@ from gateway.tournament.rules.seating import check_reschedule
 from gateway.tournament.rules.violations import RuleViolation
 from gateway.tournament.services.common import (
     aware,
-    extra_settings_json,
     find_tournament,
     get,
     heat_facts,
@@ -26,7 +25,6 @@ from gateway.tournament.services.common import (
     seat_numbers,
 )
 from gateway.tournament.settings import TournamentSettings
-from gateway.tournament.tables import TournamentRuleSettings
 from storage.floor import FloorBank
 from storage.tournament import Heat, HeatNotice, Tournament
 
@@ -62,11 +60,6 @@ async def create_tournament(
     )
     session.add(tournament)
     await session.flush()
-    session.add(
-        TournamentRuleSettings(
-            tournament_id=tournament.id, settings_json=extra_settings_json(settings)
-        )
-    )
     await record(
         session,
         actor,
@@ -77,6 +70,43 @@ async def create_tournament(
         settings=settings.to_json(),
     )
     return tournament
+
+
+async def change_settings(
+    session: AsyncSession,
+    tournament_ref: int | str,
+    changes: dict[str, object],
+    *,
+    reason: str,
+    actor: str,
+) -> TournamentSettings:
+    """Change a tournament's settings (a director decision, rule 23), recorded with a reason.
+
+    ``changes`` uses the JSON names of :meth:`TournamentSettings.to_json`.
+    """
+    actor = require_actor(actor)
+    reason = require_reason(reason)
+    tournament = await find_tournament(session, tournament_ref)
+    current = await load_settings(session, tournament)
+    merged = TournamentSettings.from_json({**current.to_json(), **changes})
+    tournament.venue_tz = merged.venue_zone
+    tournament.entry_price_cents = merged.seat_price_cents
+    tournament.entry_validity = merged.validity
+    tournament.semi_final_size = merged.semi_final_qualifiers
+    tournament.direct_final_places = merged.direct_final_places
+    tournament.final_quota = merged.finalists_from_semis
+    tournament.minimum_age = merged.minimum_age
+    await session.flush()
+    await record(
+        session,
+        actor,
+        "tournament.settings",
+        f"tournament:{tournament.id}",
+        reason,
+        settings=merged.to_json(),
+        changed=sorted(changes),
+    )
+    return merged
 
 
 async def schedule_heat(

@@ -1,0 +1,345 @@
+"""``reelgate tournament ...``: the Tournament Director's view of a tournament.
+
+create / list / show / set (settings, rule 23 with a reason), standings and qualifiers
+(rules 12–14, 17), card draws for ties (rule 19: physical cards keyed in, or digital
+from a recorded seed), verify-draws, seat-draw for the final stages (rule 14), expire.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from gateway.errors import OperatorError
+from gateway.tournament import services as svc
+from gateway.tournament.cli import actor_of, add_common, emit, now_of, parse_time, run
+from gateway.tournament.rules.cards import Card, parse_seed
+from gateway.tournament.rules.enums import DrawnBy, Stage
+from gateway.tournament.services.common import find_tournament, load_settings
+from gateway.tournament.services.setup import change_settings
+from gateway.tournament.services.standings import DrawnCard
+from gateway.tournament.settings import Package, TournamentSettings, Validity
+from storage.tournament import Tournament
+
+STAGES = [s.value for s in Stage]
+
+
+def register(sub: Any) -> None:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "tournament", help="slot tournament: settings, standings, qualifiers, card draws"
+    )
+    actions = parser.add_subparsers(dest="tournament_action", required=True, metavar="ACTION")
+
+    p = actions.add_parser("create", help="create a tournament")
+    add_common(p, read=True)
+    p.add_argument("name")
+    p.add_argument(
+        "--validity",
+        choices=[v.value for v in Validity],
+        default="same-day",
+        help="entry validity: same-day (rules 7/8) or 48h (rules 5/6)",
+    )
+    p.add_argument("--seat-price-cents", type=int, default=5000, help="rule 5 (default R50)")
+    p.add_argument(
+        "--package",
+        action="append",
+        default=[],
+        metavar="CODE:CENTS:SEATS[:CREDIT]",
+        help="an entry package (rule 6); repeat; default single:5000:1, R200:20000:4",
+    )
+    p.add_argument("--direct", type=int, default=1, help="top entries straight to the final (13)")
+    p.add_argument("--semi", type=int, default=49, help="semi-final places (rule 14)")
+    p.add_argument("--final-quota", type=int, default=8, help="finalists from the semis (rule 17)")
+    p.add_argument("--prize-places", type=int, default=3, help="places needing a strict order")
+    p.add_argument("--zone", default="Africa/Johannesburg", help="venue time zone")
+    p.add_argument("--postpone-after-min", type=int, default=30, help="rule 20 reasonable period")
+    p.add_argument("--notice-min", type=int, default=60, help="rule 10 minimum notice")
+    p.set_defaults(handler=_create)
+
+    p = actions.add_parser("list", help="list tournaments")
+    add_common(p, read=True, write=False)
+    p.set_defaults(handler=_list)
+
+    p = actions.add_parser("show", help="a tournament's settings")
+    add_common(p, read=True, write=False)
+    p.add_argument("tournament")
+    p.set_defaults(handler=_show)
+
+    p = actions.add_parser("set", help="change settings (director decision, rule 23)")
+    add_common(p, read=True)
+    p.add_argument("tournament")
+    p.add_argument(
+        "changes",
+        nargs="+",
+        metavar="KEY=VALUE",
+        help="e.g. prize_places=5 validity=48h postpone_after_s=2700",
+    )
+    p.add_argument("--reason", required=True)
+    p.set_defaults(handler=_set)
+
+    p = actions.add_parser("standings", help="single-entry standings of a stage")
+    add_common(p, read=True, write=False)
+    p.add_argument("tournament")
+    p.add_argument("--stage", choices=STAGES, default="qualifying")
+    p.add_argument("--limit", type=int, default=0, help="show only the first N lines")
+    p.set_defaults(handler=_standings)
+
+    p = actions.add_parser("qualifiers", help="finalists, semi-finalists and pending ties")
+    add_common(p, read=True, write=False)
+    p.add_argument("tournament")
+    p.set_defaults(handler=_qualifiers)
+
+    p = actions.add_parser("draw", help="break a tie by playing cards (rule 19)")
+    add_common(p, read=True)
+    p.add_argument("tournament")
+    p.add_argument("--stage", choices=STAGES, required=True)
+    p.add_argument("--credits", type=int, required=True, help="the tied score")
+    how = p.add_mutually_exclusive_group(required=True)
+    how.add_argument(
+        "--card",
+        action="append",
+        metavar="ENTRY=CARD[:public|nominee:NAME]",
+        help="one physical card per tied entry, e.g. 17=QH or 18=7C:public:Lerato",
+    )
+    how.add_argument("--digital", action="store_true", help="deal from a seeded shuffle")
+    p.add_argument("--seed", help="hex seed for --digital (default: a fresh random one)")
+    p.set_defaults(handler=_draw)
+
+    p = actions.add_parser("verify-draws", help="recompute every digital card from its seed")
+    add_common(p, read=True, write=False)
+    p.add_argument("tournament")
+    p.set_defaults(handler=_verify)
+
+    p = actions.add_parser("seat-draw", help="seat a final stage's qualifiers by draw (rule 14)")
+    add_common(p, read=True)
+    p.add_argument("tournament")
+    p.add_argument("--stage", choices=["semi-final", "final"], required=True)
+    p.add_argument("--seed", help="hex seed (default: a fresh random one)")
+    p.set_defaults(handler=_seat_draw)
+
+    p = actions.add_parser("expire", help="mark unused entries past their validity (rules 5–8)")
+    add_common(p, read=True)
+    p.add_argument("tournament")
+    p.set_defaults(handler=_expire)
+
+
+def _package(text: str) -> Package:
+    parts = text.split(":")
+    try:
+        if len(parts) not in (3, 4):
+            raise ValueError
+        credit = int(parts[3]) if len(parts) == 4 else 0
+        return Package(parts[0], int(parts[1]), int(parts[2]), credit)
+    except ValueError:
+        raise OperatorError(f"--package {text!r}: expected CODE:CENTS:SEATS[:CREDIT]") from None
+
+
+def _create(args: argparse.Namespace) -> int:
+    from datetime import timedelta
+
+    packages = tuple(_package(t) for t in args.package) or TournamentSettings().packages
+    settings = TournamentSettings(
+        venue_zone=args.zone,
+        seat_price_cents=args.seat_price_cents,
+        packages=packages,
+        validity=Validity(args.validity),
+        direct_final_places=args.direct,
+        semi_final_qualifiers=args.semi,
+        finalists_from_semis=args.final_quota,
+        prize_places=args.prize_places,
+        postpone_after=timedelta(minutes=args.postpone_after_min),
+        reschedule_notice=timedelta(minutes=args.notice_min),
+    )
+
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        t = await svc.create_tournament(session, args.name, settings, actor=actor_of(args))
+        return {"id": t.id, "name": t.name, "settings": settings.to_json()}
+
+    return emit(args, run(args, work))
+
+
+def _list(args: argparse.Namespace) -> int:
+    async def work(session: AsyncSession) -> list[dict[str, Any]]:
+        rows = (await session.execute(select(Tournament).order_by(Tournament.id))).scalars()
+        return [
+            {"id": t.id, "name": t.name, "validity": t.entry_validity, "zone": t.venue_tz}
+            for t in rows
+        ]
+
+    data = run(args, work)
+    return emit(
+        args,
+        data,
+        ["id", "name", "validity", "zone"],
+        [[d["id"], d["name"], d["validity"], d["zone"]] for d in data],
+    )
+
+
+def _show(args: argparse.Namespace) -> int:
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        t = await find_tournament(session, args.tournament)
+        return {"id": t.id, "name": t.name, "settings": (await load_settings(session, t)).to_json()}
+
+    return emit(args, run(args, work))
+
+
+def _set(args: argparse.Namespace) -> int:
+    import json
+
+    changes: dict[str, object] = {}
+    for item in args.changes:
+        key, sep, raw = item.partition("=")
+        if not sep:
+            raise OperatorError(f"{item!r}: expected KEY=VALUE")
+        try:
+            changes[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            changes[key] = raw  # plain words such as 48h or a zone name
+
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        merged = await change_settings(
+            session, args.tournament, changes, reason=args.reason, actor=actor_of(args)
+        )
+        return merged.to_json()
+
+    return emit(args, run(args, work))
+
+
+def _standings(args: argparse.Namespace) -> int:
+    async def work(session: AsyncSession) -> Any:
+        return await svc.stage_standings(session, args.tournament, Stage(args.stage))
+
+    table = run(args, work)
+    lines = table.lines[: args.limit] if args.limit > 0 else table.lines
+    data = {
+        "stage": table.stage,
+        "cuts": table.cuts,
+        "lines": lines,
+        "ties_to_draw": table.ties_to_draw,
+    }
+    rows = [
+        [x.place, "=" if x.tied else "", x.credits, x.entry_id, x.player_name, x.heat_number]
+        for x in lines
+    ]
+    code = emit(
+        args,
+        data,
+        ["place", "tie", "credits", "entry", "player", "heat"],
+        rows,
+        title=f"{args.stage} standings (cuts after places {', '.join(map(str, table.cuts))})",
+    )
+    if not args.json:
+        for tie in table.ties_to_draw:
+            print(
+                f"tie at {tie.credits} credits, place {tie.place}, entries "
+                f"{list(tie.entry_ids)}: draw round {tie.next_round} (rule 19)"
+            )
+    return code
+
+
+def _qualifiers(args: argparse.Namespace) -> int:
+    q = run(args, lambda session: svc.qualifiers(session, args.tournament))
+    data = {
+        "qualifying_over": q.qualifying_over,
+        "direct_finalists": q.qualifying.direct_finalists,
+        "semi_finalists": q.qualifying.semi_finalists,
+        "qualifying_ties_to_draw": q.qualifying.pending,
+        "semis_over": q.semis_over,
+        "finalists": q.finalists,
+        "semi_ties_to_draw": q.finalists_from_semis.pending,
+        "final_over": q.final_over,
+        "winners": q.winners.selected,
+        "final_ties_to_draw": q.winners.pending,
+    }
+    return emit(args, data)
+
+
+def _draw_cards(items: list[str]) -> dict[int, DrawnCard]:
+    cards: dict[int, DrawnCard] = {}
+    for item in items:
+        entry_text, sep, rest = item.partition("=")
+        if not sep or not entry_text.strip().isdigit():
+            raise OperatorError(f"--card {item!r}: expected ENTRY=CARD[:public|nominee:NAME]")
+        card_text, _, who = rest.partition(":")
+        by, _, name = who.partition(":")
+        try:
+            drawn_by = DrawnBy(by) if by else DrawnBy.PLAYER
+        except ValueError:
+            raise OperatorError(f"--card {item!r}: drawer must be public or nominee") from None
+        entry = int(entry_text)
+        if entry in cards:
+            raise OperatorError(f"--card: entry {entry} given twice")
+        cards[entry] = DrawnCard(Card.parse(card_text), drawn_by, name or None)
+    return cards
+
+
+def _draw(args: argparse.Namespace) -> int:
+    stage = Stage(args.stage)
+    if args.seed and not args.digital:
+        raise OperatorError("--seed goes with --digital")
+
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        t = await find_tournament(session, args.tournament)
+        now = now_of(args, t.venue_tz)
+        if args.digital:
+            seed = parse_seed(args.seed) if args.seed else None
+            used, rounds = await svc.digital_draw(
+                session, t.id, stage, args.credits, actor=actor_of(args), at=now, seed=seed
+            )
+            return {
+                "seed": used.hex(),
+                "rounds": [
+                    {"round": r.round, "cards": {e: str(c) for e, c in r.cards.items()}}
+                    for r in rounds
+                ],
+            }
+        tie = await svc.record_physical_draw(
+            session, t.id, stage, args.credits, _draw_cards(args.card), actor=actor_of(args), at=now
+        )
+        return {"round": tie.next_round, "entries": tie.entry_ids}
+
+    return emit(args, run(args, work))
+
+
+def _verify(args: argparse.Namespace) -> int:
+    problems = run(args, lambda session: svc.verify_digital_draws(session, args.tournament))
+    emit(args, {"ok": not problems, "problems": problems})
+    return 0 if not problems else 1
+
+
+def _seat_draw(args: argparse.Namespace) -> int:
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        t = await find_tournament(session, args.tournament)
+        draw = await svc.seat_stage(
+            session,
+            t.id,
+            Stage(args.stage),
+            actor=actor_of(args),
+            at=now_of(args, t.venue_tz),
+            seed=parse_seed(args.seed) if args.seed else None,
+        )
+        return {
+            "seed": draw.seed.hex(),
+            "seats": {
+                e: {"heat": s.heat_id, "seat": s.seat_number} for e, s in sorted(draw.seats.items())
+            },
+        }
+
+    return emit(args, run(args, work))
+
+
+def _expire(args: argparse.Namespace) -> int:
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        t = await find_tournament(session, args.tournament)
+        expired = await svc.expire_entries(
+            session, t.id, now=now_of(args, t.venue_tz), actor=actor_of(args)
+        )
+        return {"expired": expired}
+
+    return emit(args, run(args, work))
+
+
+__all__ = ["parse_time", "register"]
