@@ -8,6 +8,8 @@ answers one JSON line per command read from stdin:
     state              every machine: tournament mode, locks, credits
     unlocks            machine-side times (monotonic s) each machine enabled play
     fault ID KIND      KIND = no_reply | drop | clear
+    bill ID CREDITS    a player inserts a bill (cashable credits on the meter)
+    door ID open|close the slot door
     players on|off     simulated players pressing spin wherever play is enabled
     quit
 
@@ -93,6 +95,19 @@ class Host:
                 face.clear_faults()
             else:
                 return {"error": f"unknown fault {words[2]}"}
+            return {"ok": True}
+        if cmd in ("bill", "door") and len(words) == 3:
+            machine = next(
+                (b.machine for b in self.bank.machines if b.machine.machine_id == words[1]), None
+            )
+            if machine is None:
+                return {"error": f"no machine {words[1]}"}
+            if cmd == "bill":
+                machine.insert_bill(int(words[2]))
+            elif words[2] == "open":
+                machine.open_slot_door()
+            else:
+                machine.close_slot_door()
             return {"ok": True}
         if cmd == "players" and len(words) == 2:
             if words[1] == "on" and self.bank.players is None:

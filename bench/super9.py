@@ -60,8 +60,10 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     print("median / p95 / max over every spin, and over new-number spins only (repeats do")
     print("no work, rule 19); build = indexing the tickets when the draw opens")
-    print(f"{'tickets':>8} {'spins':>6} {'build ms':>9} {'all med ms':>10} "
-          f"{'new med ms':>10} {'new p95 ms':>10} {'max ms':>8}  goal <{GOAL_MS} ms")
+    print(
+        f"{'tickets':>8} {'spins':>6} {'build ms':>9} {'all med ms':>10} "
+        f"{'new med ms':>10} {'new p95 ms':>10} {'max ms':>8}  goal <{GOAL_MS} ms"
+    )
     for n in sizes:
         builds: list[float] = []
         spins: list[float] = []
@@ -78,9 +80,11 @@ def main() -> None:
         # Judged on the median of the spins that do work; p95 and max show the tail
         # (on a shared machine the max is mostly scheduler noise).
         verdict = "ok" if statistics.median(fresh) * 1e3 < GOAL_MS else "MISSED"
-        print(f"{n:>8} {len(spins):>6} {statistics.median(builds) * 1e3:>9.1f} "
-              f"{statistics.median(spins) * 1e3:>10.3f} {statistics.median(fresh) * 1e3:>10.3f} "
-              f"{p95:>10.3f} {worst:>8.3f}  {verdict}")
+        print(
+            f"{n:>8} {len(spins):>6} {statistics.median(builds) * 1e3:>9.1f} "
+            f"{statistics.median(spins) * 1e3:>10.3f} {statistics.median(fresh) * 1e3:>10.3f} "
+            f"{p95:>10.3f} {worst:>8.3f}  {verdict}"
+        )
 
 
 if __name__ == "__main__":

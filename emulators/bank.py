@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from emulators.machine import EmulatedMachine, Identity
 from emulators.player import Players
 from emulators.sas_face import SasFace
-from protocols.sas.carriers import Carrier, serve_tcp
+from protocols.sas.carriers import Carrier, SerialCarrier, open_serial, serve_tcp
 
 LOOPBACK = "127.0.0.1"
 
@@ -38,6 +38,24 @@ class BankMachine:
             "machine": self.machine.machine_id,
             "endpoint": self.endpoint,
             "port": self.port,
+            "address": self.face.address,
+            "tournament_supported": self.machine.tournament_supported,
+        }
+
+
+@dataclass(slots=True)
+class SerialMachine:
+    """A machine on a real serial port (the EGM end of a null-modem cable)."""
+
+    machine: EmulatedMachine
+    face: SasFace
+    device: str
+    carrier: SerialCarrier
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "machine": self.machine.machine_id,
+            "serial_device": self.device,
             "address": self.face.address,
             "tournament_supported": self.machine.tournament_supported,
         }
@@ -70,9 +88,7 @@ class Bank:
         if not 0 <= no_tournament_support <= count:
             raise ValueError(f"--no-tournament-support must be 0..{count}")
         if base_port and not 1024 <= base_port <= 65535 - (count - 1):
-            raise ValueError(
-                f"base port {base_port} + {count} machines leaves 1024..65535"
-            )
+            raise ValueError(f"base port {base_port} + {count} machines leaves 1024..65535")
         if not 1 <= address <= 127:
             raise ValueError("SAS address must be 1..127")
         self.count = count
@@ -82,6 +98,7 @@ class Bank:
         self.address = address
         self.name_prefix = name_prefix
         self.machines: list[BankMachine] = []
+        self.serial_machines: list[SerialMachine] = []
         self.players: Players | None = None
         self._players_task: asyncio.Task[None] | None = None
 
@@ -107,9 +124,27 @@ class Bank:
             raise
         return self.machines
 
+    async def serve_serial(self, device: str) -> SerialMachine:
+        """One more machine, answering on serial port ``device`` (MARK/SPACE parity and
+        PARMRK set up by the serial carrier).  The host uses the cable's other end."""
+        n = len(self.serial_machines) + 1
+        machine_id = f"{self.name_prefix}-S{n:02d}"
+        machine = EmulatedMachine(
+            machine_id,
+            seed=self.seed * 1_000_003 + 900_000 + n,
+            identity=Identity(serial_number=f"{machine_id}-{self.seed}"),
+        )
+        face = SasFace(machine, self.address)
+        carrier = await open_serial(device)
+        face.attach(carrier)
+        entry = SerialMachine(machine, face, device, carrier)
+        self.serial_machines.append(entry)
+        return entry
+
     def start_players(self, *, seed: int = 0, pace: float = 2.5) -> Players:
         """Simulated players pressing spin wherever play is enabled."""
-        players = Players([b.machine for b in self.machines], seed=seed, pace=pace)
+        machines = [b.machine for b in self.machines] + [s.machine for s in self.serial_machines]
+        players = Players(machines, seed=seed, pace=pace)
         self.players = players
         self._players_task = asyncio.get_running_loop().create_task(players.run())
         return players
@@ -127,7 +162,11 @@ class Bank:
             b.face.close()
         for b in self.machines:
             await b.server.wait_closed()
+        for s in self.serial_machines:
+            s.face.close()
+            await s.carrier.aclose()
         self.machines.clear()
+        self.serial_machines.clear()
 
     async def __aenter__(self) -> Bank:
         await self.start()

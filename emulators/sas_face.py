@@ -156,14 +156,28 @@ class PollAnswers:
         if isinstance(poll, SendGamingMachineMeters):
             t = m.meters
             return GamingMachineMetersReply(
-                a, t.coin_in, t.coin_out, t.drop, t.jackpot, t.games_played, t.games_won,
-                t.slot_door_opened, t.power_resets,
+                a,
+                t.coin_in,
+                t.coin_out,
+                t.drop,
+                t.jackpot,
+                t.games_played,
+                t.games_won,
+                t.slot_door_opened,
+                t.power_resets,
             )
         if isinstance(poll, SendMachineInfo):
             i = m.identity
             return MachineInfoReply(
-                a, i.game_id, i.additional_id, i.denomination_code, i.max_bet,
-                i.progressive_group, i.game_options, i.paytable_id, i.base_percent,
+                a,
+                i.game_id,
+                i.additional_id,
+                i.denomination_code,
+                i.max_bet,
+                i.progressive_group,
+                i.game_options,
+                i.paytable_id,
+                i.base_percent,
             )
         if isinstance(poll, SendVersion):
             return VersionReply(a, m.identity.sas_version, m.identity.serial_number)
@@ -281,8 +295,6 @@ class PollAnswers:
         except MachineRefusal:
             return AftTransferStatus.UNABLE_TO_TRANSFER_NOW
         return AftTransferStatus.FULL_TRANSFER_OK
-
-
 
 
 class SasFace:
@@ -427,9 +439,7 @@ class SasFace:
         if not self.faults.chirp:
             return
         self._write(self.carrier, encode_egm_message(Chirp(self.address)))
-        self._chirp_timer = self._loop.call_later(
-            self.link.settings.chirp_interval, self._chirp
-        )
+        self._chirp_timer = self._loop.call_later(self.link.settings.chirp_interval, self._chirp)
 
     def clear_faults(self) -> None:
         self.faults = Faults()

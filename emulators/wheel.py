@@ -47,9 +47,7 @@ class WheelModel:
 
     def _line(self, state: WheelState, number: int, flags: WarningFlag = WarningFlag.NONE) -> bytes:
         speed = self._rng.randint(150, 280)  # rotor speed as the wheel reports it
-        return encode_line(
-            GameStateLine(state, self._game, number, flags, speed, self._direction)
-        )
+        return encode_line(GameStateLine(state, self._game, number, flags, speed, self._direction))
 
     def _garbage(self) -> bytes:
         kind = self._rng.randrange(3)
@@ -66,8 +64,15 @@ class WheelModel:
             out.append(self._garbage())
         out.append(line)
 
-    def _repeat(self, out: list[bytes], state: WheelState, number: int, lo: int, hi: int,
-                flags: WarningFlag = WarningFlag.NONE) -> None:
+    def _repeat(
+        self,
+        out: list[bytes],
+        state: WheelState,
+        number: int,
+        lo: int,
+        hi: int,
+        flags: WarningFlag = WarningFlag.NONE,
+    ) -> None:
         for _ in range(self._rng.randint(lo, hi)):
             self._emit(out, self._line(state, number, flags))
 
@@ -100,9 +105,16 @@ class WheelModel:
 class WheelServer:
     """Streams a :class:`WheelModel` to every connected TCP client on loopback."""
 
-    def __init__(self, model: WheelModel, *, host: str = "127.0.0.1", port: int = 0,
-                 line_interval: float = 0.05, games: int | None = None,
-                 game_pause: float = 0.0) -> None:
+    def __init__(
+        self,
+        model: WheelModel,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        line_interval: float = 0.05,
+        games: int | None = None,
+        game_pause: float = 0.0,
+    ) -> None:
         self.model = model
         self._host, self._port = host, port
         self._interval = line_interval

@@ -128,17 +128,19 @@ class Mark:
 
 
 def _plain(value: Any) -> int | str:
-    """A pysnmp value as int or str (OctetString -> text, numbers -> int, OIDs -> dotted)."""
-    if isinstance(value, int):
+    """A pysnmp value as int or str (OCTET STRING -> text, OID -> dotted, numbers -> int)."""
+    if isinstance(value, int | str):
         return value
-    with contextlib.suppress(TypeError, ValueError, AttributeError):
-        if value.tagSet[0][2] == 6:  # OBJECT IDENTIFIER
-            return ".".join(str(x) for x in value)
-    with contextlib.suppress(TypeError, ValueError):
-        return int(value)
-    if hasattr(value, "asOctets"):
+    tag = getattr(value, "tagSet", None)
+    universal = tag[0][2] if tag is not None and tag[0][0] == 0 else None
+    if universal == 4:  # OCTET STRING (DisplayString)
         return bytes(value.asOctets()).decode("utf-8", "replace")
-    return str(value)
+    if universal == 6:  # OBJECT IDENTIFIER
+        return ".".join(str(x) for x in value)
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return str(value)
 
 
 class HealthPoller:

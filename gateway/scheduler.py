@@ -65,6 +65,8 @@ class Scheduler:
         self.restart_pause_s = restart_pause_s
         self.now = now
         self.live: dict[str, LiveHeat] = {}
+        # Banks busy with something else (recovery at start): no new heat until done.
+        self.busy: dict[str, asyncio.Task[None]] = {}
         self.finished: list[HeatOutcome] = []
         self._not_before: dict[int, datetime] = {}  # heat -> earliest retry after a restart
 
@@ -87,6 +89,8 @@ class Scheduler:
         now = self.now()
         for bank in floor.banks.values():
             if not bank.enabled or bank.name in self.live or bank.name not in self.links:
+                continue
+            if bank.name in self.busy and not self.busy[bank.name].done():
                 continue
             heat = await self._due(bank.name, now)
             if heat is not None:

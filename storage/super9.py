@@ -103,9 +103,7 @@ class Super9Session(Base):
 
 class Super9Ticket(Base):
     __tablename__ = "super9_ticket"
-    __table_args__ = (
-        CheckConstraint("buy_in_cents > 0", name="buy_in_positive"),
-    )
+    __table_args__ = (CheckConstraint("buy_in_cents > 0", name="buy_in_positive"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     # The number printed on the ticket pair (top copy and duplicate).

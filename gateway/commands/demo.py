@@ -161,7 +161,7 @@ async def _run(args: argparse.Namespace, folder: Path) -> int:
         await set_bank_enabled(ctx.sessions, BANK, enabled=True, actor=ACTOR)
         await ctx.reload_floor()
 
-        heat_id, seated = await _tournament(ctx, args, [m.id for m in spec.active])
+        _heat_id, seated = await _tournament(ctx, args, [m.id for m in spec.active])
         console.print(
             f"{len(PLAYERS)} players bought entries; {len(seated)} registered for the heat "
             "(first come, first served, machines in order: rule 11)"
@@ -184,6 +184,7 @@ async def _run(args: argparse.Namespace, folder: Path) -> int:
         await sched_task
         await supervisor.stop()
         await ctx.writer.drain(10.0)
+        console.print()
         _summary(console, outcome)
         await _standings(console, ctx)
         return 0 if outcome.state.value == "closed" else 1

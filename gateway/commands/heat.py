@@ -41,6 +41,17 @@ def register(sub: Any) -> None:
     run.add_argument("--hold-in", choices=[s.value for s in RunState], help=argparse.SUPPRESS)
     run.set_defaults(handler=_run)
 
+    direct = actions.add_parser(
+        "direct", help="a director's order to the running gateway (reelgate serve)"
+    )
+    direct.add_argument("order", choices=["start", "pause", "resume", "abort", "restart"])
+    add_common_arguments(direct, floor_required=False)
+    direct.add_argument("--bank", required=True)
+    direct.add_argument("--heat", type=int, help="the heat to start (start only)")
+    direct.add_argument("--reason", default="", help="why (required to abort or restart)")
+    direct.add_argument("--actor", default="director", help="who orders it (audit log)")
+    direct.set_defaults(handler=_direct)
+
     rec = actions.add_parser("recover", help="finish or restart what a crash left on a bank")
     add_common_arguments(rec, floor_required=False)
     rec.add_argument("--bank", required=True)
@@ -106,11 +117,63 @@ async def _recover_only(args: argparse.Namespace) -> list[Recovery]:
         bank = ctx.bank(args.bank)
         links, _ = await bank_links(bank, include_excluded=True)
         try:
-            got = await recover_bank(ctx.writer, links, bank.name, progress=_trace(args.trace))
+
+            def in_control(r: Recovery) -> None:
+                if args.trace:
+                    print(f"run {r.run_id} in control: {r.decision}", file=sys.stderr, flush=True)
+
+            got = await recover_bank(
+                ctx.writer, links, bank.name, progress=_trace(args.trace), on_control=in_control
+            )
             await ctx.writer.drain(10.0)
             return got
         finally:
             await close_links(links)
+    finally:
+        await ctx.close()
+
+
+def _direct(args: argparse.Namespace) -> int:
+    if args.order == "start" and args.heat is None:
+        raise OperatorError("--heat: say which heat to start")
+    if args.order != "start" and args.heat is not None:
+        raise OperatorError("--heat: only a start names a heat (the others act on the bank)")
+    if args.order in ("abort", "restart") and not args.reason.strip():
+        raise OperatorError(f"--reason: a director's {args.order} needs a reason (rules 20, 23)")
+    command_id = asyncio.run(_queue_direct(args))
+    print(f"order {command_id} ({args.order}) queued for bank {args.bank}")
+    return 0
+
+
+async def _queue_direct(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime
+
+    from storage import audit
+    from storage.journal import DirectorCommand
+
+    ctx = await GatewayContext.open(database=args.database, floor_path=args.floor, spool=args.spool)
+    try:
+        ctx.bank(args.bank)  # the bank must exist
+        async with ctx.sessions.begin() as session:
+            cmd = DirectorCommand(
+                bank_name=args.bank,
+                heat_id=args.heat,
+                command=args.order,
+                reason=args.reason.strip(),
+                actor=args.actor,
+                created_at=datetime.now(UTC),
+            )
+            session.add(cmd)
+            await session.flush()
+            await audit.record(
+                session,
+                actor=args.actor,
+                action=f"heat.{args.order}",
+                subject=f"bank:{args.bank}",
+                reason=args.reason.strip() or None,
+                details={"heat": args.heat, "order": cmd.id},
+            )
+            return cmd.id
     finally:
         await ctx.close()
 

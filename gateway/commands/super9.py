@@ -38,8 +38,14 @@ def register(sub: Any) -> None:
     )
     actions = parser.add_subparsers(dest="super9_action", required=True, metavar="ACTION")
 
-    def action(name: str, help_text: str, handler: Callable[[argparse.Namespace], int],
-               *, by: bool = True, read: bool = False) -> argparse.ArgumentParser:
+    def action(
+        name: str,
+        help_text: str,
+        handler: Callable[[argparse.Namespace], int],
+        *,
+        by: bool = True,
+        read: bool = False,
+    ) -> argparse.ArgumentParser:
         p = actions.add_parser(name, help=help_text)
         p.add_argument("--database", help="database URL (default: REELGATE_DATABASE_URL)")
         p.add_argument("--now", help="the time of the action (ISO 8601 with offset)")
@@ -58,8 +64,9 @@ def register(sub: Any) -> None:
     p.add_argument("--days", type=int, default=14, help="how many days (14)")
 
     for name, cancel in (("calendar-add", False), ("calendar-cancel", True)):
-        p = action(name, f"one-off change: {'cancel a' if cancel else 'add a'} session",
-                   _calendar_change)
+        p = action(
+            name, f"one-off change: {'cancel a' if cancel else 'add a'} session", _calendar_change
+        )
         p.add_argument("--at", required=True, help="session start (ISO 8601 with offset)")
         p.add_argument("--reason", required=True)
         p.set_defaults(cancel=cancel)
@@ -98,8 +105,7 @@ def register(sub: Any) -> None:
     p.add_argument("--session", type=int, required=True)
     p.add_argument("--url", required=True, help="wheel+serial:///dev/ttyUSB0 or wheel+tcp://H:P")
     p.add_argument("--max-results", type=int, default=None, help="stop after N results")
-    p.add_argument("--confirmations", type=int, default=2,
-                   help="identical result lines needed (2)")
+    p.add_argument("--confirmations", type=int, default=2, help="identical result lines needed (2)")
 
     p = action("void", 'a "No spin" by wheel game number or spin sequence (rule 18)', _void)
     p.add_argument("--session", type=int, required=True)
@@ -108,8 +114,12 @@ def register(sub: Any) -> None:
     group.add_argument("--seq", type=int, help="spin sequence number (manual spins)")
     p.add_argument("--reason", required=True)
 
-    p = action("manual-spin", "key a result by hand, confirmed by a second person (rule 29)",
-               _manual, by=False)
+    p = action(
+        "manual-spin",
+        "key a result by hand, confirmed by a second person (rule 29)",
+        _manual,
+        by=False,
+    )
     p.add_argument("--session", type=int, required=True)
     p.add_argument("--number", type=int, required=True)
     p.add_argument("--confirm", type=int, required=True, help="the number keyed again")
@@ -118,8 +128,12 @@ def register(sub: Any) -> None:
     p.add_argument("--game", type=int, default=None, help="wheel game number, if any")
     p.add_argument("--reason", required=True, help="why the wheel feed is not used")
 
-    p = action("claim", 'register a "SUPER 9" claim, keying the duplicate (rules 9, 14, 22)',
-               _claim, read=True)
+    p = action(
+        "claim",
+        'register a "SUPER 9" claim, keying the duplicate (rules 9, 14, 22)',
+        _claim,
+        read=True,
+    )
     p.add_argument("--session", type=int, required=True)
     p.add_argument("--ticket", required=True)
     p.add_argument("--duplicate", required=True, help="the numbers on the player's duplicate")
@@ -134,8 +148,13 @@ def register(sub: Any) -> None:
     p = action("report", "session report", _report, by=False, read=True)
     p.add_argument("--session", type=int, required=True)
 
-    p = action("jackpot", "the progressive jackpot and its history (rule 15)", _jackpot,
-               by=False, read=True)
+    p = action(
+        "jackpot",
+        "the progressive jackpot and its history (rule 15)",
+        _jackpot,
+        by=False,
+        read=True,
+    )
     p.add_argument("--history", action="store_true")
 
 
@@ -229,24 +248,36 @@ def _calendar(args: argparse.Namespace) -> int:
         rows = []
         for s in cal.between(start, start + timedelta(days=args.days - 1)):
             opens, closes = sales_window(s)
-            rows.append({"starts_at": s.isoformat(), "sales_open": opens.isoformat(),
-                         "sales_close": closes.isoformat(),
-                         "hand_in_cutoff": hand_in_cutoff(s).isoformat()})
+            rows.append(
+                {
+                    "starts_at": s.isoformat(),
+                    "sales_open": opens.isoformat(),
+                    "sales_close": closes.isoformat(),
+                    "hand_in_cutoff": hand_in_cutoff(s).isoformat(),
+                }
+            )
         return rows
 
     rows = _run(args, work)
-    text = "\n".join(
-        f"{r['starts_at'][:16].replace('T', ' ')}  sales until {r['sales_close'][11:16]}, "
-        f"hand-in until {r['hand_in_cutoff'][11:16]}"
-        for r in rows
-    ) or "no sessions"
+    text = (
+        "\n".join(
+            f"{r['starts_at'][:16].replace('T', ' ')}  sales until {r['sales_close'][11:16]}, "
+            f"hand-in until {r['hand_in_cutoff'][11:16]}"
+            for r in rows
+        )
+        or "no sessions"
+    )
     return _print(args, rows, text)
 
 
 def _calendar_change(args: argparse.Namespace) -> int:
     starts = _parse_time(args.at, "--at")
-    _run(args, lambda d: d.change_calendar(starts, cancel=args.cancel, actor=args.by,
-                                           reason=args.reason, now=_now(args)))
+    _run(
+        args,
+        lambda d: d.change_calendar(
+            starts, cancel=args.cancel, actor=args.by, reason=args.reason, now=_now(args)
+        ),
+    )
     print(f"{'cancelled' if args.cancel else 'added'} session {starts.isoformat()}")
     return 0
 
@@ -281,8 +312,10 @@ def _set(args: argparse.Namespace) -> int:
         if not sep:
             raise OperatorError(f"{pair!r}: write KEY=VALUE")
         changes[key.strip()] = _coerce(key.strip(), value.strip())
-    new = _run(args, lambda d: d.change_settings(changes, actor=args.by, reason=args.reason,
-                                                 now=_now(args)))
+    new = _run(
+        args,
+        lambda d: d.change_settings(changes, actor=args.by, reason=args.reason, now=_now(args)),
+    )
     print("\n".join(f"{k} = {new.to_json()[k]}" for k in changes))
     return 0
 
@@ -302,8 +335,10 @@ def _close(args: argparse.Namespace) -> int:
     report = _run(args, work)
     result = report["result"]
     lines = [f"session {args.session} closed; buy-ins {_rand(result['buy_ins_cents'])}"]
-    lines += [f"  {p['kind']:<12} ticket {p['ticket']}: {_rand(p['amount_cents'])}"
-              for p in result["payouts"]] or ["  no winner"]
+    lines += [
+        f"  {p['kind']:<12} ticket {p['ticket']}: {_rand(p['amount_cents'])}"
+        for p in result["payouts"]
+    ] or ["  no winner"]
     lines.append(f"jackpot now {_rand(result['jackpot_out_cents'])}")
     return _print(args, report, "\n".join(lines))
 
@@ -315,23 +350,34 @@ def _sell(args: argparse.Namespace) -> int:
 
 
 def _hand_in(args: argparse.Namespace) -> int:
-    sid = _run(args, lambda d: d.hand_in(args.ticket, args.numbers, actor=args.by,
-                                         now=_now(args)))
+    sid = _run(args, lambda d: d.hand_in(args.ticket, args.numbers, actor=args.by, now=_now(args)))
     print(f"ticket {args.ticket} entered into session {sid}")
     return 0
 
 
 def _change(args: argparse.Namespace) -> int:
-    _run(args, lambda d: d.change_numbers(args.ticket, args.numbers, actor=args.by,
-                                          approved_by=args.approved_by, reason=args.reason,
-                                          now=_now(args)))
+    _run(
+        args,
+        lambda d: d.change_numbers(
+            args.ticket,
+            args.numbers,
+            actor=args.by,
+            approved_by=args.approved_by,
+            reason=args.reason,
+            now=_now(args),
+        ),
+    )
     print(f"ticket {args.ticket} numbers changed")
     return 0
 
 
 def _disqualify(args: argparse.Namespace) -> int:
-    _run(args, lambda d: d.disqualify(args.ticket, actor=args.by, reason=args.reason,
-                                      rule=args.rule, now=_now(args)))
+    _run(
+        args,
+        lambda d: d.disqualify(
+            args.ticket, actor=args.by, reason=args.reason, rule=args.rule, now=_now(args)
+        ),
+    )
     print(f"ticket {args.ticket} disqualified (rule {args.rule})")
     return 0
 
@@ -345,8 +391,9 @@ class _MqttFeed:
     async def publish(self, topic: str, payload: dict[str, Any], *, retain: bool = False) -> None:
         from protocols.mqtt.topics import feed_topic
 
-        await self._session.publish(feed_topic(self._site, topic),
-                                    json.dumps(payload).encode(), retain=retain)
+        await self._session.publish(
+            feed_topic(self._site, topic), json.dumps(payload).encode(), retain=retain
+        )
 
 
 def _wheel(args: argparse.Namespace) -> int:
@@ -361,8 +408,12 @@ def _wheel(args: argparse.Namespace) -> int:
     async def work(desk: Super9Desk) -> WheelRun:
         zone = ZoneInfo((await desk.settings()).timezone)
         return await follow_wheel(
-            desk, args.session, args.url, clock=lambda: datetime.now(zone),
-            max_results=args.max_results, on_spin=show,
+            desk,
+            args.session,
+            args.url,
+            clock=lambda: datetime.now(zone),
+            max_results=args.max_results,
+            on_spin=show,
             debouncer=Debouncer(args.confirmations),
         )
 
@@ -373,27 +424,51 @@ def _wheel(args: argparse.Namespace) -> int:
 
 
 def _void(args: argparse.Namespace) -> int:
-    seq = _run(args, lambda d: d.void_spin(args.session, game_no=args.game, seq=args.seq,
-                                           actor=args.by, reason=args.reason, now=_now(args)))
+    seq = _run(
+        args,
+        lambda d: d.void_spin(
+            args.session,
+            game_no=args.game,
+            seq=args.seq,
+            actor=args.by,
+            reason=args.reason,
+            now=_now(args),
+        ),
+    )
     print(f"spin {seq} void (rule 18): its number is not called")
     return 0
 
 
 def _manual(args: argparse.Namespace) -> int:
-    spin = _run(args, lambda d: d.manual_spin(
-        args.session, args.number, confirm_number=args.confirm, keyed_by=args.keyed_by,
-        confirmed_by=args.confirmed_by, reason=args.reason, game_no=args.game, now=_now(args),
-    ))
+    spin = _run(
+        args,
+        lambda d: d.manual_spin(
+            args.session,
+            args.number,
+            confirm_number=args.confirm,
+            keyed_by=args.keyed_by,
+            confirmed_by=args.confirmed_by,
+            reason=args.reason,
+            game_no=args.game,
+            now=_now(args),
+        ),
+    )
     done = f"; complete: {', '.join(spin.completed)}" if spin.completed else ""
     print(f"spin {spin.seq}: called {spin.number}{done}")
     return 0
 
 
 def _claim(args: argparse.Namespace) -> int:
-    claim = _run(args, lambda d: d.claim(args.session, args.ticket, args.duplicate,
-                                         actor=args.by, now=_now(args)))
-    data = {"ticket": claim.ticket, "valid": claim.valid, "complete": claim.complete,
-            "reason": claim.reason}
+    claim = _run(
+        args,
+        lambda d: d.claim(args.session, args.ticket, args.duplicate, actor=args.by, now=_now(args)),
+    )
+    data = {
+        "ticket": claim.ticket,
+        "valid": claim.valid,
+        "complete": claim.complete,
+        "reason": claim.reason,
+    }
     if not claim.valid:
         text = f"claim VOID, ticket {claim.ticket} disqualified for the day: {claim.reason}"
     elif claim.complete:
@@ -404,9 +479,18 @@ def _claim(args: argparse.Namespace) -> int:
 
 
 def _sign(args: argparse.Namespace) -> int:
-    _run(args, lambda d: d.sign_prize(args.session, args.ticket, args.kind,
-                                      signature=args.signature, witness=args.witness,
-                                      actor=args.by, now=_now(args)))
+    _run(
+        args,
+        lambda d: d.sign_prize(
+            args.session,
+            args.ticket,
+            args.kind,
+            signature=args.signature,
+            witness=args.witness,
+            actor=args.by,
+            now=_now(args),
+        ),
+    )
     print(f"{args.kind} prize of ticket {args.ticket}: receipt recorded (rule 26)")
     return 0
 
@@ -425,10 +509,14 @@ def _report(args: argparse.Namespace) -> int:
         f"consolation pool {_rand(result['consolation_pool_cents'])}, "
         f"jackpot in {_rand(result['jackpot_in_cents'])}",
     ]
-    lines += [f"  {p['kind']:<12} ticket {p['ticket']}: {_rand(p['amount_cents'])}"
-              for p in result["payouts"]]
-    lines.append(f"jackpot after: {_rand(result['jackpot_out_cents'])}"
-                 + ("" if report["status"] == "closed" else " (provisional)"))
+    lines += [
+        f"  {p['kind']:<12} ticket {p['ticket']}: {_rand(p['amount_cents'])}"
+        for p in result["payouts"]
+    ]
+    lines.append(
+        f"jackpot after: {_rand(result['jackpot_out_cents'])}"
+        + ("" if report["status"] == "closed" else " (provisional)")
+    )
     return _print(args, report, "\n".join(lines))
 
 
@@ -441,6 +529,9 @@ def _jackpot(args: argparse.Namespace) -> int:
 
     data = _run(args, work)
     lines = [f"progressive jackpot: {_rand(data['jackpot_cents'])}"]
-    lines += [f"  {h['at'][:16]} {h['kind']:<18} {_rand(h['amount_cents']):>14} "
-              f"-> {_rand(h['balance_cents'])}" for h in data.get("history", [])]
+    lines += [
+        f"  {h['at'][:16]} {h['kind']:<18} {_rand(h['amount_cents']):>14} "
+        f"-> {_rand(h['balance_cents'])}"
+        for h in data.get("history", [])
+    ]
     return _print(args, data, "\n".join(lines))

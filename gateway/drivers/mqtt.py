@@ -120,6 +120,7 @@ class BoardHub:
         self._sites: set[str] = set()
         self._users = 0
         self._lock = asyncio.Lock()
+        self._routing = asyncio.Lock()
 
     @classmethod
     async def acquire(cls, settings: MqttSettings) -> BoardHub:
@@ -150,10 +151,12 @@ class BoardHub:
     async def attach(self, driver: MqttMachineDriver) -> None:
         self._drivers[(driver.endpoint.site, driver.endpoint.machine)] = driver
         site = driver.endpoint.site
-        if site not in self._sites:
-            self._sites.add(site)
+        async with self._routing:  # a second driver must not send before replies route
+            if site in self._sites:
+                return
             for channel in sorted(BOARD_TO_GATEWAY, key=lambda c: c.value):
                 await self.session.route(board_filter(site, channel), self._on_message)
+            self._sites.add(site)
 
     def detach(self, driver: MqttMachineDriver) -> None:
         self._drivers.pop((driver.endpoint.site, driver.endpoint.machine), None)

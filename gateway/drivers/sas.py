@@ -156,8 +156,8 @@ class SasDriver:
     async def _support_mode(self, client: SasClient) -> TournamentSupport:
         if self._support is None:
             caps = await client.capabilities()
-            self._support = TournamentSupport.NATIVE if caps.tournament else (
-                TournamentSupport.HOST_TIMED
+            self._support = (
+                TournamentSupport.NATIVE if caps.tournament else (TournamentSupport.HOST_TIMED)
             )
         return self._support
 

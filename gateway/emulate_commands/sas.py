@@ -43,8 +43,13 @@ def register(kinds: Any) -> None:
         help="the last K machines clear LP A0 bit 3 (heats run host-timed on them)",
     )
     parser.add_argument(
-        "--duration", type=float, default=None, help="stop after this many seconds"
+        "--serial",
+        action="append",
+        default=[],
+        metavar="DEVICE",
+        help="also serve one machine on this serial port (repeatable), e.g. /dev/ttyUSB0",
     )
+    parser.add_argument("--duration", type=float, default=None, help="stop after this many seconds")
     parser.set_defaults(handler=run)
 
 
@@ -67,6 +72,13 @@ def run(args: argparse.Namespace) -> int:
     return asyncio.run(_serve(args))
 
 
+def serial_errors() -> type[Exception]:
+    import serial
+
+    error: type[Exception] = serial.SerialException
+    return error
+
+
 async def _serve(args: argparse.Namespace) -> int:
     bank = Bank(
         args.machines,
@@ -77,15 +89,23 @@ async def _serve(args: argparse.Namespace) -> int:
     )
     try:
         machines = await bank.start()
+        on_serial = [await bank.serve_serial(device) for device in args.serial]
     except OSError as exc:
-        raise OperatorError(f"cannot listen for the bank: {exc.strerror or exc}") from None
+        await bank.close()
+        raise OperatorError(f"cannot serve the bank: {exc.strerror or exc}") from None
+    except serial_errors() as exc:
+        await bank.close()
+        raise OperatorError(f"cannot open serial port: {exc}") from None
     try:
         out = sys.stdout
         for b in machines:
             out.write(json.dumps(b.describe()) + "\n")
+        for s in on_serial:
+            out.write(json.dumps(s.describe()) + "\n")
         if args.play:
             bank.start_players(seed=args.seed, pace=args.pace)
-        out.write(json.dumps({"ready": True, "machines": len(machines), "play": args.play}) + "\n")
+        ready = {"ready": True, "machines": len(machines) + len(on_serial), "play": args.play}
+        out.write(json.dumps(ready) + "\n")
         out.flush()
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

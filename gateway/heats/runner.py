@@ -90,7 +90,8 @@ class HeatOutcome:
     started_at: datetime | None
     ends_at: datetime | None
     seats: dict[str, SeatOutcome]
-    end_to_committed_ms: float | None = None
+    end_to_committed_ms: float | None = None  # from the start of collection
+    committed_at: datetime | None = None  # when the last score of the heat was committed
     notes: list[str] = field(default_factory=list)
 
 
@@ -252,7 +253,13 @@ class HeatRunner:
         self._in_control()
         if not self.resumed:
             await self._announce_start()
-        directive = await self._wait_directive()
+        # The watchers stop a poll spacing before the end, so every link is idle and the
+        # lock at the end leaves on time; then wait out the clock to the exact end.
+        quiet = timedelta(seconds=self._spacing() + 0.05)
+        directive = await self._wait_directive(self.ends_at - quiet)
+        if directive is None:
+            await self._stop_watchers()
+            directive = await self._wait_directive(self.ends_at)
         await self._stop_watchers()
         if directive is None:
             return S.ENDING, {}
@@ -404,6 +411,7 @@ class HeatRunner:
         await queue.put(None)
         await committer
         self.out.end_to_committed_ms = (time.perf_counter() - t_end) * 1000
+        self.out.committed_at = datetime.now(UTC)
         for machine_id, score in self._results.items():
             seat = self.out.seats[machine_id]
             if seat.state is not SeatState.MALFUNCTION:
@@ -454,7 +462,7 @@ class HeatRunner:
         lock at the end never waits behind it."""
         self._stop_watch.set()
         if self._watchers:
-            _, stuck = await asyncio.wait(self._watchers, timeout=self._spacing() + 0.05)
+            _, stuck = await asyncio.wait(self._watchers, timeout=0.02)
             for task in stuck:
                 task.cancel()
             await asyncio.gather(*self._watchers, return_exceptions=True)
@@ -509,11 +517,10 @@ class HeatRunner:
         if callback is not None:
             callback()
 
-    async def _wait_directive(self) -> Directive | None:
-        """Wait for the heat clock's end or a director's command (a stray RESUME is ignored)."""
-        assert self.ends_at is not None
+    async def _wait_directive(self, until: datetime) -> Directive | None:
+        """Wait until ``until`` or a director's command (a stray RESUME is ignored)."""
         while True:
-            left = (self.ends_at - datetime.now(UTC)).total_seconds()
+            left = (until - datetime.now(UTC)).total_seconds()
             try:
                 directive = await asyncio.wait_for(self.directives.get(), max(0.0, left))
             except TimeoutError:

@@ -62,8 +62,7 @@ class DrawEngine(Generic[K]):
     def completed(self) -> dict[K, int]:
         """Ticket -> the valid spin that completed it (removed tickets left out)."""
         keys, masks = self._keys, self._masks
-        return {keys[i]: spin for spin, done in self._done for i in done
-                if not masks[i] & _GONE}
+        return {keys[i]: spin for spin, done in self._done for i in done if not masks[i] & _GONE}
 
     @property
     def called(self) -> list[int]:

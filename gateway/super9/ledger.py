@@ -21,9 +21,7 @@ from storage.super9 import LedgerKind, Super9JackpotEntry
 
 async def head(db: AsyncSession) -> Super9JackpotEntry | None:
     return (
-        await db.execute(
-            select(Super9JackpotEntry).order_by(Super9JackpotEntry.id.desc()).limit(1)
-        )
+        await db.execute(select(Super9JackpotEntry).order_by(Super9JackpotEntry.id.desc()).limit(1))
     ).scalar_one_or_none()
 
 
@@ -82,9 +80,7 @@ async def write_settlement(
         )
     now_balance = await balance(db, 0)
     if now_balance != result.jackpot_out_cents:  # a bug, never an operator mistake
-        raise RuntimeError(
-            f"jackpot ledger {now_balance} != settlement {result.jackpot_out_cents}"
-        )
+        raise RuntimeError(f"jackpot ledger {now_balance} != settlement {result.jackpot_out_cents}")
 
 
 async def history(db: AsyncSession) -> list[dict[str, Any]]:

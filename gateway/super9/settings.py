@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 from dataclasses import asdict, dataclass, fields
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 
 class RepeatRule(enum.Enum):
@@ -62,6 +63,10 @@ class Super9Settings:
             raise ValueError("jackpot_spins below 9 could never be won (rule 14)")
         if self.claim_window_spins < 0:
             raise ValueError("claim_window_spins must not be negative")
+        try:
+            ZoneInfo(self.timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"timezone {self.timezone!r} is not an IANA zone name") from None
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)

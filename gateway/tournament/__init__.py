@@ -1,1 +1,51 @@
-"""Slot tournament rules engine (placeholder docstring, completed with the services)."""
+"""The slot tournament rules engine (rules sheet: ``shared/rules/slots-reel-tournament.txt``).
+
+Layers
+------
+* :mod:`gateway.tournament.rules` — pure rules 1–23: frozen values in, decisions or a
+  :class:`~gateway.tournament.rules.RuleViolation` ("rule N: ...") out; time is passed in.
+* :mod:`gateway.tournament.settings` — what the sheet leaves to the casino (validity mode
+  same-day vs 48h, packages, semi-final size, final quota, prize places, the rule 20
+  "reasonable period", the rule 10 notice).
+* :mod:`gateway.tournament.services` — async functions over an ``AsyncSession``: they load
+  state, validate with the pure rules *before* writing, write, and audit every change a
+  person makes (``storage.audit``) in the same transaction.  They never commit: wrap a
+  call in :func:`~gateway.tournament.services.unit_of_work` (or your own transaction) so a
+  refused action rolls back whole.
+* ``gateway/commands/{tournament,players,entries,heats}.py`` — the director's and the
+  cashier's CLI over the services.
+
+Interface for the heat runner (``gateway.heats``)
+-------------------------------------------------
+All in :mod:`gateway.tournament.services`; ``at``/``now`` are aware datetimes.
+
+``heat_seats(session, heat_id) -> list[SeatInfo]``
+    The heat's live seats in seat order: seat id and number, machine id, entry, holder,
+    who plays it (proxy name in final stages), status, credits if scored.
+``begin_heat(session, heat_id, present_seats=..., at=..., actor=...) -> list[int]``
+    The announced start: absent seats forfeit (rule 22), extra final-stage seats without
+    a proxy form forfeit (rule 16), disqualified players' seats drop out (rule 2); the
+    heat goes ``running``.  Accepts a heat that is scheduled, armed or restarted.
+``record_machine_score(session, seat_id, HeatScore, at=...) -> Score``
+    The machine's end-of-heat credits and meters for a seat (rule 12).  Idempotent:
+    the same score twice is a no-op; a different one raises (a change is a director's
+    ``enter_manual_score`` with a reason, rule 23).
+``mark_seat_malfunctioned(session, seat_id, at=..., actor=..., reason=..., negligence=False)``
+    Rule 20 (qualifying): moved to the first free seat of a future qualifying heat, else
+    refunded.  Rule 21 (final stages): first free seat in a later heat of the stage,
+    else the seat waits for an added heat (``schedule_heat(..., announced_via=...)`` then
+    ``seat_waiting_in_added_heat``, seat numbers by draw).  ``negligence=True``:
+    disqualified, buy-in forfeited.  Returns a ``MalfunctionResult``.
+``restart_heat(session, heat_id, failed_at=..., now=..., actor=..., reason=...)``
+    Rule 20 tournament-system failure: the whole heat restarts (status ``restarted``,
+    ``restarts`` + 1, scores discarded into the audit log, seats kept).  Refused once the
+    failure is older than ``postpone_after``: then ``postpone_heat``.
+``postpone_heat(session, heat_id, now=..., actor=..., reason=...)``
+    Rules 20/21: status ``postponed``, seats kept; ``reschedule_heat`` sets the new time
+    (announced, rule 10).  ``handle_system_failure`` picks restart or postpone.
+``finish_heat(session, heat_id, at=..., actor=...)``
+    Closes a heat once every seat in play has a score.
+
+Ranking: ``stage_standings`` (single-entry standings; ties broken only by recorded card
+draws, rule 19) and ``qualifiers`` (rules 13, 14, 17 and prize places).
+"""

@@ -63,7 +63,11 @@ async def open_wheel(url: str) -> WheelLink:
     import serial_asyncio_fast  # only needed on a real serial line
 
     reader, writer = await serial_asyncio_fast.open_serial_connection(
-        url=endpoint.target, baudrate=endpoint.baud, bytesize=8, parity="N", stopbits=1,
+        url=endpoint.target,
+        baudrate=endpoint.baud,
+        bytesize=8,
+        parity="N",
+        stopbits=1,
         rtscts=True,
     )
     return WheelLink(reader, writer)

@@ -48,7 +48,9 @@ async def test_registry_opens_a_sas_driver_by_scheme(bank: Bank) -> None:
         ident = await driver.identity()
         assert ident.tournament is TournamentSupport.NATIVE
         assert (ident.game_id, ident.protocol_version, ident.serial_number) == (
-            "RG", "602", f"{b.machine.machine_id}-3",
+            "RG",
+            "602",
+            f"{b.machine.machine_id}-3",
         )
     finally:
         await driver.close()

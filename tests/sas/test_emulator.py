@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 
 import pytest
-from test_client import Pair, paired
+from test_client_sas import paired
 
 from emulators.bank import Bank
 from emulators.machine import EmulatedMachine
@@ -19,6 +19,8 @@ from protocols.sas import (
     AftTransferStatus,
     AftTransferType,
     Busy,
+    CrcError,
+    CurrentCreditsReply,
     Nack,
     ReplyParser,
     SendCurrentCredits,
@@ -95,7 +97,6 @@ def test_every_exception_code_is_a_valid_sas_code() -> None:
 def test_corrupting_a_reply_keeps_the_escaping_valid_but_fails_the_crc(
     reply_credits: int,
 ) -> None:
-    from protocols.sas import CrcError, CurrentCreditsReply
 
     wire = encode_egm_message(CurrentCreditsReply(1, reply_credits))
     bad = corrupt_last_byte(wire)
@@ -116,7 +117,7 @@ async def test_faults_are_per_machine_and_switch_at_run_time() -> None:
         assert await one.client.credits() == 0
 
 
-async def test_game_events_reach_the_host_as_7e_7f(sas_pair_memory: Pair | None = None) -> None:
+async def test_game_events_reach_the_host_as_7e_7f() -> None:
     async with paired("tcp") as p:
         await p.client.unlock()
         p.machine.insert_bill(10)
@@ -129,7 +130,11 @@ async def test_bank_serves_each_machine_on_its_own_reported_port() -> None:
         ports = [b.port for b in bank.machines]
         assert len(set(ports)) == 5 and all(p > 0 for p in ports)
         assert [b.machine.tournament_supported for b in bank.machines] == [
-            True, True, True, False, False,
+            True,
+            True,
+            True,
+            False,
+            False,
         ]
         assert bank.machines[0].endpoint == f"sas+tcp://127.0.0.1:{ports[0]}?address=1"
         for b in bank.machines:

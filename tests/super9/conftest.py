@@ -43,6 +43,12 @@ async def desk(engine: AsyncEngine, feed: MemoryFeed) -> Super9Desk:
                 ("1001015009082", date(2010, 1, 1)),  # a minor (rule 1)
             ]
         ):
-            db.add(Player(id_number=idn, card_number=f"C{i + 1}", name=f"Player {i + 1}",
-                          date_of_birth=born))
+            db.add(
+                Player(
+                    id_number=idn,
+                    card_number=f"C{i + 1}",
+                    name=f"Player {i + 1}",
+                    date_of_birth=born,
+                )
+            )
     return Super9Desk(sm, feed=feed)

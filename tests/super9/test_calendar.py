@@ -29,8 +29,7 @@ def test_rule_4_pattern_and_last_sunday() -> None:
 
 def test_one_off_changes() -> None:
     wed = date(2026, 12, 2)
-    cal = SessionCalendar().with_changes(added=[t(date(2026, 11, 29), 15)],
-                                         cancelled=[t(wed, 21)])
+    cal = SessionCalendar().with_changes(added=[t(date(2026, 11, 29), 15)], cancelled=[t(wed, 21)])
     assert cal.on_day(date(2026, 11, 29)) == [t(date(2026, 11, 29), 15)]
     assert cal.on_day(wed) == [t(wed, 19)]
 

@@ -19,8 +19,14 @@ def _seed_player(url: str) -> None:
     async def go() -> None:
         engine = make_engine(url)
         async with make_sessionmaker(engine).begin() as db:
-            db.add(Player(id_number="8001015009087", card_number="C1", name="Thandi",
-                          date_of_birth=date(1980, 1, 1)))
+            db.add(
+                Player(
+                    id_number="8001015009087",
+                    card_number="C1",
+                    name="Thandi",
+                    date_of_birth=date(1980, 1, 1),
+                )
+            )
         await engine.dispose()
 
     asyncio.run(go())
@@ -37,30 +43,105 @@ def test_cli_session_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
         return capsys.readouterr().out
 
     run("calendar", "--from", "2026-12-02", "--days", "1")
-    run("sell", "--ticket", "T1", "--player", "C1", "--by", "cashier",
-        "--now", "2026-12-02T10:00+02:00")
-    run("hand-in", "--ticket", "T1", "--numbers", "1 2 3 4 5 6 7 8 9", "--by", "grd",
-        "--now", "2026-12-02T18:00+02:00")
-    assert "drawing" in run("open", "--session-at", "2026-12-02T19:00+02:00", "--by", "director",
-                            "--now", "2026-12-02T19:00+02:00")
+    run(
+        "sell",
+        "--ticket",
+        "T1",
+        "--player",
+        "C1",
+        "--by",
+        "cashier",
+        "--now",
+        "2026-12-02T10:00+02:00",
+    )
+    run(
+        "hand-in",
+        "--ticket",
+        "T1",
+        "--numbers",
+        "1 2 3 4 5 6 7 8 9",
+        "--by",
+        "grd",
+        "--now",
+        "2026-12-02T18:00+02:00",
+    )
+    assert "drawing" in run(
+        "open",
+        "--session-at",
+        "2026-12-02T19:00+02:00",
+        "--by",
+        "director",
+        "--now",
+        "2026-12-02T19:00+02:00",
+    )
     for n in range(1, 10):
-        out = run("manual-spin", "--session", "1", "--number", str(n), "--confirm", str(n),
-                  "--keyed-by", "dealer", "--confirmed-by", "supervisor",
-                  "--reason", "wheel sensor down (rule 29)", "--now", "2026-12-02T19:10+02:00")
+        out = run(
+            "manual-spin",
+            "--session",
+            "1",
+            "--number",
+            str(n),
+            "--confirm",
+            str(n),
+            "--keyed-by",
+            "dealer",
+            "--confirmed-by",
+            "supervisor",
+            "--reason",
+            "wheel sensor down (rule 29)",
+            "--now",
+            "2026-12-02T19:10+02:00",
+        )
     assert "complete: T1" in out
-    claim = json.loads(run("claim", "--session", "1", "--ticket", "T1", "--duplicate",
-                           "1 2 3 4 5 6 7 8 9", "--by", "grd", "--json",
-                           "--now", "2026-12-02T19:11+02:00"))
+    claim = json.loads(
+        run(
+            "claim",
+            "--session",
+            "1",
+            "--ticket",
+            "T1",
+            "--duplicate",
+            "1 2 3 4 5 6 7 8 9",
+            "--by",
+            "grd",
+            "--json",
+            "--now",
+            "2026-12-02T19:11+02:00",
+        )
+    )
     assert claim == {"ticket": "T1", "valid": True, "complete": True, "reason": None}
-    report = json.loads(run("close", "--session", "1", "--by", "director", "--json",
-                            "--now", "2026-12-02T19:30+02:00"))
+    report = json.loads(
+        run(
+            "close",
+            "--session",
+            "1",
+            "--by",
+            "director",
+            "--json",
+            "--now",
+            "2026-12-02T19:30+02:00",
+        )
+    )
     # One ticket, R50: jackpot R5,000 (rule 14) + consolation R12.50 (rule 16).
     assert report["result"]["payouts"] == [
         {"ticket": "T1", "kind": "jackpot", "amount_cents": 500_000},
         {"ticket": "T1", "kind": "consolation", "amount_cents": 1_250},
     ]
-    run("sign", "--session", "1", "--ticket", "T1", "--kind", "jackpot", "--signature",
-        "slip 77", "--witness", "director", "--by", "cashier")
+    run(
+        "sign",
+        "--session",
+        "1",
+        "--ticket",
+        "T1",
+        "--kind",
+        "jackpot",
+        "--signature",
+        "slip 77",
+        "--witness",
+        "director",
+        "--by",
+        "cashier",
+    )
     jackpot = json.loads(run("jackpot", "--history", "--json"))
     assert jackpot["jackpot_cents"] == 500_000 + 3_750  # re-seeded + 75% (rule 15 default)
     text = run("report", "--session", "1")
@@ -69,8 +150,22 @@ def test_cli_session_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 def test_cli_operator_error_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path / 'r.db'}"
-    code = main(["super9", "sell", "--ticket", "X", "--player", "nobody", "--by", "cashier",
-                 "--now", "2026-11-29T10:00+02:00", "--database", url])
+    code = main(
+        [
+            "super9",
+            "sell",
+            "--ticket",
+            "X",
+            "--player",
+            "nobody",
+            "--by",
+            "cashier",
+            "--now",
+            "2026-11-29T10:00+02:00",
+            "--database",
+            url,
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "rule 6" in err
 
@@ -91,15 +186,84 @@ def test_cli_publishes_live_draw_to_broker(
     _seed_player(url)
     site = f"s9-{uuid.uuid4().hex[:8]}"
     common = ["--database", url]
-    assert main(["super9", "sell", "--ticket", "T1", "--player", "C1", "--by", "c",
-                 "--now", "2026-12-02T10:00+02:00", *common]) == 0
-    assert main(["super9", "hand-in", "--ticket", "T1", "--numbers", "1 2 3 4 5 6 7 8 9",
-                 "--by", "g", "--now", "2026-12-02T18:00+02:00", *common]) == 0
-    assert main(["super9", "open", "--session-at", "2026-12-02T19:00+02:00", "--by", "d",
-                 "--now", "2026-12-02T19:00+02:00", *common]) == 0
-    assert main(["super9", "manual-spin", "--session", "1", "--number", "7", "--confirm", "7",
-                 "--keyed-by", "dealer", "--confirmed-by", "sup", "--reason", "rule 29 test",
-                 "--mqtt", mqtt_url, "--site", site, *common]) == 0
+    assert (
+        main(
+            [
+                "super9",
+                "sell",
+                "--ticket",
+                "T1",
+                "--player",
+                "C1",
+                "--by",
+                "c",
+                "--now",
+                "2026-12-02T10:00+02:00",
+                *common,
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "super9",
+                "hand-in",
+                "--ticket",
+                "T1",
+                "--numbers",
+                "1 2 3 4 5 6 7 8 9",
+                "--by",
+                "g",
+                "--now",
+                "2026-12-02T18:00+02:00",
+                *common,
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "super9",
+                "open",
+                "--session-at",
+                "2026-12-02T19:00+02:00",
+                "--by",
+                "d",
+                "--now",
+                "2026-12-02T19:00+02:00",
+                *common,
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "super9",
+                "manual-spin",
+                "--session",
+                "1",
+                "--number",
+                "7",
+                "--confirm",
+                "7",
+                "--keyed-by",
+                "dealer",
+                "--confirmed-by",
+                "sup",
+                "--reason",
+                "rule 29 test",
+                "--mqtt",
+                mqtt_url,
+                "--site",
+                site,
+                *common,
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     settings = MqttSettings.from_url(mqtt_url)
 

@@ -47,12 +47,15 @@ async def _spin_all(desk: Super9Desk, sid: int, numbers: list[int], first_game: 
 async def test_jackpot_within_18_counted_spins_with_repeats(
     desk: Super9Desk, feed: MemoryFeed
 ) -> None:
-    sid = await _sell_and_hand_in(desk, {
-        "A": (P1, "1 2 3 4 5 6 7 8 9"),
-        "B": (P2, "10 11 12 13 14 15 16 17 18"),
-        "C": (P3, "19 20 21 22 23 24 25 26 27"),
-        "D": (P4, "28 29 30 31 32 33 34 35 36"),
-    })
+    sid = await _sell_and_hand_in(
+        desk,
+        {
+            "A": (P1, "1 2 3 4 5 6 7 8 9"),
+            "B": (P2, "10 11 12 13 14 15 16 17 18"),
+            "C": (P3, "19 20 21 22 23 24 25 26 27"),
+            "D": (P4, "28 29 30 31 32 33 34 35 36"),
+        },
+    )
     await desk.open_session(at(WED, 19), actor="director", now=at(WED, 19))
     # 20 valid spins; 30 and 31 each repeat twice (4 repeats), so A's ninth number comes
     # on valid spin 20 but only the 16th distinct number: inside the jackpot window
@@ -71,6 +74,7 @@ async def test_jackpot_within_18_counted_spins_with_repeats(
     assert paid == {("jackpot", 500_000), ("consolation", 5_000)}  # rule 16 default: both
     # SEEDS_NEXT (rule 15 default): the jackpot restarts at 500000 + this session's 15000.
     assert await desk.jackpot() == 515_000
+    assert feed.retained["super9/jackpot"]["jackpot_cents"] == 515_000  # signage
     history = await desk.jackpot_history()
     assert [(h["kind"], h["amount_cents"], h["balance_cents"]) for h in history] == [
         ("seed", 500_000, 500_000),
@@ -81,15 +85,23 @@ async def test_jackpot_within_18_counted_spins_with_repeats(
 
 
 async def test_literal_reading_counts_repeats_so_only_consolation(desk: Super9Desk) -> None:
-    await desk.change_settings({"repeat_rule": "count-every-spin"}, actor="director",
-                               reason="house reading of rule 19", now=at(WED, 9))
-    sid = await _sell_and_hand_in(desk, {
-        "A": (P1, "1 2 3 4 5 6 7 8 9"),
-        "B": (P2, "10 11 12 13 14 15 16 17 18"),
-    })
+    await desk.change_settings(
+        {"repeat_rule": "count-every-spin"},
+        actor="director",
+        reason="house reading of rule 19",
+        now=at(WED, 9),
+    )
+    sid = await _sell_and_hand_in(
+        desk,
+        {
+            "A": (P1, "1 2 3 4 5 6 7 8 9"),
+            "B": (P2, "10 11 12 13 14 15 16 17 18"),
+        },
+    )
     await desk.open_session(at(WED, 19), actor="director", now=at(WED, 19))
-    await _spin_all(desk, sid, [30, 31, 1, 2, 30, 3, 4, 31, 5, 6, 30, 7, 8, 31, 32, 33, 34,
-                                35, 36, 9])
+    await _spin_all(
+        desk, sid, [30, 31, 1, 2, 30, 3, 4, 31, 5, 6, 30, 7, 8, 31, 32, 33, 34, 35, 36, 9]
+    )
     await desk.claim(sid, "A", "1 2 3 4 5 6 7 8 9", actor="grd", now=at(WED, 19, 40))
     result = await desk.close_session(sid, actor="director", now=at(WED, 19, 45))
     # Spin 20 > 18: no jackpot; consolation 25% of 10000 = 2500 (rule 16);
@@ -104,13 +116,17 @@ async def test_literal_reading_counts_repeats_so_only_consolation(desk: Super9De
 async def test_consolation_after_18th_two_simultaneous_winners_odd_cent(
     desk: Super9Desk,
 ) -> None:
-    await desk.change_settings({"buy_in_cents": 3333}, actor="director", reason="promo price",
-                               now=at(WED, 9))
-    sid = await _sell_and_hand_in(desk, {
-        "X": (P1, "0 1 2 3 4 5 6 7 36"),
-        "Y": (P2, "0 1 2 3 4 5 6 8 36"),
-        "Z": (P3, "10 11 12 13 14 15 16 17 18"),
-    })
+    await desk.change_settings(
+        {"buy_in_cents": 3333}, actor="director", reason="promo price", now=at(WED, 9)
+    )
+    sid = await _sell_and_hand_in(
+        desk,
+        {
+            "X": (P1, "0 1 2 3 4 5 6 7 36"),
+            "Y": (P2, "0 1 2 3 4 5 6 8 36"),
+            "Z": (P3, "10 11 12 13 14 15 16 17 18"),
+        },
+    )
     await desk.open_session(at(WED, 19), actor="director", now=at(WED, 19))
     # 19 distinct numbers before 36: X and Y both complete on the 20th (rule 13),
     # after the 18th spin, so no jackpot (rule 14).
@@ -123,7 +139,8 @@ async def test_consolation_after_18th_two_simultaneous_winners_odd_cent(
     # Rule 20: 2499 / 2 = 1249 each; the odd cent goes to the jackpot carry.
     assert not result.jackpot_won
     assert sorted((p.amount_cents, p.kind.value) for p in result.payouts) == [
-        (1249, "consolation"), (1249, "consolation")
+        (1249, "consolation"),
+        (1249, "consolation"),
     ]
     assert result.remainder_cents == 1
     assert await desk.jackpot() == 500_000 + 7_500 + 1
@@ -133,13 +150,15 @@ async def test_mismatched_duplicate_voids_claim_and_disqualifies_for_the_day(
     desk: Super9Desk, engine: AsyncEngine
 ) -> None:
     # P1 holds A in the 19:00 session and A2 in the 21:00 one.
-    sid = await _sell_and_hand_in(desk, {
-        "A": (P1, "1 2 3 4 5 6 7 8 9"),
-        "B": (P2, "1 2 3 4 5 6 7 8 10"),
-    })
+    sid = await _sell_and_hand_in(
+        desk,
+        {
+            "A": (P1, "1 2 3 4 5 6 7 8 9"),
+            "B": (P2, "1 2 3 4 5 6 7 8 10"),
+        },
+    )
     await desk.sell("A2", P1, actor="cashier", now=at(WED, 12))
-    later = await desk.hand_in("A2", "20 21 22 23 24 25 26 27 28", actor="grd",
-                               now=at(WED, 18, 50))
+    later = await desk.hand_in("A2", "20 21 22 23 24 25 26 27 28", actor="grd", now=at(WED, 18, 50))
     assert later != sid  # after the 18:45 cut-off: rolled to 21:00 (rule 6)
     await desk.open_session(at(WED, 19), actor="director", now=at(WED, 19))
     await _spin_all(desk, sid, [1, 2, 3, 4, 5, 6, 7, 8, 9])
@@ -167,15 +186,19 @@ async def test_mismatched_duplicate_voids_claim_and_disqualifies_for_the_day(
 
 
 async def test_voided_spin_whose_number_arrives_anyway(desk: Super9Desk, feed: MemoryFeed) -> None:
-    sid = await _sell_and_hand_in(desk, {
-        "A": (P1, "1 2 3 4 5 6 7 8 9"),
-        "B": (P2, "11 12 13 14 15 16 17 18 19"),
-    })
+    sid = await _sell_and_hand_in(
+        desk,
+        {
+            "A": (P1, "1 2 3 4 5 6 7 8 9"),
+            "B": (P2, "11 12 13 14 15 16 17 18 19"),
+        },
+    )
     await desk.open_session(at(WED, 19), actor="director", now=at(WED, 19))
     await _spin_all(desk, sid, [1, 2, 3, 4, 5, 6, 7, 8])
     # Dealer calls "No spin" on game 300 before the ball drops (rule 18) ...
-    await desk.void_spin(sid, game_no=300, actor="dealer", reason="ball under 3 revolutions",
-                         now=at(WED, 19, 20))
+    await desk.void_spin(
+        sid, game_no=300, actor="dealer", reason="ball under 3 revolutions", now=at(WED, 19, 20)
+    )
     # ... and the wheel still reports 9 for it: never called (rules 18.2, 18.3).
     recorded = await desk.record_result(sid, 300, 9, now=at(WED, 19, 21))
     assert recorded is not None and recorded.voided and recorded.completed == ()
@@ -183,8 +206,9 @@ async def test_voided_spin_whose_number_arrives_anyway(desk: Super9Desk, feed: M
     assert 9 not in live["called"] and live["voided_games"] == [300]
     # A spin voided after its result is un-called too (rule 18.2).
     await desk.record_result(sid, 301, 11, now=at(WED, 19, 22))
-    await desk.void_spin(sid, game_no=301, actor="supervisor", reason="foreign object",
-                         now=at(WED, 19, 23))
+    await desk.void_spin(
+        sid, game_no=301, actor="supervisor", reason="foreign object", now=at(WED, 19, 23)
+    )
     assert 11 not in feed.retained[f"super9/{sid}/draw"]["called"]
     done = await desk.record_result(sid, 302, 9, now=at(WED, 19, 24))
     assert done is not None and done.completed == ("A",)
@@ -198,15 +222,34 @@ async def test_manual_spins_need_a_second_person(desk: Super9Desk) -> None:
     sid = await _sell_and_hand_in(desk, {"A": (P1, "1 2 3 4 5 6 7 8 9")})
     await desk.open_session(at(WED, 19), actor="director", now=at(WED, 19))
     with pytest.raises(OperatorError, match="rule 29"):
-        await desk.manual_spin(sid, 5, confirm_number=5, keyed_by="dealer", confirmed_by="dealer",
-                               reason="sensor failed", now=at(WED, 19, 5))
+        await desk.manual_spin(
+            sid,
+            5,
+            confirm_number=5,
+            keyed_by="dealer",
+            confirmed_by="dealer",
+            reason="sensor failed",
+            now=at(WED, 19, 5),
+        )
     with pytest.raises(OperatorError, match="rule 29"):
-        await desk.manual_spin(sid, 5, confirm_number=6, keyed_by="dealer",
-                               confirmed_by="supervisor", reason="sensor failed",
-                               now=at(WED, 19, 5))
-    spin = await desk.manual_spin(sid, 5, confirm_number=5, keyed_by="dealer",
-                                  confirmed_by="supervisor", reason="sensor failed",
-                                  now=at(WED, 19, 5))
+        await desk.manual_spin(
+            sid,
+            5,
+            confirm_number=6,
+            keyed_by="dealer",
+            confirmed_by="supervisor",
+            reason="sensor failed",
+            now=at(WED, 19, 5),
+        )
+    spin = await desk.manual_spin(
+        sid,
+        5,
+        confirm_number=5,
+        keyed_by="dealer",
+        confirmed_by="supervisor",
+        reason="sensor failed",
+        now=at(WED, 19, 5),
+    )
     report = await desk.report(sid)
     assert report["spins"][0]["keyed_by"] == "dealer"
     assert report["spins"][0]["confirmed_by"] == "supervisor"
@@ -233,6 +276,23 @@ async def test_last_sunday_has_no_session(desk: Super9Desk) -> None:
     with pytest.raises(OperatorError, match="rule 6"):
         await desk.sell("S", P1, actor="cashier", now=at(last_sunday, 10))
     assert await desk.sell("S", P1, actor="cashier", now=at(sunday_before, 10)) > 0
+    # A one-off extra session on the last Sunday (rule 4 "one-off changes"), audited.
+    await desk.change_calendar(
+        at(last_sunday, 15),
+        cancel=False,
+        actor="director",
+        reason="festive special",
+        now=at(sunday_before, 12),
+    )
+    assert await desk.sell("S2", P1, actor="cashier", now=at(last_sunday, 10)) > 0
+    with pytest.raises(OperatorError, match="rule 4"):
+        await desk.change_calendar(
+            at(last_sunday, 15),
+            cancel=False,
+            actor="director",
+            reason="twice",
+            now=at(sunday_before, 12),
+        )
 
 
 async def test_eligibility_and_bad_input_change_nothing(desk: Super9Desk) -> None:
@@ -250,14 +310,32 @@ async def test_eligibility_and_bad_input_change_nothing(desk: Super9Desk) -> Non
     sid = await desk.hand_in("T", "1 2 3 4 5 6 7 8 9", actor="grd", now=at(WED, 18))
     # Rule 23: a change needs the director's sign-off, and only before the game.
     with pytest.raises(OperatorError, match="rule 23"):
-        await desk.change_numbers("T", "1 2 3 4 5 6 7 8 10", actor="grd", approved_by="grd",
-                                  reason="player asked", now=at(WED, 18, 10))
-    await desk.change_numbers("T", "1 2 3 4 5 6 7 8 10", actor="grd", approved_by="director",
-                              reason="player asked", now=at(WED, 18, 10))
+        await desk.change_numbers(
+            "T",
+            "1 2 3 4 5 6 7 8 10",
+            actor="grd",
+            approved_by="grd",
+            reason="player asked",
+            now=at(WED, 18, 10),
+        )
+    await desk.change_numbers(
+        "T",
+        "1 2 3 4 5 6 7 8 10",
+        actor="grd",
+        approved_by="director",
+        reason="player asked",
+        now=at(WED, 18, 10),
+    )
     await desk.open_session(at(WED, 19), actor="director", now=at(WED, 19))
     with pytest.raises(OperatorError, match="rule 23"):
-        await desk.change_numbers("T", "1 2 3 4 5 6 7 8 11", actor="grd",
-                                  approved_by="director", reason="too late", now=at(WED, 19, 1))
+        await desk.change_numbers(
+            "T",
+            "1 2 3 4 5 6 7 8 11",
+            actor="grd",
+            approved_by="director",
+            reason="too late",
+            now=at(WED, 19, 1),
+        )
     report = await desk.report(sid)
     assert report["tickets"] == {"in_play": 1, "disqualified": 0, "total": 1}
 
@@ -265,12 +343,16 @@ async def test_eligibility_and_bad_input_change_nothing(desk: Super9Desk) -> Non
 async def test_marked_ticket_is_out_and_jackpot_survives_restart(
     desk: Super9Desk, feed: MemoryFeed, engine: AsyncEngine
 ) -> None:
-    sid = await _sell_and_hand_in(desk, {
-        "A": (P1, "1 2 3 4 5 6 7 8 9"),
-        "B": (P2, "1 2 3 4 5 6 7 8 10"),
-    })
-    await desk.disqualify("A", actor="grd", reason="scratched numbers", rule=21,
-                          now=at(WED, 18, 30))
+    sid = await _sell_and_hand_in(
+        desk,
+        {
+            "A": (P1, "1 2 3 4 5 6 7 8 9"),
+            "B": (P2, "1 2 3 4 5 6 7 8 10"),
+        },
+    )
+    await desk.disqualify(
+        "A", actor="grd", reason="scratched numbers", rule=21, now=at(WED, 18, 30)
+    )
     await desk.open_session(at(WED, 19), actor="director", now=at(WED, 19))
     await _spin_all(desk, sid, [*range(1, 10), *range(11, 30), 10])
     with pytest.raises(OperatorError, match="rule 21"):
@@ -279,10 +361,46 @@ async def test_marked_ticket_is_out_and_jackpot_survives_restart(
     result = await desk.close_session(sid, actor="director", now=at(WED, 19, 45))
     # B completes on the 29th distinct number: consolation only; 2 × 5000 buy-ins.
     assert [(p.kind.value, p.amount_cents) for p in result.payouts] == [("consolation", 2_500)]
-    await desk.sign_prize(sid, "B", "consolation", signature="receipt 0042 signed",
-                          witness="grd", actor="cashier", now=at(WED, 19, 50))
+    await desk.sign_prize(
+        sid,
+        "B",
+        "consolation",
+        signature="receipt 0042 signed",
+        witness="grd",
+        actor="cashier",
+        now=at(WED, 19, 50),
+    )
     restarted = Super9Desk(make_sessionmaker(engine), feed=feed)  # a fresh process
     assert await restarted.jackpot() == 507_500
     assert len(await restarted.jackpot_history()) == 2
     report = await restarted.report(sid)
     assert report["prizes"][0]["signed_by"] == "receipt 0042 signed"
+
+
+async def test_late_ticket_plays_next_session_and_unplayed_ticket_rolls_once(
+    desk: Super9Desk,
+) -> None:
+    # L is handed in late (rule 6) and plays at 21:00; U is never handed in.
+    await desk.sell("L", P1, actor="cashier", now=at(WED, 10))
+    await desk.sell("U", P2, actor="cashier", now=at(WED, 10))
+    await desk.sell("K", P3, actor="cashier", now=at(WED, 10))
+    first = await desk.hand_in("K", "20 21 22 23 24 25 26 27 28", actor="grd", now=at(WED, 18))
+    second = await desk.hand_in("L", "1 2 3 4 5 6 7 8 9", actor="grd", now=at(WED, 18, 50))
+    await desk.open_session(at(WED, 19), actor="director", now=at(WED, 19))
+    closed = await desk.close_session(first, actor="director", now=at(WED, 19, 45))
+    # 19:00 keeps only K's R50: U rolled on to 21:00 with L (rule 6).
+    assert closed.buy_ins_cents == 5_000 and closed.payouts == ()
+    with pytest.raises(OperatorError, match="rule 6"):  # U's hand-in after 21:00's cut-off
+        await desk.hand_in("U", "1 2 3 4 5 6 7 8 10", actor="grd", now=at(WED, 20, 50))
+    await desk.open_session(at(WED, 21), actor="director", now=at(WED, 21))
+    await _spin_all(desk, second, list(range(1, 10)))
+    await desk.claim(second, "L", "1 2 3 4 5 6 7 8 9", actor="grd", now=at(WED, 21, 20))
+    result = await desk.close_session(second, actor="director", now=at(WED, 21, 30))
+    # L and the expired U: buy-ins 10000; L takes jackpot + consolation 2500.
+    # The jackpot in was 500000 + 3750 + 1250 (19:00: contribution + unwon consolation).
+    assert result.buy_ins_cents == 10_000
+    assert [(p.kind.value, p.amount_cents) for p in result.payouts] == [
+        ("jackpot", 505_000),
+        ("consolation", 2_500),
+    ]
+    assert await desk.jackpot() == 500_000 + 7_500

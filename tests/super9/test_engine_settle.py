@@ -46,8 +46,12 @@ def test_removed_ticket_never_completes() -> None:
 
 def test_ticket_validation_rules_8_and_9() -> None:
     assert validate_numbers([9, 1, 2, 3, 4, 5, 6, 7, 36]) == (1, 2, 3, 4, 5, 6, 7, 9, 36)
-    for bad, rule in (([1] * 9, "rule 9"), (range(10), "rule 9"), (range(8), "rule 8"),
-                      ([*range(8), 37], "rule 8")):
+    for bad, rule in (
+        ([1] * 9, "rule 9"),
+        (range(10), "rule 9"),
+        (range(8), "rule 8"),
+        ([*range(8), 37], "rule 8"),
+    ):
         with pytest.raises(TicketNumbersError, match=rule):
             validate_numbers(bad)
     assert duplicate_mismatch(range(9), "8 7 6 5 4 3 2 1 0") is None
@@ -63,53 +67,82 @@ def test_claim_window_and_first_completion() -> None:
     tickets = {"a": range(9), "b": range(1, 10)}
     spins = _spins([*range(9), 9])
     # a completes at seq 9 but claims at seq 10: late with the default window 0 (rule 22).
-    result = settle(tickets, spins, [ClaimFact("a", 10, True), ClaimFact("b", 10, True)],
-                    settings=Super9Settings(), jackpot_in_cents=500_000, buy_ins_cents=10_000)
+    result = settle(
+        tickets,
+        spins,
+        [ClaimFact("a", 10, True), ClaimFact("b", 10, True)],
+        settings=Super9Settings(),
+        jackpot_in_cents=500_000,
+        buy_ins_cents=10_000,
+    )
     assert result.verdicts == {"a": ClaimVerdict.LATE, "b": ClaimVerdict.WINNER}
     wider = Super9Settings(claim_window_spins=1)
-    result = settle(tickets, spins, [ClaimFact("a", 10, True), ClaimFact("b", 10, True)],
-                    settings=wider, jackpot_in_cents=500_000, buy_ins_cents=10_000)
+    result = settle(
+        tickets,
+        spins,
+        [ClaimFact("a", 10, True), ClaimFact("b", 10, True)],
+        settings=wider,
+        jackpot_in_cents=500_000,
+        buy_ins_cents=10_000,
+    )
     assert result.verdicts == {"a": ClaimVerdict.WINNER, "b": ClaimVerdict.BEATEN}
 
 
 def test_jackpot_winner_not_taking_consolation_passes_it_on() -> None:
     tickets = {"a": range(9), "b": range(1, 10)}
-    no_double = Super9Settings(jackpot_winner_takes_consolation=False,
-                               winning_contribution=WinningContribution.PAID_WITH_JACKPOT)
-    result = settle(tickets, _spins([*range(10)]),
-                    [ClaimFact("a", 9, True), ClaimFact("b", 10, True)],
-                    settings=no_double, jackpot_in_cents=500_000, buy_ins_cents=10_000)
+    no_double = Super9Settings(
+        jackpot_winner_takes_consolation=False,
+        winning_contribution=WinningContribution.PAID_WITH_JACKPOT,
+    )
+    result = settle(
+        tickets,
+        _spins([*range(10)]),
+        [ClaimFact("a", 9, True), ClaimFact("b", 10, True)],
+        settings=no_double,
+        jackpot_in_cents=500_000,
+        buy_ins_cents=10_000,
+    )
     # a: jackpot = 500000 + 75% of 10000 (paid with it); b: consolation 2500 (rule 16).
     assert [(p.ticket, p.kind, p.amount_cents) for p in result.payouts] == [
-        ("a", PrizeKind.JACKPOT, 507_500), ("b", PrizeKind.CONSOLATION, 2_500)
+        ("a", PrizeKind.JACKPOT, 507_500),
+        ("b", PrizeKind.CONSOLATION, 2_500),
     ]
     assert result.jackpot_out_cents == 500_000  # restarts at the seed
 
 
 def test_voided_spin_is_never_called() -> None:
-    result = settle({"a": range(9)}, _spins([*range(8), 8, 8], voided=frozenset({9})),
-                    [ClaimFact("a", 9, True)], settings=Super9Settings(),
-                    jackpot_in_cents=0, buy_ins_cents=5_000)
+    result = settle(
+        {"a": range(9)},
+        _spins([*range(8), 8, 8], voided=frozenset({9})),
+        [ClaimFact("a", 9, True)],
+        settings=Super9Settings(),
+        jackpot_in_cents=0,
+        buy_ins_cents=5_000,
+    )
     assert result.verdicts["a"] is ClaimVerdict.NOT_COMPLETE  # rule 18.2
     assert result.completed_at == {"a": 9}  # the second 8, valid spin 9
 
 
 # -- money is conserved (rules 15, 16, 20) ---------------------------------------------
 
-session_strategy = st.fixed_dictionaries({
-    "tickets": st.lists(st.permutations(list(range(37))).map(lambda p: p[:9]),
-                        min_size=0, max_size=8),
-    # every number once in random order, cut short, with repeats mixed in (rule 19)
-    "order": st.permutations(list(range(37))),
-    "cut": st.integers(9, 37),
-    "repeats": st.lists(st.tuples(st.integers(0, 60), st.integers(0, 36)), max_size=12),
-    "voids": st.frozensets(st.integers(1, 60), max_size=5),
-    "claims": st.lists(st.tuples(st.integers(0, 7), st.integers(0, 60), st.booleans()),
-                       max_size=6),
-    "disqualified": st.frozensets(st.integers(0, 7), max_size=3),
-    # eager: every ticket claims after every spin, so completions are claimed in time
-    "eager": st.booleans(),
-})
+session_strategy = st.fixed_dictionaries(
+    {
+        "tickets": st.lists(
+            st.permutations(list(range(37))).map(lambda p: p[:9]), min_size=0, max_size=8
+        ),
+        # every number once in random order, cut short, with repeats mixed in (rule 19)
+        "order": st.permutations(list(range(37))),
+        "cut": st.integers(9, 37),
+        "repeats": st.lists(st.tuples(st.integers(0, 60), st.integers(0, 36)), max_size=12),
+        "voids": st.frozensets(st.integers(1, 60), max_size=5),
+        "claims": st.lists(
+            st.tuples(st.integers(0, 7), st.integers(0, 60), st.booleans()), max_size=6
+        ),
+        "disqualified": st.frozensets(st.integers(0, 7), max_size=3),
+        # eager: every ticket claims after every spin, so completions are claimed in time
+        "eager": st.booleans(),
+    }
+)
 settings_strategy = st.builds(
     Super9Settings,
     buy_in_cents=st.integers(1, 100_000),
@@ -136,11 +169,14 @@ def test_money_is_conserved_to_the_cent(sessions: list[tuple[dict, Super9Setting
         session_buy_ins = len(tickets) * cfg.buy_in_cents
         claims = [ClaimFact(t, s, ok) for t, s, ok in facts["claims"] if t in tickets]
         if facts["eager"]:
-            claims += [ClaimFact(t, s, True) for t in tickets
-                       for s in range(1, len(spins) + 1)]
+            claims += [ClaimFact(t, s, True) for t in tickets for s in range(1, len(spins) + 1)]
         result = settle(
-            tickets, _spins(spins, facts["voids"]), claims,
-            settings=cfg, jackpot_in_cents=carry, buy_ins_cents=session_buy_ins,
+            tickets,
+            _spins(spins, facts["voids"]),
+            claims,
+            settings=cfg,
+            jackpot_in_cents=carry,
+            buy_ins_cents=session_buy_ins,
             disqualified=facts["disqualified"] & tickets.keys(),
         )
         assert all(p.amount_cents >= 0 for p in result.payouts)

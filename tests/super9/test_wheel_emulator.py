@@ -53,3 +53,35 @@ async def test_tcp_carrier_against_emulator() -> None:
     finally:
         await asyncio.wait_for(server.close(), 5)
     assert results == server.model.truth and len(results) >= 30
+
+
+async def test_serial_carrier_over_a_pty() -> None:
+    """The serial carrier (pyserial-asyncio, 9600 8N1 RTS/CTS) on a pseudo-terminal."""
+    import os
+
+    master, slave = os.openpty()
+    try:
+        link = await open_wheel(f"wheel+serial://{os.ttyname(slave)}")
+        model = WheelModel(seed=2)
+        games = [b"".join(model.next_game()) for _ in range(12)]
+
+        def write_all() -> None:  # a thread: a full pty buffer blocks the writer
+            for game in games:
+                os.write(master, game)
+
+        writer = asyncio.create_task(asyncio.to_thread(write_all))
+        results: list[WheelResult] = []
+
+        async def collect() -> None:
+            async for result in read_results(link.reader):
+                results.append(result)
+                if len(results) == len(model.truth):
+                    return
+
+        await asyncio.wait_for(collect(), 10)
+        await writer
+        await link.close()
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert results == model.truth and results

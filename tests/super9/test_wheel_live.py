@@ -21,9 +21,11 @@ def at(hh: int, mm: int = 0) -> datetime:
 
 
 async def test_emulated_wheel_drives_the_draw(desk: Super9Desk, feed: MemoryFeed) -> None:
-    for serial, player, numbers in (("A", "C1", "0 1 2 3 4 5 6 7 8"),
-                                    ("B", "C2", "9 10 11 12 13 14 15 16 17"),
-                                    ("C", "C3", "18 19 20 21 22 23 24 25 26")):
+    for serial, player, numbers in (
+        ("A", "C1", "0 1 2 3 4 5 6 7 8"),
+        ("B", "C2", "9 10 11 12 13 14 15 16 17"),
+        ("C", "C3", "18 19 20 21 22 23 24 25 26"),
+    ):
         await desk.sell(serial, player, actor="cashier", now=at(10))
         await desk.hand_in(serial, numbers, actor="grd", now=at(18))
     sid = await desk.open_session(at(19), actor="director", now=at(19))
@@ -32,8 +34,14 @@ async def test_emulated_wheel_drives_the_draw(desk: Super9Desk, feed: MemoryFeed
     await server.start()
     try:
         run = await asyncio.wait_for(
-            follow_wheel(desk, sid, f"wheel+tcp://127.0.0.1:{server.port}",
-                         clock=lambda: at(19, 30), max_results=40, max_attempts=1),
+            follow_wheel(
+                desk,
+                sid,
+                f"wheel+tcp://127.0.0.1:{server.port}",
+                clock=lambda: at(19, 30),
+                max_results=40,
+                max_attempts=1,
+            ),
             timeout=60,
         )
     finally:

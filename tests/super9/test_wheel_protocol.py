@@ -38,8 +38,17 @@ def test_other_families_are_not_garbage() -> None:
 
 
 def test_garbage_is_reported_not_raised() -> None:
-    cases = [b"", b"X;2;1;2;0;1;0", b"*X;2;151;23;0;161", b"*X;9;1;2;0;1;0", b"*X;5;1;37;0;1;0",
-             b"*X;5;1;-3;0;1;0", b"*X;5;a;3;0;1;0", b"\xff\xfe", b"*X;5;1; 3;0;1;0"]
+    cases = [
+        b"",
+        b"X;2;1;2;0;1;0",
+        b"*X;2;151;23;0;161",
+        b"*X;9;1;2;0;1;0",
+        b"*X;5;1;37;0;1;0",
+        b"*X;5;1;-3;0;1;0",
+        b"*X;5;a;3;0;1;0",
+        b"\xff\xfe",
+        b"*X;5;1; 3;0;1;0",
+    ]
     for raw in cases:
         assert isinstance(parse_line(raw), Garbage), raw
 
@@ -53,8 +62,12 @@ def test_framer_resyncs_on_bare_cr_lf_and_overlong_lines() -> None:
 
 
 @given(
-    st.sampled_from(list(WheelState)), st.integers(0, 99999), st.integers(0, 37),
-    st.integers(0, 15), st.integers(0, 999), st.integers(0, 1),
+    st.sampled_from(list(WheelState)),
+    st.integers(0, 99999),
+    st.integers(0, 37),
+    st.integers(0, 15),
+    st.integers(0, 999),
+    st.integers(0, 1),
 )
 def test_encode_parse_round_trip(
     state: WheelState, game: int, number: int, flags: int, speed: int, direction: int
@@ -81,16 +94,25 @@ def _feed(bouncer: Debouncer, *raw: bytes) -> list[WheelResult]:
 
 def test_debouncer_posts_once_per_game_after_confirmations() -> None:
     bouncer = Debouncer(confirmations=2)
-    posted = _feed(bouncer, b"*X;4;7;3;0;1;0", b"*X;5;7;12;0;1;0", b"*X;5;7;12;0;1;0",
-                   b"*X;5;7;12;0;1;0", b"*X;5;7;12;0;1;0", b"garbage", b"*X;1;8;12;0;1;1")
+    posted = _feed(
+        bouncer,
+        b"*X;4;7;3;0;1;0",
+        b"*X;5;7;12;0;1;0",
+        b"*X;5;7;12;0;1;0",
+        b"*X;5;7;12;0;1;0",
+        b"*X;5;7;12;0;1;0",
+        b"garbage",
+        b"*X;1;8;12;0;1;1",
+    )
     assert posted == [WheelResult(7, 12)]
     assert bouncer.counts["repeat"] == 2 and bouncer.counts["garbage"] == 1
 
 
 def test_debouncer_sensor_bounce_restarts_the_count() -> None:
     bouncer = Debouncer(confirmations=3)
-    posted = _feed(bouncer, b"*X;5;7;12;0;1;0", b"*X;5;7;13;0;1;0", b"*X;5;7;13;0;1;0",
-                   b"*X;5;7;13;0;1;0")
+    posted = _feed(
+        bouncer, b"*X;5;7;12;0;1;0", b"*X;5;7;13;0;1;0", b"*X;5;7;13;0;1;0", b"*X;5;7;13;0;1;0"
+    )
     assert posted == [WheelResult(7, 13)] and bouncer.counts["conflict"] == 1
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -275,6 +276,7 @@ async def list_heats(
 
 async def summarise_heat(session: AsyncSession, heat: Heat) -> HeatSummary:
     facts = await heat_facts(session, heat)
+    tournament = await get(session, Tournament, heat.tournament_id, "tournament")
     return HeatSummary(
         heat_id=heat.id,
         tournament_id=heat.tournament_id,
@@ -282,7 +284,7 @@ async def summarise_heat(session: AsyncSession, heat: Heat) -> HeatSummary:
         number=heat.number,
         label=heat_label(heat),
         status=heat.status,
-        starts_at=heat.scheduled_start,
+        starts_at=heat.scheduled_start.astimezone(ZoneInfo(tournament.venue_tz)),
         duration=timedelta(seconds=heat.duration_seconds),
         starting_credits=heat.starting_credits,
         bank_name=heat.bank_name,

@@ -170,8 +170,12 @@ async def open_serial(
 
     def _open() -> serial.Serial:
         port = serial.Serial(
-            path, baudrate=baudrate, bytesize=serial.EIGHTBITS,
-            parity=serial.PARITY_NONE, stopbits=serial.STOPBITS_ONE, timeout=0,
+            path,
+            baudrate=baudrate,
+            bytesize=serial.EIGHTBITS,
+            parity=serial.PARITY_NONE,
+            stopbits=serial.STOPBITS_ONE,
+            timeout=0,
             **serial_kwargs,
         )
         return port

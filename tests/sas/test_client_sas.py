@@ -1,7 +1,8 @@
 """The SAS host client against the emulated EGM, in memory and over loopback TCP.
 
 Every test runs on both carriers (the same body, as asyncua does for its two sides).
-:func:`paired` is also used by the driver and emulator tests.
+:func:`paired` is also used by the emulator tests (named apart from tests/mqtt/test_client.py:
+pytest needs unique basenames here).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from emulators.machine import EmulatedMachine
 from emulators.sas_face import SasFace
@@ -28,6 +31,7 @@ from protocols.sas.carriers import Carrier, connect_tcp, memory_pair, serve_tcp
 from protocols.sas.client import (
     SasBusy,
     SasClient,
+    SasClientError,
     SasLinkLost,
     SasProtocolFault,
     SasRefused,
@@ -51,9 +55,7 @@ class Pair:
     async def reconnect(self) -> SasClient:
         """A fresh host connection (after a dropped one)."""
         carrier = await _host_carrier(self)
-        self.client = SasClient(
-            carrier, 1, settings=TEST_SETTINGS, min_spacing=TEST_SPACING
-        )
+        self.client = SasClient(carrier, 1, settings=TEST_SETTINGS, min_spacing=TEST_SPACING)
         return self.client
 
 
@@ -110,7 +112,10 @@ async def test_identity_version_features_credits_clock(sas_pair: Pair) -> None:
     m.insert_bill(250)
     info = await c.machine_info()
     assert (info.game_id, info.paytable_id, info.denomination, info.max_bet) == (
-        "RG", "RG0001", 0x01, 5,
+        "RG",
+        "RG0001",
+        0x01,
+        5,
     )
     version = await c.version()
     assert (version.version, version.serial) == ("602", "EMU-T1")
@@ -139,7 +144,9 @@ async def test_tournament_enter_play_meters_exit(sas_pair: Pair) -> None:
     assert await c.credits() == 1000 - 50 + sum(r.win for r in results)
     t = await c.tournament_meters()
     assert (t.games_played, t.credits_wagered, t.credits_won) == (
-        25, 50, sum(r.win for r in results),
+        25,
+        50,
+        sum(r.win for r in results),
     )
     assert t.games_won == sum(1 for r in results if r.win)
     # sas.md §5: live accounting meters untouched by tournament play
@@ -306,3 +313,39 @@ async def test_capability_check_blocks_tournament_polls_on_unsupported_machine()
 async def test_request_rejects_a_poll_for_another_address(sas_pair: Pair) -> None:
     with pytest.raises(ValueError):
         await sas_pair.client.request(SendCurrentCredits(2))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    replies=st.lists(st.binary(min_size=0, max_size=30), min_size=1, max_size=4),
+    which=st.sampled_from(["general", "credits", "info", "lock", "clock"]),
+)
+def test_garbage_from_the_egm_gives_values_or_typed_errors(
+    replies: list[bytes], which: str
+) -> None:
+    """Whatever bytes come back, a call returns a typed value or raises SasClientError."""
+
+    async def scenario() -> None:
+        host, egm = memory_pair()
+        answers = iter(replies)
+        egm.set_handlers(lambda data: egm.write(next(answers, b"")))
+        client = SasClient(
+            host, 1, settings=LinkSettings(reply_timeout=0.01, inter_byte_gap=0.005),
+            min_spacing=0.0,
+        )  # fmt: skip
+        calls = {
+            "general": client.general_poll,
+            "credits": client.credits,
+            "info": client.machine_info,
+            "lock": client.lock,
+            "clock": client.read_clock,
+        }
+        try:
+            async with asyncio.timeout(5):
+                await calls[which]()
+        except SasClientError:
+            pass
+        finally:
+            await client.close()
+
+    asyncio.run(scenario())

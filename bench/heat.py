@@ -1,0 +1,173 @@
+"""Heat benchmark: start skew, end-to-stored time and crash recovery, for banks of N machines.
+
+    python bench/heat.py                 # banks of 10, 50 and 200 machines, 3 runs each
+    python bench/heat.py --sizes 10 --runs 5
+
+The emulated bank runs in its own process (``bench/bank_host.py``) and is reached over
+SAS/TCP on loopback, with the SAS client's per-machine poll spacing (200 ms) in force.
+
+* start skew — the spread of the times at which the *machines* enabled play for the heat
+  (each emulated EGM stamps its own PLAY_ENABLED event when it processes LP 02), i.e.
+  what the players see.  Goal: < 5 ms at 200 machines.
+* end -> stored — from the heat clock's end (the journaled ``ends_at``) to the commit of
+  the last machine's score.  Each machine needs three polls after the end (LP 01 lock,
+  LP 1A credits, LP 99 meters), so with 200 ms spacing per machine about 400 ms is the
+  protocol's own floor.  Goal: 200 scores within 400 ms.
+* recovery — a ``reelgate heat run`` process is SIGKILLed in the running state (right
+  after journaling the start, before unlocking: the worst moment); the time from launching
+  ``reelgate heat recover`` to that process having the floor back in hand (the unlocks
+  re-sent).  Goal: < 2 s.
+
+Prints a table of medians (and the worst run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from bank_host import BankProcess  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from gateway.heats.context import GatewayContext, bank_links, close_links  # noqa: E402
+from gateway.heats.runner import HeatRunner  # noqa: E402
+from storage.journal import RunState  # noqa: E402
+
+
+async def one_heat(bank: BankProcess, folder: Path, seconds: int) -> tuple[float, float, int]:
+    """Run one heat in this process; returns (skew ms, end->stored ms, machines scored)."""
+    ctx = await GatewayContext.open(
+        database=f"sqlite+aiosqlite:///{folder / 'bench.db'}",
+        floor_path=str(folder / "floor.toml"),
+        spool=folder / "spool",
+    )
+    try:
+        spec = ctx.bank("A")
+        links, failed = await bank_links(spec)
+        if failed:
+            raise RuntimeError(f"could not open {len(failed)} links: {list(failed)[:3]}")
+        try:
+            await asyncio.to_thread(bank.ask, "unlocks")  # clear earlier stamps
+            out = await HeatRunner(ctx.writer, links).run_new(
+                "A", [m.id for m in spec.active], credits=1000, seconds=seconds
+            )
+        finally:
+            await close_links(links)
+        if out.state is not RunState.CLOSED or out.committed_at is None or out.ends_at is None:
+            raise RuntimeError(f"heat ended {out.state.value}: {out.notes}")
+        stamps = (await asyncio.to_thread(bank.ask, "unlocks"))["unlocks"]
+        firsts = [times[0] for times in stamps.values() if times]
+        if len(firsts) != len(stamps):
+            raise RuntimeError("a machine never enabled play")
+        skew_ms = (max(firsts) - min(firsts)) * 1000
+        stored_ms = (out.committed_at - out.ends_at).total_seconds() * 1000
+        scored = len(await ctx.journal.results(out.run_id))
+        return skew_ms, stored_ms, scored
+    finally:
+        await ctx.close()
+
+
+def one_recovery(folder: Path) -> float:
+    """SIGKILL a gateway in the running state; seconds from restart to back in control."""
+    common = [
+        "--floor", str(folder / "floor.toml"),
+        "--database", f"sqlite+aiosqlite:///{folder / 'bench.db'}",
+        "--spool", str(folder / "spool"),
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    gw = subprocess.Popen(
+        [sys.executable, "-m", "gateway", "heat", "run", *common, "--bank", "A",
+         "--seconds", "3", "--credits", "1000", "--hold-in", "running"],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    assert gw.stderr is not None
+    for _ in range(10_000):  # bounded: one line per state at most, then the hold line
+        line = gw.stderr.readline()
+        if not line:
+            raise RuntimeError("gateway ended before reaching the running state")
+        if line.strip() == "holding in running":
+            break
+    os.kill(gw.pid, signal.SIGKILL)
+    gw.wait(timeout=10)
+    t0 = time.perf_counter()
+    rec = subprocess.Popen(
+        [sys.executable, "-m", "gateway", "heat", "recover", *common, "--bank", "A", "--trace"],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    assert rec.stderr is not None
+    in_control: float | None = None
+    for line in rec.stderr:
+        if " in control: " in line and in_control is None:
+            in_control = time.perf_counter() - t0
+    rec.wait(timeout=60)
+    if in_control is None or rec.returncode != 0:
+        raise RuntimeError(f"recovery failed (exit {rec.returncode})")
+    return in_control
+
+
+def bench_size(n: int, runs: int, seconds: int, console: Console) -> dict[str, Any]:
+    skews: list[float] = []
+    stored: list[float] = []
+    recoveries: list[float] = []
+    with BankProcess(n, players=True) as bank, tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "floor.toml").write_text(bank.floor_toml())
+        for i in range(runs):
+            skew, ms, scored = asyncio.run(one_heat(bank, folder, seconds))
+            if scored != n:
+                raise RuntimeError(f"only {scored} of {n} scores stored")
+            skews.append(skew)
+            stored.append(ms)
+            console.print(f"  {n} machines, heat {i + 1}: skew {skew:.2f} ms, stored {ms:.0f} ms")
+        for i in range(runs):
+            r = one_recovery(folder)
+            recoveries.append(r)
+            console.print(f"  {n} machines, recovery {i + 1}: in control after {r:.2f} s")
+    return {"n": n, "skew": skews, "stored": stored, "recovery": recoveries}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="heat start skew, scoring and recovery")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 50, 200])
+    parser.add_argument("--runs", type=int, default=3, help="heats and kills per size")
+    parser.add_argument("--seconds", type=int, default=3, help="heat length")
+    args = parser.parse_args(argv)
+    if args.runs < 1 or any(not 1 <= n <= 500 for n in args.sizes):
+        parser.error("--runs >= 1 and sizes 1..500")
+    console = Console()
+    rows = [bench_size(n, args.runs, args.seconds, console) for n in args.sizes]
+    table = Table(title=f"heat benchmark (median of {args.runs}; worst in brackets)")
+    for col in ("machines", "start skew ms", "end -> stored ms", "recovery s", "goals"):
+        table.add_column(col, justify="right")
+
+    def cell(values: list[float], fmt: str) -> str:
+        return f"{format(statistics.median(values), fmt)} ({format(max(values), fmt)})"
+
+    for r in rows:
+        table.add_row(
+            str(r["n"]),
+            cell(r["skew"], ".2f"),
+            cell(r["stored"], ".0f"),
+            cell(r["recovery"], ".2f"),
+            "skew < 5 ms @200, stored < 400 ms, recovery < 2 s",
+        )
+    console.print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""The floor file and the stored floor (the file seeds, the database is the truth)."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from gateway.errors import OperatorError
+from gateway.floor import (
+    add_machine,
+    load_floor,
+    move_machine,
+    parse_floor,
+    set_bank_enabled,
+    sync_floor,
+)
+from storage import audit
+from storage.db import make_sessionmaker
+
+FLOOR = """
+[[bank]]
+name = "A"
+machines = [
+  { id = "A01", endpoint = "sas+tcp://127.0.0.1:7001" },
+  { id = "A02", endpoint = "sas+serial:///dev/ttyS1?address=3" },
+]
+
+[[bank]]
+name = "B"
+machines = [{ id = "B01", endpoint = "sas+tcp://127.0.0.1:7101" }]
+"""
+
+
+def test_parse_keeps_file_order_for_seat_allocation() -> None:
+    floor = parse_floor(FLOOR)
+    assert [m.id for m in floor.bank("A").machines] == ["A01", "A02"]  # rule 11: in order
+    assert [m.position for m in floor.bank("A").machines] == [1, 2]
+    assert floor.machine("B01").bank == "B"
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("[[bank]]\nname = 'A'\n", "machines"),
+        ("[[bank]]\nname = 'A'\nmachines = [{ id = 'X', endpoint = 'nowhere' }]\n", "endpoint"),
+        ("[[bank]]\nname = 'A b'\nmachines = [{ id = 'X', endpoint = 'sas+tcp://h:1' }]", "name"),
+        (
+            "[[bank]]\nname = 'A'\nmachines = [{ id = 'X', endpoint = 'sas+tcp://h:1' },"
+            " { id = 'X', endpoint = 'sas+tcp://h:2' }]",
+            "already in bank A",
+        ),
+        (
+            "[[bank]]\nname = 'A'\nmachines = [{ id = 'X', endpoint = 'sas+tcp://h:1', x = 1 }]",
+            "'x'",
+        ),
+        ("[bank\n", "not valid TOML"),
+        ("[[room]]\nname = 'A'\n", "unknown key 'room'"),
+    ],
+)
+def test_bad_floor_files_name_the_field(text: str, names: str) -> None:
+    with pytest.raises(OperatorError, match=names):
+        parse_floor(text)
+
+
+async def test_database_is_the_truth_after_the_first_seed(engine: AsyncEngine) -> None:
+    sessions = make_sessionmaker(engine)
+    await sync_floor(sessions, parse_floor(FLOOR))
+    # a technician moves A02 to bank B and adds a machine at run time
+    await move_machine(sessions, "A02", bank="B", endpoint="sas+tcp://127.0.0.1:7102")
+    await add_machine(sessions, "A", "A03", "sas+tcp://127.0.0.1:7003")
+    # the unchanged file is read again at the next start: the stored changes stand
+    floor = await sync_floor(sessions, parse_floor(FLOOR))
+    assert [m.id for m in floor.bank("A").machines] == ["A01", "A03"]
+    assert [m.id for m in floor.bank("B").machines] == ["B01", "A02"]
+    assert floor.machine("A02").endpoint == "sas+tcp://127.0.0.1:7102"
+    with pytest.raises(OperatorError, match="already on the floor"):
+        await add_machine(sessions, "A", "A01", "sas+tcp://127.0.0.1:7001")
+
+
+async def test_enable_with_exclusions_is_audited_and_disable_clears_them(
+    engine: AsyncEngine,
+) -> None:
+    sessions = make_sessionmaker(engine)
+    await sync_floor(sessions, parse_floor(FLOOR))
+    await set_bank_enabled(
+        sessions, "A", enabled=True, exclusions={"A02": "bill validator jammed"}, actor="tech1"
+    )
+    bank = (await load_floor(sessions)).bank("A")
+    assert bank.enabled and [m.id for m in bank.active] == ["A01"]
+    with pytest.raises(OperatorError, match="not a machine of bank A"):
+        await set_bank_enabled(sessions, "A", enabled=True, exclusions={"B01": "x"})
+    await set_bank_enabled(sessions, "A", enabled=False, actor="tech1")
+    bank = (await load_floor(sessions)).bank("A")
+    assert not bank.enabled and [m.id for m in bank.active] == ["A01", "A02"]
+    async with sessions() as session:
+        check = await audit.verify(session)
+        assert check.ok and check.rows_checked == 3  # enable, exclusion, disable

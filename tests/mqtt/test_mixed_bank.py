@@ -1,0 +1,196 @@
+"""Full heats on a mixed bank: SAS machines (over TCP) and MQTT boards side by side,
+driven by the real heat runner (gateway/heats) through the one driver interface.
+
+* against Mosquitto (``REELGATE_MQTT_URL``, MQTT 5 for the gateway's session);
+* a broker restart mid-heat loses no score: a second Mosquitto process on a free
+  loopback port that the test kills and starts again (or, without the binary, the
+  embedded broker restarted).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from emulators.bank import Bank
+from emulators.machine import EmulatedMachine
+from emulators.mqtt_board import MqttBoard
+from emulators.player import Players
+from gateway.drivers.registry import open_driver
+from gateway.heats.hooks import Progress, ProgressNote
+from gateway.heats.links import MachineLink
+from gateway.heats.runner import HeatOutcome, HeatRunner
+from gateway.heats.spool import JournalWriter
+from protocols.mqtt.broker import EmbeddedBroker
+from protocols.mqtt.client import MqttSettings
+from storage.db import make_sessionmaker
+from storage.journal import Journal, RunState, SeatState
+
+CREDITS = 500
+HEAT_S = 3
+
+pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
+
+
+class Mosquitto:
+    """A private Mosquitto on a free loopback port, for tests that restart the broker."""
+
+    def __init__(self, workdir: Path) -> None:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.conf = workdir / "mosquitto.conf"
+        self.conf.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous true\n")
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"mqtt://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            ["mosquitto", "-c", str(self.conf)], stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 5
+        while True:  # bounded: until the port accepts or 5 s
+            with contextlib.suppress(OSError), socket.create_connection(
+                ("127.0.0.1", self.port), timeout=0.2
+            ):
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError("mosquitto did not start")
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(5)
+            self.proc = None
+
+    async def restart(self) -> None:
+        await asyncio.to_thread(self.stop)
+        await asyncio.to_thread(self.start)
+
+
+@pytest.fixture
+async def journal(engine: AsyncEngine) -> AsyncIterator[Journal]:
+    yield Journal(make_sessionmaker(engine))
+
+
+async def _mixed_heat(
+    journal: Journal,
+    tmp_path: Path,
+    broker_url: str,
+    *,
+    gateway_query: str = "",
+    mid_heat: Callable[[], Awaitable[None]] | None = None,
+) -> tuple[HeatOutcome, dict[str, EmulatedMachine], int]:
+    """Run one heat; returns the outcome, the machines and the boards' fewest connects."""
+    site = f"t{uuid.uuid4().hex[:10]}"
+    settings = MqttSettings.from_url(broker_url)
+    boards = [MqttBoard(EmulatedMachine(f"MQ{i}", seed=40 + i), settings, site) for i in (1, 2)]
+    async with Bank(2, name_prefix="SAS", seed=7) as sas:
+        for board in boards:
+            await board.start()
+        endpoints = {b.machine.machine_id: b.endpoint for b in sas.machines}
+        for board in boards:
+            m = board.machine.machine_id
+            endpoints[m] = f"{broker_url}/{site}/{m}{gateway_query}"
+        machines = {b.machine.machine_id: b.machine for b in sas.machines}
+        machines |= {b.machine.machine_id: b.machine for b in boards}
+        links = {m: MachineLink(m, open_driver(m, uri)) for m, uri in endpoints.items()}
+        players = Players(list(machines.values()), seed=5, pace=0.05)
+        play = asyncio.create_task(players.run(tick=0.02))
+        running = asyncio.Event()
+
+        def progress(note: ProgressNote) -> None:
+            if note.kind is Progress.STATE and note.state == "running":
+                running.set()
+
+        async def fault() -> None:
+            if mid_heat is not None:
+                await asyncio.wait_for(running.wait(), 30)
+                await asyncio.sleep(HEAT_S / 3)
+                await mid_heat()
+
+        injector = asyncio.create_task(fault())
+        try:
+            await asyncio.gather(*(link.open() for link in links.values()))
+            writer = JournalWriter(journal, tmp_path / "spool")
+            runner = HeatRunner(writer, links, progress=progress, poll_interval_s=0.1)
+            out = await runner.run_new("MIX", sorted(machines), credits=CREDITS, seconds=HEAT_S)
+            await injector
+        finally:
+            play.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await play
+            for link in links.values():
+                await link.close()
+            for board in boards:
+                await board.stop()
+    return out, machines, min(b.session.stats.connects for b in boards)
+
+
+async def _check_every_score_stored(
+    journal: Journal, out: HeatOutcome, machines: dict[str, EmulatedMachine]
+) -> None:
+    assert out.state is RunState.CLOSED, out.notes
+    assert {m: s.state for m, s in out.seats.items()} == dict.fromkeys(
+        machines, SeatState.RELEASED
+    )
+    results = {r.machine_id: r for r in await journal.results(out.run_id)}
+    assert sorted(results) == sorted(machines)
+    for machine_id, r in results.items():
+        meters = machines[machine_id].last_tournament_meters  # the machine's own truth
+        assert r.games_played == meters.games_played > 0, machine_id
+        assert (r.credits_wagered, r.credits_won) == (meters.credits_wagered, meters.credits_won)
+        assert r.score == CREDITS - r.credits_wagered + r.credits_won  # rule 12
+    for m in machines.values():  # back in normal play, no tournament credits left (rule 18)
+        assert not m.in_tournament and not m.play_locked
+
+
+@pytest.mark.mosquitto
+async def test_mixed_bank_full_heat_against_mosquitto(
+    journal: Journal, tmp_path: Path, mqtt_url: str
+) -> None:
+    out, machines, _ = await _mixed_heat(
+        journal, tmp_path, mqtt_url, gateway_query="?mqtt5=1"
+    )
+    await _check_every_score_stored(journal, out, machines)
+    assert {s.support for s in out.seats.values()} == {"native"}
+
+
+@pytest.mark.parametrize("kind", ["mosquitto-process", "embedded"])
+async def test_broker_restart_mid_heat_loses_no_score(
+    journal: Journal, tmp_path: Path, kind: str
+) -> None:
+    if kind == "mosquitto-process":
+        if shutil.which("mosquitto") is None:
+            pytest.skip("no mosquitto binary")
+        private = Mosquitto(tmp_path)
+        private.start()
+        try:
+            out, machines, connects = await _mixed_heat(
+                journal, tmp_path, private.url, gateway_query="?mqtt5=1",
+                mid_heat=private.restart,
+            )
+        finally:
+            private.stop()
+    else:
+        async with EmbeddedBroker() as embedded:
+            out, machines, connects = await _mixed_heat(
+                journal, tmp_path, embedded.url, mid_heat=embedded.restart
+            )
+    assert connects >= 2  # every board really lost the broker mid-heat and came back
+    await _check_every_score_stored(journal, out, machines)

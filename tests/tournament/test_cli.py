@@ -1,0 +1,221 @@
+"""The director's and cashier's commands, end to end on a SQLite file: exit codes, one-line
+errors that name the rule, ``--json`` on reads, and refused commands change nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from gateway.cli import main
+from storage.db import make_engine, make_sessionmaker
+from storage.floor import FloorBank, FloorMachine
+from storage.migrate import upgrade_async
+
+
+def _seed_floor(url: str) -> None:
+    async def go() -> None:
+        await upgrade_async(url)
+        engine = make_engine(url)
+        async with make_sessionmaker(engine)() as session, session.begin():
+            session.add(FloorBank(name="A", enabled=True))
+            await session.flush()
+            for i in range(1, 4):
+                session.add(
+                    FloorMachine(
+                        machine_id=f"A-{i}",
+                        bank_name="A",
+                        position=i,
+                        endpoint=f"tcp://127.0.0.1:{7000 + i}",
+                        updated_at=datetime(2026, 1, 1, tzinfo=UTC),
+                    )
+                )
+        await engine.dispose()
+
+    asyncio.run(go())
+
+
+def test_director_and_cashier_commands(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REELGATE_ACTOR", "tester")
+    url = f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}"
+    _seed_floor(url)
+    db = ["--database", url]
+
+    def ok(*argv: str) -> object:
+        capsys.readouterr()
+        assert main([*argv[:2], *db, *argv[2:], "--json"]) == 0, capsys.readouterr().err
+        return json.loads(capsys.readouterr().out)
+
+    def fails(*argv: str) -> str:
+        capsys.readouterr()
+        assert main([*argv[:2], *db, *argv[2:]]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0  # one line
+        return err
+
+    created = ok(
+        "tournament",
+        "create",
+        "Ridge",
+        "--semi",
+        "2",
+        "--final-quota",
+        "1",
+        "--package",
+        "single:5000:1",
+        "--package",
+        "R200:20000:4:5000",
+    )
+    assert created["settings"]["packages"][1] == {
+        "code": "R200",
+        "price_cents": 20000,
+        "seats": 4,
+        "casino_credit_cents": 5000,
+    }
+    ok("players", "add", "--id-number", "8001015009087", "--name", "Ann", "--dob", "1980-01-01")
+    ok("players", "add", "--id-number", "8101015009086", "--name", "Ben", "--dob", "1981-01-01")
+    assert "rule 1: participant is 17" in fails(
+        "players",
+        "add",
+        "--id-number",
+        "0901015009087",
+        "--name",
+        "Kid",
+        "--dob",
+        "2009-06-01",
+        "--now",
+        "2026-11-02 09:00",
+    )
+    heat = ok(
+        "heats",
+        "schedule",
+        "-t",
+        "Ridge",
+        "--start",
+        "2026-11-02 18:00",
+        "--bank",
+        "A",
+        "--now",
+        "2026-11-01 09:00",
+    )
+    assert (heat["seats"], heat["starts_at"]) == (3, "2026-11-02T18:00:00+02:00")
+    sale = ok(
+        "entries",
+        "sell",
+        "8001015009087",
+        "-t",
+        "Ridge",
+        "--package",
+        "R200",
+        "--now",
+        "2026-11-02 12:00",
+    )
+    assert (sale["seats"], sale["amount"], sale["kind"]) == (4, "R200.00", "package")
+    ok("entries", "sell", "8101015009086", "-t", "1", "--now", "2026-11-02 12:00")
+    seat = ok("heats", "register", "1", "8001015009087", "--now", "2026-11-02 17:00")
+    assert (seat["seat"], seat["machine"]) == (1, "A-1")
+    err = fails("heats", "register", "1", "8001015009087", "--now", "2026-11-02 17:01")
+    assert err == (
+        "reelgate: error: rule 16: player already holds a seat in qualifying heat 1 "
+        "(one seat per heat)"
+    )
+    assert "rule 11" in fails(
+        "heats", "register", "1", "8101015009086", "--now", "2026-11-02 18:00"
+    )
+    ok("heats", "register", "1", "8101015009086", "--now", "2026-11-02 17:30")
+    begun = ok("heats", "begin", "1", "--present", "1,2", "--now", "2026-11-02 18:00")
+    assert begun["forfeited"] == []
+    shown = ok("heats", "show", "1")
+    seat_ids = [s["seat_id"] for s in shown["seats"]]
+    ok(
+        "heats",
+        "score",
+        str(seat_ids[0]),
+        "--credits",
+        "1500",
+        "--reason",
+        "link lost",
+        "--now",
+        "2026-11-02 18:11",
+    )
+    ok(
+        "heats",
+        "score",
+        str(seat_ids[1]),
+        "--credits",
+        "1500",
+        "--reason",
+        "link lost",
+        "--now",
+        "2026-11-02 18:11",
+    )
+    ok("heats", "finish", "1", "--now", "2026-11-02 18:12")
+    standings = ok("tournament", "standings", "Ridge")
+    assert [(x["place"], x["player_name"], x["tied"]) for x in standings["lines"]] == [
+        (1, "Ann", True),
+        (1, "Ben", True),
+    ]
+    assert [t["entry_ids"] for t in standings["ties_to_draw"]] == [[1, 5]]
+    assert "rule 19: two entries cannot draw the same card" in fails(
+        "tournament",
+        "draw",
+        "Ridge",
+        "--stage",
+        "qualifying",
+        "--credits",
+        "1500",
+        "--card",
+        "1=QH",
+        "--card",
+        "5=QH",
+    )
+    drawn = ok(
+        "tournament",
+        "draw",
+        "Ridge",
+        "--stage",
+        "qualifying",
+        "--credits",
+        "1500",
+        "--card",
+        "1=3C",
+        "--card",
+        "5=KD:public:Lerato",
+    )
+    assert drawn == {"round": 1, "entries": [1, 5]}
+    q = ok("tournament", "qualifiers", "Ridge")
+    assert (q["direct_finalists"], q["semi_finalists"]) == ([5], [1])
+    assert ok("tournament", "verify-draws", "Ridge") == {"ok": True, "problems": []}
+    expired = ok("tournament", "expire", "Ridge", "--now", "2026-11-03 00:00")
+    assert expired == {"expired": [2, 3, 4]}
+    assert "rule 20" in fails("entries", "refund", "2", "--rule", "20", "--reason", "x")
+    listed = ok("entries", "list", "-t", "Ridge", "8001015009087")
+    assert [e["status"] for e in listed] == ["played", "expired", "expired", "expired"]
+    assert "settings: unknown key 'colour'" in fails(
+        "tournament", "set", "Ridge", "colour=red", "--reason", "x"
+    )
+    assert (
+        ok("tournament", "set", "Ridge", "prize_places=4", "--reason", "sponsor")["prize_places"]
+        == 4
+    )
+    assert ok("tournament", "show", "Ridge")["settings"]["prize_places"] == 4
+    assert "does not exist" in fails("heats", "show", "99")
+    # exclusion CSV: one bad line refuses the whole file
+    bad = tmp_path / "bad.csv"
+    bad.write_text("kind,id_number,valid_from\nstaff,8101015009086,2026-11-01\nstaff,,2026-11-01\n")
+    assert fails("players", "import-exclusions", str(bad)) == (
+        "reelgate: error: rule 2: exclusion CSV line 3: id_number is empty"
+    )
+    good = tmp_path / "good.csv"
+    good.write_text("kind,id_number,valid_from\nstaff,8101015009086,2026-11-01\n")
+    imported = ok("players", "import-exclusions", str(good), "--now", "2026-11-04 09:00")
+    assert imported == {"added": 1, "disqualified": [{"tournament": 1, "player": 2}]}
+    q = ok("tournament", "qualifiers", "Ridge")
+    assert (q["direct_finalists"], q["semi_finalists"]) == ([1], [])  # rule 3: Ben is out
+    player = ok("players", "show", "8101015009086", "-t", "Ridge")
+    assert player["disqualifications"][0]["rule"] == "3"
