@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import OrderedDict, deque
 from datetime import datetime
 from typing import Any
@@ -74,7 +75,9 @@ class MqttBoard:
         self.heat_id = ""  # named by the gateway (enter-tournament args.heat), for SNMP
         self.tournament_entries = 0
         self.commands_executed = 0
-        self._seq = 0
+        # Sequence numbers start at the boot time in ms, so they keep growing across a
+        # board restart and the gateway's duplicate filter (seq <= last seen) holds.
+        self._seq = int(time.time() * 1000)
         self._events: deque[tuple[int, datetime, BoardEventKind]] = deque()
         self._replies: OrderedDict[str, bytes] = OrderedDict()
         self._wake = asyncio.Event()

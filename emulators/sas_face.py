@@ -91,13 +91,11 @@ changes have no exception: the host learns them from ACKs and polls (sas.md §4)
 
 AFT_FEATURE_BIT = 0x40  # LP A0 features byte 2, bit 6: AFT supported
 
-# Refusals that clear by themselves: the EGM answers busy and the host retries later.
-_TRANSIENT = ("game in progress", "handpay pending", "machine tilted", "slot door open")
-
 
 @dataclass(slots=True)
 class Faults:
-    """Fault switches for one emulated machine; flip them at any time.
+    """Fault switches for one emulated machine; flip them at any time, preferably with
+    :meth:`SasFace.inject` (which also starts the chirp timer).
 
     ``no_reply``      the EGM ignores every poll (a dead interface or cable)
     ``reply_delay``   seconds to hold each reply back (beyond the host's timeout = late)
@@ -113,8 +111,10 @@ class Faults:
     chirp: bool = False
 
 
-def _transient(refusal: MachineRefusal) -> bool:
-    return str(refusal) in _TRANSIENT
+def _will_clear(m: EmulatedMachine) -> bool:
+    """An obstacle that clears by itself (a game finishing, a tilt or handpay attended,
+    a door closed): the EGM answers busy and the host asks again later (sas.md §3)."""
+    return m.game_in_progress or m.handpay_pending or m.tilted or m.slot_door_open
 
 
 class PollAnswers:
@@ -135,8 +135,8 @@ class PollAnswers:
             return None if poll.addr == 0 else Ack(a)
         try:
             return self._answer(poll)
-        except MachineRefusal as refusal:
-            return Busy(a) if _transient(refusal) else Nack(a)
+        except MachineRefusal:
+            return Busy(a) if m.powered and _will_clear(m) else Nack(a)
 
     def _answer(self, poll: HostMessage) -> EgmMessage | None:
         m, a = self.machine, self.address

@@ -171,7 +171,9 @@ class Scheduler:
                 )
 
     async def _director_commands(self) -> None:
-        async with self.ctx.sessions.begin() as session:
+        # Read, act, then stamp: no transaction is held open while acting (SQLite writers
+        # are serialised, and acting opens sessions of its own).
+        async with self.ctx.sessions() as session:
             pending = (
                 await session.scalars(
                     select(DirectorCommand)
@@ -179,9 +181,13 @@ class Scheduler:
                     .order_by(DirectorCommand.id)
                 )
             ).all()
-            for cmd in pending:
-                cmd.outcome = await self._carry_out(cmd)
-                cmd.done_at = self.now()
+        for cmd in pending:
+            outcome = await self._carry_out(cmd)
+            async with self.ctx.sessions.begin() as session:
+                row = await session.get(DirectorCommand, cmd.id)
+                if row is not None:
+                    row.outcome, row.done_at = outcome, self.now()
+            log.info("director order %s (%s): %s", cmd.id, cmd.command, outcome)
 
     async def _carry_out(self, cmd: DirectorCommand) -> str:
         live = self.live.get(cmd.bank_name)
@@ -194,6 +200,11 @@ class Scheduler:
                 heat = await session.get(Heat, cmd.heat_id)
             if heat is None or heat.status not in DUE:
                 return f"refused: heat {cmd.heat_id} is not waiting to start"
+            if heat.scheduled_start > self.now() and heat.status is HeatStatus.SCHEDULED:
+                return (
+                    f"refused: heat {cmd.heat_id} is advertised for "
+                    f"{heat.scheduled_start.isoformat()} (rule 22); reschedule it first (rule 10)"
+                )
             started = await self.start(heat)
             return "started" if started is not None else "refused: nobody seated"
         if live is None:

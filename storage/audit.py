@@ -159,7 +159,13 @@ def _check_text(field: str, value: str) -> None:
 
 
 async def _lock_head(session: AsyncSession) -> AuditChainHead:
-    """Create the head row if missing, then lock it for this transaction."""
+    """Lock the chain head for this transaction, creating it on the very first record."""
+    locked = select(AuditChainHead).where(AuditChainHead.id == 1).with_for_update()
+    locked = locked.execution_options(populate_existing=True)
+    head = (await session.execute(locked)).scalar_one_or_none()
+    if head is not None:
+        return head
+    # Two first writers may race here: ON CONFLICT lets the loser fall through to the lock.
     dialect = session.get_bind().dialect.name
     values = {"id": 1, "last_id": 0, "last_hash": GENESIS_HASH}
     if dialect == "postgresql":
@@ -172,15 +178,7 @@ async def _lock_head(session: AsyncSession) -> AuditChainHead:
         )
     else:  # pragma: no cover - only the two supported backends
         raise RuntimeError(f"audit log: unsupported database {dialect}")
-    head = (
-        await session.execute(
-            select(AuditChainHead)
-            .where(AuditChainHead.id == 1)
-            .with_for_update()
-            .execution_options(populate_existing=True)
-        )
-    ).scalar_one()
-    return head
+    return (await session.execute(locked)).scalar_one()
 
 
 async def record(

@@ -7,9 +7,10 @@ import asyncio
 import json
 from typing import Any
 
+from alembic.util.exc import CommandError
 from sqlalchemy import select
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import ArgumentError, DBAPIError
 
 from gateway.errors import OperatorError
 from storage import audit, migrate
@@ -51,9 +52,20 @@ def _safe(url: str) -> str:
     return make_url(url).render_as_string(hide_password=True)
 
 
+def _open(url: str) -> None:
+    """Bring the database to the current schema; one-line errors for a bad database."""
+    try:
+        migrate.upgrade(url)
+    except CommandError as exc:  # e.g. a newer schema than this Reelgate knows
+        raise OperatorError(f"--database {_safe(url)}: {exc}") from exc
+    except (OSError, DBAPIError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise OperatorError(f"--database {_safe(url)}: cannot open: {first}") from exc
+
+
 def _verify(args: argparse.Namespace) -> int:
     url = _resolve(args.database)
-    migrate.upgrade(url)
+    _open(url)
     result = asyncio.run(_run_verify(url))
     if args.json:
         print(json.dumps({"database": _safe(url), **result.as_dict()}))
@@ -78,7 +90,7 @@ def _show(args: argparse.Namespace) -> int:
     if args.limit < 1 or args.limit > 10_000:
         raise OperatorError("--limit must be between 1 and 10000")
     url = _resolve(args.database)
-    migrate.upgrade(url)
+    _open(url)
     rows = asyncio.run(_run_show(url, args.subject, args.limit))
     if args.json:
         print(json.dumps(rows))

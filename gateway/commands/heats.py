@@ -1,6 +1,6 @@
 """``reelgate heats ...``: the heat schedule and what the director does around a heat.
 
-schedule / reschedule (rule 10) / list / show; register a player (rules 9, 11, 16);
+schedule / reschedule / cancel (rule 10) / list / show; register a player (rules 9, 11, 16);
 begin (rules 16, 22) and finish; manual score (rule 23); malfunction (rules 20–21),
 restart / postpone (rule 20); proxy forms (rule 16); seat draw for an added final-stage
 heat (rule 21).  Running a heat on the machines is ``reelgate heat``.
@@ -60,6 +60,13 @@ def register(sub: Any) -> None:
     p.add_argument("--announced-at", help="when it was announced (default: now)")
     p.add_argument("--reason", required=True)
     p.set_defaults(handler=_reschedule)
+
+    p = actions.add_parser("cancel", help="drop a heat not yet run, announced (rule 10)")
+    add_common(p, read=True)
+    p.add_argument("heat", type=int)
+    p.add_argument("--announced-via", required=True)
+    p.add_argument("--reason", required=True)
+    p.set_defaults(handler=_cancel)
 
     p = actions.add_parser("list", help="heats of a tournament")
     add_common(p, read=True, write=False)
@@ -188,6 +195,22 @@ def _reschedule(args: argparse.Namespace) -> int:
             now=now,
         )
         return await summarise_heat(session, heat)
+
+    return emit(args, run(args, work))
+
+
+def _cancel(args: argparse.Namespace) -> int:
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        zone = await _zone_of_heat(session, args.heat)
+        entries = await svc.cancel_heat(
+            session,
+            args.heat,
+            announced_via=args.announced_via,
+            reason=args.reason,
+            actor=actor_of(args),
+            now=now_of(args, zone),
+        )
+        return {"heat": args.heat, "status": "cancelled", "entries_released": entries}
 
     return emit(args, run(args, work))
 

@@ -288,13 +288,14 @@ class MqttMachineDriver:
         elif isinstance(message, codec.Status):
             was = self.view.online
             self.view.online = message.online
-            if message.online and was is False:
-                self.view.last_event_seq = -1  # a restarted board counts from 1 again
             if was is not None and was != message.online:
                 kind = MachineEventKind.LINK_UP if message.online else MachineEventKind.LINK_DOWN
                 self._queue(MachineEvent(self.machine_id, kind, message.at))
-            if message.online and was is False and self._pending:
-                # A board that was away lost what we sent meanwhile (clean session).
+            if message.online and was is not None and self._pending:
+                # A board announces every (re)connect; what we sent while it was away
+                # is lost (clean sessions), so send it again (it answers repeats from
+                # its cache).  The retained copy seen at subscription (was None) is not
+                # a reconnect.
                 asyncio.get_running_loop().create_task(self._resend_pending())
         elif isinstance(message, codec.State):
             self.view.state = message

@@ -53,7 +53,7 @@ class MqttSettings:
     tls_insecure: bool = False  # skip hostname check (self-signed lab brokers only)
     mqtt5: bool = False  # amqtt speaks 3.1.1 only; Mosquitto does both
     keepalive: int = 20
-    max_inflight: int = 64
+    max_inflight: int = 512  # a bank fires every unlock at once (start skew)
     connect_timeout: float = 5.0
     publish_timeout: float = 10.0
     reconnect_min: float = 0.1
@@ -62,7 +62,8 @@ class MqttSettings:
     @classmethod
     def from_url(cls, url: str) -> MqttSettings:
         """``mqtt://[user:pass@]host[:port][?mqtt5=1]``; TLS with ``mqtts://`` or ``?tls=1``,
-        plus ``ca=``, ``cert=``, ``key=`` file paths and ``insecure=1``."""
+        plus ``ca=``, ``cert=``, ``key=`` file paths and ``insecure=1``; ``inflight=N``
+        bounds QoS 1 publishes awaiting their PUBACK (default 512)."""
         parts = urlsplit(url)
         if parts.scheme not in ("mqtt", "mqtts") or not parts.hostname:
             raise ValueError(f"broker URL must be mqtt://HOST[:PORT] or mqtts://..., not {url!r}")
@@ -79,6 +80,7 @@ class MqttSettings:
             key_file=query.get("key"),
             tls_insecure=query.get("insecure") == "1",
             mqtt5=query.get("mqtt5") == "1",
+            max_inflight=_bounded_int(query, "inflight", 512, 1, 4096),
         )
 
     @property
@@ -95,6 +97,15 @@ class MqttSettings:
         if self.tls_insecure:
             context.check_hostname = False
         return context
+
+
+def _bounded_int(query: dict[str, str], name: str, default: int, low: int, high: int) -> int:
+    raw = query.get(name)
+    if raw is None:
+        return default
+    if not raw.isdigit() or not low <= int(raw) <= high:
+        raise ValueError(f"broker URL: {name}={raw!r} must be an integer {low}..{high}")
+    return int(raw)
 
 
 @dataclass(slots=True)
@@ -204,7 +215,7 @@ class MqttSession:
         client = self._client
         if client is not None:
             sock = client._client.socket()  # aiomqtt has no public abort
-            if sock is not None:
+            if isinstance(sock, socket.socket):
                 with contextlib.suppress(OSError):
                     # shutdown, not close: the event loop still watches this descriptor
                     sock.shutdown(socket.SHUT_RDWR)
@@ -271,7 +282,7 @@ class MqttSession:
         will = None
         if self.will is not None:
             will = aiomqtt.Will(self.will.topic, self.will.payload, qos=1, retain=self.will.retain)
-        return aiomqtt.Client(
+        client = aiomqtt.Client(
             s.host,
             s.port,
             username=s.username,
@@ -286,6 +297,9 @@ class MqttSession:
             tls_context=s.tls_context(),
             tls_insecure=s.tls_insecure if s.tls else None,
         )
+        # We bound in-flight publishes ourselves; aiomqtt's own warning fires at 10.
+        client.pending_calls_threshold = s.max_inflight * 2
+        return client
 
     async def _run(self) -> None:
         delay = self.settings.reconnect_min

@@ -45,6 +45,7 @@ from protocols.sas.endpoint import Endpoint, parse_endpoint
 from protocols.sas.errors import ProtocolError
 from protocols.sas.link import HostLink, LinkSettings, PollFailed, PollReply, Retrying
 from protocols.sas.messages import (
+    TOURNAMENT_SUPPORTED_BIT,
     Ack,
     Busy,
     Chirp,
@@ -78,6 +79,7 @@ SAS_MIN_SPACING = 0.200  # seconds between polls to one EGM (sas.md §1)
 SAS_MIN_SPACING_REAL_TIME = 0.040  # for EGMs with real-time event reporting
 TCP_SETTINGS = LinkSettings(reply_timeout=0.200, inter_byte_gap=0.050)
 SERIAL_SETTINGS = LinkSettings()
+AFT_SUPPORTED_BIT = 0x40  # LP A0 features byte 2, bit 6
 MAX_EVENTS_PER_DRAIN = 64  # bound on general polls in one drain (the queue holds >= 20)
 
 
@@ -157,24 +159,35 @@ class SasClient:
         self._link = HostLink(settings)
         self._lock = asyncio.Lock()
         self._waiter: asyncio.Future[EgmMessage] | None = None
+        self._idle = asyncio.Event()  # no poll in flight on the link
+        self._idle.set()
         self._timer: asyncio.TimerHandle | None = None
         self._next_poll_at = 0.0
         self.last_poll_at = 0.0  # loop time the latest request went out
         self._lost: Exception | None = None
         self.chirps: deque[float] = deque(maxlen=32)  # loop-break chirps seen (loop time)
+        self._held_codes: deque[int] = deque()  # exception codes read outside events()
         carrier.set_handlers(self._on_data, self._on_lost)
 
     @classmethod
     async def connect(
-        cls, endpoint: str | Endpoint, *, connect_seconds: float = 5.0, **kwargs: object
+        cls,
+        endpoint: str | Endpoint,
+        *,
+        connect_seconds: float = 5.0,
+        settings: LinkSettings | None = None,
+        min_spacing: float = SAS_MIN_SPACING,
+        busy_tries: int = 3,
     ) -> SasClient:
         """Open ``endpoint`` (a ``sas+tcp://`` or ``sas+serial://`` URI) and return a client
         for the address it names; serial loops get the SAS timing, TCP the wider one."""
         ep = parse_endpoint(endpoint) if isinstance(endpoint, str) else endpoint
+        if settings is None:
+            settings = TCP_SETTINGS if ep.scheme == "sas+tcp" else SERIAL_SETTINGS
         carrier = await ep.open_carrier(connect_seconds=connect_seconds)
-        if "settings" not in kwargs:
-            kwargs["settings"] = TCP_SETTINGS if ep.scheme == "sas+tcp" else SERIAL_SETTINGS
-        return cls(carrier, ep.address, **kwargs)  # type: ignore[arg-type]
+        return cls(
+            carrier, ep.address, settings=settings, min_spacing=min_spacing, busy_tries=busy_tries
+        )
 
     @property
     def closed(self) -> bool:
@@ -200,6 +213,7 @@ class SasClient:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        self._idle.set()
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_exception(SasLinkLost(f"link to address {self.address} lost: {exc}"))
@@ -216,9 +230,11 @@ class SasClient:
         while (ev := self._link.next_event()) is not None:
             waiter = self._waiter
             if isinstance(ev, PollReply):
+                self._idle.set()
                 if waiter is not None and not waiter.done():
                     waiter.set_result(ev.reply)
             elif isinstance(ev, PollFailed):
+                self._idle.set()
                 self.stats.failures += 1
                 if waiter is not None and not waiter.done():
                     waiter.set_exception(_failure(ev, self.address))
@@ -254,6 +270,10 @@ class SasClient:
 
     async def _exchange(self, poll: HostMessage) -> EgmMessage:
         loop = self._loop
+        if not self._idle.is_set():
+            # a cancelled request left its poll in flight: the link settles it (reply or
+            # every try failed) within its own timeouts; never interleave two polls
+            await self._idle.wait()
         wait = self._next_poll_at - loop.time()
         if wait > 0:
             await asyncio.sleep(wait)
@@ -266,7 +286,9 @@ class SasClient:
         self._waiter = waiter
         self.stats.polls += 1
         try:
-            self.carrier.write(self._link.send(poll, now))
+            wire = self._link.send(poll, now)
+            self._idle.clear()
+            self.carrier.write(wire)
             self._pump()
             return await waiter
         finally:
@@ -292,11 +314,13 @@ class SasClient:
         return reply.code
 
     async def events(self, limit: int = MAX_EVENTS_PER_DRAIN) -> list[int]:
-        """General-poll until the queue is empty (00 or 1F) or ``limit`` codes were read."""
-        codes: list[int] = []
-        for _ in range(limit):
+        """General-poll until the queue is empty (00) or ``limit`` codes were read.  Codes
+        read earlier by other calls (see :meth:`capabilities`) come first."""
+        codes = list(self._held_codes)
+        self._held_codes.clear()
+        while len(codes) < limit:
             code = await self.general_poll()
-            if code in (0x00, 0x1F):  # none / no activity, waiting for player
+            if code == 0x00:
                 break
             codes.append(code)
         return codes
@@ -322,13 +346,26 @@ class SasClient:
         return await self._expect(SendEnabledFeatures(self.address, game), EnabledFeaturesReply)
 
     async def capabilities(self, *, refresh: bool = False) -> Capabilities:
-        """The machine's capabilities (LP A0, read once and cached)."""
+        """The machine's capabilities (LP A0, read once and cached).
+
+        An EGM that predates LP A0 stays silent to it; if it still answers a general poll
+        the link is fine and the machine simply has no optional features (so heats run
+        host-timed or not at all).  The exception code that general poll read is kept for
+        the next :meth:`events`, never dropped.
+        """
         if self.capabilities_cache is None or refresh:
-            reply = await self.features(0)
+            try:
+                reply = await self.features(0)
+                features = reply.features
+            except SasTimeout:
+                code = await self.general_poll()  # raises again if the link is dead
+                if code:
+                    self._held_codes.append(code)
+                features = bytes(6)
             self.capabilities_cache = Capabilities(
-                tournament=reply.tournament_supported,
-                aft=bool(reply.features[1] & 0x40),
-                features=reply.features,
+                tournament=bool(features[0] & TOURNAMENT_SUPPORTED_BIT),
+                aft=bool(features[1] & AFT_SUPPORTED_BIT),
+                features=features,
             )
         return self.capabilities_cache
 

@@ -22,9 +22,11 @@ from emulators.machine import EmulatedMachine
 from emulators.sas_face import SasFace
 from protocols.sas import (
     EgmMessage,
+    EgmState,
     HostMessage,
     LinkSettings,
     SendCurrentCredits,
+    SendEnabledFeatures,
     TournamentMode,
 )
 from protocols.sas.carriers import Carrier, connect_tcp, memory_pair, serve_tcp
@@ -349,3 +351,50 @@ def test_garbage_from_the_egm_gives_values_or_typed_errors(
             await client.close()
 
     asyncio.run(scenario())
+
+
+async def test_egm_without_lp_a0_has_no_features_and_keeps_its_exception(
+    sas_pair: Pair,
+) -> None:
+    c, m, face = sas_pair.client, sas_pair.machine, sas_pair.face
+    answer = face.answers.answer
+
+    def no_a0(poll: HostMessage) -> EgmMessage | None:
+        return None if isinstance(poll, SendEnabledFeatures) else answer(poll)
+
+    face.answers.answer = no_a0  # type: ignore[method-assign]
+    m.open_slot_door()
+    caps = await c.capabilities()
+    assert not caps.tournament and not caps.aft
+    with pytest.raises(SasUnsupported):
+        await c.enter_tournament(100, 60)
+    assert await c.events() == [0x11]  # read during the check, reported, not lost
+
+
+async def test_a_cancelled_request_does_not_tangle_the_next_one(sas_pair: Pair) -> None:
+    c, m, face = sas_pair.client, sas_pair.machine, sas_pair.face
+    m.insert_bill(42)
+    face.inject(reply_delay=0.1)  # the reply is still on its way when the caller gives up
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.02):
+            await c.machine_info()
+    face.inject(reply_delay=0.0)
+    assert await c.credits() == 42  # waits for the abandoned poll to settle first
+
+
+async def test_egm_chirps_after_loop_break_and_recovers_when_polled() -> None:
+    # sas.md §1: no address byte for 5 s -> the EGM chirps every 200 ms (shortened here)
+    quick = LinkSettings(loop_break=0.2, chirp_interval=0.05)
+    machine = EmulatedMachine("LB", seed=1)
+    face = SasFace(machine, 1, settings=quick)
+    host, egm = memory_pair()
+    face.attach(egm)
+    client = SasClient(host, 1, settings=TEST_SETTINGS, min_spacing=TEST_SPACING)
+    try:
+        await eventually(lambda: client.stats.chirps >= 2)
+        assert face.link.state is EgmState.CHIRPING
+        assert await client.general_poll() == 0
+        assert face.link.state is EgmState.UP
+    finally:
+        await client.close()
+        face.close()

@@ -180,3 +180,22 @@ def test_players_spin_only_where_play_is_enabled() -> None:
         played += players.step(now[0])
     assert machines[0].meters.games_played == played > 10
     assert machines[1].meters.games_played == machines[2].meters.games_played == 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "complaint"),
+    [
+        (["--machines", "0"], "--machines must be 1..5000"),
+        (["--machines", "3", "--no-tournament-support", "4"], "--no-tournament-support"),
+        (["--machines", "10", "--base-port", "65530"], "--base-port 65530"),
+        (["--address", "200"], "--address must be 1..127"),
+    ],
+)
+def test_emulate_command_rejects_bad_options_in_one_line(
+    argv: list[str], complaint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gateway.cli import main
+
+    assert main(["emulate", "sas", *argv]) == 2
+    err = capsys.readouterr().err
+    assert complaint in err and err.count("\n") == 1

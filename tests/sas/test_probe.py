@@ -128,3 +128,52 @@ async def test_probe_of_garbage_or_silence_is_one_line_and_nonzero() -> None:
             await server.wait_closed()
         assert code != 0 and out == "", err
         assert err.count("\n") == 1 and expected in err, err
+
+
+async def test_emulated_players_play_a_native_heat_across_processes() -> None:
+    """``--play``: simulated players spin as soon as the host enables play."""
+    from protocols.sas.client import SasClient
+
+    assert REELGATE
+    proc = await asyncio.create_subprocess_exec(
+        REELGATE, "emulate", "sas", "--machines", "1", "--play", "--pace", "0.05",
+        stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    try:
+        async with asyncio.timeout(30):
+            endpoint = json.loads(await proc.stdout.readline())["endpoint"]
+            assert json.loads(await proc.stdout.readline())["play"] is True
+        async with await SasClient.connect(endpoint, min_spacing=0.05) as client:
+            await client.enter_tournament(200, 60)
+            await client.unlock()
+            codes: list[int] = []
+            for _ in range(40):  # bounded: players spin every ~50 ms
+                codes += await client.events()
+                if 0x7F in codes:
+                    break
+            await client.lock()
+            meters = await client.tournament_meters()
+            assert 0x7E in codes and 0x7F in codes  # game started / ended
+            assert meters.games_played >= 1
+            await client.exit_tournament()
+    finally:
+        proc.terminate()
+        async with asyncio.timeout(10):
+            await proc.wait()
+
+
+async def test_probe_lists_pending_exceptions_by_name() -> None:
+    from emulators.bank import Bank
+    from gateway.commands.sas import format_probe, probe
+
+    async with Bank(1, seed=2) as bank:
+        b = bank.machines[0]
+        b.machine.open_slot_door()
+        b.machine.tilt()
+        result = await probe(b.endpoint)
+    assert result["exceptions"] == [
+        {"code": "11", "name": "slot door opened"},
+        {"code": "20", "name": "general tilt"},
+    ]
+    assert "exceptions    11 slot door opened, 20 general tilt" in format_probe(result)

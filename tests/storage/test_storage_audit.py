@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -214,3 +215,14 @@ def test_cli_verify_and_show(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
     assert cli_main(["audit", "show", "--database", url, "--limit", "0"]) == 2
     assert "--limit" in capsys.readouterr().err
+
+
+def test_cli_bad_database_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as s:  # a loopback port with nothing listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"postgresql+asyncpg://postgres@127.0.0.1:{port}/none"
+    assert cli_main(["audit", "verify", "--database", url]) == 2
+    assert "cannot open" in capsys.readouterr().err
+    assert cli_main(["audit", "verify", "--database", "not a url"]) == 2
+    assert "not a database URL" in capsys.readouterr().err

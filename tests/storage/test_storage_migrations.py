@@ -13,6 +13,11 @@ from storage import migrate
 from storage.db import Base, make_sessionmaker
 from storage.ranking import qualifier_cut
 
+STALE = (
+    "models differ from the migrations: add a revision with "
+    '`python -m storage.migrate revision -m "what changed"` and read it before committing'
+)
+
 
 async def _tables(engine: AsyncEngine) -> set[str]:
     async with engine.connect() as conn:
@@ -23,7 +28,8 @@ async def test_upgrade_to_head_matches_models(empty_db: EmptyDatabase) -> None:
     engine = empty_db.engine
     await migrate.upgrade_async(engine)
     assert await migrate.current_revision(engine) == migrate.head_revision()
-    assert await migrate.schema_differences(engine) == []
+    diffs = await migrate.schema_differences(engine)
+    assert diffs == [], STALE
     assert await _tables(engine) == set(Base.metadata.tables) | {"alembic_version"}
 
 
@@ -34,7 +40,7 @@ async def test_downgrade_to_base_and_back(empty_db: EmptyDatabase) -> None:
     assert await _tables(engine) == {"alembic_version"}
     assert await migrate.current_revision(engine) is None
     await migrate.upgrade_async(engine)
-    assert await migrate.schema_differences(engine) == []
+    assert await migrate.schema_differences(engine) == [], STALE
 
 
 async def test_upgrade_is_idempotent_and_the_schema_works(empty_db: EmptyDatabase) -> None:
@@ -54,5 +60,5 @@ def test_sync_upgrade_by_url(tmp_path: Path) -> None:
     """The embedded SQLite default is created this way by CLI commands."""
     url = f"sqlite+aiosqlite:///{tmp_path / 'embedded.db'}"
     migrate.upgrade(url)
-    assert migrate.main(["check", "--database", url]) == 0
+    assert migrate.main(["check", "--database", url]) == 0, STALE
     assert migrate.main(["current", "--database", url]) == 0

@@ -44,6 +44,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from datetime import date, datetime, timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -55,7 +56,7 @@ from gateway.tournament.rules.incidents import MalfunctionOutcome
 from gateway.tournament.rules.violations import RuleViolation
 from gateway.tournament.services.standings import DrawnCard
 from gateway.tournament.settings import TournamentSettings
-from storage import audit
+from storage import audit, ranking
 from storage.tournament import Entry
 
 from .conftest import Desk, at, score
@@ -125,11 +126,11 @@ async def test_25_week_season(desk: Desk) -> None:
     entry_of: dict[tuple[str, int], int] = {}  # (player, week) -> entry id of its 18:00 seat
 
     async def seat_up(
-        week: int, slot: str, who: str, *, package: str | None = None, **sale: object
+        week: int, slot: str, who: str, *, package: str | None = None, **sale: Any
     ) -> int:
         day = monday(week)
         if package is None:
-            (entry,) = await desk.sell(ids[who], at(day, 12), **sale)  # type: ignore[arg-type]
+            (entry,) = await desk.sell(ids[who], at(day, 12), **sale)
         else:
             entry = (await desk.sell(ids[who], at(day, 12), package=package))[0]
         seat = await desk.register(heat[(week, slot)], ids[who], at(day, 17))
@@ -246,7 +247,7 @@ async def test_25_week_season(desk: Desk) -> None:
             await week_plain(12, [("P03", 5000)])
         elif week == 14:
             await week_plain(14, [("P04", 2500)])
-            table = await desk.run(svc.stage_standings, tid, Stage.QUALIFYING)
+            table = await desk.run(svc.stage_standings, tid, Stage.QUALIFYING, as_of=at(day, 20))
             assert [(x.place, x.player_name, x.credits) for x in table.lines[:8]] == [
                 (1, "Player 02", 5000),
                 (1, "Player 03", 5000),
@@ -257,6 +258,7 @@ async def test_25_week_season(desk: Desk) -> None:
                 (7, "Player 04", 2600),
                 (8, "Player 04", 2500),
             ]
+            await agrees_with_storage_ranking(desk, tid, Stage.QUALIFYING, at(day, 20))
         elif week == 15:
             csv_text = (
                 "kind,id_number,name,valid_from,valid_until,note\n"
@@ -416,6 +418,7 @@ async def test_25_week_season(desk: Desk) -> None:
         1,  # 100 + 10*1 + 8
     )
     assert 9000 not in {x.credits for x in table.lines}  # discarded by the restart (rule 20)
+    await agrees_with_storage_ranking(desk, tid, Stage.QUALIFYING, end)
     assert [(t.place, t.credits, len(t.entry_ids)) for t in table.ties_to_draw] == [
         (1, 5000, 2),
         (6, 2500, 3),
@@ -490,6 +493,7 @@ async def test_25_week_season(desk: Desk) -> None:
         (8, p07),
     ]
     q = await desk.run(svc.qualifiers, tid)
+    await agrees_with_storage_ranking(desk, tid, Stage.QUALIFYING, end)
     assert q.qualifying.complete
     assert q.qualifying.direct_finalists == (winner,)  # rule 13
     assert q.qualifying.semi_finalists == (  # rule 14
@@ -603,6 +607,7 @@ async def test_25_week_season(desk: Desk) -> None:
     assert proxied.played_by == "Nomsa Dlamini" and proxied.credits == 600  # never pooled
 
     semi = await desk.run(svc.stage_standings, tid, Stage.SEMI_FINAL)
+    await agrees_with_storage_ranking(desk, tid, Stage.SEMI_FINAL, at(date(2026, 11, 22), 9))
     assert [(x.place, x.entry_id, x.credits) for x in semi.lines] == [
         (1, entry_of[("P01", 3)], 950),
         (2, entry_of[("P04", 8)], 800),
@@ -650,12 +655,29 @@ async def test_25_week_season(desk: Desk) -> None:
     )
     q = await desk.run(svc.qualifiers, tid)
     assert q.final_over and q.winners.complete
+    await agrees_with_storage_ranking(desk, tid, Stage.FINAL, at(date(2026, 11, 23), 9))
     assert q.winners.selected == (entry_of[("P04", 8)], entry_of[("P01", 3)], winner)
 
     # every change a person made is in an unbroken audit chain
     async with svc.unit_of_work(desk.maker) as session:
         result = await audit.verify(session)
     assert result.ok and result.rows_checked > 250
+
+
+async def agrees_with_storage_ranking(desk: Desk, tid: int, stage: Stage, at_: datetime) -> None:
+    """The pure ranking and the SQL window-function ranking (``storage.ranking``) agree."""
+    ours = await desk.run(svc.stage_standings, tid, stage, as_of=at_)
+
+    async def theirs_fn(session: AsyncSession) -> Any:
+        return await ranking.standings(session, tid, stage, limit=10_000, as_of=at_)
+
+    theirs = await desk.run(theirs_fn)
+    assert [(r.entry_id, r.place, r.tied) for r in theirs.rows] == [
+        (x.entry_id, x.place, x.tied) for x in ours.lines
+    ]
+    assert [(t.place, t.entry_ids, t.next_round) for t in theirs.ties] == [
+        (t.place, t.entry_ids, t.next_round) for t in ours.standings.ties
+    ]
 
 
 async def _entry(session: AsyncSession, entry_id: int) -> Entry:

@@ -4,6 +4,7 @@ rule and changes nothing; every change is audited."""
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import func, select
@@ -283,7 +284,7 @@ async def test_rules_10_11_22_schedule_registration_and_absence(desk: Desk) -> N
     )
 
 
-async def _all(session: AsyncSession, model: type) -> list:  # type: ignore[type-arg]
+async def _all(session: AsyncSession, model: type) -> list[Any]:
     return list((await session.execute(select(model))).scalars())
 
 
@@ -566,3 +567,110 @@ async def test_rule_23_settings_changes_are_recorded_with_a_reason(desk: Desk) -
 def test_times_are_aware() -> None:
     assert at(DAY, 18).utcoffset() == timedelta(hours=2)
     assert isinstance(at(DAY, 18), datetime)
+
+
+async def test_rules_6_8_casino_credit_needs_rewards_membership(desk: Desk) -> None:
+    from gateway.tournament.settings import Package
+
+    packages = (Package("single", 5000, 1), Package("R300", 30000, 5, casino_credit_cents=5000))
+    tid = await desk.tournament(TournamentSettings(packages=packages))
+    member = await desk.run(
+        svc.add_player,
+        id_number="8001015009087",
+        name="Ann",
+        date_of_birth=date(1980, 1, 1),
+        card_number="RW-1001",
+        actor="desk",
+        now=at(DAY, 9),
+    )
+    guest = await desk.player("8101015009086", "Ben")
+    for player, expected in ((member.id, 5000), (guest, 0)):
+        sale = await desk.run(
+            svc.sell_entries, tid, player, package_code="R300", cashier="c", now=at(DAY, 12)
+        )
+        assert (sale.purchase.seats, sale.purchase.amount_cents) == (5, 30000)
+        assert sale.purchase.package_credit_cents == expected
+
+
+async def test_rule_2_a_register_entry_dated_ahead_takes_effect_on_its_day(desk: Desk) -> None:
+    tid = await desk.tournament()
+    heat = await desk.heat(at(DAY, 18))
+    p = await desk.player("8001015009087", "Ann")
+    await desk.sell(p, at(DAY, 12))
+    await desk.register(heat, p, at(DAY, 13))
+    await desk.play(heat, {1: 900}, at(DAY, 18))
+    result = await desk.run(
+        svc.import_exclusions,
+        "kind,id_number,valid_from\nself-exclusion,8001015009087,2026-11-10\n",
+        source="nrgp.csv",
+        actor="compliance",
+        now=at(DAY, 20),
+    )
+    assert result.players_disqualified == []  # not yet in force
+    before = await desk.run(svc.stage_standings, tid, Stage.QUALIFYING, as_of=at(DAY, 21))
+    after = await desk.run(
+        svc.stage_standings, tid, Stage.QUALIFYING, as_of=at(date(2026, 11, 10), 0)
+    )
+    assert [x.player_id for x in before.lines] == [p]
+    assert after.lines == ()  # rule 2: "self-excluded ... during the tournament"
+
+
+async def test_rules_9_11_16_concurrent_desks_never_share_a_seat(desk: Desk) -> None:
+    """Six desks register six players at once for a three-machine heat (bank B)."""
+    import asyncio
+
+    await desk.floor("B", 3)
+    tid = await desk.tournament()
+    heat = await desk.heat(at(DAY, 18), bank="B")
+    players = [await desk.player(f"800101500{i}087", f"P{i}") for i in range(6)]
+    for p in players:
+        await desk.sell(p, at(DAY, 12))
+    results = await asyncio.gather(
+        *(desk.register(heat, p, at(DAY, 13)) for p in players), return_exceptions=True
+    )
+    seated = [r for r in results if not isinstance(r, BaseException)]
+    refusals = [r for r in results if isinstance(r, BaseException)]
+    assert sorted(s.seat_number for s in seated) == [1, 2, 3]
+    assert len(refusals) == 3
+    assert all(isinstance(r, RuleViolation) and r.rule == 9 for r in refusals)
+    assert tid
+
+
+async def test_rule_10_a_cancelled_heat_gives_entries_back(desk: Desk) -> None:
+    await desk.tournament()
+    first = await desk.heat(at(DAY, 18))
+    second = await desk.heat(at(DAY, 20))
+    p = await desk.player("8001015009087", "Ann")
+    (entry,) = await desk.sell(p, at(DAY, 12))
+    await desk.register(first, p, at(DAY, 13))
+    await refused(
+        desk,
+        r"^rule 10: say how the cancellation was announced",
+        svc.cancel_heat,
+        first,
+        announced_via=" ",
+        reason="bank flooded",
+        actor="director",
+        now=at(DAY, 14),
+    )
+    released = await desk.run(
+        svc.cancel_heat,
+        first,
+        announced_via="MC",
+        reason="bank flooded",
+        actor="director",
+        now=at(DAY, 14),
+    )
+    assert released == [entry]
+    seat = await desk.register(second, p, at(DAY, 15))  # the same entry, another heat
+    assert (seat.entry_id, seat.seat_number) == (entry, 1)
+    await refused(
+        desk,
+        r"^rule 10: qualifying heat 1 is cancelled",
+        svc.cancel_heat,
+        first,
+        announced_via="MC",
+        reason="again",
+        actor="director",
+        now=at(DAY, 15),
+    )

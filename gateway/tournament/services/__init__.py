@@ -32,6 +32,8 @@ from gateway.tournament.services.seating import (
     register_for_heat,
 )
 from gateway.tournament.services.setup import (
+    cancel_heat,
+    change_settings,
     create_tournament,
     list_heats,
     reschedule_heat,
@@ -49,6 +51,8 @@ __all__ = [
     "add_player",
     "add_proxy",
     "begin_heat",
+    "cancel_heat",
+    "change_settings",
     "create_tournament",
     "digital_draw",
     "disqualify",

@@ -66,6 +66,8 @@ async def sell_entries(
         kind = payment
     else:
         raise RuleViolation(5, f"payment must be cash or card, not {payment.value}")
+    # Rules 6/8: the casino-credit portion is subject to Rewards Programme membership.
+    credit = quote.casino_credit_cents if player.card_number else 0
     _, valid_until = validity_window(settings, now)
     purchase = EntryPurchase(
         tournament_id=tournament.id,
@@ -73,7 +75,7 @@ async def sell_entries(
         kind=kind,
         seats=quote.seats,
         amount_cents=quote.price_cents,
-        package_credit_cents=quote.casino_credit_cents,
+        package_credit_cents=credit,
         purchased_at=now,
         valid_until=valid_until,
         cashier=cashier,
@@ -108,7 +110,8 @@ async def sell_entries(
         seats=quote.seats,
         amount_cents=quote.price_cents,
         casino_paid_cents=quote.casino_paid_cents,
-        casino_credit_cents=quote.casino_credit_cents,
+        casino_credit_cents=credit,
+        casino_credit_withheld=quote.casino_credit_cents - credit,
         valid_until=valid_until,
         entries=list(ids),
         reference=reference,

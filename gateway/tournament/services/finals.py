@@ -75,7 +75,7 @@ async def seat_stage(
     if not is_final_stage(stage):
         raise RuleViolation(11, "qualifying seats are taken by registration, not by draw")
     tournament = await find_tournament(session, tournament_ref)
-    q = await qualifiers(session, tournament.id)
+    q = await qualifiers(session, tournament.id, as_of=at)
     if stage is Stage.SEMI_FINAL:
         if not q.qualifying_over:
             raise RuleViolation(13, "the qualifying heats are not all over")

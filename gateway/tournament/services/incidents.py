@@ -190,6 +190,8 @@ async def _first_free_seat(
             )
         ).scalars()
     )
+    # The casino's fault, not the player's: the entry's validity window (rules 5–8) does
+    # not bar the move, and any later heat of the stage counts as "similar".
     after = max(heat.started_at or heat.scheduled_start, heat.scheduled_start)
     return first_free_seat_in_future_heat(heat.stage, after, facts, taken, player_heats, heat.id)
 

@@ -31,26 +31,41 @@ from storage.tournament import Disqualification, Entry, Exclusion, Player, Tourn
 
 
 async def find_player(session: AsyncSession, ref: int | str) -> Player:
-    """A player by database id (digits) or national id / card number."""
-    text = str(ref).strip()
-    player = None
-    if text.isdigit() and len(text) < 10:
-        player = await session.get(Player, int(text))
-    if player is None:
-        player = (
-            await session.execute(
-                select(Player).where(
-                    (Player.id_number == normalise_id(text)) | (Player.card_number == text)
+    """A player by national ID / passport number or Rewards card number, else by database
+    id.  Identity documents win, so a short card number is never read as another row id."""
+    if isinstance(ref, int):
+        player = await session.get(Player, ref)
+    else:
+        text = ref.strip()
+        matches = (
+            (
+                await session.execute(
+                    select(Player).where(
+                        (Player.id_number == normalise_id(text)) | (Player.card_number == text)
+                    )
                 )
             )
-        ).scalar_one_or_none()
+            .scalars()
+            .all()
+        )
+        if len(matches) > 1:
+            raise RuleViolation(None, f"player {text!r} matches an ID and a card: use the ID")
+        player = matches[0] if matches else None
+        if player is None and text.isdigit() and len(text) <= 18:
+            player = await session.get(Player, int(text))
     if player is None:
         raise RuleViolation(None, f"player {ref!r} does not exist")
     return player
 
 
-async def exclusion_register(session: AsyncSession) -> list[ExclusionRecord]:
-    rows = (await session.execute(select(Exclusion))).scalars()
+async def exclusion_register(
+    session: AsyncSession, id_number: str | None = None
+) -> list[ExclusionRecord]:
+    """The register, or only its lines for one (normalised) ID number."""
+    query = select(Exclusion)
+    if id_number is not None:
+        query = query.where(Exclusion.id_number == normalise_id(id_number))
+    rows = (await session.execute(query)).scalars()
     return [
         ExclusionRecord(
             r.kind, r.id_number, r.name or "", r.valid_from, r.valid_until, r.note or ""
@@ -64,7 +79,7 @@ async def check_person(
 ) -> None:
     """Rules 1–3 for a player, proxy nominee or stand-in at ``at``."""
     on = at.astimezone(ZoneInfo(tz)).date()
-    register = [r for r in await exclusion_register(session) if r.matches(person.id_number)]
+    register = await exclusion_register(session, person.id_number)
     check_eligible(person, register, at, on, minimum_age)
 
 
@@ -239,7 +254,7 @@ async def reinstate(
         raise RuleViolation(23, f"disqualification {dq.id} was already revoked")
     player = await get(session, Player, dq.player_id, "player")
     tournament = await get(session, Tournament, dq.tournament_id, "tournament")
-    register = await exclusion_register(session)
+    register = await exclusion_register(session, player.id_number)
     if dq.rule in ("2", "3") and exclusions_for(player.id_number, register, now):
         raise RuleViolation(int(dq.rule), "the player is still on an exclusion register")
     check_age(

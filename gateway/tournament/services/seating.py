@@ -58,7 +58,13 @@ async def register_for_heat(
     purchase still valid for the heat (rules 5–9).  Without ``entry_id`` the player's
     oldest unused valid entry is used."""
     actor = require_actor(actor)
-    heat = await get(session, Heat, heat_id, "heat")
+    # Lock the heat row: desks registering at the same moment queue here instead of
+    # racing for the same seat number (SQLite already serialises with BEGIN IMMEDIATE).
+    heat = (
+        await session.execute(select(Heat).where(Heat.id == heat_id).with_for_update())
+    ).scalar_one_or_none()
+    if heat is None:
+        raise RuleViolation(None, f"heat {heat_id} does not exist")
     tournament = await get(session, Tournament, heat.tournament_id, "tournament")
     settings = await load_settings(session, tournament)
     player = await find_player(session, player_ref)

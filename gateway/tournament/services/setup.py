@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from gateway.tournament.rules.enums import HeatStatus, NoticeKind, Stage
+from gateway.tournament.rules.enums import EntryStatus, HeatStatus, NoticeKind, SeatStatus, Stage
 from gateway.tournament.rules.seating import check_reschedule
 from gateway.tournament.rules.violations import RuleViolation
 from gateway.tournament.services.common import (
@@ -27,7 +27,7 @@ from gateway.tournament.services.common import (
 )
 from gateway.tournament.settings import TournamentSettings
 from storage.floor import FloorBank
-from storage.tournament import Heat, HeatNotice, Tournament
+from storage.tournament import Entry, Heat, HeatNotice, Tournament
 
 
 async def create_tournament(
@@ -292,3 +292,60 @@ async def summarise_heat(session: AsyncSession, heat: Heat) -> HeatSummary:
         booked=len(await live_seats(session, heat.id)),
         restarts=heat.restarts,
     )
+
+
+async def cancel_heat(
+    session: AsyncSession,
+    heat_id: int,
+    *,
+    announced_via: str,
+    reason: str,
+    actor: str,
+    now: datetime,
+) -> list[int]:
+    """Rule 10: the casino drops a heat not yet run, announced.  Qualifying players get
+    their entries back (unused, to register elsewhere within their validity or be
+    refunded by a director, rule 23); final-stage players wait for a seat in an added heat
+    (rule 21).  Returns the entry ids affected."""
+    actor = require_actor(actor)
+    reason = require_reason(reason, 10)
+    if not announced_via.strip():
+        raise RuleViolation(10, "say how the cancellation was announced (MC, POS, marketing)")
+    heat = await get(session, Heat, heat_id, "heat")
+    if heat.status not in (HeatStatus.SCHEDULED, HeatStatus.POSTPONED):
+        raise RuleViolation(
+            10, f"{heat_label(heat)} is {heat.status.value}; it cannot be cancelled"
+        )
+    affected: list[int] = []
+    for seat in await live_seats(session, heat.id):
+        affected.append(seat.entry_id)
+        if heat.stage is Stage.QUALIFYING:
+            seat.status = SeatStatus.CANCELLED
+            entry = await get(session, Entry, seat.entry_id, "entry")
+            entry.status = EntryStatus.AVAILABLE
+            entry.status_changed_at = now
+        else:
+            seat.status = SeatStatus.MOVED  # waiting for an added heat (rule 21)
+    heat.status = HeatStatus.CANCELLED
+    session.add(
+        HeatNotice(
+            heat_id=heat.id,
+            kind=NoticeKind.CANCELLED,
+            old_start=heat.scheduled_start,
+            announced_via=announced_via,
+            announced_at=now,
+            changed_by=actor,
+            note=reason,
+        )
+    )
+    await session.flush()
+    await record(
+        session,
+        actor,
+        "heat.cancel",
+        f"heat:{heat.id}",
+        reason,
+        announced_via=announced_via,
+        entries=affected,
+    )
+    return affected

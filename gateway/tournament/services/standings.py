@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.tournament.rules.cards import Card, digital_card_round
@@ -33,10 +33,21 @@ from gateway.tournament.services.common import (
     load_settings,
     record,
     require_actor,
+    utc_now,
 )
 from gateway.tournament.services.people import disqualified_sets
 from gateway.tournament.settings import TournamentSettings
-from storage.tournament import MAX_DRAW_ROUNDS, CardDraw, Heat, Player, Score, Tournament
+from storage.tournament import (
+    MAX_DRAW_ROUNDS,
+    CardDraw,
+    Entry,
+    EntryStatus,
+    Exclusion,
+    Heat,
+    Player,
+    Score,
+    Tournament,
+)
 
 DIGITAL_ALGORITHM = "hmac-sha256-fisher-yates/v1"  # see gateway.tournament.rules.cards
 
@@ -77,8 +88,19 @@ def stage_cuts(settings: TournamentSettings, stage: Stage) -> tuple[int, ...]:
 
 
 async def stage_standings(
-    session: AsyncSession, tournament_ref: int | str, stage: Stage
+    session: AsyncSession,
+    tournament_ref: int | str,
+    stage: Stage,
+    *,
+    as_of: datetime | None = None,
 ) -> StageStandings:
+    """Every scored entry of a stage, ranked (rules 12–14, 17, 19).
+
+    Left out (rule 2, rule 20): entries of players with a disqualification in force, and
+    disqualified entries, and — as of ``as_of`` (default now) — scores of a player on an
+    exclusion register that had started by ``as_of`` and had not ended before the score
+    was played ("prior to or during the tournament").  Same rules as ``storage.ranking``.
+    """
     tournament = await find_tournament(session, tournament_ref)
     settings = await load_settings(session, tournament)
     rows = (
@@ -95,6 +117,7 @@ async def stage_standings(
         )
     ).scalars()
     players, entries = await disqualified_sets(session, tournament.id)
+    entries |= await _excluded_entries(session, tournament.id, stage, as_of or utc_now())
     standings = rank(
         (ScoreLine(r.entry_id, r.player_id, r.final_credits) for r in rows),
         (TieDraw(d.entry_id, d.tie_credits, d.round, d.card_rank) for d in draws),
@@ -116,6 +139,26 @@ async def stage_standings(
         for line in standings.lines
     )
     return StageStandings(tournament.id, stage, standings, lines, stage_cuts(settings, stage))
+
+
+async def _excluded_entries(
+    session: AsyncSession, tournament_id: int, stage: Stage, as_of: datetime
+) -> set[int]:
+    on_register = (
+        select(Score.entry_id)
+        .join(Player, Player.id == Score.player_id)
+        .join(Exclusion, Exclusion.id_number == Player.id_number)
+        .where(
+            Score.tournament_id == tournament_id,
+            Score.stage == stage,
+            Exclusion.valid_from <= as_of,
+            or_(Exclusion.valid_until.is_(None), Exclusion.valid_until > Score.recorded_at),
+        )
+    )
+    disqualified = select(Entry.id).where(
+        Entry.tournament_id == tournament_id, Entry.status == EntryStatus.DISQUALIFIED
+    )
+    return set((await session.execute(on_register.union(disqualified))).scalars())
 
 
 async def stage_over(session: AsyncSession, tournament_id: int, stage: Stage) -> bool:
@@ -147,12 +190,14 @@ class Qualifiers:
         return self.qualifying.direct_finalists + self.finalists_from_semis.selected
 
 
-async def qualifiers(session: AsyncSession, tournament_ref: int | str) -> Qualifiers:
+async def qualifiers(
+    session: AsyncSession, tournament_ref: int | str, *, as_of: datetime | None = None
+) -> Qualifiers:
     tournament = await find_tournament(session, tournament_ref)
     settings = await load_settings(session, tournament)
-    q = await stage_standings(session, tournament.id, Stage.QUALIFYING)
-    s = await stage_standings(session, tournament.id, Stage.SEMI_FINAL)
-    f = await stage_standings(session, tournament.id, Stage.FINAL)
+    q = await stage_standings(session, tournament.id, Stage.QUALIFYING, as_of=as_of)
+    s = await stage_standings(session, tournament.id, Stage.SEMI_FINAL, as_of=as_of)
+    f = await stage_standings(session, tournament.id, Stage.FINAL, as_of=as_of)
     return Qualifiers(
         qualifying=qualify_from_qualifying(
             q.standings, settings.semi_final_qualifiers, settings.direct_final_places
@@ -173,9 +218,9 @@ class DrawnCard:
 
 
 async def _tie_to_draw(
-    session: AsyncSession, tournament: Tournament, stage: Stage, credits: int
+    session: AsyncSession, tournament: Tournament, stage: Stage, credits: int, at: datetime
 ) -> tuple[StageStandings, TieGroup]:
-    current = await stage_standings(session, tournament.id, stage)
+    current = await stage_standings(session, tournament.id, stage, as_of=at)
     for tie in current.ties_to_draw:
         if tie.credits == credits:
             if tie.next_round > MAX_DRAW_ROUNDS:
@@ -204,7 +249,7 @@ async def record_physical_draw(
     ``credits`` draws once; equal values draw again in the next round."""
     actor = require_actor(actor)
     tournament = await find_tournament(session, tournament_ref)
-    current, tie = await _tie_to_draw(session, tournament, stage, credits)
+    current, tie = await _tie_to_draw(session, tournament, stage, credits, at)
     check_draw_round(tie, {e: c.card for e, c in cards.items()})
     faces = [(c.card.value, c.card.suit) for c in cards.values()]
     if len(set(faces)) != len(faces):
@@ -277,7 +322,7 @@ async def digital_draw(
         raise RuleViolation(19, "seed must be at least 16 bytes")
     context = _tie_context(tournament.id, stage, credits)
     rounds: list[DigitalRound] = []
-    current, tie = await _tie_to_draw(session, tournament, stage, credits)
+    current, tie = await _tie_to_draw(session, tournament, stage, credits, at)
     players = {line.entry_id: line.player_id for line in current.lines}
     for _ in range(MAX_DRAW_ROUNDS):
         cards = digital_card_round(seed, context, tie.next_round, tie.entry_ids)
@@ -305,7 +350,7 @@ async def digital_draw(
             )
         rounds.append(DigitalRound(tie.next_round, cards))
         await session.flush()
-        after = await stage_standings(session, tournament.id, stage)
+        after = await stage_standings(session, tournament.id, stage, as_of=at)
         still = [
             t
             for t in after.standings.ties
