@@ -12,7 +12,7 @@ import contextlib
 from pathlib import Path
 
 import pytest
-from direct_driver import DirectDriver
+from .direct_driver import DirectDriver
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from emulators.machine import EmulatedMachine, MachineRefusal

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import aiomqtt
 import pytest
-from conftest import Boards
+from .conftest import Boards
 
 from gateway.driver import (
     LinkTimeout,

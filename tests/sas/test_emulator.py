@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 
 import pytest
-from test_client_sas import paired
+from .test_client_sas import paired
 
 from emulators.bank import Bank
 from emulators.machine import EmulatedMachine

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import text
-from storage_factory import EmptyDatabase
+from .storage_factory import EmptyDatabase
 
 from storage.db import make_engine
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from sqlalchemy import inspect
 from sqlalchemy.ext.asyncio import AsyncEngine
-from storage_factory import Builder, EmptyDatabase
+from .storage_factory import Builder, EmptyDatabase
 
 import storage.models  # noqa: F401  (every table on Base.metadata)
 from storage import migrate

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
-from storage_factory import T0, Builder
+from .storage_factory import T0, Builder
 
 from storage.db import make_sessionmaker
 from storage.ranking import Cut, Standings, TieGroup, cut, qualifier_cut, standings
@@ -325,7 +325,8 @@ class Scenario:
     cards: list[list[int]]  # per entry: card ranks drawn in rounds 1, 2, ...
     undrawn: set[int]  # entries whose cards are not recorded (yet)
     stale: set[int]  # entries with a draw recorded for a different (old) score
-    dq_entries: set[int]
+    dq_entries: set[int]  # entry status 'disqualified'
+    dq_entry_rows: set[int]  # a disqualification row for the entry alone (rule 20)
     dq_players: set[int]
     revoked_players: set[int]  # disqualified, then revoked (rule 23)
     excluded: set[int]  # on the exclusion register (rule 2)
@@ -348,6 +349,7 @@ def scenarios(draw_: st.DrawFn) -> Scenario:
         undrawn=draw_(st.sets(st.integers(0, n - 1), max_size=2)),
         stale=draw_(st.sets(st.integers(0, n - 1), max_size=2)),
         dq_entries=draw_(st.sets(st.integers(0, n - 1), max_size=3)),
+        dq_entry_rows=draw_(st.sets(st.integers(0, n - 1), max_size=2)),
         dq_players=draw_(st.sets(st.integers(0, players - 1), max_size=2)),
         revoked_players=draw_(st.sets(st.integers(0, players - 1), max_size=2)),
         excluded=draw_(st.sets(st.integers(0, players - 1), max_size=2)),
@@ -375,6 +377,14 @@ async def test_standings_match_reference(engine: AsyncEngine, sc: Scenario) -> N
             entry = await session.get(Entry, scores[i].entry_id)
             assert entry is not None
             entry.status = EntryStatus.DISQUALIFIED
+        for i in sc.dq_entry_rows:
+            session.add(
+                Disqualification(
+                    tournament_id=b.t.id, player_id=scores[i].player_id,
+                    entry_id=scores[i].entry_id, rule="20", reason="negligence",
+                    decided_by="director:anna",
+                )
+            )  # fmt: skip
         for pi in sc.dq_players | sc.revoked_players:
             revoked = pi not in sc.dq_players
             session.add(
@@ -402,7 +412,7 @@ async def test_standings_match_reference(engine: AsyncEngine, sc: Scenario) -> N
         await session.flush()
 
         out_players = {people[pi].id for pi in sc.dq_players | sc.excluded}
-        out_entries = {scores[i].entry_id for i in sc.dq_entries}
+        out_entries = {scores[i].entry_id for i in sc.dq_entries | sc.dq_entry_rows}
         eligible = [
             Result(s.entry_id, s.player_id, s.final_credits)
             for s in scores

@@ -30,7 +30,7 @@ from gateway.tournament.services.common import (
     require_actor,
     seat_numbers,
 )
-from gateway.tournament.services.people import check_person
+from gateway.tournament.services.people import active_disqualification, check_person
 from gateway.tournament.services.standings import qualifiers, stage_over, stage_standings
 from storage.tournament import Entry, Heat, Player, Proxy, Seat, Tournament
 
@@ -221,6 +221,8 @@ async def add_proxy(
     nominee = (
         await session.execute(select(Player).where(Player.id_number == nominee_id))
     ).scalar_one_or_none()
+    if nominee is not None and await active_disqualification(session, tournament.id, nominee.id):
+        raise RuleViolation(2, f"the nominee (player {nominee.id}) is disqualified")
     proxy = Proxy(
         tournament_id=tournament.id,
         stage=seat.stage,

@@ -50,7 +50,7 @@ from gateway.tournament.services.common import (
     seat_numbers,
 )
 from gateway.tournament.services.finals import move_proxy
-from gateway.tournament.services.people import disqualify
+from gateway.tournament.services.people import active_disqualification, disqualify
 from gateway.tournament.services.scoring import seat_score
 from storage.tournament import Entry, Heat, HeatNotice, Score, Seat, Tournament
 
@@ -73,6 +73,8 @@ async def mark_seat_malfunctioned(
     reason: str,
     negligence: bool = False,
 ) -> MalfunctionResult:
+    """A machine failed under a seat during its heat (rules 20–21); see the module notes.
+    Any partial score of the seat is discarded (kept in the audit log)."""
     actor = require_actor(actor)
     reason = require_reason(reason, 20)
     seat = await get(session, Seat, seat_id, "seat")
@@ -85,15 +87,16 @@ async def mark_seat_malfunctioned(
     if negligence:  # rule 20: disqualified, buy-in forfeited
         seat.status = SeatStatus.DISQUALIFIED
         await session.flush()
-        await disqualify(
-            session,
-            tournament.id,
-            seat.holder_player_id,
-            rule=20,
-            reason=f"machine malfunction by negligence: {reason}",
-            actor=actor,
-            now=at,
-        )
+        if await active_disqualification(session, tournament.id, seat.holder_player_id) is None:
+            await disqualify(
+                session,
+                tournament.id,
+                seat.holder_player_id,
+                rule=20,
+                reason=f"machine malfunction by negligence: {reason}",
+                actor=actor,
+                now=at,
+            )
         entry = await get(session, Entry, seat.entry_id, "entry")
         entry.status = EntryStatus.DISQUALIFIED
         entry.status_changed_at = at
