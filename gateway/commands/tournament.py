@@ -8,6 +8,8 @@ from a recorded seed), verify-draws, seat-draw for the final stages (rule 14), e
 from __future__ import annotations
 
 import argparse
+import json
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import select
@@ -85,11 +87,13 @@ def register(sub: Any) -> None:
     p.add_argument("tournament")
     p.add_argument("--stage", choices=STAGES, default="qualifying")
     p.add_argument("--limit", type=int, default=0, help="show only the first N lines")
+    p.add_argument("--as-of", help="exclusion registers as of this time (default: now)")
     p.set_defaults(handler=_standings)
 
     p = actions.add_parser("qualifiers", help="finalists, semi-finalists and pending ties")
     add_common(p, read=True, write=False)
     p.add_argument("tournament")
+    p.add_argument("--as-of", help="exclusion registers as of this time (default: now)")
     p.set_defaults(handler=_qualifiers)
 
     p = actions.add_parser("draw", help="break a tie by playing cards (rule 19)")
@@ -138,8 +142,6 @@ def _package(text: str) -> Package:
 
 
 def _create(args: argparse.Namespace) -> int:
-    from datetime import timedelta
-
     packages = tuple(_package(t) for t in args.package) or TournamentSettings().packages
     settings = TournamentSettings(
         venue_zone=args.zone,
@@ -187,8 +189,6 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _set(args: argparse.Namespace) -> int:
-    import json
-
     changes: dict[str, object] = {}
     for item in args.changes:
         key, sep, raw = item.partition("=")
@@ -210,7 +210,9 @@ def _set(args: argparse.Namespace) -> int:
 
 def _standings(args: argparse.Namespace) -> int:
     async def work(session: AsyncSession) -> Any:
-        return await svc.stage_standings(session, args.tournament, Stage(args.stage))
+        t = await find_tournament(session, args.tournament)
+        as_of = parse_time(args.as_of, t.venue_tz, "--as-of") if args.as_of else None
+        return await svc.stage_standings(session, t.id, Stage(args.stage), as_of=as_of)
 
     table = run(args, work)
     lines = table.lines[: args.limit] if args.limit > 0 else table.lines
@@ -241,7 +243,12 @@ def _standings(args: argparse.Namespace) -> int:
 
 
 def _qualifiers(args: argparse.Namespace) -> int:
-    q = run(args, lambda session: svc.qualifiers(session, args.tournament))
+    async def work(session: AsyncSession) -> Any:
+        t = await find_tournament(session, args.tournament)
+        as_of = parse_time(args.as_of, t.venue_tz, "--as-of") if args.as_of else None
+        return await svc.qualifiers(session, t.id, as_of=as_of)
+
+    q = run(args, work)
     data = {
         "qualifying_over": q.qualifying_over,
         "direct_finalists": q.qualifying.direct_finalists,
@@ -340,6 +347,3 @@ def _expire(args: argparse.Namespace) -> int:
         return {"expired": expired}
 
     return emit(args, run(args, work))
-
-
-__all__ = ["parse_time", "register"]

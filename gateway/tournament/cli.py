@@ -82,7 +82,7 @@ def run(args: argparse.Namespace, work: Callable[[AsyncSession], Awaitable[T]]) 
 
 
 async def _run(url: str | None, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
-    from storage.migrate import upgrade_async
+    from storage.migrate import upgrade_async  # alembic loads slowly: only when needed
 
     resolved = database_url(url)
     await upgrade_async(resolved)

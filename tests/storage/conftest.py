@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import text
-from .storage_factory import EmptyDatabase
 
 from storage.db import make_engine
+from storage.testing import EmptyDatabase
 
 POSTGRES_URL = os.environ.get("REELGATE_DATABASE_URL", "")  # as in tests/conftest.py
 

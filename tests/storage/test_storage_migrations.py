@@ -6,12 +6,12 @@ from pathlib import Path
 
 from sqlalchemy import inspect
 from sqlalchemy.ext.asyncio import AsyncEngine
-from .storage_factory import Builder, EmptyDatabase
 
 import storage.models  # noqa: F401  (every table on Base.metadata)
 from storage import migrate
 from storage.db import Base, make_sessionmaker
 from storage.ranking import qualifier_cut
+from storage.testing import Builder, EmptyDatabase
 
 STALE = (
     "models differ from the migrations: add a revision with "

@@ -10,9 +10,9 @@ import pytest
 from sqlalchemy import select, text
 from sqlalchemy.exc import IntegrityError, StatementError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
-from .storage_factory import T0, Builder
 
 from storage.db import Base, make_sessionmaker
+from storage.testing import T0, Builder
 from storage.tournament import (
     CardDraw,
     CardSuit,

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
-from .storage_factory import T0, Builder
 
 from storage.db import make_sessionmaker
 from storage.ranking import Cut, Standings, TieGroup, cut, qualifier_cut, standings
+from storage.testing import T0, Builder
 from storage.tournament import (
     CardDraw,
     CardSuit,

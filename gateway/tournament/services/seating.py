@@ -33,6 +33,7 @@ from gateway.tournament.services.common import (
     require_actor,
     seat_numbers,
 )
+from gateway.tournament.services.finals import stage_seats
 from gateway.tournament.services.people import (
     check_player_may_play,
     disqualified_sets,
@@ -229,8 +230,6 @@ async def begin_heat(
     disqualified: list[int] = []
     no_proxy: set[int] = set()
     if is_final_stage(heat.stage):
-        from gateway.tournament.services.finals import stage_seats
-
         stage = await stage_seats(session, heat.tournament_id, heat.stage)
         proxied = {
             seat_id

@@ -1,7 +1,8 @@
-"""Builders for storage tests: valid rows of the whole chain purchase → entry → seat → score.
+"""Builders of valid tournament rows for tests: purchase → entry → heat → seat → score.
 
-Named ``storage_factory`` (not ``factory``) because test directories are not packages and
-module names must be unique across the suite.
+Lives in the package (not under ``tests/``) so any test can import it whatever pytest's
+import mode, and so other areas' tests can build tournament data the same way.  Every
+row it makes satisfies the constraints of :mod:`storage.tournament`.
 """
 
 from __future__ import annotations
