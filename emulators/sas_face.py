@@ -71,7 +71,7 @@ from protocols.sas import (
 )
 from protocols.sas.carriers import Carrier
 from protocols.sas.denominations import cents_per_credit
-from protocols.sas.messages import TOURNAMENT_SUPPORTED_BIT
+from protocols.sas.messages import AFT_SUPPORTED_BIT, TOURNAMENT_SUPPORTED_BIT
 
 VENUE_ZONE = ZoneInfo("Africa/Johannesburg")
 
@@ -88,8 +88,6 @@ EXCEPTION_CODES: dict[Event, SasException] = {
 }
 """Model events that a SAS EGM reports as exceptions.  Lock, tournament and credit
 changes have no exception: the host learns them from ACKs and polls (sas.md §4)."""
-
-AFT_FEATURE_BIT = 0x40  # LP A0 features byte 2, bit 6: AFT supported
 
 
 @dataclass(slots=True)
@@ -186,7 +184,8 @@ class PollAnswers:
             return DateTimeReply(a, wall)
         if isinstance(poll, SendEnabledFeatures):
             first = TOURNAMENT_SUPPORTED_BIT if m.tournament_supported else 0
-            return EnabledFeaturesReply(a, poll.game, bytes((first, AFT_FEATURE_BIT, 0, 0, 0, 0)))
+            features = bytes((first, AFT_SUPPORTED_BIT, 0, 0, 0, 0))
+            return EnabledFeaturesReply(a, poll.game, features)
         if isinstance(poll, RemoteHandpayReset):
             m.reset_handpay()
             return Ack(a)

@@ -109,6 +109,12 @@ def register(sub: Any) -> None:
     p.add_argument("--reason", required=True)
     p.set_defaults(handler=_score)
 
+    p = actions.add_parser("reinstate-seat", help="undo a forfeit while the heat runs (23)")
+    add_common(p, read=True)
+    p.add_argument("seat", type=int)
+    p.add_argument("--reason", required=True)
+    p.set_defaults(handler=_reinstate_seat)
+
     p = actions.add_parser("malfunction", help="a machine failed under a seat (rules 20–21)")
     add_common(p, read=True)
     p.add_argument("seat", type=int)
@@ -337,6 +343,17 @@ def _score(args: argparse.Namespace) -> int:
             "credits": s.final_credits,
             "source": s.source,
         }
+
+    return emit(args, run(args, work))
+
+
+def _reinstate_seat(args: argparse.Namespace) -> int:
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        zone = await _zone_of_seat(session, args.seat)
+        seat = await svc.reinstate_seat(
+            session, args.seat, reason=args.reason, actor=actor_of(args), at=now_of(args, zone)
+        )
+        return {"seat": seat.id, "status": seat.status}
 
     return emit(args, run(args, work))
 

@@ -1,7 +1,7 @@
 """``reelgate tournament ...``: the Tournament Director's view of a tournament.
 
-create / list / show / set (settings, rule 23 with a reason), standings and qualifiers
-(rules 12–14, 17), card draws for ties (rule 19: physical cards keyed in, or digital
+create / list / show / set (settings) and decision (rule 23, with a reason), standings
+and qualifiers (rules 12–14, 17), card draws for ties (rule 19: physical cards keyed in, or digital
 from a recorded seed), verify-draws, seat-draw for the final stages (rule 14), expire.
 """
 
@@ -21,8 +21,9 @@ from gateway.tournament.cli import actor_of, add_common, emit, now_of, parse_tim
 from gateway.tournament.rules.cards import Card, parse_seed
 from gateway.tournament.rules.enums import DrawnBy, Stage
 from gateway.tournament.services.common import find_tournament, load_settings
+from gateway.tournament.services.draws import DrawnCard
+from gateway.tournament.services.finals import verify_seat_draws
 from gateway.tournament.services.setup import change_settings
-from gateway.tournament.services.standings import DrawnCard
 from gateway.tournament.settings import Package, TournamentSettings, Validity
 from storage.tournament import Tournament
 
@@ -82,6 +83,14 @@ def register(sub: Any) -> None:
     p.add_argument("--reason", required=True)
     p.set_defaults(handler=_set)
 
+    p = actions.add_parser("decision", help="record a director's decision (rule 23)")
+    add_common(p, read=True)
+    p.add_argument("tournament")
+    p.add_argument("--about", required=True, help="what it concerns (player, heat, seat ...)")
+    p.add_argument("--decision", required=True)
+    p.add_argument("--reason", required=True)
+    p.set_defaults(handler=_decision)
+
     p = actions.add_parser("standings", help="single-entry standings of a stage")
     add_common(p, read=True, write=False)
     p.add_argument("tournament")
@@ -112,7 +121,7 @@ def register(sub: Any) -> None:
     p.add_argument("--seed", help="hex seed for --digital (default: a fresh random one)")
     p.set_defaults(handler=_draw)
 
-    p = actions.add_parser("verify-draws", help="recompute every digital card from its seed")
+    p = actions.add_parser("verify-draws", help="recompute digital cards and seat draws")
     add_common(p, read=True, write=False)
     p.add_argument("tournament")
     p.set_defaults(handler=_verify)
@@ -204,6 +213,21 @@ def _set(args: argparse.Namespace) -> int:
             session, args.tournament, changes, reason=args.reason, actor=actor_of(args)
         )
         return merged.to_json()
+
+    return emit(args, run(args, work))
+
+
+def _decision(args: argparse.Namespace) -> int:
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        await svc.record_decision(
+            session,
+            args.tournament,
+            subject=args.about,
+            decision=args.decision,
+            reason=args.reason,
+            actor=actor_of(args),
+        )
+        return {"recorded": True, "about": args.about, "decision": args.decision}
 
     return emit(args, run(args, work))
 
@@ -312,7 +336,11 @@ def _draw(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    problems = run(args, lambda session: svc.verify_digital_draws(session, args.tournament))
+    async def work(session: AsyncSession) -> list[str]:
+        cards = await svc.verify_digital_draws(session, args.tournament)
+        return cards + await verify_seat_draws(session)
+
+    problems = run(args, work)
     emit(args, {"ok": not problems, "problems": problems})
     return 0 if not problems else 1
 

@@ -3,8 +3,9 @@
 Emulated MQTT interface boards, one per emulated machine.  Without ``--broker`` an
 embedded broker is started on loopback (zero setup) and its URL printed.  Each board
 prints its endpoint, ready for a floor plan: ``M001 mqtt://127.0.0.1:PORT/SITE/M001``.
-With ``--snmp`` every board also runs an SNMP agent (UDP, loopback, port 0) and prints
-its port.
+With ``--snmp`` every board also runs an SNMP agent (UDP, loopback, port 0; v2c
+``public`` unless ``--snmp-v3 USER:AUTH:PRIV``) and prints its port; ``--snmp-traps
+HOST:PORT`` sends the boards' traps to a gateway.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from gateway.errors import OperatorError
 from protocols.mqtt.broker import EmbeddedBroker
 from protocols.mqtt.client import MqttSettings, MqttUnavailable
 from protocols.mqtt.topics import TopicError, check_segment
+from protocols.snmp.security import Security, V2cCommunity, V3User
 
 MAX_MACHINES = 2000
 
@@ -39,6 +41,15 @@ def register(sub: Any) -> None:
     parser.add_argument("--play", action="store_true", help="simulated players spin when allowed")
     parser.add_argument("--pace", type=float, default=2.5, help="seconds between a player's spins")
     parser.add_argument("--snmp", action="store_true", help="run an SNMP agent in every board")
+    parser.add_argument(
+        "--snmp-v3",
+        default="",
+        metavar="USER:AUTH:PRIV",
+        help="SNMPv3 authPriv user (SHA-256/AES-128) for the agents, instead of v2c 'public'",
+    )
+    parser.add_argument(
+        "--snmp-traps", default="", metavar="HOST:PORT", help="send the boards' traps there"
+    )
     parser.add_argument("--duration", type=float, default=None, help="stop after N seconds")
     parser.set_defaults(handler=_run)
 
@@ -56,7 +67,32 @@ def _run(args: argparse.Namespace) -> int:
             MqttSettings.from_url(args.broker)
         except ValueError as exc:
             raise OperatorError(f"--broker: {exc}") from None
+    args.snmp_users = _snmp_users(args.snmp_v3)
+    args.trap_targets = _trap_targets(args.snmp_traps)
     return asyncio.run(_serve(args))
+
+
+def _snmp_users(spec: str) -> list[Security]:
+    if not spec:
+        return [V2cCommunity("public")]
+    parts = spec.split(":")
+    if len(parts) != 3:
+        raise OperatorError("--snmp-v3 must be USER:AUTHKEY:PRIVKEY")
+    try:
+        return [V3User(parts[0], parts[1], parts[2])]
+    except ValueError as exc:
+        raise OperatorError(f"--snmp-v3: {exc}") from None
+
+
+def _trap_targets(spec: str) -> list[tuple[str, int]]:
+    if not spec:
+        return []
+    host, _, port = spec.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise OperatorError("--snmp-traps must be HOST:PORT")
+    if host not in ("127.0.0.1", "localhost"):
+        raise OperatorError("--snmp-traps: emulated boards send traps on loopback only")
+    return [(host, int(port))]
 
 
 async def _serve(args: argparse.Namespace) -> int:
@@ -89,7 +125,9 @@ async def _serve(args: argparse.Namespace) -> int:
             from emulators.snmp_agent import SnmpAgent
 
             for board in boards:
-                agent = SnmpAgent.for_board(board)
+                agent = SnmpAgent.for_board(
+                    board, users=args.snmp_users, trap_targets=args.trap_targets
+                )
                 await agent.start()
                 agents.append(agent)
                 print(f"{board.machine.machine_id} snmp udp 127.0.0.1:{agent.port}", flush=True)

@@ -120,6 +120,7 @@ class HeatRunner:
         self._stop_watch = asyncio.Event()
         self._watchers: list[asyncio.Task[None]] = []
         self._results: dict[str, HeatScore] = {}
+        self._handling: list[asyncio.Task[None]] = []  # malfunctions being handled
         # Called once, as soon as the floor is back in hand (recovery measures this).
         self.on_control: Callable[[], None] | None = None
 
@@ -177,6 +178,7 @@ class HeatRunner:
                 self.resumed = False
         finally:
             await self._stop_watchers()
+            await self._settle_malfunctions()
         self.out.state = state
         return self.out
 
@@ -309,13 +311,33 @@ class HeatRunner:
         return S.RESTARTED, {"note": reason or "director restart (rule 20)"}
 
     async def _fire(self) -> None:
-        """Unlock every armed machine together: one gather, no retries on the first try."""
+        """Unlock every armed machine together: one gather, no retries on the first try.
+
+        A driver may offer ``prepare_unlock()``: everything done ahead (frame built, link
+        idle), returning a zero-argument callable that sends at once and returns an
+        awaitable for the acknowledgement.  Then all sends go out in one tight loop
+        before any acknowledgement is awaited (least skew); otherwise each unlock is its
+        own coroutine in one gather, which also leaves in one pass of the event loop.
+        """
         targets = self._seats_in({SeatState.ARMED, SeatState.PLAYING})
+        prepare = [getattr(self.links[m].driver, "prepare_unlock", None) for m in targets]
+        fired: dict[str, Any] = {}
+        if targets and all(p is not None for p in prepare):
+            try:
+                triggers = [p() for p in prepare if p is not None]
+            except DriverError:
+                triggers = []  # not ready: every machine takes the plain path below
+            for machine_id, trigger in zip(targets, triggers, strict=False):
+                with contextlib.suppress(DriverError):
+                    fired[machine_id] = trigger()  # sends now; an awaitable for the ACK
         t0 = time.perf_counter()
 
         async def unlock(machine_id: str) -> float:
             link = self.links[machine_id]
-            await link.once(link.driver.unlock)
+            if machine_id in fired:
+                await fired[machine_id]
+            else:
+                await link.once(link.driver.unlock)
             return (time.perf_counter() - t0) * 1000
 
         results = await asyncio.gather(*(unlock(m) for m in targets), return_exceptions=True)
@@ -412,6 +434,7 @@ class HeatRunner:
         await committer
         self.out.end_to_committed_ms = (time.perf_counter() - t_end) * 1000
         self.out.committed_at = datetime.now(UTC)
+        await self._settle_malfunctions()  # rule 20/21 handled before the heat closes
         for machine_id, score in self._results.items():
             seat = self.out.seats[machine_id]
             if seat.state is not SeatState.MALFUNCTION:
@@ -483,19 +506,30 @@ class HeatRunner:
                 events = await link.call(link.driver.poll_events)
                 bad = [e for e in events if e.kind in MALFUNCTION_EVENTS]
                 if bad:
-                    await self._malfunction(machine_id, f"machine reported {bad[0].kind.value}")
+                    self._spawn_malfunction(machine_id, f"machine reported {bad[0].kind.value}")
                     return
                 if tick % 2 == 0 and not (self._stop_watch.is_set() or self._quiet_before_end()):
                     credits = await link.call(link.driver.credits)
                     self._emit(Progress.CREDITS, machine_id=machine_id, value=credits)
             except TRANSIENT_ERRORS as exc:
-                await self._malfunction(machine_id, f"stopped answering: {_why(exc)}")
+                self._spawn_malfunction(machine_id, f"stopped answering: {_why(exc)}")
                 return
             except DriverError:
                 pass  # a refused read is not a malfunction; keep watching
             tick += 1
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop_watch.wait(), self.poll_interval_s)
+
+    def _spawn_malfunction(self, machine_id: str, reason: str) -> None:
+        """Handle a malfunction in its own task: stopping the watchers (which may cancel
+        the watcher that found it) must never cut the rule 20/21 handling short."""
+        task = asyncio.create_task(self._malfunction(machine_id, reason))
+        self._handling.append(task)
+
+    async def _settle_malfunctions(self) -> None:
+        while self._handling:
+            pending, self._handling = self._handling, []
+            await asyncio.gather(*pending)
 
     async def _malfunction(self, machine_id: str, reason: str) -> None:
         """Rule 20/21: the machine leaves the heat; its player is handled by the services."""
@@ -506,7 +540,7 @@ class HeatRunner:
         await self.writer.set_seats(self.run_id, {machine_id: SeatState.MALFUNCTION}, note=reason)
         self._emit(Progress.MALFUNCTION, machine_id=machine_id, detail=reason)
         link = self.links[machine_id]
-        with contextlib.suppress(DriverError):
+        with contextlib.suppress(DriverError, TimeoutError):
             await asyncio.wait_for(link.once(link.driver.lock), 1.0)  # stop play if it can
         if self.hooks is not None and self.view.heat_id is not None:
             await self.hooks.machine_malfunctioned(self.view.heat_id, machine_id, reason)

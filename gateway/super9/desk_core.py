@@ -4,10 +4,19 @@ look-ups, the jackpot, and the live draw published for displays.
 The draw state shown on displays is a :class:`LiveDraw` per session, brought in step
 with the stored spins after every change and published on ``super9/<session>/draw``
 (and the jackpot on ``super9/jackpot``), retained.
+
+Concurrency: every write to a drawing session first locks its session row
+(``SELECT ... FOR UPDATE`` on PostgreSQL; SQLite write transactions are already
+``BEGIN IMMEDIATE``), so two writers — the wheel follower and a desk terminal, in one
+process or two — take turns: spin sequence numbers never collide and a repeated wheel
+line finds the first one stored.  Within a process, a per-session :class:`asyncio.Lock`
+guards the live draw, always taken *before* any database transaction so the two locks
+can never wait on each other.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -70,6 +79,11 @@ class DeskCore:
         self._sm = sessionmaker
         self._feed = feed
         self._live: dict[int, LiveDraw] = {}
+        self._live_locks: dict[int, asyncio.Lock] = {}
+
+    def _live_lock(self, session_id: int) -> asyncio.Lock:
+        """Guards one session's live draw; take it before opening a transaction."""
+        return self._live_locks.setdefault(session_id, asyncio.Lock())
 
     async def settings(self, db: AsyncSession | None = None) -> Super9Settings:
         if db is None:
@@ -109,8 +123,10 @@ class DeskCore:
             await db.flush()
         return row
 
-    async def _session(self, db: AsyncSession, session_id: int) -> Super9Session:
-        row = await db.get(Super9Session, session_id)
+    async def _session(
+        self, db: AsyncSession, session_id: int, *, lock: bool = False
+    ) -> Super9Session:
+        row = await db.get(Super9Session, session_id, with_for_update=lock)
         if row is None:
             raise OperatorError(f"session {session_id} does not exist")
         return row
@@ -129,7 +145,13 @@ class DeskCore:
         return row
 
     async def _drawing(self, db: AsyncSession, session_id: int) -> Super9Session:
-        row = await self._session(db, session_id)
+        """The session, locked for this transaction, if it is drawing.
+
+        The row lock serialises writers of one session (see the module docstring):
+        without it two spins read the same ``max(seq)`` and one fails on the unique
+        constraint.
+        """
+        row = await self._session(db, session_id, lock=True)
         if row.status is not SessionStatus.DRAWING:
             raise OperatorError(f"session {session_id} is {row.status.value}, not drawing")
         return row
@@ -196,29 +218,46 @@ class DeskCore:
 
     async def publish(self, session_id: int) -> tuple[str, ...]:
         """Sync the live draw and publish it; returns serials completed by new spins."""
-        async with self._sm() as db:
-            session = await self._session(db, session_id)
-            live, outcomes = await self._sync(db, session_id)
-            completed = tuple(live.serial(k) for o in outcomes for k in o.completed)
-            voided = (
-                (
-                    await db.execute(
-                        select(Super9Spin.game_no)
-                        .where(Super9Spin.session_id == session_id, Super9Spin.voided.is_(True))
-                        .order_by(Super9Spin.seq)
+        fresh, _ = await self._publish(session_id)
+        return fresh
+
+    async def _publish(
+        self, session_id: int, seq: int | None = None
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Publish; returns (serials completed by new spins, serials spin ``seq`` completed).
+
+        The second is what a recorded spin reports (rule 13): looked up by sequence
+        number, so it stays right when another writer's spin was synced first.
+        """
+        async with self._live_lock(session_id):
+            async with self._sm() as db:
+                session = await self._session(db, session_id)
+                live, outcomes = await self._sync(db, session_id)
+                fresh = tuple(live.serial(k) for o in outcomes for k in o.completed)
+                at_seq = () if seq is None else tuple(map(live.serial, live.completed_at(seq)))
+                voided = (
+                    (
+                        await db.execute(
+                            select(Super9Spin.game_no)
+                            .where(
+                                Super9Spin.session_id == session_id,
+                                Super9Spin.voided.is_(True),
+                            )
+                            .order_by(Super9Spin.seq)
+                        )
                     )
+                    .scalars()
+                    .all()
                 )
-                .scalars()
-                .all()
-            )
-            payload = live.payload(
-                session_id=session_id,
-                status=session.status.value,
-                jackpot_cents=await self._jackpot(db),
-                voided_games=voided,
-            )
-        await publish(self._feed, session_id, payload)
-        return completed
+                payload = live.payload(
+                    session_id=session_id,
+                    status=session.status.value,
+                    jackpot_cents=await self._jackpot(db),
+                    voided_games=voided,
+                )
+            # Published under the lock: displays never get an older draw after a newer.
+            await publish(self._feed, session_id, payload)
+        return fresh, at_seq
 
     async def report(self, session_id: int) -> dict[str, Any]:
         async with self._sm() as db:

@@ -37,6 +37,9 @@ class DrawDesk(DeskCore):
     ) -> SpinRecorded | None:
         """A debounced wheel result.  None if that game is already recorded.
 
+        An identical repeat is a no-op; a different number for a recorded game keeps the
+        first and is written to the audit log for the supervisor.
+
         A game voided before its result (rule 18.2) keeps its void: the number is
         stored for the record but never called (rule 18.3).
         """
@@ -52,7 +55,17 @@ class DrawDesk(DeskCore):
                 )
             ).scalar_one_or_none()
             if row is not None and row.number is not None:
-                return None  # the wheel repeated a posted game
+                if row.number != number:
+                    # The first result stands; a supervisor can void the spin (rule 18).
+                    await audit.record(
+                        db,
+                        actor=ACTOR_SYSTEM,
+                        action="super9.spin.conflicting-result",
+                        subject=f"super9/session/{session_id}/game/{game_no}",
+                        reason=f"game {game_no} already recorded as {row.number}",
+                        details={"number": number, "recorded": row.number, "seq": row.seq},
+                    )
+                return None  # the wheel (or a second writer) repeated a posted game
             if row is None:
                 row = Super9Spin(
                     session_id=session_id,
@@ -76,7 +89,7 @@ class DrawDesk(DeskCore):
                 )
             await db.flush()
             seq, voided = row.seq, row.voided
-        completed = await self.publish(session_id)
+        _, completed = await self._publish(session_id, seq)
         return SpinRecorded(session_id, seq, number, voided, completed)
 
     async def void_spin(
@@ -191,7 +204,7 @@ class DrawDesk(DeskCore):
                 },
             )
             seq = row.seq
-        completed = await self.publish(session_id)
+        _, completed = await self._publish(session_id, seq)
         return SpinRecorded(session_id, seq, number, False, completed)
 
     async def claim(
@@ -202,7 +215,8 @@ class DrawDesk(DeskCore):
         A difference from the top copy, a repeated number or more than nine numbers
         voids the claim and disqualifies the player for the day (rule 9); play goes on.
         """
-        async with self._sm.begin() as db:
+        # The live draw is read below: its lock first, then the transaction (desk_core).
+        async with self._live_lock(session_id), self._sm.begin() as db:
             session = await self._drawing(db, session_id)
             ticket = await self._ticket(db, serial)
             if ticket.session_id != session_id:
@@ -331,7 +345,8 @@ class DrawDesk(DeskCore):
                 subject=f"super9/session/{session_id}",
                 details=session.result,
             )
-        self._live.pop(session_id, None)
+        async with self._live_lock(session_id):
+            self._live.pop(session_id, None)
         await self.publish(session_id)
         return result
 

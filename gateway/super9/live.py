@@ -51,6 +51,11 @@ class LiveDraw:
             self.engine.remove(key)
         self.applied: list[LiveSpin] = []
         self.counted_at: dict[int, int] = {}  # ticket -> counted spins at completion
+        self._completed_by_seq: dict[int, tuple[int, ...]] = {}  # spin seq -> tickets
+
+    def completed_at(self, seq: int) -> tuple[int, ...]:
+        """Tickets still in play whose ninth number spin ``seq`` called (rule 13)."""
+        return tuple(k for k in self._completed_by_seq.get(seq, ()) if k not in self._removed)
 
     def serial(self, ticket: int) -> str:
         return self._serials[ticket]
@@ -77,6 +82,8 @@ class LiveDraw:
             outcome = self.engine.call(spin.number)
             for key in outcome.completed:
                 self.counted_at[key] = self.counted()
+            if outcome.completed:
+                self._completed_by_seq[spin.seq] = outcome.completed
             self.applied.append(spin)
             outcomes.append(outcome)
         return outcomes

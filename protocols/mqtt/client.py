@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import aiomqtt
+from aiomqtt.exceptions import MqttConnectError
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +140,16 @@ def topic_matches(topic_filter: str, topic: str) -> bool:
     return len(f_parts) == len(t_parts)
 
 
+# CONNACK codes that mean "your credentials or rights": 3.1.1 (4, 5) and MQTT 5 (134, 135).
+_REFUSALS = frozenset({4, 5, 134, 135})
+
+
+def _refusal(exc: aiomqtt.MqttCodeError) -> bool:
+    rc = exc.rc
+    value = getattr(rc, "value", rc)
+    return isinstance(exc, MqttConnectError) and value in _REFUSALS
+
+
 class MqttSession:
     def __init__(
         self,
@@ -159,6 +170,8 @@ class MqttSession:
         self._closing = asyncio.Event()
         self._inflight = asyncio.Semaphore(settings.max_inflight)
         self._callbacks: set[asyncio.Task[None]] = set()
+        self._refused = asyncio.Event()  # the broker said no to our credentials
+        self.last_error = ""
         # Resolved when the current connection is lost (a fresh one per connection).
         self._lost: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
@@ -189,13 +202,22 @@ class MqttSession:
             self._closing.clear()
             self._task = asyncio.create_task(self._run(), name=f"mqtt-{self.client_id}")
         if wait:
-            try:
-                await asyncio.wait_for(self.connected.wait(), self.settings.connect_timeout)
-            except TimeoutError:
+            connected = asyncio.ensure_future(self.connected.wait())
+            refused = asyncio.ensure_future(self._refused.wait())
+            await asyncio.wait(
+                {connected, refused},
+                timeout=self.settings.connect_timeout,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+            connected.cancel()
+            refused.cancel()
+            if not self.connected.is_set():
                 await self.close()
-                raise MqttUnavailable(
-                    f"no MQTT broker at {self.settings.host}:{self.settings.port}"
-                ) from None
+                where = f"{self.settings.host}:{self.settings.port}"
+                if self._refused.is_set():
+                    raise MqttUnavailable(f"MQTT broker at {where} refused us: {self.last_error}")
+                detail = f" ({self.last_error})" if self.last_error else ""
+                raise MqttUnavailable(f"no MQTT broker at {where}{detail}")
 
     async def close(self) -> None:
         self._closing.set()
@@ -323,6 +345,12 @@ class MqttSession:
                             payload = str(payload).encode() if payload is not None else b""
                         self._dispatch(message.topic.value, bytes(payload))
             except aiomqtt.MqttError as exc:
+                self.last_error = str(exc)
+                if isinstance(exc, aiomqtt.MqttCodeError) and _refusal(exc):
+                    # Bad credentials or no authorisation: retrying cannot help.
+                    log.error("MQTT %s: broker refused the connection: %s", self.client_id, exc)
+                    self._refused.set()
+                    return
                 if not self._closing.is_set():
                     log.info("MQTT %s: connection lost (%s); reconnecting", self.client_id, exc)
             finally:

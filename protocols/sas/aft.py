@@ -85,6 +85,32 @@ def _amount(value: int, name: str) -> bytes:
         raise FieldError(f"{name} must be 0..9999999999 cents, not {value!r}") from None
 
 
+def _transfer_fields(
+    cashable: int, restricted: int, nonrestricted: int, flags: int, asset_number: int
+) -> bytes:
+    """The 20-byte run both directions of LP 72 share: amounts, transfer flags, asset."""
+    if not isinstance(asset_number, int) or not 0 <= asset_number <= 0xFFFFFFFF:
+        raise FieldError(f"asset number must fit 4 bytes, not {asset_number!r}")
+    return (
+        _amount(cashable, "cashable amount")
+        + _amount(restricted, "restricted amount")
+        + _amount(nonrestricted, "non-restricted amount")
+        + bytes((_byte(flags, "transfer flags"),))
+        + asset_number.to_bytes(4, "little")
+    )
+
+
+def _read_transfer_fields(body: bytes, at: int) -> dict[str, int]:
+    """:func:`_transfer_fields` read back from ``body[at:at + 20]``, by field name."""
+    return {
+        "cashable_cents": bcd_decode(body[at : at + 5]),
+        "restricted_cents": bcd_decode(body[at + 5 : at + 10]),
+        "nonrestricted_cents": bcd_decode(body[at + 10 : at + 15]),
+        "transfer_flags": body[at + 15],
+        "asset_number": int.from_bytes(body[at + 16 : at + 20], "little"),
+    }
+
+
 @dataclass(frozen=True, slots=True)
 class AftInterrogate(LongPoll):
     """LP 72 short form ``len=2 FF index``: status of transaction ``index`` (00 = last)."""
@@ -130,8 +156,8 @@ class AftTransfer(LongPoll):
             raise FieldError(f"transaction ID must be 1..20 characters, not {len(tid)}")
         if len(self.registration_key) != 20:
             raise FieldError("registration key must be 20 bytes")
-        if not 0 <= self.asset_number <= 0xFFFFFFFF or not 0 <= self.pool_id <= 0xFFFF:
-            raise FieldError("asset number must fit 4 bytes and pool ID 2 bytes")
+        if not isinstance(self.pool_id, int) or not 0 <= self.pool_id <= 0xFFFF:
+            raise FieldError(f"pool ID must fit 2 bytes, not {self.pool_id!r}")
         if len(self.receipt_data) > 255:
             raise FieldError("receipt data is at most 255 bytes")
         body = (
@@ -142,11 +168,13 @@ class AftTransfer(LongPoll):
                     _byte(self.transfer_type, "transfer type"),
                 )
             )
-            + _amount(self.cashable_cents, "cashable amount")
-            + _amount(self.restricted_cents, "restricted amount")
-            + _amount(self.nonrestricted_cents, "non-restricted amount")
-            + bytes((_byte(self.transfer_flags, "transfer flags"),))
-            + self.asset_number.to_bytes(4, "little")
+            + _transfer_fields(
+                self.cashable_cents,
+                self.restricted_cents,
+                self.nonrestricted_cents,
+                self.transfer_flags,
+                self.asset_number,
+            )
             + bytes(self.registration_key)
             + bytes((len(tid),))
             + tid
@@ -174,14 +202,10 @@ class AftTransfer(LongPoll):
         return cls(
             addr,
             transfer_type=body[2],
-            cashable_cents=bcd_decode(body[3:8]),
-            restricted_cents=bcd_decode(body[8:13]),
-            nonrestricted_cents=bcd_decode(body[13:18]),
+            **_read_transfer_fields(body, 3),
             transaction_id=_text(body[44:tid_end], "transaction ID"),
-            asset_number=int.from_bytes(body[19:23], "little"),
             transfer_code=body[0],
             transaction_index=body[1],
-            transfer_flags=body[18],
             registration_key=bytes(body[23:43]),
             expiration=bcd_decode(rest[0:4]),
             pool_id=int.from_bytes(rest[4:6], "little"),
@@ -222,8 +246,6 @@ class AftTransferReply(DataReply):
         tid = _ascii(self.transaction_id, None, "transaction ID")
         if len(tid) > 20:
             raise FieldError("transaction ID is at most 20 characters")
-        if not 0 <= self.asset_number <= 0xFFFFFFFF:
-            raise FieldError("asset number must fit 4 bytes")
         return (
             bytes(
                 (
@@ -233,11 +255,13 @@ class AftTransferReply(DataReply):
                     _byte(self.transfer_type, "transfer type"),
                 )
             )
-            + _amount(self.cashable_cents, "cashable amount")
-            + _amount(self.restricted_cents, "restricted amount")
-            + _amount(self.nonrestricted_cents, "non-restricted amount")
-            + bytes((_byte(self.transfer_flags, "transfer flags"),))
-            + self.asset_number.to_bytes(4, "little")
+            + _transfer_fields(
+                self.cashable_cents,
+                self.restricted_cents,
+                self.nonrestricted_cents,
+                self.transfer_flags,
+                self.asset_number,
+            )
             + bytes((len(tid),))
             + tid
             + bytes(self.extra)
@@ -254,11 +278,7 @@ class AftTransferReply(DataReply):
             transfer_status=body[1],
             receipt_status=body[2],
             transfer_type=body[3],
-            cashable_cents=bcd_decode(body[4:9]),
-            restricted_cents=bcd_decode(body[9:14]),
-            nonrestricted_cents=bcd_decode(body[14:19]),
-            transfer_flags=body[19],
-            asset_number=int.from_bytes(body[20:24], "little"),
+            **_read_transfer_fields(body, 4),
             transaction_id=_text(body[25:tid_end], "transaction ID"),
             extra=bytes(body[tid_end:]),
         )

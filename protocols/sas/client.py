@@ -45,6 +45,7 @@ from protocols.sas.endpoint import Endpoint, parse_endpoint
 from protocols.sas.errors import ProtocolError
 from protocols.sas.link import HostLink, LinkSettings, PollFailed, PollReply, Retrying
 from protocols.sas.messages import (
+    AFT_SUPPORTED_BIT,
     TOURNAMENT_SUPPORTED_BIT,
     Ack,
     Busy,
@@ -79,7 +80,6 @@ SAS_MIN_SPACING = 0.200  # seconds between polls to one EGM (sas.md §1)
 SAS_MIN_SPACING_REAL_TIME = 0.040  # for EGMs with real-time event reporting
 TCP_SETTINGS = LinkSettings(reply_timeout=0.200, inter_byte_gap=0.050)
 SERIAL_SETTINGS = LinkSettings()
-AFT_SUPPORTED_BIT = 0x40  # LP A0 features byte 2, bit 6
 MAX_EVENTS_PER_DRAIN = 64  # bound on general polls in one drain (the queue holds >= 20)
 
 

@@ -636,7 +636,9 @@ class DateTimeReply(DataReply):
         return cls(addr, _decode_datetime(body))
 
 
+# LP A0 feature bits, one place for host and emulator alike.
 TOURNAMENT_SUPPORTED_BIT = 0x08  # features byte 1, bit 3 (sas.md §3)
+AFT_SUPPORTED_BIT = 0x40  # features byte 2, bit 6: AFT (LP 72/74), the fallback's loader
 
 
 @dataclass(frozen=True, slots=True)
@@ -654,6 +656,10 @@ class EnabledFeaturesReply(DataReply):
     @property
     def tournament_supported(self) -> bool:
         return bool(self.features[0] & TOURNAMENT_SUPPORTED_BIT)
+
+    @property
+    def aft_supported(self) -> bool:
+        return bool(self.features[1] & AFT_SUPPORTED_BIT)
 
     def body(self) -> bytes:
         if not isinstance(self.features, bytes) or len(self.features) != 6:

@@ -9,6 +9,7 @@ connection drops) so the orchestration's error handling is exercised.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 from emulators.machine import EmulatedMachine, Event, MachineRefusal
@@ -158,3 +159,18 @@ class DirectDriver:
             action()  # type: ignore[operator]
         except MachineRefusal as exc:
             raise MachineRefused(str(exc)) from exc
+
+
+class PreparedDirectDriver(DirectDriver):
+    """Offers the optional ``prepare_unlock`` fast path the heat runner uses when present."""
+
+    def prepare_unlock(self) -> Callable[[], Awaitable[None]]:
+        self.calls.append("prepare_unlock")
+
+        def trigger() -> Awaitable[None]:
+            # the "frame" leaves now: the machine is enabled before anything is awaited
+            self._refusing(self.machine.unlock_play)
+            self.calls.append("unlock")
+            return asyncio.sleep(0)
+
+        return trigger

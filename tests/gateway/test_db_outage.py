@@ -16,7 +16,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from .direct_driver import DirectDriver
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -28,6 +27,8 @@ from gateway.heats.runner import HeatRunner
 from gateway.heats.spool import JournalWriter
 from storage.db import Base, make_engine, make_sessionmaker
 from storage.journal import Journal, RunState, SeatState
+
+from .direct_driver import DirectDriver
 
 PG_URL = os.environ.get(
     "REELGATE_DATABASE_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from .direct_driver import DirectDriver
+from direct_driver import DirectDriver, PreparedDirectDriver
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from emulators.machine import EmulatedMachine, MachineRefusal
@@ -20,14 +20,17 @@ from storage.journal import Journal, RunState, SeatState
 
 
 class Bank:
-    def __init__(self, n: int, *, host_timed: set[int] | None = None) -> None:
+    def __init__(
+        self, n: int, *, host_timed: set[int] | None = None, prepared: bool = False
+    ) -> None:
         self.machines = [
             EmulatedMachine(
                 f"A{i:02d}", seed=i, tournament_supported=i not in (host_timed or set())
             )
             for i in range(1, n + 1)
         ]
-        self.drivers = {m.machine_id: DirectDriver(m) for m in self.machines}
+        kind = PreparedDirectDriver if prepared else DirectDriver
+        self.drivers = {m.machine_id: kind(m) for m in self.machines}
         self.links = {
             mid: MachineLink(mid, d, attempts=2, budget_s=0.3, first_wait_s=0.01)
             for mid, d in self.drivers.items()
@@ -64,10 +67,11 @@ async def _run(runner: HeatRunner, bank: Bank, seconds: int = 1) -> tuple:  # ty
     return out, players
 
 
+@pytest.mark.parametrize("prepared", [False, True], ids=["gather", "prepared-unlock"])
 async def test_full_heat_scores_every_machine_once_and_releases(
-    journal: Journal, tmp_path: Path
+    journal: Journal, tmp_path: Path, prepared: bool
 ) -> None:
-    bank = Bank(4)
+    bank = Bank(4, prepared=prepared)
     writer = JournalWriter(journal, tmp_path / "spool")
     runner = HeatRunner(writer, bank.links, poll_interval_s=0.05)
     out, _ = await _run(runner, bank)
@@ -91,6 +95,8 @@ async def test_full_heat_scores_every_machine_once_and_releases(
     ]
     view = await journal.run(out.run_id)
     assert view.settled and set(view.machines.values()) == {SeatState.RELEASED}
+    if prepared:  # every unlock sent before any acknowledgement was awaited
+        assert all("prepare_unlock" in d.calls for d in bank.drivers.values())
 
 
 async def test_machine_that_stops_answering_is_malfunctioned_heat_goes_on(

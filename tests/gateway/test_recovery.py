@@ -12,7 +12,6 @@ import contextlib
 from pathlib import Path
 
 import pytest
-from .direct_driver import DirectDriver
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from emulators.machine import EmulatedMachine, MachineRefusal
@@ -22,6 +21,8 @@ from gateway.heats.spool import JournalWriter
 from gateway.recovery import recover_bank
 from storage.db import make_sessionmaker
 from storage.journal import Journal, RunState, SeatState
+
+from .direct_driver import DirectDriver
 
 
 def _bank(

@@ -20,6 +20,7 @@ from sqlalchemy import select
 
 from gateway.floor import set_bank_enabled
 from gateway.heats.context import GatewayContext, bank_links, close_links
+from gateway.heats.tournament_hooks import ServiceHooks
 from gateway.scheduler import Scheduler
 from gateway.tournament.rules.enums import Stage
 from gateway.tournament.services import add_player, register_for_heat, sell_entries, unit_of_work
@@ -134,3 +135,60 @@ async def test_due_heat_starts_by_itself_and_scores_reach_the_tournament(
         await ctx.close()
     for m in bank.ask("state")["machines"]:
         assert m["play_enabled"] and not m["in_tournament"]
+
+
+async def test_machine_failing_mid_heat_moves_its_player_to_a_future_heat(
+    bank: Any, tmp_path: Path
+) -> None:
+    """Rule 20: the malfunctioned machine's player gets the first available seat in a future
+    similar heat; the others finish and are scored."""
+    floor = tmp_path / "floor.toml"
+    floor.write_text(bank.floor_toml())
+    ctx = await GatewayContext.open(
+        database=f"sqlite+aiosqlite:///{tmp_path / 'gw.db'}",
+        floor_path=str(floor),
+        spool=tmp_path / "spool",
+    )
+    links: dict[str, Any] = {}
+    try:
+        await set_bank_enabled(ctx.sessions, "A", enabled=True, actor="tech")
+        heat_1, _ = await _setup(ctx, starts_in_s=0.5, seconds=3)
+        links, _ = await bank_links(ctx.bank("A"))
+        hooks = ServiceHooks(ctx.sessions)
+        scheduler = Scheduler(ctx, {"A": links}, hooks=hooks, tick_s=0.2)
+        stop = asyncio.Event()
+        task = asyncio.create_task(scheduler.run(stop))
+        for _ in range(200):  # bounded: until the heat is running
+            run = await ctx.journal.latest_run("A")
+            if run is not None and run.state is RunState.RUNNING:
+                break
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(0.4)
+        await asyncio.to_thread(bank.ask, "fault EMU-002 no_reply")
+        for _ in range(300):
+            if scheduler.finished:
+                break
+            await asyncio.sleep(0.1)
+        stop.set()
+        await task
+        bank.ask("fault EMU-002 clear")
+        out = scheduler.finished[0]
+        assert out.state is RunState.CLOSED
+        assert out.seats["EMU-002"].state.value == "malfunction"
+        assert hooks.problems == []
+        async with ctx.sessions() as s:
+            scores = (await s.scalars(select(Score).where(Score.heat_id == heat_1))).all()
+            assert len(scores) == 2  # the two machines that kept answering
+            h1 = await s.get(Heat, heat_1)
+            assert h1 is not None and h1.status is HeatStatus.CLOSED
+        from gateway.tournament.services.seating import heat_seats
+
+        async with ctx.sessions() as s:
+            moved = [x for x in await heat_seats(s, heat_1, include_inactive=True)
+                     if x.machine_id == "EMU-002"]  # fmt: skip
+            # rule 20: the player is re-seated in a future heat, or refunded when that is
+            # impossible (here they already hold a seat in heat 2: rule 16)
+            assert moved and moved[0].status.value in ("moved", "cancelled")
+    finally:
+        await close_links(links)
+        await ctx.close()

@@ -168,6 +168,7 @@ def _reelgate(*args: str, cwd: Path) -> list[str]:
     return [sys.executable, "-m", "gateway", *args]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "kill_in", ["scheduled", "armed", "running", "ending", "collecting", "closed"]
 )
@@ -197,7 +198,7 @@ def test_sigkill_in_every_state_then_recover(banks: Banks, tmp_path: Path, kill_
             os.kill(gw.pid, signal.SIGKILL)
             break
     gw.wait(timeout=10)
-    assert gw.returncode == -signal.SIGKILL, seen
+    assert gw.returncode == -signal.SIGKILL, "\n".join(seen + gw.stderr.readlines())
 
     rec = subprocess.run(
         _reelgate("heat", "recover", *common, "--bank", "A", "--json", cwd=tmp_path),

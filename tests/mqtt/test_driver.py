@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta
 
 import aiomqtt
 import pytest
-from .conftest import Boards
 
 from gateway.driver import (
     LinkTimeout,
@@ -23,6 +22,8 @@ from protocols.mqtt import codec
 from protocols.mqtt.broker import EmbeddedBroker
 from protocols.mqtt.codec import Command
 from protocols.mqtt.topics import Channel, board_topic
+
+from .mqtt_boards import Boards
 
 
 async def _until(predicate: object, what: str, within: float = 5.0) -> None:

@@ -36,3 +36,19 @@ def test_short_run_with_embedded_broker_and_snmp(capsys: pytest.CaptureFixture[s
     assert f"M001 {url.group(1)}/clitest/M001" in out
     assert f"M002 {url.group(1)}/clitest/M002" in out
     assert re.search(r"M002 snmp udp 127\.0\.0\.1:\d+", out)
+
+
+@pytest.mark.parametrize(
+    ("args", "complaint"),
+    [
+        (["--snmp-v3", "ops:short:short"], "at least 8 characters"),
+        (["--snmp-v3", "ops-only"], "USER:AUTHKEY:PRIVKEY"),
+        (["--snmp-traps", "10.0.0.1:162"], "loopback only"),
+        (["--snmp-traps", "127.0.0.1:x"], "HOST:PORT"),
+    ],
+)
+def test_snmp_option_mistakes(
+    args: list[str], complaint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["emulate", "mqtt", "--snmp", *args]) == 2
+    assert complaint in capsys.readouterr().err

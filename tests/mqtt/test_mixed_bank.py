@@ -12,9 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shutil
-import socket
-import subprocess
-import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -36,51 +33,12 @@ from protocols.mqtt.client import MqttSettings
 from storage.db import make_sessionmaker
 from storage.journal import Journal, RunState, SeatState
 
+from .mosquitto_proc import Mosquitto
+
 CREDITS = 500
 HEAT_S = 3
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
-
-
-class Mosquitto:
-    """A private Mosquitto on a free loopback port, for tests that restart the broker."""
-
-    def __init__(self, workdir: Path) -> None:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        self.conf = workdir / "mosquitto.conf"
-        self.conf.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous true\n")
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"mqtt://127.0.0.1:{self.port}"
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen(
-            ["mosquitto", "-c", str(self.conf)], stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 5
-        while True:  # bounded: until the port accepts or 5 s
-            with contextlib.suppress(OSError), socket.create_connection(
-                ("127.0.0.1", self.port), timeout=0.2
-            ):
-                return
-            if time.monotonic() > deadline:
-                raise RuntimeError("mosquitto did not start")
-            time.sleep(0.02)
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.terminate()
-            self.proc.wait(5)
-            self.proc = None
-
-    async def restart(self) -> None:
-        await asyncio.to_thread(self.stop)
-        await asyncio.to_thread(self.start)
 
 
 @pytest.fixture

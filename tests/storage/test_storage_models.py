@@ -110,6 +110,18 @@ async def test_naive_datetime_is_refused(session: AsyncSession, b: Builder) -> N
             await session.flush()
 
 
+async def test_non_datetime_is_refused(session: AsyncSession, b: Builder) -> None:
+    with pytest.raises(StatementError, match="expected a datetime"):
+        async with session.begin_nested():
+            await session.execute(
+                Heat.__table__.insert().values(
+                    tournament_id=b.t.id, stage="final", number=2,
+                    scheduled_start="2026-11-26 19:30", duration_seconds=600,
+                    starting_credits=1000, bank_name="bank-a",
+                )
+            )  # fmt: skip
+
+
 async def test_unknown_enum_value_is_refused(session: AsyncSession, b: Builder) -> None:
     with pytest.raises(StatementError):
         async with session.begin_nested():

@@ -54,7 +54,8 @@ from gateway.tournament.rules.cards import Card
 from gateway.tournament.rules.enums import CardSuit, DrawnBy, EntryStatus, SeatStatus, Stage
 from gateway.tournament.rules.incidents import MalfunctionOutcome
 from gateway.tournament.rules.violations import RuleViolation
-from gateway.tournament.services.standings import DrawnCard
+from gateway.tournament.services.draws import DrawnCard
+from gateway.tournament.services.finals import verify_seat_draws
 from gateway.tournament.settings import TournamentSettings
 from storage import audit, ranking
 from storage.tournament import Entry
@@ -657,6 +658,11 @@ async def test_25_week_season(desk: Desk) -> None:
     assert q.final_over and q.winners.complete
     await agrees_with_storage_ranking(desk, tid, Stage.FINAL, at(date(2026, 11, 23), 9))
     assert q.winners.selected == (entry_of[("P04", 8)], entry_of[("P01", 3)], winner)
+
+    # the two seat draws (semi-finals, final) and every digital card recompute from
+    # their recorded seeds (rules 14, 19)
+    assert await desk.run(verify_seat_draws) == []
+    assert await desk.run(svc.verify_digital_draws, tid) == []
 
     # every change a person made is in an unbroken audit chain
     async with svc.unit_of_work(desk.maker) as session:

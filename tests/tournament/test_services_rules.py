@@ -3,6 +3,7 @@ rule and changes nothing; every change is audited."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -19,14 +20,17 @@ from gateway.tournament.rules.enums import (
     SeatStatus,
     Stage,
 )
+from gateway.tournament.rules.final_stages import SeatSlot, draw_seats
 from gateway.tournament.rules.incidents import MalfunctionOutcome
 from gateway.tournament.rules.violations import RuleViolation
 from gateway.tournament.services.common import find_tournament, load_settings
+from gateway.tournament.services.finals import verify_seat_draws
 from gateway.tournament.services.scoring import simple_score
 from gateway.tournament.services.setup import change_settings
-from gateway.tournament.settings import TournamentSettings, Validity
+from gateway.tournament.settings import Package, TournamentSettings, Validity
+from storage import audit
 from storage.audit import AuditEntry
-from storage.tournament import Entry, Heat, HeatNotice, Proxy, Refund, Score, Seat
+from storage.tournament import Disqualification, Entry, Heat, HeatNotice, Proxy, Refund, Score, Seat
 
 from .conftest import Desk, at, score
 
@@ -130,8 +134,6 @@ async def test_rules_1_to_3_players_and_exclusions(desk: Desk) -> None:
 
 
 async def _dq_ids(session: AsyncSession) -> list[int]:
-    from storage.tournament import Disqualification
-
     return list((await session.execute(select(Disqualification.id))).scalars())
 
 
@@ -479,6 +481,7 @@ async def test_rule_21_final_stage_malfunction_waits_for_an_added_heat(desk: Des
         seed=bytes(range(16)),
     )
     assert list(draw.seats) == [victim.entry_id]
+    assert await desk.run(verify_seat_draws) == []  # both draws recompute from their seeds
     assert await desk.run(lambda s: svc.seats_waiting(s, tid, Stage.SEMI_FINAL)) == []
     notices = await desk.run(lambda s: _all(s, HeatNotice))
     assert [n.kind for n in notices] == [NoticeKind.ADDED]
@@ -570,8 +573,6 @@ def test_times_are_aware() -> None:
 
 
 async def test_rules_6_8_casino_credit_needs_rewards_membership(desk: Desk) -> None:
-    from gateway.tournament.settings import Package
-
     packages = (Package("single", 5000, 1), Package("R300", 30000, 5, casino_credit_cents=5000))
     tid = await desk.tournament(TournamentSettings(packages=packages))
     member = await desk.run(
@@ -617,8 +618,6 @@ async def test_rule_2_a_register_entry_dated_ahead_takes_effect_on_its_day(desk:
 
 async def test_rules_9_11_16_concurrent_desks_never_share_a_seat(desk: Desk) -> None:
     """Six desks register six players at once for a three-machine heat (bank B)."""
-    import asyncio
-
     await desk.floor("B", 3)
     tid = await desk.tournament()
     heat = await desk.heat(at(DAY, 18), bank="B")
@@ -674,3 +673,90 @@ async def test_rule_10_a_cancelled_heat_gives_entries_back(desk: Desk) -> None:
         actor="director",
         now=at(DAY, 15),
     )
+
+
+async def test_rule_23_director_overrides_a_wrong_forfeit_and_records_decisions(
+    desk: Desk,
+) -> None:
+    tid = await desk.tournament()
+    heat = await desk.heat(at(DAY, 18))
+    p = await desk.player("8001015009087", "Ann")
+    await desk.sell(p, at(DAY, 12))
+    seat = await desk.register(heat, p, at(DAY, 13))
+    await refused(
+        desk,
+        r"^rule 23: seat 1 is assigned, not forfeited",
+        svc.reinstate_seat,
+        seat.id,
+        reason="x",
+        actor="director",
+        at=at(DAY, 17),
+    )
+    assert await desk.run(
+        svc.begin_heat, heat, present_seats=[], at=at(DAY, 18), actor="attendant"
+    ) == [1]
+    await desk.run(
+        svc.reinstate_seat,
+        seat.id,
+        reason="was at the machine, list error",
+        actor="director",
+        at=at(DAY, 18, 2),
+    )
+    await desk.run(svc.record_machine_score, seat.id, score(640), at=at(DAY, 18, 10))
+    assert (await desk.run(lambda s: _entry_of(s, p))).status is EntryStatus.PLAYED
+    await refused(
+        desk,
+        r"^rule 23: say what the decision is about",
+        svc.record_decision,
+        tid,
+        subject=" ",
+        decision="x",
+        reason="y",
+        actor="director",
+    )
+    await desk.run(
+        svc.record_decision,
+        tid,
+        subject="heat 1 seat 1",
+        decision="score stands despite a late spin",
+        reason="CCTV reviewed",
+        actor="director",
+    )
+    rows = await desk.run(lambda s: _all(s, AuditEntry))
+    decision = next(r for r in rows if r.action == "director.decision")
+    assert (decision.actor, decision.reason) == ("director", "CCTV reviewed")
+    assert decision.details_dict() == {
+        "about": "heat 1 seat 1",
+        "decision": "score stands despite a late spin",
+    }
+
+
+async def test_rule_14_a_seat_draw_that_does_not_follow_its_seed_is_reported(desk: Desk) -> None:
+    seed = bytes(range(16))
+    slots = [[7, 1], [7, 2], [8, 1]]
+
+    async def write(session: AsyncSession, seats: dict[str, list[int]]) -> None:
+        await audit.record(
+            session,
+            actor="x",
+            action="seat.draw",
+            subject="tournament:1",
+            details={
+                "seed": seed.hex(),
+                "context": "ctx",
+                "entries": [3, 4],
+                "slots": slots,
+                "seats": seats,
+            },
+        )
+
+    honest = draw_seats(seed, "ctx", [3, 4], [SeatSlot(h, n) for h, n in slots])
+    await desk.run(write, {str(e): [s.heat_id, s.seat_number] for e, s in honest.items()})
+    assert await desk.run(verify_seat_draws) == []
+    swapped = {
+        "3": [honest[4].heat_id, honest[4].seat_number],
+        "4": [honest[3].heat_id, honest[3].seat_number],
+    }
+    await desk.run(write, swapped)
+    problems = await desk.run(verify_seat_draws)
+    assert problems == ["audit row 2 (ctx): the seed gives other seats"]

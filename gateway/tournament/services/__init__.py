@@ -5,6 +5,12 @@ rolls back whole."""
 
 from gateway.tournament.services.cashdesk import expire_entries, refund_entry, sell_entries
 from gateway.tournament.services.common import unit_of_work
+from gateway.tournament.services.draws import (
+    DrawnCard,
+    digital_draw,
+    record_physical_draw,
+    verify_digital_draws,
+)
 from gateway.tournament.services.finals import (
     add_proxy,
     seat_stage,
@@ -30,24 +36,21 @@ from gateway.tournament.services.seating import (
     finish_heat,
     heat_seats,
     register_for_heat,
+    reinstate_seat,
 )
 from gateway.tournament.services.setup import (
     cancel_heat,
     change_settings,
     create_tournament,
     list_heats,
+    record_decision,
     reschedule_heat,
     schedule_heat,
 )
-from gateway.tournament.services.standings import (
-    digital_draw,
-    qualifiers,
-    record_physical_draw,
-    stage_standings,
-    verify_digital_draws,
-)
+from gateway.tournament.services.standings import qualifiers, stage_standings
 
 __all__ = [
+    "DrawnCard",
     "add_player",
     "add_proxy",
     "begin_heat",
@@ -67,11 +70,13 @@ __all__ = [
     "mark_seat_malfunctioned",
     "postpone_heat",
     "qualifiers",
+    "record_decision",
     "record_machine_score",
     "record_physical_draw",
     "refund_entry",
     "register_for_heat",
     "reinstate",
+    "reinstate_seat",
     "reschedule_heat",
     "restart_heat",
     "schedule_heat",

@@ -32,6 +32,7 @@ from gateway.tournament.services.common import (
 )
 from gateway.tournament.services.people import active_disqualification, check_person
 from gateway.tournament.services.standings import qualifiers, stage_over, stage_standings
+from storage.audit import AuditEntry
 from storage.tournament import Entry, Heat, Player, Proxy, Seat, Tournament
 
 SEAT_DRAW_ALGORITHM = "hmac-sha256-fisher-yates/v1"  # see gateway.tournament.rules.cards
@@ -107,7 +108,8 @@ async def seat_stage(
     )
     seed = seed if seed is not None else secrets.token_bytes(32)
     context = f"tournament={tournament.id}|stage={stage.value}|seats"
-    drawn = draw_seats(seed, context, list(entries), await free_slots(session, heats))
+    slots = await free_slots(session, heats)
+    drawn = draw_seats(seed, context, list(entries), slots)
     holders = await _holders(session, list(entries))
     by_heat = {h.id: h for h in heats}
     for entry_id, slot in sorted(drawn.items()):
@@ -135,6 +137,8 @@ async def seat_stage(
         seed=seed.hex(),
         algorithm=SEAT_DRAW_ALGORITHM,
         context=context,
+        entries=sorted(entries),
+        slots=[[x.heat_id, x.seat_number] for x in slots],
         seats={str(e): [s.heat_id, s.seat_number] for e, s in sorted(drawn.items())},
     )
     return SeatDraw(seed, drawn)
@@ -292,7 +296,8 @@ async def seat_waiting_in_added_heat(
     seed = seed if seed is not None else secrets.token_bytes(32)
     context = f"tournament={heat.tournament_id}|stage={heat.stage.value}|added-heat={heat.id}"
     by_entry = {s.entry_id: s for s in waiting}
-    drawn = draw_seats(seed, context, sorted(by_entry), await free_slots(session, [heat]))
+    slots = await free_slots(session, [heat])
+    drawn = draw_seats(seed, context, sorted(by_entry), slots)
     machines = await seat_numbers(session, heat.bank_name)
     for entry_id, slot in sorted(drawn.items()):
         old = by_entry[entry_id]
@@ -321,7 +326,9 @@ async def seat_waiting_in_added_heat(
         seed=seed.hex(),
         algorithm=SEAT_DRAW_ALGORITHM,
         context=context,
-        seats={str(e): s.seat_number for e, s in sorted(drawn.items())},
+        entries=sorted(by_entry),
+        slots=[[x.heat_id, x.seat_number] for x in slots],
+        seats={str(e): [s.heat_id, s.seat_number] for e, s in sorted(drawn.items())},
     )
     return SeatDraw(seed, drawn)
 
@@ -333,3 +340,27 @@ async def move_proxy(session: AsyncSession, old_seat_id: int, new_seat_id: int) 
     ).scalar_one_or_none()
     if proxy is not None:
         proxy.seat_id = new_seat_id
+
+
+SEAT_DRAW_ACTIONS = ("seat.draw", "seat.draw-added-heat")
+
+
+async def verify_seat_draws(session: AsyncSession) -> list[str]:
+    """Recompute every recorded seat draw (rules 14, 21) from its seed, entries and the
+    free seats offered; returns the mismatches.  Anyone can redo this from the audit log."""
+    rows = (
+        await session.execute(
+            select(AuditEntry)
+            .where(AuditEntry.action.in_(SEAT_DRAW_ACTIONS))
+            .order_by(AuditEntry.id)
+        )
+    ).scalars()
+    problems = []
+    for row in rows:
+        d = row.details_dict()
+        slots = [SeatSlot(h, n) for h, n in d["slots"]]
+        again = draw_seats(bytes.fromhex(d["seed"]), d["context"], d["entries"], slots)
+        recorded = {int(e): SeatSlot(h, n) for e, (h, n) in d["seats"].items()}
+        if again != recorded:
+            problems.append(f"audit row {row.id} ({d['context']}): the seed gives other seats")
+    return problems

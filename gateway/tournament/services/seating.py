@@ -31,6 +31,7 @@ from gateway.tournament.services.common import (
     occupied_numbers,
     record,
     require_actor,
+    require_reason,
     seat_numbers,
 )
 from gateway.tournament.services.finals import stage_seats
@@ -292,3 +293,38 @@ async def finish_heat(session: AsyncSession, heat_id: int, *, at: datetime, acto
     await session.flush()
     await record(session, actor, "heat.finish", f"heat:{heat.id}", None, ended_at=at)
     return heat
+
+
+async def reinstate_seat(
+    session: AsyncSession, seat_id: int, *, reason: str, actor: str, at: datetime
+) -> Seat:
+    """Rule 23 override: the director puts a forfeited seat back in play while its heat is
+    under way (e.g. the attendant marked a present player absent, rule 22)."""
+    actor = require_actor(actor)
+    reason = require_reason(reason)
+    seat = await get(session, Seat, seat_id, "seat")
+    heat = await get(session, Heat, seat.heat_id, "heat")
+    if seat.status is not SeatStatus.FORFEITED:
+        raise RuleViolation(23, f"seat {seat.seat_number} is {seat.status.value}, not forfeited")
+    if heat.status not in IN_PROGRESS:
+        raise RuleViolation(23, f"{heat_label(heat)} is {heat.status.value}, not under way")
+    bad_players, bad_entries = await disqualified_sets(session, heat.tournament_id)
+    if seat.holder_player_id in bad_players or seat.entry_id in bad_entries:
+        raise RuleViolation(2, f"player {seat.holder_player_id} is disqualified")
+    seat.status = SeatStatus.PRESENT
+    if seat.stage is Stage.QUALIFYING:
+        entry = await get(session, Entry, seat.entry_id, "entry")
+        entry.status = EntryStatus.SEATED
+        entry.status_changed_at = at
+    await session.flush()
+    await record(
+        session,
+        actor,
+        "seat.reinstate",
+        f"seat:{seat.id}",
+        reason,
+        heat_id=heat.id,
+        seat_number=seat.seat_number,
+        entry_id=seat.entry_id,
+    )
+    return seat

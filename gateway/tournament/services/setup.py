@@ -349,3 +349,30 @@ async def cancel_heat(
         entries=affected,
     )
     return affected
+
+
+async def record_decision(
+    session: AsyncSession,
+    tournament_ref: int | str,
+    *,
+    subject: str,
+    decision: str,
+    reason: str,
+    actor: str,
+) -> None:
+    """Rule 23: a Tournament Director's decision not covered by another command, kept in
+    the audit log with its reason (decisions are final and binding)."""
+    actor = require_actor(actor)
+    reason = require_reason(reason)
+    if not subject.strip() or not decision.strip():
+        raise RuleViolation(23, "say what the decision is about and what was decided")
+    tournament = await find_tournament(session, tournament_ref)
+    await record(
+        session,
+        actor,
+        "director.decision",
+        f"tournament:{tournament.id}",
+        reason,
+        about=subject.strip(),
+        decision=decision.strip(),
+    )

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises:
-Create Date: 2026-11-29 17:34:29.924580
+Create Date: 2026-11-29 17:49:24.980022
 """
 # ruff: noqa: E501
 
@@ -89,6 +89,19 @@ def upgrade() -> None:
         sa.Column("enabled_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("enabled_by", sa.String(length=64), nullable=True),
         sa.PrimaryKeyConstraint("name", name=op.f("pk_floor_bank")),
+    )
+    op.create_table(
+        "heat_director_command",
+        sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
+        sa.Column("bank_name", sa.String(length=32), nullable=False),
+        sa.Column("heat_id", sa.Integer(), nullable=True),
+        sa.Column("command", sa.String(length=16), nullable=False),
+        sa.Column("reason", sa.Text(), nullable=False),
+        sa.Column("actor", sa.String(length=100), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("done_at", sa.DateTime(timezone=True), nullable=True),
+        sa.Column("outcome", sa.Text(), nullable=True),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_heat_director_command")),
     )
     op.create_table(
         "heat_run",
@@ -597,19 +610,6 @@ def upgrade() -> None:
             batch_op.f("ix_super9_ticket_session_id"), ["session_id"], unique=False
         )
 
-    op.create_table(
-        "tournament_rule_settings",
-        sa.Column(
-            "tournament_id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), nullable=False
-        ),
-        sa.Column("settings_json", sa.Text(), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["tournament_id"],
-            ["tournaments.id"],
-            name=op.f("fk_tournament_rule_settings_tournament_id_tournaments"),
-        ),
-        sa.PrimaryKeyConstraint("tournament_id", name=op.f("pk_tournament_rule_settings")),
-    )
     op.create_table(
         "entries",
         sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), nullable=False),
@@ -1191,7 +1191,6 @@ def downgrade() -> None:
         batch_op.drop_index("ix_entries_purchase_id")
 
     op.drop_table("entries")
-    op.drop_table("tournament_rule_settings")
     with op.batch_alter_table("super9_ticket", schema=None) as batch_op:
         batch_op.drop_index(batch_op.f("ix_super9_ticket_session_id"))
         batch_op.drop_index(batch_op.f("ix_super9_ticket_player_id"))
@@ -1221,6 +1220,7 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f("ix_heat_run_bank_name"))
 
     op.drop_table("heat_run")
+    op.drop_table("heat_director_command")
     op.drop_table("floor_bank")
     with op.batch_alter_table("exclusions", schema=None) as batch_op:
         batch_op.drop_index("ix_exclusions_id_number")

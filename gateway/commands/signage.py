@@ -1,0 +1,97 @@
+"""``reelgate signage --port P [--host H] [--mqtt URL] [--site S]``: the leaderboard page.
+
+Serves the signage page (``gateway/web``) fed by a subscription to one site's live feed
+on an MQTT broker, so a sign can run on any machine that reaches the broker.  The broker
+need not be up yet: the page shows "waiting for the gateway feed" until it is, and the
+session reconnects by itself.  Stops on SIGINT/SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import signal
+from typing import Any
+
+from gateway.errors import OperatorError
+from gateway.web.fanout import FanoutFeed
+from gateway.web.mqtt_source import MqttFeedSource
+from gateway.web.server import LOOPBACK, start_signage
+from protocols.mqtt.topics import TopicError
+
+DEFAULT_BROKER = "mqtt://127.0.0.1:1883"
+
+
+def register(sub: Any) -> None:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "signage", help="serve the leaderboard / Super 9 signage page from the MQTT feed"
+    )
+    parser.add_argument("--port", type=int, default=8080, help="HTTP port (0: any free port)")
+    parser.add_argument(
+        "--host",
+        default=LOOPBACK,
+        help="address to listen on (default loopback; a sign on another machine needs the "
+        "LAN address of this one)",
+    )
+    parser.add_argument(
+        "--mqtt",
+        default=os.environ.get("REELGATE_MQTT_URL") or DEFAULT_BROKER,
+        help=f"broker URL (default $REELGATE_MQTT_URL or {DEFAULT_BROKER})",
+    )
+    parser.add_argument("--site", default="venue", help="site name, the topic level (venue)")
+    parser.add_argument(
+        "--wait", action="store_true", help="fail at once if the broker is not reachable"
+    )
+    parser.set_defaults(handler=_signage)
+
+
+def _signage(args: argparse.Namespace) -> int:
+    if not 0 <= args.port <= 65535:
+        raise OperatorError(f"--port {args.port}: must be 0..65535")
+    feed = FanoutFeed()
+    try:
+        source = MqttFeedSource(feed, args.mqtt, args.site)
+    except TopicError as exc:
+        raise OperatorError(f"--site: {exc}") from None
+    except ValueError as exc:
+        raise OperatorError(f"--mqtt: {exc}") from None
+    return asyncio.run(run_signage(feed, source, args.host, args.port, wait=args.wait))
+
+
+async def run_signage(
+    feed: FanoutFeed,
+    source: MqttFeedSource,
+    host: str,
+    port: int,
+    *,
+    wait: bool = False,
+    stop: asyncio.Event | None = None,
+) -> int:
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        await source.start(wait=wait)
+    except ConnectionError as exc:  # MqttUnavailable with --wait
+        await source.close()
+        raise OperatorError(f"--mqtt {args_url(source)}: {exc}") from None
+    try:
+        try:
+            server = await start_signage(feed, host, port)
+        except OSError as exc:
+            raise OperatorError(f"--host/--port {host}:{port}: {exc.strerror or exc}") from None
+        async with server:
+            print(f"signage on {server.url} (feed {source.topic_filter})", flush=True)
+            await stop.wait()
+    finally:
+        await source.close()
+    return 0
+
+
+def args_url(source: MqttFeedSource) -> str:
+    s = source.settings
+    return f"{'mqtts' if s.tls else 'mqtt'}://{s.host}:{s.port}"

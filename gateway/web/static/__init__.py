@@ -1,0 +1,1 @@
+"""Static files of the signage page (a package only so that wheels include them)."""
