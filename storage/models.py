@@ -1,9 +1,12 @@
 """Imports every model module so that ``Base.metadata`` knows all tables.
 
-Each area keeps its tables in its own module; add the import here.
+Each area keeps its tables in its own module; add one ``import`` line here.
 """
 
 from __future__ import annotations
-from storage import floor, journal  # noqa: F401  (gateway: floor tables, heat run journal)
-from storage import super9  # noqa: F401  (Super 9 promotion tables)
-from storage import audit, tournament  # noqa: F401  (audit log; slot tournament tables)
+
+import storage.audit
+import storage.floor
+import storage.journal
+import storage.super9
+import storage.tournament  # noqa: F401  (slot tournament)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import socket
 
 import pytest
-from .test_client_sas import paired
 
 from emulators.bank import Bank
 from emulators.machine import EmulatedMachine
@@ -32,6 +31,8 @@ from protocols.sas import (
     encode_egm_message,
 )
 from protocols.sas.client import SasTimeout
+
+from .test_client_sas import paired
 
 
 def answers(**kwargs: object) -> PollAnswers:
