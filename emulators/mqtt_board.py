@@ -22,10 +22,17 @@ import contextlib
 import logging
 import time
 from collections import OrderedDict, deque
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from emulators.machine import EmulatedMachine, Event, MachineEvent, MachineRefusal
+from emulators.machine import (
+    EmulatedMachine,
+    Event,
+    MachineEvent,
+    MachineRefusal,
+    TournamentMeters,
+)
 from protocols.mqtt import codec
 from protocols.mqtt.client import MqttSession, MqttSettings, MqttUnavailable, WillMessage
 from protocols.mqtt.codec import BoardEventKind, Command, ErrorKind, PayloadError
@@ -61,6 +68,29 @@ _METER_EVENTS = frozenset(
 )
 
 
+@dataclass(slots=True)
+class HostTimedHeat:
+    """A heat on an EGM without tournament mode, run by the board itself: play-only
+    (restricted) credits loaded at entry, meters taken as differences since entry, and
+    everything swept off the meter at exit (rules 12, 18).  The gateway times it."""
+
+    credits: int
+    seconds: int
+    coin_in: int
+    games_played: int
+    games_won: int
+    started: bool = False
+
+    def meters(self, machine: EmulatedMachine) -> TournamentMeters:
+        wagered = machine.meters.coin_in - self.coin_in
+        return TournamentMeters(
+            games_played=machine.meters.games_played - self.games_played,
+            games_won=machine.meters.games_won - self.games_won,
+            credits_wagered=wagered,
+            credits_won=max(0, machine.credits - self.credits + wagered),
+        )
+
+
 class MqttBoard:
     def __init__(self, machine: EmulatedMachine, settings: MqttSettings, site: str) -> None:
         self.machine = machine
@@ -73,6 +103,8 @@ class MqttBoard:
             will=WillMessage(self._topic[Channel.STATUS], offline),
         )
         self.heat_id = ""  # named by the gateway (enter-tournament args.heat), for SNMP
+        self.host_heat: HostTimedHeat | None = None  # EGM without tournament mode
+        self.last_host_meters = TournamentMeters()
         self.tournament_entries = 0
         self.commands_executed = 0
         # Sequence numbers start at the boot time in ms, so they keep growing across a
@@ -154,6 +186,14 @@ class MqttBoard:
                 started=t.started_at is not None,
                 time_up=t.time_up,
             )
+        h = self.host_heat
+        if h is not None:
+            view = codec.TournamentView(
+                credits=m.credits,
+                seconds_left=float(h.seconds),
+                started=h.started,
+                time_up=False,
+            )
         return codec.State(
             seq=self._next_seq(),
             at=m.now(),
@@ -169,12 +209,17 @@ class MqttBoard:
 
     def meters_message(self) -> codec.Meters:
         m = self.machine
-        tm = m.tournament_meters()
+        if self.host_heat is not None:
+            tm = self.host_heat.meters(m)
+        elif m.tournament_supported:
+            tm = m.tournament_meters()
+        else:
+            tm = self.last_host_meters
         return codec.Meters(
             seq=self._next_seq(),
             at=m.now(),
             credits=m.credits,
-            in_tournament=m.in_tournament,
+            in_tournament=m.in_tournament or self.host_heat is not None,
             games_played=tm.games_played,
             games_won=tm.games_won,
             credits_wagered=tm.credits_wagered,
@@ -269,14 +314,23 @@ class MqttBoard:
             m.lock_play()
         elif cmd is Command.UNLOCK:
             m.unlock_play()
+            if self.host_heat is not None:
+                self.host_heat.started = True
         elif cmd is Command.ENTER_TOURNAMENT:
-            was_in = m.in_tournament
-            m.enter_tournament(int(args["credits"]), int(args["seconds"]))
+            credits, seconds = int(args["credits"]), int(args["seconds"])
+            was_in = m.in_tournament or self.host_heat is not None
+            if m.tournament_supported:
+                m.enter_tournament(credits, seconds)
+            else:
+                self._enter_host_timed(credits, seconds)
             if not was_in:
                 self.tournament_entries += 1
                 self.heat_id = str(args.get("heat") or self.tournament_entries)
         elif cmd is Command.EXIT_TOURNAMENT:
-            m.exit_tournament()
+            if self.host_heat is not None:
+                self._exit_host_timed()
+            else:
+                m.exit_tournament()
         elif cmd is Command.READ_METERS:
             return {
                 k: v
@@ -306,3 +360,37 @@ class MqttBoard:
             self._announce = self._state_dirty = self._meters_dirty = True
         self._wake.set()
         return {}
+
+    def _enter_host_timed(self, credits: int, seconds: int) -> None:
+        m = self.machine
+        h = self.host_heat
+        if h is not None:
+            if (h.credits, h.seconds) == (credits, seconds) and not h.started:
+                return  # a repeated command for the same heat loads nothing twice
+            raise MachineRefusal("already in a host-timed heat")
+        m.lock_play()
+        if m.cashable_credits:
+            raise MachineRefusal("cashable credits on the meter")
+        if m.restricted_credits:
+            raise MachineRefusal("other restricted credits on the meter")
+        start = HostTimedHeat(
+            credits=credits,
+            seconds=seconds,
+            coin_in=m.meters.coin_in,
+            games_played=m.meters.games_played,
+            games_won=m.meters.games_won,
+        )
+        m.transfer_in_restricted(credits)  # refuses a busy, tilted or open machine
+        self.host_heat = start
+
+    def _exit_host_timed(self) -> None:
+        m = self.machine
+        h = self.host_heat
+        if h is None:
+            return
+        final = h.meters(m)
+        # Wins on restricted play land on the cashable meter: sweep both (rules 12, 18).
+        m.transfer_out(m.cashable_credits, m.restricted_credits)
+        self.last_host_meters = final
+        self.host_heat = None
+        self._meters_dirty = self._state_dirty = True

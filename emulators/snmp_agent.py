@@ -79,6 +79,7 @@ class SnmpAgent:
         users: Sequence[Security],
         link_up: Callable[[], bool] = lambda: True,
         heat_id: Callable[[], str] = lambda: "",
+        mode: Callable[[], TournamentMode] | None = None,
         trap_targets: Sequence[tuple[str, int]] = (),
         trap_security: Security | None = None,
         host: str = LOOPBACK,
@@ -91,6 +92,7 @@ class SnmpAgent:
         self.users = list(users)
         self.link_up = link_up
         self.heat_id = heat_id
+        self.mode = mode or (lambda: tournament_mode(machine))
         self.trap_targets = list(trap_targets)
         self.trap_security = trap_security or self.users[0]
         self.host = host
@@ -113,6 +115,14 @@ class SnmpAgent:
         from protocols.snmp.security import V2cCommunity
 
         kw.setdefault("users", [V2cCommunity("public")])
+
+        def mode() -> TournamentMode:
+            heat = board.host_heat  # a host-timed heat run by the board itself
+            if heat is None:
+                return tournament_mode(board.machine)
+            return TournamentMode.PLAYING if heat.started else TournamentMode.ARMED
+
+        kw.setdefault("mode", mode)
         return cls(
             board.machine, link_up=lambda: board.link_up, heat_id=lambda: board.heat_id, **kw
         )
@@ -122,7 +132,7 @@ class SnmpAgent:
         m = self.machine
         return {
             "rgMachineId": m.machine_id,
-            "rgTournamentMode": int(tournament_mode(m)),
+            "rgTournamentMode": int(self.mode()),
             "rgHeatId": self.heat_id()[:32],
             "rgLinkState": int(LinkState.UP if self.link_up() else LinkState.DOWN),
             "rgCredits": max(0, m.credits),

@@ -126,9 +126,7 @@ async def _recover_run(
         report.decision = "restart"
         note = f"recovery: {len(silent)} of {len(touched)} machines silent (rule 20)"
         states.check(view.state, S.RESTARTED)
-        await writer.step(view.id, S.RESTARTED, note=note)
-        if hooks is not None and view.heat_id is not None:
-            await hooks.heat_restarted(view.heat_id, note)
+        await writer.step(view.id, S.RESTARTED, note=note)  # the runner tells the services
         view = await writer.journal.run(view.id)
     elif silent:
         # Single machines silent: malfunctioned (rules 20/21), the heat goes on.
@@ -151,6 +149,8 @@ async def _recover_run(
         return report
 
     runner = HeatRunner(writer, links, hooks=hooks, feed=feed, progress=progress)
+    if report.decision == "restart":
+        runner.restart_reason = f"recovery: {len(silent)} machines silent (rule 20)"
 
     def controlled() -> None:
         report.in_control_s = time.perf_counter() - t0

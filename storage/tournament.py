@@ -8,14 +8,21 @@ Enums are stored by value (``'semi-final'``) as VARCHAR + CHECK on both backends
                      sheet contradicts itself, so it is a setting), semi-final size (49,
                      rule 14), direct final places (1, rule 13), final quota (rule 17),
                      qualifying period, final date (rules 13/24), minimum age (rule 1).
+``tournament_settings`` one row per tournament: the casino's knobs that ranking SQL does
+                     not need — prize places needing a strict order (rule 19), the rule 20
+                     "reasonable period" before a failed heat is postponed, the rule 10
+                     notice before a heat changes.
+``tournament_packages`` the entry packages on sale (rules 5–8, e.g. R200 = 4 seats), in
+                     the order the director listed them.
 ``players``          a person: national id number (unique), optional Rewards card number
                      (rule 4), name, date of birth (rule 1).
 ``exclusions``       exclusion register (rules 2/3): kind, id number, from/until, source
                      (e.g. ``csv:hr-2026-11.csv``), note.  Matched by id number.
 ``entry_purchases``  one cash-desk transaction (rules 5/6/9): kind cash/card/package/
                      complimentary, seats bought, amount (0 for complimentary: the casino
-                     pays, one seat only), package casino-credit portion (rule 6, never
-                     usable in heats), purchased_at, valid_until, cashier.
+                     pays, one seat only), the package code sold, its casino-credit
+                     portion (rule 6, never usable in heats), purchased_at, valid_until,
+                     cashier.
 ``entries``          one row per seat bought = the "single entry" that is ranked (rule 14);
                      status available/seated/played/forfeited/refunded/disqualified/expired.
                      ``tournament_id``/``player_id`` copy the purchase's (composite FK).
@@ -72,6 +79,9 @@ from storage.types import UTCDateTime, enum_type, utcnow
 DEFAULT_VENUE_TZ = "Africa/Johannesburg"
 DEFAULT_ENTRY_PRICE_CENTS = 5000  # R50 per seat, rule 5
 DEFAULT_SEMI_FINAL_SIZE = 49  # rule 14
+DEFAULT_PRIZE_PLACES = 3  # rule 19: places that need a strict order
+DEFAULT_POSTPONE_AFTER_S = 30 * 60  # rule 20: "a reasonable period"
+DEFAULT_NOTICE_S = 60 * 60  # rule 10: announced before the change
 MAX_DRAW_ROUNDS = 10  # rule 19 re-draws; bounds the sort key in storage.ranking
 
 
@@ -214,6 +224,53 @@ class Tournament(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
+class TournamentSetting(Base):
+    """The rest of a tournament's settings (one row per tournament; the columns the
+    ranking SQL reads stay on ``tournaments``).  Changes are director decisions (rule 23)
+    and are also written to the audit log, which keeps their history."""
+
+    __tablename__ = "tournament_settings"
+    __table_args__ = (
+        CheckConstraint("prize_places >= 1", name="prize_places_positive"),
+        CheckConstraint("postpone_after_seconds > 0", name="postpone_after_positive_rule_20"),
+        CheckConstraint("reschedule_notice_seconds >= 0", name="notice_not_negative_rule_10"),
+    )
+
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id"), primary_key=True)
+    prize_places: Mapped[int] = mapped_column(
+        Integer, default=DEFAULT_PRIZE_PLACES, server_default=str(DEFAULT_PRIZE_PLACES)
+    )
+    postpone_after_seconds: Mapped[int] = mapped_column(
+        Integer, default=DEFAULT_POSTPONE_AFTER_S, server_default=str(DEFAULT_POSTPONE_AFTER_S)
+    )
+    reschedule_notice_seconds: Mapped[int] = mapped_column(
+        Integer, default=DEFAULT_NOTICE_S, server_default=str(DEFAULT_NOTICE_S)
+    )
+
+
+class TournamentPackage(Base):
+    """An entry package on sale (rules 5–8): ``seats`` for ``price_cents``, plus a
+    casino-credit portion that is never usable in a heat (rules 6/8)."""
+
+    __tablename__ = "tournament_packages"
+    __table_args__ = (
+        UniqueConstraint("tournament_id", "code"),
+        UniqueConstraint("tournament_id", "position"),
+        CheckConstraint("seats >= 1", name="seats_positive"),
+        CheckConstraint("price_cents > 0", name="price_positive"),
+        CheckConstraint("casino_credit_cents >= 0", name="casino_credit_not_negative"),
+        CheckConstraint("position >= 1", name="position_positive"),
+    )
+
+    id: Mapped[int] = mapped_column(_ID, primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id"))
+    position: Mapped[int] = mapped_column(Integer)  # the order the cash desk lists them
+    code: Mapped[str] = mapped_column(String(32))
+    price_cents: Mapped[int] = mapped_column(BigInteger)
+    seats: Mapped[int] = mapped_column(Integer)
+    casino_credit_cents: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+
+
 class Player(Base):
     __tablename__ = "players"
 
@@ -273,6 +330,7 @@ class EntryPurchase(Base):
     kind: Mapped[PurchaseKind] = mapped_column(enum_type(PurchaseKind, "purchase_kind"))
     seats: Mapped[int] = mapped_column(Integer)
     amount_cents: Mapped[int] = mapped_column(BigInteger)
+    package_code: Mapped[str | None] = mapped_column(String(32))  # rules 5-8: what was sold
     package_credit_cents: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     purchased_at: Mapped[datetime] = mapped_column(UTCDateTime())
     valid_until: Mapped[datetime] = mapped_column(UTCDateTime())

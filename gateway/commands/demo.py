@@ -251,8 +251,9 @@ def _summary(console: Console, outcome: HeatOutcome) -> None:
         f"heat {outcome.state.value}: {len(acks)} machines unlocked together "
         f"(acknowledged within {skew:.1f} ms)",
     ]
-    if outcome.end_to_committed_ms is not None:
-        lines.append(f"all scores stored {outcome.end_to_committed_ms:.0f} ms after the end")
+    if outcome.committed_at is not None and outcome.ends_at is not None:
+        ms = (outcome.committed_at - outcome.ends_at).total_seconds() * 1000
+        lines.append(f"all scores stored {ms:.0f} ms after the heat clock's end")
     for m, s in outcome.seats.items():
         if s.error:
             lines.append(f"{m}: {s.error}")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import uuid
 from collections import deque
 from dataclasses import dataclass
@@ -205,6 +206,8 @@ class MqttMachineDriver:
         self._pending: dict[str, _Pending] = {}
         self._events: deque[MachineEvent] = deque()
         self._cmd_topic = board_topic(endpoint.site, endpoint.machine, Channel.CMD)
+        # MQTT 5: a command nobody received within its timeout expires at the broker.
+        self._expiry = max(1, math.ceil(self.command_timeout))
 
     @classmethod
     def from_uri(cls, machine_id: str, endpoint_uri: str) -> MqttMachineDriver:
@@ -248,7 +251,7 @@ class MqttMachineDriver:
         self._pending[message.id] = pending = _Pending(codec.encode(message), future)
         try:
             try:
-                await hub.session.publish(self._cmd_topic, pending.payload)
+                await hub.session.publish(self._cmd_topic, pending.payload, expiry_s=self._expiry)
             except MqttUnavailable:
                 pass  # still pending: resent when the broker is back, until the timeout
             try:
@@ -274,7 +277,9 @@ class MqttMachineDriver:
                 pending.sent += 1
                 hub.stats.resent_commands += 1
                 with contextlib.suppress(MqttUnavailable):
-                    await hub.session.publish(self._cmd_topic, pending.payload)
+                    await hub.session.publish(
+                        self._cmd_topic, pending.payload, expiry_s=self._expiry
+                    )
 
     # -- incoming ----------------------------------------------------------------------
     def _receive(self, channel: Channel, message: codec.BoardMessage) -> None:

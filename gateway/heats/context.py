@@ -21,8 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from gateway.driver import MachineDriver
 from gateway.errors import OperatorError
 from gateway.floor import BankSpec, Floor, load_floor, load_floor_file, sync_floor
-from gateway.heats.links import MachineLink
-from gateway.heats.runner import close_links, open_links
+from gateway.heats.links import MachineLink, close_links, open_links
 from gateway.heats.spool import JournalWriter
 from storage.db import Base, database_url, make_engine, make_sessionmaker
 from storage.journal import Journal
@@ -43,7 +42,7 @@ def add_common_arguments(parser: argparse.ArgumentParser, *, floor_required: boo
 
 
 async def prepare_database(engine: AsyncEngine) -> None:
-    """Migrate to head, then make sure every table of the running code exists."""
+    """Migrate to head, then check that every table of the running code exists."""
     from storage.migrate import upgrade_async
 
     await upgrade_async(engine)
@@ -56,9 +55,11 @@ async def prepare_database(engine: AsyncEngine) -> None:
     async with engine.connect() as conn:
         absent = await conn.run_sync(missing)
     if absent:
-        # A model newer than the last migration (developer tree): create just those tables.
-        async with engine.begin() as conn:
-            await conn.run_sync(Base.metadata.create_all)
+        # Never patched up with create_all: a later migration would then collide with it.
+        raise OperatorError(
+            f"database: tables {', '.join(sorted(absent)[:3])} have no migration yet "
+            "(python -m storage.migrate revision -m ...)"
+        )
 
 
 @dataclass

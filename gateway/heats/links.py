@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
 
 from tenacity import (
     AsyncRetrying,
@@ -22,7 +22,7 @@ from tenacity import (
     wait_exponential,
 )
 
-from gateway.driver import TRANSIENT_ERRORS, LinkDown, MachineDriver
+from gateway.driver import TRANSIENT_ERRORS, DriverError, LinkDown, MachineDriver
 
 T = TypeVar("T")
 
@@ -86,3 +86,29 @@ class MachineLink:
         if outcome is not None and isinstance(outcome.exception(), LinkDown):
             # The connection is gone: reconnect on the next try.
             await self.close()
+
+
+async def open_links(
+    machines: Mapping[str, str],
+    factory: Callable[[str, str], Any],
+    *,
+    open_timeout_s: float = 3.0,
+) -> tuple[dict[str, MachineLink], dict[str, str]]:
+    """Open a link per machine (id -> endpoint).  Returns the links and who failed to open."""
+    links = {m: MachineLink(m, factory(m, uri)) for m, uri in machines.items()}
+
+    async def opening(link: MachineLink) -> None:
+        await asyncio.wait_for(link.open(), open_timeout_s)
+
+    results = await asyncio.gather(*(opening(x) for x in links.values()), return_exceptions=True)
+    failed: dict[str, str] = {}
+    for machine_id, result in zip(links, results, strict=True):
+        if isinstance(result, BaseException):
+            if not isinstance(result, DriverError | TimeoutError | OSError):
+                raise result
+            failed[machine_id] = f"{type(result).__name__}: {result}"
+    return links, failed
+
+
+async def close_links(links: Mapping[str, MachineLink]) -> None:
+    await asyncio.gather(*(link.close() for link in links.values()), return_exceptions=True)

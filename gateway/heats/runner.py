@@ -46,7 +46,7 @@ from gateway.driver import (
 from gateway.feed import FeedPublisher
 from gateway.heats import states
 from gateway.heats.hooks import Progress, ProgressNote, ProgressSink, TournamentHooks
-from gateway.heats.links import MachineLink
+from gateway.heats.links import MachineLink, close_links, open_links
 from gateway.heats.spool import JournalWriter
 from storage.journal import ResultIn, RunState, RunView, SeatState
 
@@ -121,6 +121,7 @@ class HeatRunner:
         self._watchers: list[asyncio.Task[None]] = []
         self._results: dict[str, HeatScore] = {}
         self._handling: list[asyncio.Task[None]] = []  # malfunctions being handled
+        self.restart_reason = "tournament system failure (rule 20)"
         # Called once, as soon as the floor is back in hand (recovery measures this).
         self.on_control: Callable[[], None] | None = None
 
@@ -190,7 +191,8 @@ class HeatRunner:
             await self._arm()
             if not self._seats_in(_LIVE):
                 # Not one machine could be armed: the tournament system is in trouble.
-                return S.RESTARTED, {"note": "no machine of the bank could be armed (rule 20)"}
+                self.restart_reason = "no machine of the bank could be armed (rule 20)"
+                return S.RESTARTED, {"note": self.restart_reason}
             # Let every link's poll spacing run out, so no unlock waits on its link.
             await asyncio.sleep(self._spacing())
             now = datetime.now(UTC)
@@ -203,6 +205,10 @@ class HeatRunner:
         if state is S.PAUSED:
             return await self._paused()
         if state is S.ENDING:
+            if self.resumed and self.ends_at is not None:
+                late = self._late_end(datetime.now(UTC))
+                if late[0] is S.RESTARTED:
+                    return late
             await self._lock_all(SeatState.LOCKED)
             return S.COLLECTING, {}
         if state is S.COLLECTING:
@@ -215,6 +221,9 @@ class HeatRunner:
             return None, {}
         if state in (S.ABORTED, S.RESTARTED):
             await self._release()
+            if state is S.RESTARTED and self.hooks is not None and self.view.heat_id is not None:
+                # Rule 20: the tournament side voids this attempt and the heat runs again.
+                await self.hooks.heat_restarted(self.view.heat_id, self.restart_reason)
             return None, {}
         raise AssertionError(f"unhandled state {state}")  # pragma: no cover
 
@@ -278,17 +287,20 @@ class HeatRunner:
     def _late_end(self, now: datetime) -> tuple[RunState, dict[str, Any]]:
         """Resumed after the heat's end: fair only if every machine stopped by itself."""
         assert self.ends_at is not None
+        if now <= self.ends_at + timedelta(seconds=self.late_grace_s):
+            return S.ENDING, {}
         unwatched = [
             m
             for m in self._seats_in({SeatState.ARMED, SeatState.PLAYING})
             if self.out.seats[m].support == TournamentSupport.HOST_TIMED.value
         ]
-        if unwatched and now > self.ends_at + timedelta(seconds=self.late_grace_s):
+        if unwatched:
             # Host-timed machines have no timer of their own: they may have played on
             # after the end while the gateway was down.  Rule 20: restart the heat.
-            return S.RESTARTED, {
-                "note": f"gateway down past the end; host-timed {', '.join(unwatched)} (rule 20)"
-            }
+            self.restart_reason = (
+                f"gateway down past the end; host-timed {', '.join(unwatched)} (rule 20)"
+            )
+            return S.RESTARTED, {"note": self.restart_reason}
         return S.ENDING, {"note": "resumed after the end: machine timers stopped play"}
 
     async def _paused(self) -> tuple[RunState | None, dict[str, Any]]:
@@ -306,9 +318,8 @@ class HeatRunner:
                 return await self._restart(directive.reason)
 
     async def _restart(self, reason: str) -> tuple[RunState, dict[str, Any]]:
-        if self.hooks is not None and self.view.heat_id is not None:
-            await self.hooks.heat_restarted(self.view.heat_id, reason or "director restart")
-        return S.RESTARTED, {"note": reason or "director restart (rule 20)"}
+        self.restart_reason = reason or "director restart (rule 20)"
+        return S.RESTARTED, {"note": self.restart_reason}
 
     async def _fire(self) -> None:
         """Unlock every armed machine together: one gather, no retries on the first try.
@@ -599,27 +610,4 @@ def _why(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
-async def open_links(
-    machines: Mapping[str, str],
-    factory: Callable[[str, str], Any],
-    *,
-    open_timeout_s: float = 3.0,
-) -> tuple[dict[str, MachineLink], dict[str, str]]:
-    """Open a link per machine (id -> endpoint).  Returns the links and who failed to open."""
-    links = {m: MachineLink(m, factory(m, uri)) for m, uri in machines.items()}
-
-    async def opening(link: MachineLink) -> None:
-        await asyncio.wait_for(link.open(), open_timeout_s)
-
-    results = await asyncio.gather(*(opening(x) for x in links.values()), return_exceptions=True)
-    failed: dict[str, str] = {}
-    for machine_id, result in zip(links, results, strict=True):
-        if isinstance(result, BaseException):
-            if not isinstance(result, DriverError | TimeoutError | OSError):
-                raise result
-            failed[machine_id] = _why(result)
-    return links, failed
-
-
-async def close_links(links: Mapping[str, MachineLink]) -> None:
-    await asyncio.gather(*(link.close() for link in links.values()), return_exceptions=True)
+__all__ = ["Command", "HeatOutcome", "HeatRunner", "SeatOutcome", "close_links", "open_links"]

@@ -32,6 +32,14 @@ from storage.super9 import (
 )
 
 
+def _keyed_numbers(serial: str, numbers: str) -> tuple[int, ...]:
+    """Numbers as keyed from a ticket (rules 8, 11), or a one-line operator error."""
+    try:
+        return validate_numbers(parse_numbers(numbers))
+    except TicketNumbersError as exc:
+        raise OperatorError(f"ticket {serial}: {exc}") from None
+
+
 class SalesDesk(DeskCore):
     """Settings, calendar, sales, hand-ins and number changes, and opening a draw."""
 
@@ -192,10 +200,7 @@ class SalesDesk(DeskCore):
     async def hand_in(self, serial: str, numbers: str, *, actor: str, now: datetime) -> int:
         """Key the top copy (rules 7, 8, 11); returns the session the ticket plays in."""
         require_aware(now)
-        try:
-            keyed = validate_numbers(parse_numbers(numbers))
-        except TicketNumbersError as exc:
-            raise OperatorError(f"ticket {serial}: {exc}") from None
+        keyed = _keyed_numbers(serial, numbers)
         async with self._sm.begin() as db:
             ticket = await self._ticket(db, serial)
             if ticket.status is not TicketStatus.SOLD:
@@ -247,10 +252,7 @@ class SalesDesk(DeskCore):
             raise OperatorError(
                 "rule 23: the Promotion Director's sign-off (another person) is needed"
             )
-        try:
-            keyed = validate_numbers(parse_numbers(numbers))
-        except TicketNumbersError as exc:
-            raise OperatorError(f"ticket {serial}: {exc}") from None
+        keyed = _keyed_numbers(serial, numbers)
         async with self._sm.begin() as db:
             ticket = await self._ticket(db, serial)
             if ticket.status is not TicketStatus.ENTERED:

@@ -80,9 +80,8 @@ class LiveDraw:
         outcomes = []
         for spin in valid[len(self.applied) :]:
             outcome = self.engine.call(spin.number)
-            for key in outcome.completed:
-                self.counted_at[key] = self.counted()
             if outcome.completed:
+                self.counted_at.update(dict.fromkeys(outcome.completed, self.counted()))
                 self._completed_by_seq[spin.seq] = outcome.completed
             self.applied.append(spin)
             outcomes.append(outcome)
@@ -99,7 +98,12 @@ class LiveDraw:
         engine = self.engine
         counted = self.counted()
         last = self.applied[-1] if self.applied else None
-        completed = sorted(engine.completed.items(), key=lambda kv: (kv[1], kv[0]))
+        # The first completions, by spin then ticket: only the groups shown are sorted.
+        completed: list[tuple[int, int]] = []
+        for spin, group in engine.completion_groups():
+            completed += ((k, spin) for k in sorted(group))
+            if len(completed) >= COMPLETED_SHOWN:
+                break
         return {
             "session": session_id,
             "status": status,
@@ -111,7 +115,7 @@ class LiveDraw:
             "jackpot_cents": jackpot_cents,
             "last": None if last is None else {"number": last.number, "game": last.game_no},
             "voided_games": [g for g in voided_games if g is not None],
-            "completed_count": len(completed),
+            "completed_count": engine.completed_count,
             "completed": [
                 {"ticket": self._serials[k], "spin": s, "counted": self.counted_at.get(k)}
                 for k, s in completed[:COMPLETED_SHOWN]

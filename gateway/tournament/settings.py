@@ -1,7 +1,10 @@
 """Per-tournament settings: the knobs the rules sheet leaves to the casino.
 
-Stored as JSON on the tournament row (``to_json`` / ``from_json``), so a tournament's
-rules can never change under it by editing code.
+Stored in the database with the tournament (``tournaments`` columns, one
+``tournament_settings`` row, ``tournament_packages`` rows: see
+``gateway.tournament.services.common.load_settings``), so a tournament's rules can never
+change under it by editing code.  ``to_json`` / ``from_json`` are the form the director
+edits (``reelgate tournament set``) and the audit log records.
 """
 
 from __future__ import annotations
@@ -13,6 +16,14 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from gateway.tournament.rules.enums import EntryValidity as Validity
 from gateway.tournament.rules.violations import RuleViolation
+from storage.tournament import (
+    DEFAULT_ENTRY_PRICE_CENTS,
+    DEFAULT_NOTICE_S,
+    DEFAULT_POSTPONE_AFTER_S,
+    DEFAULT_PRIZE_PLACES,
+    DEFAULT_SEMI_FINAL_SIZE,
+    DEFAULT_VENUE_TZ,
+)
 
 __all__ = ["DEFAULT_PACKAGES", "Package", "TournamentSettings", "Validity"]
 
@@ -37,17 +48,19 @@ DEFAULT_PACKAGES: tuple[Package, ...] = (
 
 @dataclass(frozen=True, slots=True)
 class TournamentSettings:
-    venue_zone: str = "Africa/Johannesburg"
-    seat_price_cents: int = 5000  # rule 5: R50 a seat
+    venue_zone: str = DEFAULT_VENUE_TZ
+    seat_price_cents: int = DEFAULT_ENTRY_PRICE_CENTS  # rule 5: R50 a seat
     packages: tuple[Package, ...] = field(default=DEFAULT_PACKAGES)
     validity: Validity = Validity.SAME_DAY
     minimum_age: int = 18  # rule 1
     direct_final_places: int = 1  # rule 13: the top single entry goes straight to the final
-    semi_final_qualifiers: int = 49  # rule 14
+    semi_final_qualifiers: int = DEFAULT_SEMI_FINAL_SIZE  # rule 14
     finalists_from_semis: int = 8  # rule 17: the advertised quota
-    prize_places: int = 3  # rule 19: places that need a strict order
-    postpone_after: timedelta = timedelta(minutes=30)  # rule 20: "a reasonable period"
-    reschedule_notice: timedelta = timedelta(hours=1)  # rule 10: announced before the change
+    prize_places: int = DEFAULT_PRIZE_PLACES  # rule 19: places that need a strict order
+    # rule 20: "a reasonable period" before a failed heat is postponed
+    postpone_after: timedelta = timedelta(seconds=DEFAULT_POSTPONE_AFTER_S)
+    # rule 10: how long before a change it must be announced
+    reschedule_notice: timedelta = timedelta(seconds=DEFAULT_NOTICE_S)
 
     def __post_init__(self) -> None:
         self.validate()

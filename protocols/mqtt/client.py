@@ -30,6 +30,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import aiomqtt
 from aiomqtt.exceptions import MqttConnectError
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
 
 log = logging.getLogger(__name__)
 
@@ -249,8 +251,21 @@ class MqttSession:
 
     # -- traffic -----------------------------------------------------------------------
     async def publish(
-        self, topic: str, payload: bytes, *, retain: bool = False, qos: int = 1
+        self,
+        topic: str,
+        payload: bytes,
+        *,
+        retain: bool = False,
+        qos: int = 1,
+        expiry_s: int | None = None,
     ) -> None:
+        """Publish (QoS 1 by default).  ``expiry_s``: on MQTT 5, the broker discards the
+        message if it cannot deliver it within that time (a stale command must never
+        reach a board late); ignored on 3.1.1."""
+        properties = None
+        if expiry_s is not None and self.settings.mqtt5:
+            properties = Properties(PacketTypes.PUBLISH)
+            properties.MessageExpiryInterval = max(1, int(expiry_s))
         async with self._inflight:
             deadline = asyncio.get_running_loop().time() + self.settings.publish_timeout
             while True:
@@ -265,6 +280,7 @@ class MqttSession:
                             payload,
                             qos=qos,
                             retain=retain,
+                            properties=properties,
                             timeout=self.settings.publish_timeout,
                         )
                     )

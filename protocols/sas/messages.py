@@ -129,6 +129,11 @@ class LongPoll(HostMessage):
 
     CODE: ClassVar[int] = 0
 
+    def __post_init__(self) -> None:
+        # Address 0 only for polls the table allows to broadcast: what the EGM-side
+        # decoder would refuse is refused here too, before it reaches the wire.
+        _check_addr(self.addr, 0 if POLLS[self.command()].broadcast else 1)
+
     def command(self) -> int:
         return self.CODE
 

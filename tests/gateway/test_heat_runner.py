@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from direct_driver import DirectDriver, PreparedDirectDriver
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from emulators.machine import EmulatedMachine, MachineRefusal
@@ -17,6 +16,8 @@ from gateway.heats.runner import Command, HeatRunner
 from gateway.heats.spool import JournalWriter
 from storage.db import make_sessionmaker
 from storage.journal import Journal, RunState, SeatState
+
+from .direct_driver import DirectDriver, PreparedDirectDriver
 
 
 class Bank:

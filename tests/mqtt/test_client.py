@@ -125,3 +125,18 @@ async def test_publish_while_broker_down_gives_up_after_its_timeout(
             await session.publish("t/down", b"x")
     finally:
         await session.close()
+
+
+def test_embedded_broker_binds_loopback_only() -> None:
+    with pytest.raises(ValueError, match="loopback only"):
+        EmbeddedBroker(host="0.0.0.0")
+    with pytest.raises(RuntimeError, match="not started"):
+        _ = EmbeddedBroker().url
+
+
+async def test_embedded_broker_reports_its_port_and_keeps_it_across_a_restart() -> None:
+    async with EmbeddedBroker() as running:
+        port = running.port
+        assert port > 0 and running.url == f"mqtt://127.0.0.1:{port}"
+        await running.restart()
+        assert running.port == port and running.running

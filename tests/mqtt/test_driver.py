@@ -75,6 +75,34 @@ async def test_driver_runs_a_heat_and_scores_from_the_tournament_meter(boards: B
         await driver.close()
 
 
+async def test_host_timed_board_loads_play_only_credits_and_sweeps_them(
+    boards: Boards,
+) -> None:
+    board = await boards.add("H01", tournament_supported=False)  # no native mode on the EGM
+    m = board.machine
+    driver = MqttMachineDriver.from_uri("H01", boards.endpoint("H01"))
+    await driver.open()
+    try:
+        assert (await driver.identity()).tournament is TournamentSupport.HOST_TIMED
+        await driver.enter_tournament(300, 60)
+        await driver.enter_tournament(300, 60)  # a retried entry loads nothing twice
+        assert (m.restricted_credits, m.cashable_credits, m.play_locked) == (300, 0, True)
+        await driver.unlock()
+        for _ in range(30):
+            m.spin(1)
+        await driver.lock()
+        score = await driver.heat_score()
+        assert score.credits == m.credits  # rule 12: the credit meter is the score
+        assert score.meters.games_played == 30 and score.meters.credits_wagered == 30
+        assert score.credits == 300 - score.meters.credits_wagered + score.meters.credits_won
+        await driver.exit_tournament()
+        # rules 12/18: tournament credits have no value and leave the machine
+        assert (m.restricted_credits, m.cashable_credits) == (0, 0)
+        assert (await driver.heat_score()).meters == score.meters  # still readable after
+    finally:
+        await driver.close()
+
+
 async def test_machine_refusal_is_machine_refused(boards: Boards) -> None:
     board = await boards.add("A02")
     board.machine.insert_bill(100)  # cashable credits: no tournament mode (sas.md §5)

@@ -9,11 +9,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 import aiomqtt
+import pytest
 
 from gateway.feed import FeedPublisher
 from gateway.heats.hooks import Progress, ProgressNote
 from protocols.mqtt.broker import EmbeddedBroker
 from protocols.mqtt.feed import LiveHeatFeed, MqttFeed
+from protocols.mqtt.topics import TopicError
 
 
 async def _retained(port: int, pattern: str, count: int) -> dict[str, dict[str, Any]]:
@@ -118,3 +120,15 @@ async def test_countdown_ticks_while_running() -> None:
     live(_note(Progress.STATE, state="ending"))
     assert rec.last["heat/19/state"]["state"] == "ending"
     live.close()
+
+
+async def test_programming_errors_raise_at_once(broker: EmbeddedBroker, site: str) -> None:
+    feed = await MqttFeed.connect(broker.url, site)
+    try:
+        with pytest.raises(TopicError):
+            await feed.publish("heat/#/state", {"state": "x"}, retain=True)
+        with pytest.raises(TypeError, match="not JSON"):
+            await feed.publish("heat/1/state", {"when": object()}, retain=True)
+        assert feed.stats.queued == 0
+    finally:
+        await feed.close()

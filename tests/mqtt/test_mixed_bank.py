@@ -20,7 +20,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from emulators.bank import Bank
-from emulators.machine import EmulatedMachine
+from emulators.machine import EmulatedMachine, TournamentMeters
 from emulators.mqtt_board import MqttBoard
 from emulators.player import Players
 from gateway.drivers.registry import open_driver
@@ -53,11 +53,18 @@ async def _mixed_heat(
     *,
     gateway_query: str = "",
     mid_heat: Callable[[], Awaitable[None]] | None = None,
-) -> tuple[HeatOutcome, dict[str, EmulatedMachine], int]:
-    """Run one heat; returns the outcome, the machines and the boards' fewest connects."""
+) -> tuple[HeatOutcome, dict[str, TournamentMeters], int]:
+    """Run one heat; returns the outcome, each machine's own meters for the heat and the
+    boards' fewest connects."""
     site = f"t{uuid.uuid4().hex[:10]}"
     settings = MqttSettings.from_url(broker_url)
-    boards = [MqttBoard(EmulatedMachine(f"MQ{i}", seed=40 + i), settings, site) for i in (1, 2)]
+    # MQ3's EGM has no tournament mode: its board runs the heat host-timed.
+    boards = [
+        MqttBoard(
+            EmulatedMachine(f"MQ{i}", seed=40 + i, tournament_supported=i != 3), settings, site
+        )
+        for i in (1, 2, 3)
+    ]
     async with Bank(2, name_prefix="SAS", seed=7) as sas:
         for board in boards:
             await board.start()
@@ -97,36 +104,41 @@ async def _mixed_heat(
                 await link.close()
             for board in boards:
                 await board.stop()
-    return out, machines, min(b.session.stats.connects for b in boards)
+    truth = {m: machine.last_tournament_meters for m, machine in machines.items()}
+    truth |= {
+        b.machine.machine_id: b.last_host_meters for b in boards if b.machine.machine_id == "MQ3"
+    }
+    for machine in machines.values():  # back in normal play, no credits left (rules 12, 18)
+        assert not machine.in_tournament and not machine.play_locked
+        assert machine.credits == 0
+    return out, truth, min(b.session.stats.connects for b in boards)
 
 
 async def _check_every_score_stored(
-    journal: Journal, out: HeatOutcome, machines: dict[str, EmulatedMachine]
+    journal: Journal, out: HeatOutcome, machines: dict[str, TournamentMeters]
 ) -> None:
     assert out.state is RunState.CLOSED, out.notes
-    assert {m: s.state for m, s in out.seats.items()} == dict.fromkeys(
-        machines, SeatState.RELEASED
-    )
+    assert {m: s.state for m, s in out.seats.items()} == dict.fromkeys(machines, SeatState.RELEASED)
     results = {r.machine_id: r for r in await journal.results(out.run_id)}
     assert sorted(results) == sorted(machines)
     for machine_id, r in results.items():
-        meters = machines[machine_id].last_tournament_meters  # the machine's own truth
+        meters = machines[machine_id]  # the machine's (or host-timed board's) own count
         assert r.games_played == meters.games_played > 0, machine_id
         assert (r.credits_wagered, r.credits_won) == (meters.credits_wagered, meters.credits_won)
         assert r.score == CREDITS - r.credits_wagered + r.credits_won  # rule 12
-    for m in machines.values():  # back in normal play, no tournament credits left (rule 18)
-        assert not m.in_tournament and not m.play_locked
 
 
 @pytest.mark.mosquitto
 async def test_mixed_bank_full_heat_against_mosquitto(
     journal: Journal, tmp_path: Path, mqtt_url: str
 ) -> None:
-    out, machines, _ = await _mixed_heat(
-        journal, tmp_path, mqtt_url, gateway_query="?mqtt5=1"
-    )
+    out, machines, _ = await _mixed_heat(journal, tmp_path, mqtt_url, gateway_query="?mqtt5=1")
     await _check_every_score_stored(journal, out, machines)
-    assert {s.support for s in out.seats.values()} == {"native"}
+    assert {m: s.support for m, s in out.seats.items() if m.startswith("MQ")} == {
+        "MQ1": "native",
+        "MQ2": "native",
+        "MQ3": "host-timed",
+    }
 
 
 @pytest.mark.parametrize("kind", ["mosquitto-process", "embedded"])
@@ -140,7 +152,10 @@ async def test_broker_restart_mid_heat_loses_no_score(
         private.start()
         try:
             out, machines, connects = await _mixed_heat(
-                journal, tmp_path, private.url, gateway_query="?mqtt5=1",
+                journal,
+                tmp_path,
+                private.url,
+                gateway_query="?mqtt5=1",
                 mid_heat=private.restart,
             )
         finally:

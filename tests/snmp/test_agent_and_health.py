@@ -192,3 +192,26 @@ async def test_mqtt_link_down_becomes_a_link_down_event() -> None:
             agent.close()
             monitor.close()
             await board.stop()
+
+
+async def test_board_agent_shows_a_host_timed_heat_and_its_link() -> None:
+    from protocols.mqtt.codec import Command
+
+    # An EGM without tournament mode: the board runs the heat itself (never connected
+    # to a broker here, so its link reads down).
+    board = MqttBoard(EmulatedMachine("H01", tournament_supported=False),
+                      MqttSettings("127.0.0.1", 1), "s1")
+    board._run(Command.ENTER_TOURNAMENT, {"credits": 100, "seconds": 60, "heat": "H-9"})
+    agent = SnmpAgent.for_board(board, users=[PUBLIC])
+    await agent.start()
+    poller = HealthPoller(timeout=0.5)
+    target = SnmpTarget("H01", "127.0.0.1", agent.port, PUBLIC)
+    try:
+        health = await poller.poll(target)
+        assert (health.mode, health.heat_id, health.credits) == (TournamentMode.ARMED, "H-9", 100)
+        assert health.problems() == ["link to gateway down"]
+        board._run(Command.UNLOCK, {})
+        assert (await poller.poll(target)).mode is TournamentMode.PLAYING
+    finally:
+        agent.close()
+        poller.close()

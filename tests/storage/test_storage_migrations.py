@@ -1,17 +1,29 @@
-"""Alembic: an empty database upgraded to head is exactly ``Base.metadata``, both ways."""
+"""Alembic: an empty database upgraded to head is exactly ``Base.metadata``, both ways;
+so is a database upgraded from every earlier revision, and data survives the trip."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
+import pytest
+import sqlalchemy as sa
+from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 import storage.models  # noqa: F401  (every table on Base.metadata)
-from storage import migrate
+from storage import audit, migrate
 from storage.db import Base, make_sessionmaker
 from storage.ranking import qualifier_cut
-from storage.testing import Builder, EmptyDatabase
+from storage.testing import T0, Builder, EmptyDatabase, unique_id_number
+from storage.tournament import Player, Tournament
+
+# Every revision but head, oldest first: a database may sit at any of them.
+EARLIER = [
+    r.revision
+    for r in reversed(list(ScriptDirectory.from_config(migrate.alembic_config()).walk_revisions()))
+][:-1]
 
 STALE = (
     "models differ from the migrations: add a revision with "
@@ -62,3 +74,107 @@ def test_sync_upgrade_by_url(tmp_path: Path) -> None:
     migrate.upgrade(url)
     assert migrate.main(["check", "--database", url]) == 0, STALE
     assert migrate.main(["current", "--database", url]) == 0
+
+
+@pytest.mark.parametrize("start", EARLIER)
+async def test_upgrade_from_every_earlier_revision(empty_db: EmptyDatabase, start: str) -> None:
+    engine = empty_db.engine
+    await migrate.upgrade_async(engine, start)
+    assert await migrate.current_revision(engine) == start
+    await migrate.upgrade_async(engine)
+    assert await migrate.current_revision(engine) == migrate.head_revision()
+    assert await migrate.schema_differences(engine) == [], STALE
+
+
+async def test_0002_moves_settings_out_of_the_audit_log(empty_db: EmptyDatabase) -> None:
+    """Revision 0001 kept packages, prize places, the rule 20 period and the rule 10 notice
+    only in the audit log; 0002 copies them into tables and leaves the chain intact."""
+    engine = empty_db.engine
+    await migrate.upgrade_async(engine, "0001")
+    old_settings = {
+        "packages": [
+            {"code": "single", "price_cents": 5000, "seats": 1, "casino_credit_cents": 0},
+            {"code": "R300", "price_cents": 30000, "seats": 6, "casino_credit_cents": 2500},
+        ],
+        "prize_places": 3,
+        "postpone_after_s": 1800,
+        "reschedule_notice_s": 3600,
+    }
+    async with make_sessionmaker(engine).begin() as session:
+        changed, plain = Tournament(name="Changed"), Tournament(name="Never configured")
+        session.add_all([changed, plain])
+        player = Player(id_number=unique_id_number(), name="P", date_of_birth=T0.date())
+        session.add(player)
+        await session.flush()
+        subject = f"tournament:{changed.id}"
+        await audit.record(
+            session,
+            actor="d",
+            action="tournament.create",
+            subject=subject,
+            details={"settings": old_settings},
+        )
+        newer = {**old_settings, "prize_places": 5, "postpone_after_s": 2700}
+        await audit.record(
+            session,
+            actor="d",
+            action="tournament.settings",
+            subject=subject,
+            reason="rule 23",
+            details={"settings": newer},
+        )
+        # A purchase as 0001 wrote it: the package code only in the audit row.
+        await session.execute(
+            sa.text(
+                "INSERT INTO entry_purchases (tournament_id, player_id, kind, seats,"
+                " amount_cents, package_credit_cents, purchased_at, valid_until, cashier)"
+                " VALUES (:t, :p, 'package', 6, 30000, 2500, :at, :until, 'c')"
+            ),
+            {"t": changed.id, "p": player.id, "at": T0, "until": T0 + timedelta(hours=48)},
+        )
+        purchase_id = (
+            await session.execute(sa.text("SELECT max(id) FROM entry_purchases"))
+        ).scalar()
+        await audit.record(
+            session,
+            actor="c",
+            action="purchase.sell",
+            subject=f"player:{player.id}",
+            details={"purchase_id": purchase_id, "package": "R300"},
+        )
+        ids = (changed.id, plain.id)
+
+    await migrate.upgrade_async(engine)
+    assert await migrate.schema_differences(engine) == [], STALE
+    async with make_sessionmaker(engine)() as session:
+        rows = await session.execute(
+            sa.text(
+                "SELECT tournament_id, prize_places, postpone_after_seconds,"
+                " reschedule_notice_seconds FROM tournament_settings"
+            )
+        )
+        settings = {r[0]: tuple(r[1:]) for r in rows.all()}
+        packages = (
+            await session.execute(
+                sa.text(
+                    "SELECT tournament_id, position, code, price_cents, seats, casino_credit_cents"
+                    " FROM tournament_packages ORDER BY tournament_id, position"
+                )
+            )
+        ).all()
+        code = (
+            await session.execute(
+                sa.text("SELECT package_code FROM entry_purchases WHERE id = :i"),
+                {"i": purchase_id},
+            )
+        ).scalar()
+        chain = await audit.verify(session)
+    assert settings == {ids[0]: (5, 2700, 3600), ids[1]: (3, 1800, 3600)}  # newest row wins
+    assert [tuple(r) for r in packages] == [
+        (ids[0], 1, "single", 5000, 1, 0),
+        (ids[0], 2, "R300", 30000, 6, 2500),
+        (ids[1], 1, "single", 5000, 1, 0),  # 0001's defaults for a tournament never set
+        (ids[1], 2, "R200", 20000, 4, 0),
+    ]
+    assert code == "R300"
+    assert chain.ok and chain.rows_checked == 3

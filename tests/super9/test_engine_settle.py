@@ -38,6 +38,52 @@ def test_engine_matches_brute_force() -> None:
         assert set(engine.call(n).completed) == after - before
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.sets(st.integers(0, 36), min_size=9, max_size=9), min_size=1, max_size=60),
+    st.lists(
+        st.one_of(st.integers(0, 36), st.tuples(st.just("remove"), st.integers(0, 59))),
+        max_size=80,
+    ),
+)
+def test_engine_matches_brute_force_with_removals(
+    numbers: list[set[int]], steps: list[int | tuple[str, int]]
+) -> None:
+    """Rules 13 and 21: completions, in ticket order, of tickets still in play only."""
+    tickets = {f"t{i}": sorted(v) for i, v in enumerate(numbers)}
+    engine = DrawEngine(tickets)
+    called: set[int] = set()
+    removed: set[str] = set()
+    expected: dict[str, int] = {}
+    spins = 0
+    for step in steps:
+        if isinstance(step, tuple):
+            key = f"t{step[1] % len(tickets)}"
+            removed.add(key)
+            expected.pop(key, None)
+            engine.remove(key)
+        else:
+            spins += 1
+            fresh = step not in called
+            called.add(step)
+            done = [
+                k
+                for k, v in tickets.items()
+                if fresh and step in v and set(v) <= called and k not in removed
+            ]
+            outcome = engine.call(step)
+            assert list(outcome.completed) == done and outcome.repeat is not fresh
+            expected.update(dict.fromkeys(done, spins))
+        assert engine.completed == expected
+        near = []
+        for i, (key, v) in enumerate(tickets.items()):
+            left = -1 if key in removed else len(set(v) - called)
+            assert engine.remaining(key) == left
+            if 0 < left <= 2:
+                near.append((left, i, key))
+        assert engine.near_complete(7) == [(k, left) for left, _, k in sorted(near)[:7]]
+
+
 def test_removed_ticket_never_completes() -> None:
     engine = DrawEngine({"a": range(9)})
     engine.remove("a")  # rule 21

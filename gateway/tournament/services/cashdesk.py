@@ -75,6 +75,7 @@ async def sell_entries(
         kind=kind,
         seats=quote.seats,
         amount_cents=quote.price_cents,
+        package_code=quote.package_code,
         package_credit_cents=credit,
         purchased_at=now,
         valid_until=valid_until,

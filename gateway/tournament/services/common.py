@@ -1,45 +1,34 @@
 """Helpers every service shares: loading rows or failing with one line, the tournament's
 settings, a heat's seats on the floor, and the audit record.
 
-Where the settings live: the ``tournaments`` row has columns for the venue zone, seat
-price, validity mode, semi-final size, direct final places, final quota and minimum age,
-and those columns are authoritative.  The rest (package list, prize places, the rule 20
-"reasonable period", the rule 10 notice) is read from the newest ``tournament.create`` /
-``tournament.settings`` audit row for the tournament: settings changes are changes a
-person makes, so the tamper-evident audit chain is their record and keeps their history.
+Where the settings live: the ``tournaments`` row holds the ones ranking SQL reads (venue
+zone, seat price, validity mode, semi-final size, direct final places, final quota,
+minimum age); ``tournament_settings`` holds prize places, the rule 20 "reasonable period"
+and the rule 10 notice; ``tournament_packages`` the packages on sale.  The audit log
+records every change to them (``tournament.create`` / ``tournament.settings``) but is
+never read back as their source.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gateway.tournament.rules.enums import LIVE_SEAT_STATUSES
 from gateway.tournament.rules.seating import HeatFacts
 from gateway.tournament.rules.violations import RuleViolation
-from gateway.tournament.settings import TournamentSettings
+from gateway.tournament.settings import Package, TournamentSettings
 from storage import audit
 from storage.db import Base
 from storage.floor import FloorMachine
-from storage.tournament import Heat, Seat, Tournament
+from storage.tournament import Heat, Seat, Tournament, TournamentPackage, TournamentSetting
 
 T = TypeVar("T", bound=Base)
-
-# Settings held on the tournaments row itself (column name -> settings field).
-ROW_SETTINGS = {
-    "venue_tz": "venue_zone",
-    "entry_price_cents": "seat_price_cents",
-    "entry_validity": "validity",
-    "semi_final_size": "semi_final_qualifiers",
-    "direct_final_places": "direct_final_places",
-    "final_quota": "finalists_from_semis",
-    "minimum_age": "minimum_age",
-}
 
 
 @asynccontextmanager
@@ -80,30 +69,72 @@ async def find_tournament(session: AsyncSession, ref: str | int) -> Tournament:
     return row
 
 
-SETTINGS_ACTIONS = ("tournament.create", "tournament.settings")
-
-
 async def load_settings(session: AsyncSession, tournament: Tournament) -> TournamentSettings:
-    newest = (
+    """The tournament's settings, from its row, its settings row and its packages."""
+    extra = await session.get(TournamentSetting, tournament.id)
+    rows = (
         await session.execute(
-            select(audit.AuditEntry)
-            .where(
-                audit.AuditEntry.subject == f"tournament:{tournament.id}",
-                audit.AuditEntry.action.in_(SETTINGS_ACTIONS),
-            )
-            .order_by(audit.AuditEntry.id.desc())
-            .limit(1)
+            select(TournamentPackage)
+            .where(TournamentPackage.tournament_id == tournament.id)
+            .order_by(TournamentPackage.position)
         )
-    ).scalar_one_or_none()
-    data: dict[str, Any] = newest.details_dict().get("settings", {}) if newest else {}
-    row_fields = set(ROW_SETTINGS.values()) | {"validity"}
-    base = TournamentSettings.from_json({k: v for k, v in data.items() if k not in row_fields})
-    changes: dict[str, Any] = {}
-    for column, name in ROW_SETTINGS.items():
-        value = getattr(tournament, column)
-        if value is not None:
-            changes[name] = value
-    return base.with_changes(**changes)
+    ).scalars()
+    packages = tuple(Package(p.code, p.price_cents, p.seats, p.casino_credit_cents) for p in rows)
+    changes: dict[str, Any] = {
+        "venue_zone": tournament.venue_tz,
+        "seat_price_cents": tournament.entry_price_cents,
+        "validity": tournament.entry_validity,
+        "semi_final_qualifiers": tournament.semi_final_size,
+        "direct_final_places": tournament.direct_final_places,
+        "minimum_age": tournament.minimum_age,
+        # A tournament made without packages (e.g. by SQL) sells single seats (rule 5).
+        "packages": packages or (Package("single", tournament.entry_price_cents, 1),),
+    }
+    if tournament.final_quota is not None:
+        changes["finalists_from_semis"] = tournament.final_quota
+    if extra is not None:
+        changes["prize_places"] = extra.prize_places
+        changes["postpone_after"] = timedelta(seconds=extra.postpone_after_seconds)
+        changes["reschedule_notice"] = timedelta(seconds=extra.reschedule_notice_seconds)
+    return TournamentSettings(**changes)
+
+
+async def store_settings(
+    session: AsyncSession, tournament: Tournament, settings: TournamentSettings
+) -> None:
+    """Write validated settings to the tournament's row, settings row and packages."""
+    tournament.venue_tz = settings.venue_zone
+    tournament.entry_price_cents = settings.seat_price_cents
+    tournament.entry_validity = settings.validity
+    tournament.semi_final_size = settings.semi_final_qualifiers
+    tournament.direct_final_places = settings.direct_final_places
+    tournament.final_quota = settings.finalists_from_semis
+    tournament.minimum_age = settings.minimum_age
+    await session.flush()  # a new tournament needs its id before its settings rows
+    extra = await session.get(TournamentSetting, tournament.id)
+    if extra is None:
+        extra = TournamentSetting(tournament_id=tournament.id)
+        session.add(extra)
+    extra.prize_places = settings.prize_places
+    extra.postpone_after_seconds = int(settings.postpone_after.total_seconds())
+    extra.reschedule_notice_seconds = int(settings.reschedule_notice.total_seconds())
+    # Replace the package list: delete first (one statement), so a code kept across the
+    # change never meets its old row in UNIQUE(tournament, code).
+    await session.execute(
+        delete(TournamentPackage).where(TournamentPackage.tournament_id == tournament.id)
+    )
+    session.add_all(
+        TournamentPackage(
+            tournament_id=tournament.id,
+            position=position,
+            code=package.code,
+            price_cents=package.price_cents,
+            seats=package.seats,
+            casino_credit_cents=package.casino_credit_cents,
+        )
+        for position, package in enumerate(settings.packages, start=1)
+    )
+    await session.flush()
 
 
 async def seat_numbers(session: AsyncSession, bank_name: str) -> dict[int, str]:

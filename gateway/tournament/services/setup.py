@@ -24,6 +24,7 @@ from gateway.tournament.services.common import (
     require_actor,
     require_reason,
     seat_numbers,
+    store_settings,
 )
 from gateway.tournament.settings import TournamentSettings
 from storage.floor import FloorBank
@@ -49,18 +50,11 @@ async def create_tournament(
         raise RuleViolation(13, "the qualifying period must end after it starts")
     tournament = Tournament(
         name=name.strip(),
-        venue_tz=settings.venue_zone,
-        entry_price_cents=settings.seat_price_cents,
-        entry_validity=settings.validity,
-        semi_final_size=settings.semi_final_qualifiers,
-        direct_final_places=settings.direct_final_places,
-        final_quota=settings.finalists_from_semis,
-        minimum_age=settings.minimum_age,
         qualifying_starts_at=qualifying_starts_at,
         qualifying_ends_at=qualifying_ends_at,
     )
     session.add(tournament)
-    await session.flush()
+    await store_settings(session, tournament, settings)
     await record(
         session,
         actor,
@@ -90,14 +84,7 @@ async def change_settings(
     tournament = await find_tournament(session, tournament_ref)
     current = await load_settings(session, tournament)
     merged = TournamentSettings.from_json({**current.to_json(), **changes})
-    tournament.venue_tz = merged.venue_zone
-    tournament.entry_price_cents = merged.seat_price_cents
-    tournament.entry_validity = merged.validity
-    tournament.semi_final_size = merged.semi_final_qualifiers
-    tournament.direct_final_places = merged.direct_final_places
-    tournament.final_quota = merged.finalists_from_semis
-    tournament.minimum_age = merged.minimum_age
-    await session.flush()
+    await store_settings(session, tournament, merged)
     await record(
         session,
         actor,
@@ -106,6 +93,7 @@ async def change_settings(
         reason,
         settings=merged.to_json(),
         changed=sorted(changes),
+        before={key: current.to_json()[key] for key in sorted(changes)},
     )
     return merged
 

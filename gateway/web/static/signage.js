@@ -2,7 +2,7 @@
  * heat and the Super 9 draw.  Vanilla JS, no build step.  Payload text only ever reaches
  * the page through textContent / attributes set by DOM calls, never as markup.
  *
- * URL options: ?top=N (standings rows, default 10), ?seats=N (live rows, default 12),
+ * URL options: ?top=N (standings rows, default 10), ?seats=N (live rows, default 10),
  * ?heat=KEY (pin a heat instead of following "current"), ?session=ID (pin a Super 9
  * session), ?view=heat|super9 (one panel only).
  */
@@ -11,7 +11,7 @@
 (function () {
   const params = new URLSearchParams(window.location.search);
   const TOP = intParam("top", 10, 1, 50);
-  const SEATS = intParam("seats", 12, 1, 60);
+  const SEATS = intParam("seats", 10, 1, 60);
   const PIN_HEAT = textParam("heat");
   const PIN_SESSION = textParam("session");
   const VIEW = textParam("view");
@@ -293,6 +293,16 @@
         malfunction: str(p.malfunction),
       });
     }
+    // The runner names the seats when the heat starts; show them before the first reading.
+    const state = get(`heat/${key}/state`);
+    const named = isObj(state) && Array.isArray(state.machines) ? state.machines : [];
+    const have = new Set(rows.map((r) => r.machine));
+    for (const m of named) {
+      const machine = str(m);
+      if (!machine || have.has(machine)) continue;
+      have.add(machine);
+      rows.push({ machine, player: "", credits: null, final: false, malfunction: "" });
+    }
     // Highest credits first (rules 13/14); faulted seats and seats with no reading last.
     rows.sort((a, b) => {
       const fa = a.malfunction ? 1 : 0;
@@ -319,6 +329,22 @@
       return tr;
     });
     tbody.replaceChildren(...fresh);
+    // The player column only when someone has a name to show: more room for the rest.
+    tbody.parentElement.classList.toggle("no-player", rows.every((row) => !row.player));
+  }
+
+  /* Drop the rows a panel cannot show whole (a far-off reader cannot use half a row);
+   * returns how many were dropped. */
+  function fitRows(block, tbody) {
+    let dropped = 0;
+    const limit = block.getBoundingClientRect().bottom;
+    while (tbody.rows.length > 1) {
+      const last = tbody.rows[tbody.rows.length - 1];
+      if (last.getBoundingClientRect().bottom <= limit + 1) break;
+      last.remove();
+      dropped += 1;
+    }
+    return dropped;
   }
 
   function renderSeats(key) {
@@ -340,10 +366,16 @@
       if (s.malfunction) cls = "fault";
       return { ...s, rank: shownRank, flag, cls };
     });
-    fillTable($("scores").tBodies[0], rows);
+    const tbody = $("scores").tBodies[0];
+    fillTable(tbody, rows);
     $("scores-empty").hidden = all.length > 0;
-    const more = all.length - rows.length;
-    setText("scores-more", more > 0 ? `+ ${more} more seat${more === 1 ? "" : "s"}` : "");
+    return all.length - rows.length;
+  }
+
+  function fitSeats(hiddenAlready) {
+    const block = $("scores-block");
+    const more = block.hidden ? 0 : hiddenAlready + fitRows(block, $("scores").tBodies[0]);
+    setText("scores-more", more > 0 ? `· ${more} more seat${more === 1 ? "" : "s"} not shown` : "");
   }
 
   function latestStandings(exceptKey) {
@@ -381,7 +413,9 @@
       setText("standings-note", "This heat is void and will be restarted (rule 20).");
       return;
     }
-    const rows = (Array.isArray(p.rows) ? p.rows : []).filter(isObj).slice(0, TOP);
+    // While another heat is live its scores come first: the last results shrink to a podium.
+    const shown = found.own ? TOP : Math.min(TOP, 3);
+    const rows = (Array.isArray(p.rows) ? p.rows : []).filter(isObj).slice(0, shown);
     fillTable(
       table,
       rows.map((r) => ({
@@ -389,7 +423,7 @@
         player: str(r.player) || str(r.player_name),
         credits: isInt(r.credits) ? r.credits : null,
         rank: isInt(r.rank) ? String(r.rank) : "",
-        flag: r.tie === true ? "tie — card draw" : "",
+        flag: r.tie === true ? "tie: card draw" : "",
         cls: r.tie === true ? "tie" : "",
       })),
     );
@@ -412,8 +446,10 @@
     const badge = $("heat-state");
     setText("heat-state", STATE_LABELS[phase] || (phase ? phase : "—"));
     badge.className = `state-badge state-${/^[a-z]+$/.test(phase) ? phase : "none"}`;
-    renderSeats(key);
+    setText("scores-more", "");
+    const notShown = renderSeats(key);
     renderStandings(key);
+    fitSeats(notShown); // after the standings took their share of the panel
     renderCountdown();
     return key !== null;
   }
@@ -568,7 +604,9 @@
 
   buildGrid();
   render();
+  tick();
   connect();
+  window.addEventListener("resize", queueRender);
   window.setInterval(tick, 250);
   window.setInterval(watchdog, 5000);
 })();
