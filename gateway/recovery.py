@@ -26,6 +26,7 @@ import asyncio
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from gateway.driver import DriverError
 from gateway.feed import FeedPublisher
@@ -51,13 +52,23 @@ class Recovery:
 
 
 async def interrogate(
-    links: Mapping[str, MachineLink], machines: list[str], *, within_s: float = 1.5
+    links: Mapping[str, MachineLink],
+    machines: list[str],
+    *,
+    within_s: float = 1.5,
+    unlock: frozenset[str] = frozenset(),
 ) -> list[str]:
-    """Ask each machine for its credit meter; return those that did not answer."""
+    """Ask each machine for its credit meter; return those that did not answer.
+
+    Machines in ``unlock`` (seats of a heat still running) are asked with the unlock
+    itself: its acknowledgement answers the question and play resumes at once, one poll
+    spacing sooner than a read followed by an unlock.
+    """
 
     async def ask(machine_id: str) -> None:
         link = links[machine_id]
-        await asyncio.wait_for(link.call(link.driver.credits), within_s)
+        op = link.driver.unlock if machine_id in unlock else link.driver.credits
+        await asyncio.wait_for(link.call(op), within_s)
 
     results = await asyncio.gather(*(ask(m) for m in machines), return_exceptions=True)
     silent = []
@@ -110,8 +121,21 @@ async def _recover_run(
         raise RuntimeError(f"heat run {view.id}: no link for {', '.join(missing)}")
     touched = [m for m, s in view.machines.items() if s in _NEEDS_RELEASE]
     live = [m for m, s in view.machines.items() if s not in {SeatState.RELEASED}]
-    silent = await interrogate(links, live) if live else []
+    still_running = (
+        view.state is S.RUNNING and view.ends_at is not None and view.ends_at > datetime.now(UTC)
+    )
+    playing_seats = frozenset(
+        m for m, s in view.machines.items() if s in (SeatState.ARMED, SeatState.PLAYING)
+    )
+    unlock = playing_seats if still_running else frozenset()
+    silent = await interrogate(links, live, unlock=unlock) if live else []
     report = Recovery(view.id, view.state, "resume", silent=silent)
+    if unlock and len(set(silent) & unlock) * 2 <= len(unlock):
+        # Play is already back on for the answering machines: the floor is in hand.
+        report.in_control_s = time.perf_counter() - t0
+        if on_control is not None:
+            on_control(report)
+            on_control = None
 
     if view.state is S.PAUSED:
         report.decision = "paused"
@@ -153,9 +177,11 @@ async def _recover_run(
         runner.restart_reason = f"recovery: {len(silent)} machines silent (rule 20)"
 
     def controlled() -> None:
-        report.in_control_s = time.perf_counter() - t0
         if on_control is not None:
+            report.in_control_s = time.perf_counter() - t0
             on_control(report)
+        elif report.in_control_s is None:
+            report.in_control_s = time.perf_counter() - t0
 
     runner.on_control = controlled
     report.outcome = await runner.drive(view, resumed=True)

@@ -22,7 +22,8 @@ entries alone and applied round by round: a round counts only when every entry s
 tied has its card; higher card ranks higher; equal cards go to the next round among
 themselves.  Entries left tied share a place and are reported as a :class:`TieGroup`
 with the round to draw next.  A draw is bound to the credits it broke, so a corrected
-score drops its old draws.  This mirrors ``gateway.tournament.rules.ranking`` (pure).
+score drops its old draws.  ``TieGroup`` and ``resolve_tie`` are shared with the pure
+ranking in ``gateway.tournament.rules.ranking``; the exclusion test with its services.
 
 A cut (rule 13: top 1 to the final; rule 14: the next 49 to the semi-finals; rule 17:
 the semi-final quota) never guesses: a tie straddling a cut keeps its entries out of
@@ -139,7 +140,19 @@ def _eligible(tournament_id: int, stage: Stage, as_of: datetime) -> list[ColumnE
         )
         .exists()
     )
-    excluded = (
+    return [
+        Score.tournament_id == tournament_id,
+        Score.stage == stage,
+        Entry.status != EntryStatus.DISQUALIFIED,
+        ~player_dq,
+        ~on_exclusion_register(as_of),
+    ]
+
+
+def on_exclusion_register(as_of: datetime) -> ColumnElement[bool]:
+    """The score's player is on an exclusion register that had started by ``as_of`` and
+    had not ended before the score was played (rule 2: "prior to or during")."""
+    return (
         select(literal(1))
         .select_from(Player)
         .join(Exclusion, Exclusion.id_number == Player.id_number)
@@ -150,13 +163,6 @@ def _eligible(tournament_id: int, stage: Stage, as_of: datetime) -> list[ColumnE
         )
         .exists()
     )
-    return [
-        Score.tournament_id == tournament_id,
-        Score.stage == stage,
-        Entry.status != EntryStatus.DISQUALIFIED,
-        ~player_dq,
-        ~excluded,
-    ]
 
 
 async def standings(

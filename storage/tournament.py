@@ -74,7 +74,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column
 
 from storage.db import Base
-from storage.types import UTCDateTime, enum_type, utcnow
+from storage.types import UTCDateTime, check_text_lengths, enum_type, utcnow
 
 DEFAULT_VENUE_TZ = "Africa/Johannesburg"
 DEFAULT_ENTRY_PRICE_CENTS = 5000  # R50 per seat, rule 5
@@ -626,3 +626,20 @@ class Refund(Base):
     reason: Mapped[str] = mapped_column(Text)
     refunded_by: Mapped[str] = mapped_column(String(100))
     refunded_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+check_text_lengths(
+    Tournament,
+    TournamentPackage,
+    Player,
+    Exclusion,
+    EntryPurchase,
+    Heat,
+    HeatNotice,
+    Seat,
+    Score,
+    CardDraw,
+    Proxy,
+    Disqualification,
+    Refund,
+)

@@ -15,7 +15,8 @@ import enum
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import DateTime, Dialect, Enum
+from sqlalchemy import DateTime, Dialect, Enum, String, event
+from sqlalchemy.orm import Mapper
 from sqlalchemy.types import TypeDecorator
 
 ENUM_LENGTH = 32
@@ -72,3 +73,29 @@ def _values(enum_class: Any) -> list[str]:
 def utcnow() -> datetime:
     """The current instant, aware, in UTC (column default)."""
     return datetime.now(UTC)
+
+
+class ValueTooLong(ValueError):
+    """Text longer than its column: refused before the database sees it."""
+
+
+def _check_lengths(mapper: Mapper[Any], _connection: Any, target: Any) -> None:
+    for column in mapper.columns:
+        limit = getattr(column.type, "length", None)
+        if not isinstance(column.type, String) or limit is None or column.key is None:
+            continue
+        value = getattr(target, column.key, None)
+        if isinstance(value, str) and len(value) > limit:
+            where = f"{mapper.class_.__tablename__}.{column.name}"
+            raise ValueTooLong(f"{where}: {len(value)} characters, at most {limit}")
+
+
+def check_text_lengths(*models: type[Any]) -> None:
+    """Refuse over-long text on insert and update, naming the column, on both backends.
+
+    PostgreSQL would refuse it anyway (with no column name); SQLite would store it, so
+    a database could hold data that PostgreSQL cannot take.
+    """
+    for model in models:
+        event.listen(model, "before_insert", _check_lengths)
+        event.listen(model, "before_update", _check_lengths)

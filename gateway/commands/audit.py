@@ -7,14 +7,12 @@ import asyncio
 import json
 from typing import Any
 
-from alembic.util.exc import CommandError
 from sqlalchemy import select
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError
 
 from gateway.errors import OperatorError
-from storage import audit, migrate
-from storage.db import database_url, make_engine, make_sessionmaker
+from gateway.tournament.cli import open_database, safe_url
+from storage import audit
+from storage.db import make_engine, make_sessionmaker
 
 
 def register(sub: Any) -> None:
@@ -39,36 +37,11 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output")
 
 
-def _resolve(url: str | None) -> str:
-    resolved = database_url(url)
-    try:
-        make_url(resolved)
-    except ArgumentError as exc:
-        raise OperatorError(f"--database: not a database URL: {resolved!r}") from exc
-    return resolved
-
-
-def _safe(url: str) -> str:
-    return make_url(url).render_as_string(hide_password=True)
-
-
-def _open(url: str) -> None:
-    """Bring the database to the current schema; one-line errors for a bad database."""
-    try:
-        migrate.upgrade(url)
-    except CommandError as exc:  # e.g. a newer schema than this Reelgate knows
-        raise OperatorError(f"--database {_safe(url)}: {exc}") from exc
-    except (OSError, DBAPIError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise OperatorError(f"--database {_safe(url)}: cannot open: {first}") from exc
-
-
 def _verify(args: argparse.Namespace) -> int:
-    url = _resolve(args.database)
-    _open(url)
+    url = asyncio.run(open_database(args.database))
     result = asyncio.run(_run_verify(url))
     if args.json:
-        print(json.dumps({"database": _safe(url), **result.as_dict()}))
+        print(json.dumps({"database": safe_url(url), **result.as_dict()}))
     elif result.ok:
         print(f"audit log intact: {result.rows_checked} rows, last hash {result.last_hash}")
     else:
@@ -89,8 +62,7 @@ async def _run_verify(url: str) -> audit.VerifyResult:
 def _show(args: argparse.Namespace) -> int:
     if args.limit < 1 or args.limit > 10_000:
         raise OperatorError("--limit must be between 1 and 10000")
-    url = _resolve(args.database)
-    _open(url)
+    url = asyncio.run(open_database(args.database))
     rows = asyncio.run(_run_show(url, args.subject, args.limit))
     if args.json:
         print(json.dumps(rows))

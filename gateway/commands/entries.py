@@ -13,7 +13,7 @@ from gateway.tournament import services as svc
 from gateway.tournament.cli import actor_of, add_common, emit, now_of, rands, run
 from gateway.tournament.rules.enums import PurchaseKind
 from gateway.tournament.services.common import find_tournament
-from storage.tournament import Entry, EntryPurchase
+from storage.tournament import Entry, EntryPurchase, Player
 
 
 def register(sub: Any) -> None:
@@ -49,7 +49,7 @@ def register(sub: Any) -> None:
 
 
 def _sell(args: argparse.Namespace) -> int:
-    async def work(session: AsyncSession) -> dict[str, Any]:
+    async def work(session: AsyncSession) -> tuple[dict[str, Any], str]:
         t = await find_tournament(session, args.tournament)
         sale = await svc.sell_entries(
             session,
@@ -67,14 +67,16 @@ def _sell(args: argparse.Namespace) -> int:
         return {
             "purchase": p.id,
             "kind": p.kind,
+            "package": p.package_code,
             "seats": p.seats,
             "amount": rands(p.amount_cents),
             "amount_cents": p.amount_cents,
             "valid_until": p.valid_until,
             "entries": sale.entry_ids,
-        }
+        }, t.venue_tz
 
-    return emit(args, run(args, work))
+    data, zone = run(args, work)
+    return emit(args, data, zone=zone)
 
 
 def _refund(args: argparse.Namespace) -> int:
@@ -97,36 +99,50 @@ def _refund(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    async def work(session: AsyncSession) -> list[dict[str, Any]]:
+    async def work(session: AsyncSession) -> tuple[list[dict[str, Any]], str]:
         t = await find_tournament(session, args.tournament)
         query = (
-            select(Entry, EntryPurchase)
+            select(Entry, EntryPurchase, Player.name)
             .join(EntryPurchase, EntryPurchase.id == Entry.purchase_id)
+            .join(Player, Player.id == Entry.player_id)
             .where(Entry.tournament_id == t.id)
             .order_by(Entry.id)
         )
         if args.player:
             player = await svc.find_player(session, args.player)
             query = query.where(Entry.player_id == player.id)
-        return [
+        rows = [
             {
                 "entry": e.id,
                 "player": e.player_id,
+                "player_name": name,
                 "status": e.status,
                 "kind": p.kind,
+                "package": p.package_code,
+                "purchase": p.id,
                 "purchased_at": p.purchased_at,
                 "valid_until": p.valid_until,
             }
-            for e, p in (await session.execute(query)).all()
+            for e, p, name in (await session.execute(query)).all()
         ]
+        return rows, t.venue_tz
 
-    data = run(args, work)
+    data, zone = run(args, work)
     return emit(
         args,
         data,
-        ["entry", "player", "status", "kind", "bought", "valid until"],
+        ["entry", "player", "status", "kind", "package", "bought", "valid until"],
         [
-            [d["entry"], d["player"], d["status"], d["kind"], d["purchased_at"], d["valid_until"]]
+            [
+                d["entry"],
+                f"{d['player']} {d['player_name']}",
+                d["status"],
+                d["kind"],
+                d["package"],
+                d["purchased_at"],
+                d["valid_until"],
+            ]
             for d in data
         ],
+        zone=zone,
     )

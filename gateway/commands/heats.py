@@ -19,6 +19,7 @@ from gateway.tournament import services as svc
 from gateway.tournament.cli import (
     actor_of,
     add_common,
+    cell,
     emit,
     now_of,
     parse_date,
@@ -264,7 +265,7 @@ def _show(args: argparse.Namespace) -> int:
             ]
             for s in data["seats"]
         ],
-        title=f"{h.label} ({h.status.value}) {h.starts_at} bank {h.bank_name}",
+        title=f"{h.label} ({h.status.value}) {cell(h.starts_at)} bank {h.bank_name}",
     )
 
 
@@ -312,14 +313,15 @@ def _begin(args: argparse.Namespace) -> int:
 
 
 def _finish(args: argparse.Namespace) -> int:
-    async def work(session: AsyncSession) -> dict[str, Any]:
+    async def work(session: AsyncSession) -> tuple[dict[str, Any], str]:
         zone = await _zone_of_heat(session, args.heat)
         heat = await svc.finish_heat(
             session, args.heat, at=now_of(args, zone), actor=actor_of(args)
         )
-        return {"heat": heat.id, "status": heat.status, "ended_at": heat.ended_at}
+        return {"heat": heat.id, "status": heat.status, "ended_at": heat.ended_at}, zone
 
-    return emit(args, run(args, work))
+    data, zone = run(args, work)
+    return emit(args, data, zone=zone)
 
 
 def _score(args: argparse.Namespace) -> int:

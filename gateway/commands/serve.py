@@ -15,14 +15,15 @@ import asyncio
 import contextlib
 import logging
 import signal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gateway.heats.context import GatewayContext, add_common_arguments, bank_links, close_links
-from gateway.heats.links import MachineLink
-from gateway.heats.tournament_hooks import ServiceHooks
-from gateway.recovery import recover_bank
-from gateway.scheduler import Scheduler
-from gateway.supervisor import BankSupervisor
+from gateway.heats.context import add_common_arguments
+
+if TYPE_CHECKING:
+    from gateway.heats.context import GatewayContext
+    from gateway.heats.links import MachineLink
+    from gateway.heats.tournament_hooks import ServiceHooks
+    from gateway.supervisor import BankSupervisor
 
 log = logging.getLogger("reelgate.serve")
 
@@ -53,6 +54,12 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 async def serve(args: argparse.Namespace, stop: asyncio.Event | None = None) -> int:
+    # Imported here: the CLI loads every command module just to build its parser.
+    from gateway.heats.context import GatewayContext, bank_links, close_links
+    from gateway.heats.tournament_hooks import ServiceHooks
+    from gateway.scheduler import Scheduler
+    from gateway.supervisor import BankSupervisor
+
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -99,6 +106,8 @@ async def _recover(
     hooks: ServiceHooks,
     supervisor: BankSupervisor,
 ) -> None:
+    from gateway.recovery import recover_bank
+
     try:
         for r in await recover_bank(ctx.writer, links, bank, hooks=hooks):
             log.info(

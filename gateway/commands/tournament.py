@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.errors import OperatorError
 from gateway.tournament import services as svc
-from gateway.tournament.cli import actor_of, add_common, emit, now_of, parse_time, run
+from gateway.tournament.cli import actor_of, add_common, emit, now_of, parse_time, rands, run
 from gateway.tournament.rules.cards import Card, parse_seed
 from gateway.tournament.rules.enums import DrawnBy, Stage
 from gateway.tournament.services.common import find_tournament, load_settings
@@ -95,7 +95,7 @@ def register(sub: Any) -> None:
     add_common(p, read=True, write=False)
     p.add_argument("tournament")
     p.add_argument("--stage", choices=STAGES, default="qualifying")
-    p.add_argument("--limit", type=int, default=0, help="show only the first N lines")
+    p.add_argument("--limit", type=int, default=0, help="show only the first N lines (0: all)")
     p.add_argument("--as-of", help="exclusion registers as of this time (default: now)")
     p.set_defaults(handler=_standings)
 
@@ -150,6 +150,54 @@ def _package(text: str) -> Package:
         raise OperatorError(f"--package {text!r}: expected CODE:CENTS:SEATS[:CREDIT]") from None
 
 
+# (key for ``tournament set``, what it is, rule) in the order a director reads them.
+_SETTING_ROWS = (
+    ("venue_zone", "venue time zone", ""),
+    ("seat_price_cents", "price of one seat", "5"),
+    ("validity", "entry validity: same-day (rules 7/8) or 48h (rules 5/6)", "5-8"),
+    ("minimum_age", "minimum age", "1"),
+    ("direct_final_places", "top single entries straight to the final", "13"),
+    ("semi_final_qualifiers", "next entries to the semi-finals", "14"),
+    ("finalists_from_semis", "finalists from the semi-final ranking", "17"),
+    ("prize_places", "places that need a strict order", "19"),
+    ("postpone_after_s", "a failed heat is postponed after", "20"),
+    ("reschedule_notice_s", "a heat change is announced at least", "10"),
+)
+
+
+def _shown(key: str, value: Any) -> str:
+    if key.endswith("_cents"):
+        return f"{rands(value)} ({value} c)"
+    if key.endswith("_s"):
+        return f"{value // 60} min ({value} s)"
+    return str(value)
+
+
+def _settings_out(
+    args: argparse.Namespace, tid: int, name: str, settings: TournamentSettings
+) -> int:
+    data = settings.to_json()
+    if args.json:
+        return emit(args, {"id": tid, "name": name, "settings": data})
+    print(f"tournament {tid}: {name}")
+    emit(
+        args,
+        data,
+        ["key (for set)", "setting", "value", "rule"],
+        [[k, what, _shown(k, data[k]), rule] for k, what, rule in _SETTING_ROWS],
+    )
+    return emit(
+        args,
+        data["packages"],
+        ["package", "price", "seats", "casino credit (rules 6/8)"],
+        [
+            [p["code"], rands(p["price_cents"]), p["seats"], rands(p["casino_credit_cents"])]
+            for p in data["packages"]
+        ],
+        title="entry packages on sale (rules 5-8; key: packages)",
+    )
+
+
 def _create(args: argparse.Namespace) -> int:
     packages = tuple(_package(t) for t in args.package) or TournamentSettings().packages
     settings = TournamentSettings(
@@ -165,11 +213,12 @@ def _create(args: argparse.Namespace) -> int:
         reschedule_notice=timedelta(minutes=args.notice_min),
     )
 
-    async def work(session: AsyncSession) -> dict[str, Any]:
+    async def work(session: AsyncSession) -> tuple[int, str]:
         t = await svc.create_tournament(session, args.name, settings, actor=actor_of(args))
-        return {"id": t.id, "name": t.name, "settings": settings.to_json()}
+        return t.id, t.name
 
-    return emit(args, run(args, work))
+    tid, name = run(args, work)
+    return _settings_out(args, tid, name, settings)
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -190,11 +239,11 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    async def work(session: AsyncSession) -> dict[str, Any]:
+    async def work(session: AsyncSession) -> tuple[int, str, TournamentSettings]:
         t = await find_tournament(session, args.tournament)
-        return {"id": t.id, "name": t.name, "settings": (await load_settings(session, t)).to_json()}
+        return t.id, t.name, await load_settings(session, t)
 
-    return emit(args, run(args, work))
+    return _settings_out(args, *run(args, work))
 
 
 def _set(args: argparse.Namespace) -> int:
@@ -208,13 +257,14 @@ def _set(args: argparse.Namespace) -> int:
         except json.JSONDecodeError:
             changes[key] = raw  # plain words such as 48h or a zone name
 
-    async def work(session: AsyncSession) -> dict[str, Any]:
+    async def work(session: AsyncSession) -> tuple[int, str, TournamentSettings]:
         merged = await change_settings(
             session, args.tournament, changes, reason=args.reason, actor=actor_of(args)
         )
-        return merged.to_json()
+        t = await find_tournament(session, args.tournament)
+        return t.id, t.name, merged
 
-    return emit(args, run(args, work))
+    return _settings_out(args, *run(args, work))
 
 
 def _decision(args: argparse.Namespace) -> int:
@@ -238,6 +288,8 @@ def _standings(args: argparse.Namespace) -> int:
         as_of = parse_time(args.as_of, t.venue_tz, "--as-of") if args.as_of else None
         return await svc.stage_standings(session, t.id, Stage(args.stage), as_of=as_of)
 
+    if args.limit < 0:
+        raise OperatorError("--limit: a number of lines, 0 for all")
     table = run(args, work)
     lines = table.lines[: args.limit] if args.limit > 0 else table.lines
     data = {
@@ -267,12 +319,16 @@ def _standings(args: argparse.Namespace) -> int:
 
 
 def _qualifiers(args: argparse.Namespace) -> int:
-    async def work(session: AsyncSession) -> Any:
+    async def work(session: AsyncSession) -> tuple[Any, dict[tuple[Stage, int], Any], str]:
         t = await find_tournament(session, args.tournament)
         as_of = parse_time(args.as_of, t.venue_tz, "--as-of") if args.as_of else None
-        return await svc.qualifiers(session, t.id, as_of=as_of)
+        lines = {}
+        for stage in Stage:
+            table = await svc.stage_standings(session, t.id, stage, as_of=as_of)
+            lines.update({(stage, x.entry_id): x for x in table.lines})
+        return await svc.qualifiers(session, t.id, as_of=as_of), lines, t.venue_tz
 
-    q = run(args, work)
+    q, lines, zone = run(args, work)
     data = {
         "qualifying_over": q.qualifying_over,
         "direct_finalists": q.qualifying.direct_finalists,
@@ -285,7 +341,32 @@ def _qualifiers(args: argparse.Namespace) -> int:
         "winners": q.winners.selected,
         "final_ties_to_draw": q.winners.pending,
     }
-    return emit(args, data)
+    if args.json:
+        return emit(args, data)
+    rows: list[list[Any]] = []
+
+    def add(stage: Stage, group: str, entries: tuple[int, ...], ties: tuple[Any, ...]) -> None:
+        for entry in entries:
+            x = lines[(stage, entry)]
+            rows.append([group, x.place, x.credits, entry, x.player_name])
+        for tie in ties:
+            for entry in tie.entry_ids:
+                x = lines[(stage, entry)]
+                wait = f"tie: draw round {tie.next_round} (rule 19)"
+                rows.append([wait, x.place, x.credits, entry, x.player_name])
+
+    add(Stage.QUALIFYING, "final, top single entry (rule 13)", q.qualifying.direct_finalists, ())
+    add(Stage.QUALIFYING, "semi-final (rule 14)", q.qualifying.semi_finalists, q.qualifying.pending)
+    add(
+        Stage.SEMI_FINAL,
+        "final, from the semis (rule 17)",
+        q.finalists_from_semis.selected,
+        q.finalists_from_semis.pending,
+    )
+    add(Stage.FINAL, "prize place (rule 19)", q.winners.selected, q.winners.pending)
+    over = {"qualifying": q.qualifying_over, "semi-finals": q.semis_over, "final": q.final_over}
+    title = "; ".join(f"{k} {'over' if v else 'in progress'}" for k, v in over.items())
+    return emit(args, data, ["group", "place", "credits", "entry", "player"], rows, title, zone)
 
 
 def _draw_cards(items: list[str]) -> dict[int, DrawnCard]:
@@ -307,6 +388,10 @@ def _draw_cards(items: list[str]) -> dict[int, DrawnCard]:
     return cards
 
 
+def _faces(cards: dict[int, Card]) -> dict[int, str]:
+    return {entry: str(card) for entry, card in sorted(cards.items())}
+
+
 def _draw(args: argparse.Namespace) -> int:
     stage = Stage(args.stage)
     if args.seed and not args.digital:
@@ -320,19 +405,33 @@ def _draw(args: argparse.Namespace) -> int:
             used, rounds = await svc.digital_draw(
                 session, t.id, stage, args.credits, actor=actor_of(args), at=now, seed=seed
             )
-            return {
-                "seed": used.hex(),
-                "rounds": [
-                    {"round": r.round, "cards": {e: str(c) for e, c in r.cards.items()}}
-                    for r in rounds
-                ],
-            }
+            drawn = [{"round": r.round, "cards": _faces(r.cards)} for r in rounds]
+            return {"seed": used.hex(), "rounds": drawn, **await _after(session, t.id)}
+        cards = _draw_cards(args.card)
         tie = await svc.record_physical_draw(
-            session, t.id, stage, args.credits, _draw_cards(args.card), actor=actor_of(args), at=now
+            session, t.id, stage, args.credits, cards, actor=actor_of(args), at=now
         )
-        return {"round": tie.next_round, "entries": tie.entry_ids}
+        drawn = [{"round": tie.next_round, "cards": _faces({e: c.card for e, c in cards.items()})}]
+        return {"rounds": drawn, **await _after(session, t.id)}
 
-    return emit(args, run(args, work))
+    async def _after(session: AsyncSession, tid: int) -> dict[str, Any]:
+        table = await svc.stage_standings(session, tid, stage)
+        still = [t for t in table.ties_to_draw if t.credits == args.credits]
+        return {"still_tied": still}
+
+    result = run(args, work)
+    if args.json:
+        return emit(args, result)
+    if "seed" in result:
+        print(f"seed {result['seed']} (recorded: anyone can recompute these cards)")
+    for r in result["rounds"]:
+        cards = ", ".join(f"entry {e}: {c}" for e, c in sorted(r["cards"].items()))
+        print(f"round {r['round']}: {cards}")
+    for tie in result["still_tied"]:
+        print(f"still tied: entries {list(tie.entry_ids)}, draw round {tie.next_round} (rule 19)")
+    if not result["still_tied"]:
+        print(f"tie at {args.credits} credits broken; see `reelgate tournament standings`")
+    return 0
 
 
 def _verify(args: argparse.Namespace) -> int:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
 from typing import Any
 
 from emulators.wheel import WheelModel, WheelServer
+from gateway.errors import OperatorError
 
 
 def register(sub: Any) -> None:
@@ -23,7 +25,24 @@ def register(sub: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    _check(args)
     return asyncio.run(_serve(args))
+
+
+def _check(args: argparse.Namespace) -> None:
+    """Bad options are one line and start nothing."""
+    if not 0 <= args.port <= 65535:
+        raise OperatorError(f"--port {args.port}: must be 0..65535 (0: any free port)")
+    try:
+        loopback = args.host == "localhost" or ipaddress.ip_address(args.host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        raise OperatorError(f"--host {args.host}: the emulated wheel serves loopback only")
+    if args.games is not None and args.games < 1:
+        raise OperatorError(f"--games {args.games}: must be at least 1 (omit it to run on)")
+    if args.interval < 0 or args.pause < 0:
+        raise OperatorError("--interval and --pause are seconds, 0 or more")
 
 
 async def _serve(args: argparse.Namespace) -> int:

@@ -166,11 +166,7 @@ class JournalWriter:
         async with self._lock:
             if not self.pending:
                 return True
-            records = [
-                json.loads(line)
-                for line in self.spool_path.read_text(encoding="utf-8").splitlines()
-                if line.strip()
-            ]
+            records = _read_records(self.spool_path)
             done = 0
             try:
                 for record in records:
@@ -209,6 +205,23 @@ class JournalWriter:
             self._flusher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._flusher
+
+
+def _read_records(path: Path) -> list[dict[str, Any]]:
+    """The spooled writes, in order.  A torn last line (the process died mid-append) was
+    never journaled — nothing on the floor followed it — and is dropped; damage anywhere
+    else is refused rather than guessed at."""
+    lines = [x for x in path.read_text(encoding="utf-8", errors="replace").splitlines() if x]
+    records: list[dict[str, Any]] = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            if number == len(lines):
+                log.warning("spool %s: dropping a torn last line (crash mid-write)", path)
+                break
+            raise ValueError(f"spool {path}: line {number} is damaged; keep the file") from None
+    return records
 
 
 def _iso(value: datetime | None) -> str | None:

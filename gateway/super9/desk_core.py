@@ -156,6 +156,13 @@ class DeskCore:
             raise OperatorError(f"session {session_id} is {row.status.value}, not drawing")
         return row
 
+    async def require_drawing(self, session_id: int) -> None:
+        """Raise :class:`OperatorError` unless the session exists and is drawing."""
+        async with self._sm() as db:
+            row = await self._session(db, session_id)
+            if row.status is not SessionStatus.DRAWING:
+                raise OperatorError(f"session {session_id} is {row.status.value}, not drawing")
+
     async def _next_seq(self, db: AsyncSession, session_id: int) -> int:
         top = (
             await db.execute(

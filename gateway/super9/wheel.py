@@ -4,7 +4,8 @@ The link is retried with back-off (a wheel's serial converter or terminal server
 drop); the debouncer lives across reconnects, so a game posted before a drop is not
 posted again when the wheel repeats it after.  The loop ends when the session stops
 drawing (closed), when ``max_results`` is reached, or after ``max_attempts`` connection
-attempts — every loop is bounded.
+attempts — every loop is bounded.  A session that is not drawing, a bad URL and a link
+that cannot be (re)established are each one :class:`OperatorError` line.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ async def follow_wheel(
         parse_wheel_url(url)
     except ValueError as exc:
         raise OperatorError(str(exc)) from None
+    await desk.require_drawing(session_id)  # before touching the wheel link
     run = WheelRun() if debouncer is None else WheelRun(debouncer=debouncer)
 
     async def once() -> None:
@@ -72,12 +74,20 @@ async def follow_wheel(
             await link.close()
         raise LinkLost("wheel link closed")
 
-    async for attempt in AsyncRetrying(
-        stop=stop_after_attempt(max_attempts),
-        wait=wait_exponential(multiplier=0.2, max=5),
-        retry=retry_if_exception_type((ConnectionError, OSError)),
-        reraise=True,
-    ):
-        with attempt:
-            await once()
+    try:
+        async for attempt in AsyncRetrying(
+            stop=stop_after_attempt(max_attempts),
+            wait=wait_exponential(multiplier=0.2, max=5),
+            retry=retry_if_exception_type((ConnectionError, OSError)),
+            reraise=True,
+        ):
+            with attempt:
+                await once()
+    except (ConnectionError, OSError) as exc:
+        # Spins already recorded stay recorded; the operator reconnects or keys by hand.
+        why = str(exc) or type(exc).__name__
+        raise OperatorError(
+            f"wheel {url}: link lost or refused after {run.connections} connection(s) "
+            f"and {max_attempts} attempt(s): {why}; rule 29 manual spins remain available"
+        ) from None
     return run

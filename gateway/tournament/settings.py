@@ -25,6 +25,8 @@ from storage.tournament import (
     DEFAULT_VENUE_TZ,
 )
 
+PACKAGE_CODE_LENGTH = 32  # tournament_packages.code
+
 __all__ = ["DEFAULT_PACKAGES", "Package", "TournamentSettings", "Validity"]
 
 
@@ -87,6 +89,10 @@ class TournamentSettings:
         if not codes or len(set(codes)) != len(codes):
             raise RuleViolation(6, "packages must be a non-empty list with unique codes")
         for p in self.packages:
+            if not p.code.strip() or len(p.code) > PACKAGE_CODE_LENGTH or p.code != p.code.strip():
+                raise RuleViolation(
+                    6, f"package code {p.code!r}: 1-32 characters, no spaces around"
+                )
             if p.seats <= 0 or p.price_cents <= 0 or p.casino_credit_cents < 0:
                 raise RuleViolation(6, f"package {p.code!r}: seats and price must be positive")
         if self.minimum_age < 18:
@@ -147,19 +153,9 @@ class TournamentSettings:
                 if key in data:
                     kwargs[key] = _strict_int(key, data[key])
             if "validity" in data:
-                kwargs["validity"] = Validity(data["validity"])
+                kwargs["validity"] = _validity(data["validity"])
             if "packages" in data:
-                kwargs["packages"] = tuple(
-                    Package(
-                        code=str(p["code"]),
-                        price_cents=_strict_int("price_cents", p["price_cents"]),
-                        seats=_strict_int("seats", p["seats"]),
-                        casino_credit_cents=_strict_int(
-                            "casino_credit_cents", p.get("casino_credit_cents", 0)
-                        ),
-                    )
-                    for p in data["packages"]
-                )
+                kwargs["packages"] = _packages(data["packages"])
             if "postpone_after_s" in data:
                 seconds = _strict_int("postpone_after_s", data["postpone_after_s"])
                 kwargs["postpone_after"] = timedelta(seconds=seconds)
@@ -175,3 +171,42 @@ def _strict_int(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise RuleViolation(None, f"settings: {name} must be an integer, got {value!r}")
     return value
+
+
+def _validity(value: Any) -> Validity:
+    try:
+        return Validity(value)
+    except ValueError:
+        known = ", ".join(v.value for v in Validity)
+        raise RuleViolation(
+            5, f"settings: validity must be one of {known}, got {value!r}"
+        ) from None
+
+
+def _packages(value: Any) -> tuple[Package, ...]:
+    """Rule 6 packages from JSON: a list of {code, price_cents, seats[, casino_credit_cents]}."""
+    if not isinstance(value, list):
+        raise RuleViolation(6, "settings: packages must be a list of packages")
+    out = []
+    for i, item in enumerate(value):
+        where = f"settings: packages[{i}]"
+        if not isinstance(item, dict):
+            raise RuleViolation(6, f"{where} must be an object")
+        missing = [k for k in ("code", "price_cents", "seats") if k not in item]
+        unknown = sorted(set(item) - {"code", "price_cents", "seats", "casino_credit_cents"})
+        if missing or unknown:
+            what = f"needs {missing[0]!r}" if missing else f"has unknown key {unknown[0]!r}"
+            raise RuleViolation(6, f"{where} {what}")
+        if not isinstance(item["code"], str):
+            raise RuleViolation(6, f"{where}: code must be text")
+        out.append(
+            Package(
+                code=item["code"],
+                price_cents=_strict_int("price_cents", item["price_cents"]),
+                seats=_strict_int("seats", item["seats"]),
+                casino_credit_cents=_strict_int(
+                    "casino_credit_cents", item.get("casino_credit_cents", 0)
+                ),
+            )
+        )
+    return tuple(out)

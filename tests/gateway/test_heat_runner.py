@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from emulators.machine import EmulatedMachine, MachineRefusal
 from gateway.heats.links import MachineLink
-from gateway.heats.runner import Command, HeatRunner
+from gateway.heats.runner import Command, HeatOutcome, HeatRunner
 from gateway.heats.spool import JournalWriter
 from storage.db import make_sessionmaker
 from storage.journal import Journal, RunState, SeatState
@@ -57,15 +57,14 @@ async def journal(engine: AsyncEngine) -> AsyncIterator[Journal]:
     yield Journal(make_sessionmaker(engine))
 
 
-async def _run(runner: HeatRunner, bank: Bank, seconds: int = 1) -> tuple:  # type: ignore[type-arg]
+async def _run(runner: HeatRunner, bank: Bank, seconds: int = 1) -> HeatOutcome:
     stop = asyncio.Event()
     players = asyncio.create_task(_players(bank.machines, stop))
     try:
-        out = await runner.run_new("A", bank.ids, credits=500, seconds=seconds)
+        return await runner.run_new("A", bank.ids, credits=500, seconds=seconds)
     finally:
         stop.set()
         await players
-    return out, players
 
 
 @pytest.mark.parametrize("prepared", [False, True], ids=["gather", "prepared-unlock"])
@@ -75,7 +74,7 @@ async def test_full_heat_scores_every_machine_once_and_releases(
     bank = Bank(4, prepared=prepared)
     writer = JournalWriter(journal, tmp_path / "spool")
     runner = HeatRunner(writer, bank.links, poll_interval_s=0.05)
-    out, _ = await _run(runner, bank)
+    out = await _run(runner, bank)
     assert out.state is RunState.CLOSED
     results = {r.machine_id: r for r in await journal.results(out.run_id)}
     assert set(results) == set(bank.ids)
@@ -113,7 +112,7 @@ async def test_machine_that_stops_answering_is_malfunctioned_heat_goes_on(
         bank.drivers["A02"].fault = "timeout"
 
     failing = asyncio.create_task(fail_later())
-    out, _ = await _run(runner, bank, seconds=2)
+    out = await _run(runner, bank, seconds=2)
     await failing
     assert out.state is RunState.CLOSED
     assert out.seats["A02"].state is SeatState.MALFUNCTION  # rule 20
@@ -132,7 +131,7 @@ async def test_host_timed_machine_scores_from_its_credit_meter(
     runner = HeatRunner(
         JournalWriter(journal, tmp_path / "spool"), bank.links, poll_interval_s=0.05
     )
-    out, _ = await _run(runner, bank)
+    out = await _run(runner, bank)
     assert out.seats["A02"].support == "host-timed"
     assert out.seats["A01"].support == "native"
     assert bank.machines[1].restricted_credits == 0  # the loaded credits are taken back
@@ -158,7 +157,7 @@ async def test_director_pause_resume_then_abort_releases_without_scores(
         runner.direct(Command.ABORT, "director abort")
 
     d = asyncio.create_task(director())
-    out, _ = await _run(runner, bank, seconds=5)
+    out = await _run(runner, bank, seconds=5)
     await d
     assert out.state is RunState.ABORTED
     assert await journal.results(out.run_id) == []

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from emulators.wheel import WheelModel, WheelServer
 from protocols.wheel import Debouncer, LineFramer, open_wheel, parse_wheel_url, read_results
 from protocols.wheel.debounce import WheelResult
@@ -85,3 +87,24 @@ async def test_serial_carrier_over_a_pty() -> None:
         os.close(master)
         os.close(slave)
     assert results == model.truth and results
+
+
+@pytest.mark.parametrize(
+    ("argv", "complaint"),
+    [
+        (["--port", "-1"], "--port -1: must be 0..65535"),
+        (["--port", "70000"], "--port 70000"),
+        (["--host", "192.0.2.1"], "loopback only"),
+        (["--host", "not-a-host"], "loopback only"),
+        (["--games", "0"], "--games 0"),
+        (["--interval", "-1"], "--interval and --pause"),
+    ],
+)
+def test_emulate_wheel_rejects_bad_options_in_one_line(
+    argv: list[str], complaint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gateway.cli import main
+
+    assert main(["emulate", "wheel", *argv]) == 2
+    err = capsys.readouterr().err
+    assert complaint in err and err.count("\n") == 1

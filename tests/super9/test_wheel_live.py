@@ -4,10 +4,14 @@ repeats and garbage do not, and the live draw is published for displays."""
 from __future__ import annotations
 
 import asyncio
+import socket
 from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
+import pytest
+
 from emulators.wheel import WheelModel, WheelServer
+from gateway.errors import OperatorError
 from gateway.feed import MemoryFeed
 from gateway.super9.desk import Super9Desk
 from gateway.super9.wheel import follow_wheel
@@ -56,3 +60,24 @@ async def test_emulated_wheel_drives_the_draw(desk: Super9Desk, feed: MemoryFeed
     done = {c["ticket"] for c in live["completed"]}
     for serial, numbers in (("A", range(0, 9)), ("B", range(9, 18)), ("C", range(18, 27))):
         assert (serial in done) == set(numbers).issubset(distinct)
+
+
+async def test_wheel_errors_are_one_line_and_change_nothing(desk: Super9Desk) -> None:
+    with pytest.raises(OperatorError, match="session 99 does not exist"):
+        await follow_wheel(desk, 99, "wheel+tcp://127.0.0.1:1", clock=lambda: at(19))
+    await desk.sell("A", "C1", actor="cashier", now=at(10))
+    await desk.hand_in("A", "0 1 2 3 4 5 6 7 8", actor="grd", now=at(18))
+    sid = await desk.session_for(at(19))
+    assert sid is not None
+    with pytest.raises(OperatorError, match="not drawing"):  # not opened yet
+        await follow_wheel(desk, sid, "wheel+tcp://127.0.0.1:1", clock=lambda: at(19))
+    await desk.open_session(at(19), actor="director", now=at(19))
+    with socket.socket() as probe:  # a loopback port with nobody listening
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(OperatorError, match=r"after 0 connection\(s\) and 2 attempt") as err:
+        await follow_wheel(
+            desk, sid, f"wheel+tcp://127.0.0.1:{port}", clock=lambda: at(19), max_attempts=2
+        )
+    assert "\n" not in str(err.value) and "rule 29" in str(err.value)
+    assert (await desk.report(sid))["status"] == "drawing"

@@ -187,7 +187,7 @@ def test_director_and_cashier_commands(
         "--card",
         "5=KD:public:Lerato",
     )
-    assert drawn == {"round": 1, "entries": [1, 5]}
+    assert drawn == {"rounds": [{"round": 1, "cards": {"1": "3C", "5": "KD"}}], "still_tied": []}
     q = ok("tournament", "qualifiers", "Ridge")
     assert (q["direct_finalists"], q["semi_finalists"]) == ([5], [1])
     assert ok("tournament", "verify-draws", "Ridge") == {"ok": True, "problems": []}
@@ -199,10 +199,8 @@ def test_director_and_cashier_commands(
     assert "settings: unknown key 'colour'" in fails(
         "tournament", "set", "Ridge", "colour=red", "--reason", "x"
     )
-    assert (
-        ok("tournament", "set", "Ridge", "prize_places=4", "--reason", "sponsor")["prize_places"]
-        == 4
-    )
+    changed = ok("tournament", "set", "Ridge", "prize_places=4", "--reason", "sponsor")
+    assert changed["settings"]["prize_places"] == 4  # rule 19
     assert ok("tournament", "show", "Ridge")["settings"]["prize_places"] == 4
     assert "does not exist" in fails("heats", "show", "99")
     # exclusion CSV: one bad line refuses the whole file
@@ -219,3 +217,74 @@ def test_director_and_cashier_commands(
     assert (q["direct_finalists"], q["semi_finalists"]) == ([1], [])  # rule 3: Ben is out
     player = ok("players", "show", "8101015009086", "-t", "Ridge")
     assert player["disqualifications"][0]["rule"] == "3"
+
+
+def test_bad_input_is_one_line_and_changes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REELGATE_ACTOR", "tester")
+    url = f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}"
+    _seed_floor(url)
+    db = ["--database", url]
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        capsys.readouterr()
+        code = main(list(argv))
+        out, err = capsys.readouterr()
+        return code, out, err.strip()
+
+    def fails(*argv: str) -> str:
+        code, _, err = run(*argv)
+        assert code == 2 and err.count("\n") == 0, err
+        return err
+
+    # A database that cannot be opened: one line naming --database, never a traceback.
+    assert "--database nonsense://" in fails("tournament", "list", "--database", "nonsense://")
+    assert "--database nonsense://" in fails("audit", "verify", "--database", "nonsense://")
+    missing = f"sqlite+aiosqlite:///{tmp_path / 'no' / 'such' / 'dir.db'}"
+    assert "does not exist" in fails("heats", "list", "-t", "1", "--database", missing)
+
+    assert run("tournament", "create", "Ridge", *db)[0] == 0
+    assert fails(
+        "players",
+        "add",
+        *db,
+        "--id-number",
+        "8001015009087",
+        "--name",
+        "x" * 201,
+        "--dob",
+        "1980-01-01",
+    ) == ("reelgate: error: players.name: 201 characters, at most 200; nothing saved")
+    set_ = ("tournament", "set", "Ridge", *db, "--reason", "x")
+    assert fails(*set_, "validity=72h") == (
+        "reelgate: error: rule 5: settings: validity must be one of same-day, 48h, got '72h'"
+    )
+    assert fails(*set_, 'packages=[{"code": "R100", "price_cents": 10000}]') == (
+        "reelgate: error: rule 6: settings: packages[0] needs 'seats'"
+    )
+    assert "--limit" in fails("tournament", "standings", "Ridge", *db, "--limit", "-1")
+    # Nothing of the refused commands is stored or audited.
+    code, out, _ = run("audit", "show", *db, "--json")
+    assert code == 0
+    assert [row["action"] for row in json.loads(out)] == ["tournament.create"]
+    code, out, _ = run("players", "list", *db, "--json")
+    assert json.loads(out) == []
+
+
+def test_tables_show_venue_time_and_settings_by_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REELGATE_ACTOR", "tester")
+    url = f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}"
+    _seed_floor(url)
+    db = ["--database", url]
+    assert main(["tournament", "create", "Ridge", *db, "--package", "R300:30000:6:2500"]) == 0
+    shown = capsys.readouterr().out
+    for text in ("prize_places", "postpone_after_s", "30 min (1800 s)", "R300", "R25.00"):
+        assert text in shown
+    schedule = ["heats", "schedule", *db, "-t", "Ridge", "--bank", "A"]
+    assert main([*schedule, "--start", "2026-11-21 18:00", "--now", "2026-11-20 10:00"]) == 0
+    capsys.readouterr()
+    assert main(["heats", "list", *db, "-t", "Ridge"]) == 0
+    assert "2026-11-21 18:00" in capsys.readouterr().out  # venue-local, to the minute

@@ -277,3 +277,33 @@ async def test_page_says_when_the_mqtt_source_is_away(
     assert "Waiting for the gateway feed" in await text(browser, "#banner")
     signage.feed.set_upstream("connected")
     await browser.wait_for("!document.body.classList.contains('upstream-down')")
+
+
+async def test_seats_named_at_the_start_and_a_void_heat(
+    browser: Chromium, signage: SignageServer
+) -> None:
+    feed = signage.feed
+    ends = datetime.now(UTC) + timedelta(seconds=600)
+    # The heat runner's own start message names the playing seats (rule 22).
+    await feed.publish(
+        "heat/30/state",
+        {"state": "running", "ends_at": ends.isoformat(), "machines": ["E01", "E02", "E03"]},
+        retain=True,
+    )
+    await feed.publish("heat/30/seat/E02", {"machine": "E02", "credits": 40}, retain=True)
+    await browser.goto(signage.url)
+    await browser.wait_for("document.querySelectorAll('#scores tbody tr').length === 3")
+    seats = await rows(browser, "scores")
+    assert [(r["machine"], r["credits"]) for r in seats] == [
+        ("E02", "40"), ("E01", "—"), ("E03", "—"),
+    ]  # fmt: skip
+    assert await text(browser, "#heat-title") == "Heat 30"  # no "current": latest heat
+
+    # Rule 20: a tournament-system failure voids the heat; it will be restarted.
+    await feed.publish("heat/30/state", {"state": "restarted"}, retain=True)
+    await feed.publish("heat/30/standings", {"heat": "30", "void": True, "rows": []}, retain=True)
+    await browser.wait_for("!document.querySelector('#standings-block').hidden")
+    assert "rule 20" in await text(browser, "#heat-state")
+    assert "rule 20" in await text(browser, "#standings-note")
+    assert await rows(browser, "standings") == []
+    assert await text(browser, "#countdown") == "--:--"

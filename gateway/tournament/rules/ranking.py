@@ -29,6 +29,25 @@ from dataclasses import dataclass
 from gateway.tournament.rules.cards import Card
 from gateway.tournament.rules.violations import RuleViolation
 
+# One tie group and one round-by-round tie break for both rankings: this pure one and the
+# SQL one in storage (rule 19), so the two can never disagree on a draw.
+from storage.ranking import TieGroup, resolve_tie
+
+__all__ = [
+    "CutOutcome",
+    "QualifyingOutcome",
+    "RankedLine",
+    "ScoreLine",
+    "Standings",
+    "TieDraw",
+    "TieGroup",
+    "check_draw_round",
+    "prize_order",
+    "qualify_finalists",
+    "qualify_from_qualifying",
+    "rank",
+]
+
 
 @dataclass(frozen=True, slots=True)
 class ScoreLine:
@@ -55,24 +74,6 @@ class RankedLine:
     player_id: int
     credits: int
     tied: bool  # shares its place with an unresolved tie
-
-
-@dataclass(frozen=True, slots=True)
-class TieGroup:
-    """Entries still tied: ``place`` is their shared place, ``next_round`` the round to draw."""
-
-    place: int
-    credits: int
-    entry_ids: tuple[int, ...]
-    next_round: int
-
-    @property
-    def last_place(self) -> int:
-        return self.place + len(self.entry_ids) - 1
-
-    def straddles(self, cut: int) -> bool:
-        """True when the top ``cut`` places take some but not all of this group."""
-        return self.place <= cut < self.last_place
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +122,7 @@ def rank(
     ties: list[TieGroup] = []
     for credits in sorted(by_credits, reverse=True):
         group = {line.entry_id: line for line in by_credits[credits]}
-        for bucket, next_round in _resolve(sorted(group), credits, 1, cards):
+        for bucket, next_round in resolve_tie(sorted(group), credits, 1, cards):
             place = len(lines) + 1
             if len(bucket) > 1:
                 ties.append(TieGroup(place, credits, tuple(bucket), next_round))
@@ -133,26 +134,6 @@ def rank(
                     )
                 )
     return Standings(tuple(lines), tuple(ties))
-
-
-def _resolve(
-    members: list[int], credits: int, round_number: int, cards: Mapping[tuple[int, int, int], int]
-) -> list[tuple[list[int], int]]:
-    """Order ``members`` by their draws from ``round_number`` on: a list of (bucket, next round)."""
-    if len(members) == 1:
-        return [(members, round_number)]
-    values = {m: cards.get((m, credits, round_number)) for m in members}
-    if any(v is None for v in values.values()):
-        return [(members, round_number)]  # this round not (fully) drawn: still tied
-    buckets: dict[int, list[int]] = defaultdict(list)
-    for member in members:
-        value = values[member]
-        assert value is not None
-        buckets[value].append(member)
-    out: list[tuple[list[int], int]] = []
-    for value in sorted(buckets, reverse=True):  # highest card wins (rule 19)
-        out.extend(_resolve(buckets[value], credits, round_number + 1, cards))
-    return out
 
 
 def check_draw_round(tie: TieGroup, cards: Mapping[int, Card]) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import or_, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.tournament.rules.enums import HeatStatus, Stage
@@ -29,11 +29,11 @@ from gateway.tournament.services.common import (
 )
 from gateway.tournament.services.people import disqualified_sets
 from gateway.tournament.settings import TournamentSettings
+from storage.ranking import on_exclusion_register
 from storage.tournament import (
     CardDraw,
     Entry,
     EntryStatus,
-    Exclusion,
     Heat,
     Player,
     Score,
@@ -134,16 +134,10 @@ async def stage_standings(
 async def _excluded_entries(
     session: AsyncSession, tournament_id: int, stage: Stage, as_of: datetime
 ) -> set[int]:
-    on_register = (
-        select(Score.entry_id)
-        .join(Player, Player.id == Score.player_id)
-        .join(Exclusion, Exclusion.id_number == Player.id_number)
-        .where(
-            Score.tournament_id == tournament_id,
-            Score.stage == stage,
-            Exclusion.valid_from <= as_of,
-            or_(Exclusion.valid_until.is_(None), Exclusion.valid_until > Score.recorded_at),
-        )
+    on_register = select(Score.entry_id).where(
+        Score.tournament_id == tournament_id,
+        Score.stage == stage,
+        on_exclusion_register(as_of),  # rule 2, the same test as the SQL standings
     )
     disqualified = select(Entry.id).where(
         Entry.tournament_id == tournament_id, Entry.status == EntryStatus.DISQUALIFIED

@@ -10,7 +10,7 @@ parsing is on the clock too: a pessimistic figure).  Messages are published thro
 Reported: the ``publish`` call's own cost, and the publish → received latency over every
 (message, client) pair.  The replay is timed from the request to the last replayed frame.
 
-Run: ``python -m gateway.web.bench`` (``--clients 1,50,200``, ``--messages 200``).
+Run: ``python bench/signage.py`` (``--clients 1,50,200``, ``--messages 200``).
 """
 
 from __future__ import annotations
