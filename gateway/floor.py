@@ -186,7 +186,12 @@ async def load_floor(sessions: async_sessionmaker[AsyncSession]) -> Floor:
 
 
 async def add_machine(
-    sessions: async_sessionmaker[AsyncSession], bank: str, machine_id: str, endpoint: str
+    sessions: async_sessionmaker[AsyncSession],
+    bank: str,
+    machine_id: str,
+    endpoint: str,
+    *,
+    actor: str = "technician",
 ) -> MachineSpec:
     """A technician adds a machine at run time; it goes to the end of the bank."""
     if not _NAME.match(machine_id):
@@ -209,6 +214,14 @@ async def add_machine(
                 updated_at=datetime.now(UTC),
             )
         )
+        await session.flush()
+        await audit.record(
+            session,
+            actor=actor,
+            action="floor.add-machine",
+            subject=f"machine:{machine_id}",
+            details={"bank": bank, "endpoint": endpoint, "position": position},
+        )
     return MachineSpec(machine_id, endpoint, bank, position)
 
 
@@ -218,6 +231,7 @@ async def move_machine(
     *,
     bank: str | None = None,
     endpoint: str | None = None,
+    actor: str = "technician",
 ) -> MachineSpec:
     if endpoint is not None and not _ENDPOINT.match(endpoint):
         raise OperatorError(f"endpoint {endpoint!r} must be a URI like sas+tcp://host:port")
@@ -234,6 +248,14 @@ async def move_machine(
         if endpoint is not None:
             row.endpoint = endpoint
         row.updated_at = datetime.now(UTC)
+        await session.flush()
+        await audit.record(
+            session,
+            actor=actor,
+            action="floor.move-machine",
+            subject=f"machine:{machine_id}",
+            details={"bank": row.bank_name, "endpoint": row.endpoint},
+        )
         return MachineSpec(
             row.machine_id, row.endpoint, row.bank_name, row.position, row.excluded_reason
         )

@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import select
 
 from gateway.feed import FeedPublisher
-from gateway.heats.context import GatewayContext
+from gateway.heats.context import GatewayContext, driver_factory
 from gateway.heats.hooks import ProgressSink
 from gateway.heats.links import MachineLink
 from gateway.heats.runner import Command, HeatOutcome, HeatRunner
@@ -69,6 +69,12 @@ class Scheduler:
         self.busy: dict[str, asyncio.Task[None]] = {}
         self.finished: list[HeatOutcome] = []
         self._not_before: dict[int, datetime] = {}  # heat -> earliest retry after a restart
+        # bank -> machine -> the endpoint its link was opened for
+        self._endpoints: dict[str, dict[str, str]] = {
+            bank: {m.id: m.endpoint for m in ctx.floor.bank(bank).machines if m.id in linked}
+            for bank, linked in links.items()
+            if bank in ctx.floor.banks
+        }
 
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -123,7 +129,7 @@ class Scheduler:
             log.warning("heat %s due on bank %s but nobody is seated", heat.id, bank.name)
             self._not_before[heat.id] = self.now() + timedelta(seconds=self.restart_pause_s)
             return None
-        links = self.links[bank.name]
+        links = await self._ensure_links(bank.name, seated)
         runner = HeatRunner(
             self.ctx.writer, links, hooks=self.hooks, feed=self.feed, progress=self.progress
         )
@@ -145,6 +151,24 @@ class Scheduler:
         self.live[bank.name] = live
         log.info("heat %s started on bank %s (%d machines)", heat.id, bank.name, len(seated))
         return live
+
+    async def _ensure_links(self, bank: str, machines: list[str]) -> Mapping[str, MachineLink]:
+        """Links for the heat's machines, opening any a technician added or re-pointed since
+        the gateway started (the floor in the database is the truth)."""
+        links = self.links[bank]
+        if not isinstance(links, dict):
+            return links
+        for machine_id in machines:
+            endpoint = self.ctx.floor.machine(machine_id).endpoint
+            known = self._endpoints.setdefault(bank, {})
+            if machine_id in links and known.get(machine_id) == endpoint:
+                continue
+            if machine_id in links:
+                await links[machine_id].close()
+            links[machine_id] = MachineLink(machine_id, driver_factory()(machine_id, endpoint))
+            known[machine_id] = endpoint
+            log.info("bank %s: link to %s at %s", bank, machine_id, endpoint)
+        return links
 
     def _reap(self) -> None:
         for bank, live in list(self.live.items()):

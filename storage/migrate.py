@@ -9,14 +9,18 @@ after changing models with::
 which upgrades a scratch SQLite file to head, autogenerates the difference against
 ``Base.metadata`` into ``storage/migrations/versions/`` and tidies it with ruff.  Read
 the generated file before committing it (autogenerate cannot see renames).
-``python -m storage.migrate check [--database URL]`` exits 1 if a database differs from
-the models; ``upgrade``/``downgrade``/``current`` do what they say.
+``python -m storage.migrate check [--database URL]`` prints the differences and exits 1
+if a database differs from the models; without ``--database`` (and without
+``REELGATE_DATABASE_URL``) it checks a scratch SQLite upgraded to head, i.e. exactly
+what the next ``revision`` would write.  ``upgrade``/``downgrade``/``current`` do what
+they say.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shutil
 import subprocess
 import sys
@@ -35,6 +39,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from storage.db import Base, database_url, make_engine
 
+ENV_URL = "REELGATE_DATABASE_URL"
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
 
@@ -178,7 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="action", required=True)
     for name in ("upgrade", "downgrade", "current", "check"):
         p = sub.add_parser(name)
-        p.add_argument("--database", help="database URL (default: REELGATE_DATABASE_URL)")
+        p.add_argument("--database", help=f"database URL (default: ${ENV_URL})")
         if name in ("upgrade", "downgrade"):
             p.add_argument("revision", nargs="?", default="head" if name == "upgrade" else "-1")
     rev = sub.add_parser("revision", help="autogenerate a revision from the models")
@@ -196,6 +201,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.action == "downgrade":
         downgrade(args.database, args.revision)
         return 0
+
+    if args.action == "check" and not args.database and not os.environ.get(ENV_URL):
+        with tempfile.TemporaryDirectory() as scratch:
+            url = f"sqlite+aiosqlite:///{Path(scratch) / 'head.db'}"
+            upgrade(url)  # the revisions, to compare with the models
+            return main(["check", "--database", url])
 
     async def _inspect() -> int:
         engine = make_engine(args.database)

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import select
 
 from gateway.errors import OperatorError
-from gateway.tournament.cli import open_database, safe_url
+from gateway.tournament.cli import OneLineParser, open_database, safe_url
 from storage import audit
 from storage.db import make_engine, make_sessionmaker
 
@@ -19,7 +19,9 @@ def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
         "audit", help="verify or read the audit log of every change people made"
     )
-    actions = parser.add_subparsers(dest="audit_action", required=True, metavar="ACTION")
+    actions = parser.add_subparsers(
+        dest="audit_action", required=True, metavar="ACTION", parser_class=OneLineParser
+    )
 
     verify = actions.add_parser("verify", help="recompute the hash chain; exit 1 if broken")
     _common(verify)

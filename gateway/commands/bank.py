@@ -12,7 +12,7 @@ from rich.table import Table
 
 from gateway.driver import DriverError
 from gateway.errors import OperatorError
-from gateway.floor import set_bank_enabled
+from gateway.floor import MachineSpec, add_machine, move_machine, set_bank_enabled
 from gateway.heats import states
 from gateway.heats.context import GatewayContext, add_common_arguments, bank_links, close_links
 from gateway.heats.links import MachineLink
@@ -43,6 +43,22 @@ def register(sub: Any) -> None:
     enable.add_argument("--actor", default="technician", help="who does it (audit log)")
     enable.add_argument("--json", action="store_true")
     enable.set_defaults(handler=_enable)
+
+    add = actions.add_parser("add-machine", help="add a machine to a bank (stored)")
+    add.add_argument("bank")
+    add.add_argument("machine")
+    add.add_argument("--endpoint", required=True, help="e.g. sas+tcp://10.0.0.5:4001?address=1")
+    add_common_arguments(add, floor_required=False)
+    add.add_argument("--actor", default="technician", help="who does it (audit log)")
+    add.set_defaults(handler=_add_machine)
+
+    move = actions.add_parser("move-machine", help="move a machine to another bank/endpoint")
+    move.add_argument("machine")
+    move.add_argument("--to", dest="to_bank", help="the bank it moves to")
+    move.add_argument("--endpoint", help="its new endpoint")
+    add_common_arguments(move, floor_required=False)
+    move.add_argument("--actor", default="technician", help="who does it (audit log)")
+    move.set_defaults(handler=_move_machine)
 
     disable = actions.add_parser("disable", help="return every machine to normal play")
     disable.add_argument("bank")
@@ -113,6 +129,41 @@ async def _run_enable(args: argparse.Namespace, exclusions: dict[str, str]) -> l
             ctx.sessions, bank.name, enabled=True, exclusions=exclusions, actor=args.actor
         )
         return checks
+    finally:
+        await ctx.close()
+
+
+def _add_machine(args: argparse.Namespace) -> int:
+    spec = asyncio.run(_floor_change(args, "floor.add-machine"))
+    print(f"machine {spec.id} added to bank {spec.bank} at position {spec.position}")
+    return 0
+
+
+def _move_machine(args: argparse.Namespace) -> int:
+    if args.to_bank is None and args.endpoint is None:
+        raise OperatorError("move-machine: give --to BANK and/or --endpoint URI")
+    spec = asyncio.run(_floor_change(args, "floor.move-machine"))
+    print(f"machine {spec.id} now in bank {spec.bank} at {spec.endpoint}")
+    return 0
+
+
+async def _floor_change(args: argparse.Namespace, action: str) -> MachineSpec:
+    """A technician's change to the floor: stored (the database is the truth) and audited
+    in the same transaction (:mod:`gateway.floor`)."""
+    ctx = await GatewayContext.open(database=args.database, floor_path=args.floor, spool=args.spool)
+    try:
+        for run in await ctx.journal.unsettled_runs():
+            if not states.is_terminal(run.state) and args.machine in run.machines:
+                raise OperatorError(
+                    f"machine {args.machine} is in heat run {run.id} ({run.state.value})"
+                )
+        if action == "floor.add-machine":
+            return await add_machine(
+                ctx.sessions, args.bank, args.machine, args.endpoint, actor=args.actor
+            )
+        return await move_machine(
+            ctx.sessions, args.machine, bank=args.to_bank, endpoint=args.endpoint, actor=args.actor
+        )
     finally:
         await ctx.close()
 

@@ -10,7 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.tournament import services as svc
-from gateway.tournament.cli import actor_of, add_common, emit, now_of, rands, run
+from gateway.tournament.cli import OneLineParser, actor_of, add_common, emit, now_of, rands, run
 from gateway.tournament.rules.enums import PurchaseKind
 from gateway.tournament.services.common import find_tournament
 from storage.tournament import Entry, EntryPurchase, Player
@@ -20,7 +20,9 @@ def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
         "entries", help="cash desk: sell tournament entries, refunds, list entries"
     )
-    actions = parser.add_subparsers(dest="entries_action", required=True, metavar="ACTION")
+    actions = parser.add_subparsers(
+        dest="entries_action", required=True, metavar="ACTION", parser_class=OneLineParser
+    )
 
     p = actions.add_parser("sell", help="sell seats to a player (rules 5–9)")
     add_common(p, read=True)

@@ -17,6 +17,7 @@ from gateway.driver import HeatScore, TournamentMeters
 from gateway.errors import OperatorError
 from gateway.tournament import services as svc
 from gateway.tournament.cli import (
+    OneLineParser,
     actor_of,
     add_common,
     cell,
@@ -39,7 +40,9 @@ def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
         "heats", help="tournament heat schedule, registration, scores and incidents"
     )
-    actions = parser.add_subparsers(dest="heats_action", required=True, metavar="ACTION")
+    actions = parser.add_subparsers(
+        dest="heats_action", required=True, metavar="ACTION", parser_class=OneLineParser
+    )
 
     p = actions.add_parser("schedule", help="put a heat on the schedule")
     add_common(p, read=True)

@@ -12,7 +12,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.errors import OperatorError
 from gateway.tournament import services as svc
-from gateway.tournament.cli import actor_of, add_common, emit, now_of, parse_date, run
+from gateway.tournament.cli import (
+    OneLineParser,
+    actor_of,
+    add_common,
+    emit,
+    now_of,
+    parse_date,
+    run,
+)
 from gateway.tournament.services.common import find_tournament
 from gateway.tournament.services.people import list_players
 from storage.tournament import Disqualification, Entry, Score, Seat
@@ -22,7 +30,9 @@ def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
         "players", help="tournament players, exclusion registers, disqualification"
     )
-    actions = parser.add_subparsers(dest="players_action", required=True, metavar="ACTION")
+    actions = parser.add_subparsers(
+        dest="players_action", required=True, metavar="ACTION", parser_class=OneLineParser
+    )
 
     p = actions.add_parser("add", help="register a player in person (rules 1–4)")
     add_common(p, read=True)

@@ -17,14 +17,23 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.errors import OperatorError
 from gateway.tournament import services as svc
-from gateway.tournament.cli import actor_of, add_common, emit, now_of, parse_time, rands, run
+from gateway.tournament.cli import (
+    OneLineParser,
+    actor_of,
+    add_common,
+    emit,
+    now_of,
+    parse_time,
+    rands,
+    run,
+)
 from gateway.tournament.rules.cards import Card, parse_seed
 from gateway.tournament.rules.enums import DrawnBy, Stage
 from gateway.tournament.services.common import find_tournament, load_settings
 from gateway.tournament.services.draws import DrawnCard
 from gateway.tournament.services.finals import verify_seat_draws
 from gateway.tournament.services.setup import change_settings
-from gateway.tournament.settings import Package, TournamentSettings, Validity
+from gateway.tournament.settings import DEFAULT_PACKAGES, Package, TournamentSettings, Validity
 from storage.tournament import Tournament
 
 STAGES = [s.value for s in Stage]
@@ -34,7 +43,9 @@ def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
         "tournament", help="slot tournament: settings, standings, qualifiers, card draws"
     )
-    actions = parser.add_subparsers(dest="tournament_action", required=True, metavar="ACTION")
+    actions = parser.add_subparsers(
+        dest="tournament_action", required=True, metavar="ACTION", parser_class=OneLineParser
+    )
 
     p = actions.add_parser("create", help="create a tournament")
     add_common(p, read=True)
@@ -51,7 +62,7 @@ def register(sub: Any) -> None:
         action="append",
         default=[],
         metavar="CODE:CENTS:SEATS[:CREDIT]",
-        help="an entry package (rule 6); repeat; default single:5000:1, R200:20000:4",
+        help="an entry package (rule 6); repeat; default single at the seat price, R200:20000:4",
     )
     p.add_argument("--direct", type=int, default=1, help="top entries straight to the final (13)")
     p.add_argument("--semi", type=int, default=49, help="semi-final places (rule 14)")
@@ -199,7 +210,12 @@ def _settings_out(
 
 
 def _create(args: argparse.Namespace) -> int:
-    packages = tuple(_package(t) for t in args.package) or TournamentSettings().packages
+    # Default packages: a single seat at the seat price (rule 5) and rule 6's example.
+    default = (
+        Package("single", args.seat_price_cents, 1),
+        *(p for p in DEFAULT_PACKAGES if p.seats > 1),
+    )
+    packages = tuple(_package(t) for t in args.package) or default
     settings = TournamentSettings(
         venue_zone=args.zone,
         seat_price_cents=args.seat_price_cents,

@@ -54,7 +54,10 @@ async def _serve(args: argparse.Namespace) -> int:
         games=args.games,
         game_pause=args.pause,
     )
-    await server.start()
+    try:
+        await server.start()
+    except OSError as exc:
+        raise OperatorError(f"cannot serve the wheel: {exc.strerror or exc}") from None
     print(f"wheel emulator listening on wheel+tcp://{args.host}:{server.port}", flush=True)
     try:
         await server.done.wait()

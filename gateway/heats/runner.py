@@ -18,6 +18,11 @@ machine's own timer is only the backstop (native 8C machines).  Host-timed machi
 no backstop, which is why recovery restarts a heat whose host-timed machines may have
 played past the end unwatched (rule 20).
 
+A director's pause locks every machine and stops the gateway's clock.  A native machine's
+own timer cannot be stopped or extended over SAS (8C is refused in tournament mode), so
+it keeps running through the pause and its backstop ends play that much early; for more
+than a moment's pause the director should restart the heat (rule 20) instead.
+
 Each playing machine is watched by its own task (events and live credits at the SAS
 poll cadence); a machine that stops answering past the retry budget, tilts or loses
 power is marked malfunctioned (rules 20/21 through the tournament hooks) and the heat
@@ -57,6 +62,8 @@ MALFUNCTION_EVENTS = frozenset(
     {MachineEventKind.TILT, MachineEventKind.POWER_LOST, MachineEventKind.OUT_OF_SERVICE}
 )
 _LIVE = frozenset({SeatState.ARMED, SeatState.PLAYING, SeatState.LOCKED})
+# How long before the end the ENDING step is journaled (a commit takes a few ms).
+JOURNAL_AHEAD = timedelta(milliseconds=40)
 
 
 class Command(enum.Enum):
@@ -209,6 +216,10 @@ class HeatRunner:
                 late = self._late_end(datetime.now(UTC))
                 if late[0] is S.RESTARTED:
                     return late
+            if self.ends_at is not None:  # never a moment early: the clock is the authority
+                wait = (self.ends_at - datetime.now(UTC)).total_seconds()
+                if wait > 0:
+                    await asyncio.sleep(wait)
             await self._lock_all(SeatState.LOCKED)
             return S.COLLECTING, {}
         if state is S.COLLECTING:
@@ -266,11 +277,13 @@ class HeatRunner:
             await self._announce_start()
         # The watchers stop a poll spacing before the end, so every link is idle and the
         # lock at the end leaves on time; then wait out the clock to the exact end.
+        # The ENDING step is journaled just ahead of the end (its write must not delay the
+        # lock); the lock itself waits for the exact end, after a restart too.
         quiet = timedelta(seconds=self._spacing() + 0.05)
         directive = await self._wait_directive(self.ends_at - quiet)
         if directive is None:
             await self._stop_watchers()
-            directive = await self._wait_directive(self.ends_at)
+            directive = await self._wait_directive(self.ends_at - JOURNAL_AHEAD)
         await self._stop_watchers()
         if directive is None:
             return S.ENDING, {}

@@ -9,9 +9,10 @@ Concurrency: every write to a drawing session first locks its session row
 (``SELECT ... FOR UPDATE`` on PostgreSQL; SQLite write transactions are already
 ``BEGIN IMMEDIATE``), so two writers — the wheel follower and a desk terminal, in one
 process or two — take turns: spin sequence numbers never collide and a repeated wheel
-line finds the first one stored.  Within a process, a per-session :class:`asyncio.Lock`
-guards the live draw, always taken *before* any database transaction so the two locks
-can never wait on each other.
+line finds the first one stored.  Publishing the live draw takes the same row lock, so
+the retained draw is never overwritten by an older one.  Within a process, a per-session
+:class:`asyncio.Lock` guards the live draw, always taken *before* any database
+transaction so the two locks can never wait on each other.
 """
 
 from __future__ import annotations
@@ -237,8 +238,10 @@ class DeskCore:
         number, so it stays right when another writer's spin was synced first.
         """
         async with self._live_lock(session_id):
-            async with self._sm() as db:
-                session = await self._session(db, session_id)
+            # The session row lock orders publishers across processes too: whoever
+            # publishes last has read every spin committed before it.
+            async with self._sm.begin() as db:
+                session = await self._session(db, session_id, lock=True)
                 live, outcomes = await self._sync(db, session_id)
                 fresh = tuple(live.serial(k) for o in outcomes for k in o.completed)
                 at_seq = () if seq is None else tuple(map(live.serial, live.completed_at(seq)))
@@ -262,8 +265,8 @@ class DeskCore:
                     jackpot_cents=await self._jackpot(db),
                     voided_games=voided,
                 )
-            # Published under the lock: displays never get an older draw after a newer.
-            await publish(self._feed, session_id, payload)
+                # Under both locks: displays never get an older draw after a newer one.
+                await publish(self._feed, session_id, payload)
         return fresh, at_seq
 
     async def report(self, session_id: int) -> dict[str, Any]:

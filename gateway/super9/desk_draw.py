@@ -32,6 +32,34 @@ from storage.super9 import (
 class DrawDesk(DeskCore):
     """Spins, voids, claims, close and receipts; a session must be drawing."""
 
+    async def _add_spin(
+        self,
+        db: AsyncSession,
+        session_id: int,
+        *,
+        game_no: int | None,
+        number: int | None,
+        now: datetime,
+        voided: bool = False,
+        source: SpinSource = SpinSource.WHEEL,
+        keyed_by: str | None = None,
+        confirmed_by: str | None = None,
+    ) -> Super9Spin:
+        """A new spin, next in the session's order; the caller holds the session lock."""
+        row = Super9Spin(
+            session_id=session_id,
+            seq=await self._next_seq(db, session_id),
+            game_no=game_no,
+            number=number,
+            source=source,
+            recorded_at=now,
+            voided=voided,
+            keyed_by=keyed_by,
+            confirmed_by=confirmed_by,
+        )
+        db.add(row)
+        return row
+
     async def record_result(
         self, session_id: int, game_no: int, number: int, *, now: datetime
     ) -> SpinRecorded | None:
@@ -67,16 +95,7 @@ class DrawDesk(DeskCore):
                     )
                 return None  # the wheel (or a second writer) repeated a posted game
             if row is None:
-                row = Super9Spin(
-                    session_id=session_id,
-                    seq=await self._next_seq(db, session_id),
-                    game_no=game_no,
-                    number=number,
-                    source=SpinSource.WHEEL,
-                    recorded_at=now,
-                    voided=False,
-                )
-                db.add(row)
+                row = await self._add_spin(db, session_id, game_no=game_no, number=number, now=now)
             else:
                 row.number = number  # arrived after a "No spin": stays void
                 await audit.record(
@@ -116,16 +135,9 @@ class DrawDesk(DeskCore):
                 if game_no is None:
                     raise OperatorError(f"void: no spin {seq} in session {session_id}")
                 # Before the result: the game is void whatever the wheel reports later.
-                row = Super9Spin(
-                    session_id=session_id,
-                    seq=await self._next_seq(db, session_id),
-                    game_no=game_no,
-                    number=None,
-                    source=SpinSource.WHEEL,
-                    recorded_at=now,
-                    voided=True,
+                row = await self._add_spin(
+                    db, session_id, game_no=game_no, number=None, now=now, voided=True
                 )
-                db.add(row)
             elif row.voided:
                 raise OperatorError(f"void: spin {row.seq} is already void")
             row.voided, row.voided_by, row.void_reason = True, actor, reason
@@ -177,18 +189,16 @@ class DrawDesk(DeskCore):
                 is not None
             ):
                 raise OperatorError(f"game {game_no} is already recorded")
-            row = Super9Spin(
-                session_id=session_id,
-                seq=await self._next_seq(db, session_id),
+            row = await self._add_spin(
+                db,
+                session_id,
                 game_no=game_no,
                 number=number,
+                now=now,
                 source=SpinSource.MANUAL,
-                recorded_at=now,
-                voided=False,
                 keyed_by=keyed_by,
                 confirmed_by=confirmed_by,
             )
-            db.add(row)
             await db.flush()
             await audit.record(
                 db,

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 from zoneinfo import ZoneInfo
 
 from rich.console import Console
@@ -36,6 +36,14 @@ from storage.types import ValueTooLong
 
 T = TypeVar("T")
 DEFAULT_ZONE = "Africa/Johannesburg"
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Sub-command parser whose usage errors are one line naming the option, like every
+    other operator error (``--help`` still prints the full usage)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"reelgate: error: {self.prog}: {message} (see --help)\n")
 
 
 def add_common(parser: argparse.ArgumentParser, *, read: bool = False, write: bool = True) -> None:

@@ -43,8 +43,8 @@ class Package:
 
 
 DEFAULT_PACKAGES: tuple[Package, ...] = (
-    Package("single", 5000, 1),
-    Package("R200", 20000, 4),
+    Package("single", DEFAULT_ENTRY_PRICE_CENTS, 1),
+    Package("R200", 20000, 4),  # rule 6's example: R200 = 4 seats
 )
 
 
@@ -95,6 +95,17 @@ class TournamentSettings:
                 )
             if p.seats <= 0 or p.price_cents <= 0 or p.casino_credit_cents < 0:
                 raise RuleViolation(6, f"package {p.code!r}: seats and price must be positive")
+            if (
+                p.seats == 1
+                and not p.casino_credit_cents
+                and p.price_cents != self.seat_price_cents
+            ):
+                # rule 5: a single seat is sold at the seat price (R50 a seat)
+                raise RuleViolation(
+                    5,
+                    f"package {p.code!r} is one seat: it costs the seat price "
+                    f"{self.seat_price_cents} c, not {p.price_cents} c",
+                )
         if self.minimum_age < 18:
             raise RuleViolation(1, "minimum_age may not be below 18")
         if min(self.direct_final_places, self.semi_final_qualifiers, self.finalists_from_semis) < 1:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 from protocols.sas.bcd import bcd_decode, bcd_encode
 from protocols.sas.errors import FieldError, LengthError
@@ -85,18 +85,32 @@ def _amount(value: int, name: str) -> bytes:
         raise FieldError(f"{name} must be 0..9999999999 cents, not {value!r}") from None
 
 
-def _transfer_fields(
-    cashable: int, restricted: int, nonrestricted: int, flags: int, asset_number: int
-) -> bytes:
+class _TransferFields(Protocol):
+    """What both directions of LP 72 carry in the same 20-byte run."""
+
+    @property
+    def cashable_cents(self) -> int: ...
+    @property
+    def restricted_cents(self) -> int: ...
+    @property
+    def nonrestricted_cents(self) -> int: ...
+    @property
+    def transfer_flags(self) -> int: ...
+    @property
+    def asset_number(self) -> int: ...
+
+
+def _transfer_fields(msg: _TransferFields) -> bytes:
     """The 20-byte run both directions of LP 72 share: amounts, transfer flags, asset."""
-    if not isinstance(asset_number, int) or not 0 <= asset_number <= 0xFFFFFFFF:
-        raise FieldError(f"asset number must fit 4 bytes, not {asset_number!r}")
+    asset = msg.asset_number
+    if not isinstance(asset, int) or not 0 <= asset <= 0xFFFFFFFF:
+        raise FieldError(f"asset number must fit 4 bytes, not {asset!r}")
     return (
-        _amount(cashable, "cashable amount")
-        + _amount(restricted, "restricted amount")
-        + _amount(nonrestricted, "non-restricted amount")
-        + bytes((_byte(flags, "transfer flags"),))
-        + asset_number.to_bytes(4, "little")
+        _amount(msg.cashable_cents, "cashable amount")
+        + _amount(msg.restricted_cents, "restricted amount")
+        + _amount(msg.nonrestricted_cents, "non-restricted amount")
+        + bytes((_byte(msg.transfer_flags, "transfer flags"),))
+        + asset.to_bytes(4, "little")
     )
 
 
@@ -168,13 +182,7 @@ class AftTransfer(LongPoll):
                     _byte(self.transfer_type, "transfer type"),
                 )
             )
-            + _transfer_fields(
-                self.cashable_cents,
-                self.restricted_cents,
-                self.nonrestricted_cents,
-                self.transfer_flags,
-                self.asset_number,
-            )
+            + _transfer_fields(self)
             + bytes(self.registration_key)
             + bytes((len(tid),))
             + tid
@@ -255,13 +263,7 @@ class AftTransferReply(DataReply):
                     _byte(self.transfer_type, "transfer type"),
                 )
             )
-            + _transfer_fields(
-                self.cashable_cents,
-                self.restricted_cents,
-                self.nonrestricted_cents,
-                self.transfer_flags,
-                self.asset_number,
-            )
+            + _transfer_fields(self)
             + bytes((len(tid),))
             + tid
             + bytes(self.extra)

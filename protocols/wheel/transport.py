@@ -26,19 +26,36 @@ class WheelEndpoint:
     baud: int = 9600
 
 
+STANDARD_BAUDS = (1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200)
+
+
 def parse_wheel_url(url: str) -> WheelEndpoint:
-    """Validate a wheel URL; raises ValueError naming what is wrong."""
+    """Validate a wheel URL; raises ValueError naming the URL and what is wrong."""
     parts = urlsplit(url)
+    try:
+        query = parse_qs(parts.query, keep_blank_values=True, strict_parsing=bool(parts.query))
+    except ValueError:
+        raise ValueError(f"wheel URL {url!r}: malformed query {parts.query!r}") from None
+    allowed = {"baud"} if parts.scheme == "wheel+serial" else set()
+    unknown = set(query) - allowed
+    if unknown and parts.scheme in ("wheel+serial", "wheel+tcp"):
+        raise ValueError(f"wheel URL {url!r}: unknown parameter(s) {', '.join(sorted(unknown))}")
     if parts.scheme == "wheel+serial":
         if not parts.path:
             raise ValueError(f"wheel URL {url!r} names no serial device")
-        query = parse_qs(parts.query)
-        baud = int(query.get("baud", ["9600"])[0])
-        return WheelEndpoint("serial", parts.path, baud=baud)
+        text = query.get("baud", ["9600"])[-1]
+        if not text.isdigit() or int(text) not in STANDARD_BAUDS:
+            bauds = ", ".join(map(str, STANDARD_BAUDS))
+            raise ValueError(f"wheel URL {url!r}: baud must be one of {bauds}, not {text!r}")
+        return WheelEndpoint("serial", parts.path, baud=int(text))
     if parts.scheme == "wheel+tcp":
-        if not parts.hostname or parts.port is None:
+        try:
+            port = parts.port
+        except ValueError as exc:
+            raise ValueError(f"wheel URL {url!r}: bad port ({exc})") from None
+        if not parts.hostname or port is None:
             raise ValueError(f"wheel URL {url!r} needs HOST:PORT")
-        return WheelEndpoint("tcp", parts.hostname, port=parts.port)
+        return WheelEndpoint("tcp", parts.hostname, port=port)
     raise ValueError(f"wheel URL {url!r}: scheme must be wheel+serial or wheel+tcp")
 
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from gateway.cli import main
 from gateway.errors import OperatorError
 from gateway.floor import (
     add_machine,
@@ -15,7 +19,7 @@ from gateway.floor import (
     sync_floor,
 )
 from storage import audit
-from storage.db import make_sessionmaker
+from storage.db import make_engine, make_sessionmaker
 
 FLOOR = """
 [[bank]]
@@ -95,3 +99,36 @@ async def test_enable_with_exclusions_is_audited_and_disable_clears_them(
     async with sessions() as session:
         check = await audit.verify(session)
         assert check.ok and check.rows_checked == 3  # enable, exclusion, disable
+
+
+def test_technician_adds_and_moves_machines_from_the_cli(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    floor = tmp_path / "floor.toml"
+    floor.write_text(FLOOR)
+    db = f"sqlite+aiosqlite:///{tmp_path / 'gw.db'}"
+    common = ["--floor", str(floor), "--database", db, "--spool", str(tmp_path / "spool")]
+    assert main(["bank", "add-machine", "A", "A09", "--endpoint", "sas+tcp://127.0.0.1:7009",
+                 *common, "--actor", "tech3"]) == 0  # fmt: skip
+    assert main(["bank", "move-machine", "A09", "--to", "B", *common]) == 0
+    assert main(["bank", "move-machine", "A09", *common]) == 2  # nothing to change
+    assert main(["bank", "add-machine", "A", "A01", "--endpoint", "sas+tcp://h:1", *common]) == 2
+    err = capsys.readouterr().err
+    assert "give --to BANK" in err and "already on the floor" in err
+
+    async def stored() -> tuple[list[str], list[str]]:
+        from sqlalchemy import select
+
+        engine = make_engine(db)
+        sessions = make_sessionmaker(engine)
+        try:
+            floor_now = await load_floor(sessions)
+            async with sessions() as session:
+                rows = (await session.scalars(select(audit.AuditEntry))).all()
+            return [m.id for m in floor_now.bank("B").machines], [r.action for r in rows]
+        finally:
+            await engine.dispose()
+
+    b_machines, actions = asyncio.run(stored())
+    assert b_machines == ["B01", "A09"]
+    assert actions == ["floor.add-machine", "floor.move-machine"]

@@ -39,6 +39,7 @@ from protocols.sas import (
     decode_reply,
     encode_host_message,
     escape,
+    messages,
 )
 from protocols.sas.crc import crc16_kermit_table
 from protocols.sas.wire import Chunk
@@ -225,3 +226,18 @@ def test_message_field_validation() -> None:
         from protocols.sas import SetDateTime
 
         SetDateTime(1, dt.datetime(2026, 1, 1, tzinfo=dt.UTC))
+
+
+@pytest.mark.parametrize(
+    ("features", "tournament", "aft"),
+    [
+        ("08 40 00 00 00 00", True, True),
+        ("00 40 00 00 00 00", False, True),
+        ("F7 BF 00 00 00 00", False, False),
+    ],
+)
+def test_lp_a0_feature_bits(features: str, tournament: bool, aft: bool) -> None:
+    """sas.md §3: features byte 1 bit 3 = tournament; byte 2 bit 6 = AFT (the fallback)."""
+    assert (messages.TOURNAMENT_SUPPORTED_BIT, messages.AFT_SUPPORTED_BIT) == (0x08, 0x40)
+    reply = messages.EnabledFeaturesReply(1, 0, bytes.fromhex(features))
+    assert (reply.tournament_supported, reply.aft_supported) == (tournament, aft)

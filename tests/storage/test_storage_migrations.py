@@ -178,3 +178,13 @@ async def test_0002_moves_settings_out_of_the_audit_log(empty_db: EmptyDatabase)
     ]
     assert code == "R300"
     assert chain.ok and chain.rows_checked == 3
+
+
+def test_check_without_a_database_compares_models_with_the_revisions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``python -m storage.migrate check``: what the next ``revision`` would write (none)."""
+    monkeypatch.delenv("REELGATE_DATABASE_URL", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert migrate.main(["check"]) == 0, STALE
+    assert list(tmp_path.iterdir()) == []  # no reelgate.db left behind

@@ -36,13 +36,21 @@ def test_wheel_urls() -> None:
     assert parse_wheel_url("wheel+tcp://127.0.0.1:4001").port == 4001
     serial = parse_wheel_url("wheel+serial:///dev/ttyUSB0?baud=19200")
     assert (serial.kind, serial.target, serial.baud) == ("serial", "/dev/ttyUSB0", 19200)
-    for bad in ("tcp://127.0.0.1:1", "wheel+tcp://127.0.0.1", "wheel+serial://"):
-        try:
+    for bad, why in (
+        ("tcp://127.0.0.1:1", "scheme"),
+        ("wheel+tcp://127.0.0.1", "HOST:PORT"),
+        ("wheel+tcp://127.0.0.1:99999", "bad port"),
+        ("wheel+tcp://127.0.0.1:abc", "bad port"),
+        ("wheel+tcp://127.0.0.1:4001?baud=9600", "unknown parameter(s) baud"),
+        ("wheel+serial://", "no serial device"),
+        ("wheel+serial:///dev/ttyUSB0?baud=fast", "baud must be one of"),
+        ("wheel+serial:///dev/ttyUSB0?baud=9601", "baud must be one of"),
+        ("wheel+serial:///dev/ttyUSB0?parity=E", "unknown parameter(s) parity"),
+        ("wheel+serial:///dev/ttyUSB0?&&", "malformed query"),
+    ):
+        with pytest.raises(ValueError) as err:
             parse_wheel_url(bad)
-        except ValueError as exc:
-            assert "wheel" in str(exc)
-        else:
-            raise AssertionError(bad)
+        assert repr(bad) in str(err.value) and why in str(err.value), bad
 
 
 async def test_tcp_carrier_against_emulator() -> None:
@@ -108,3 +116,17 @@ def test_emulate_wheel_rejects_bad_options_in_one_line(
     assert main(["emulate", "wheel", *argv]) == 2
     err = capsys.readouterr().err
     assert complaint in err and err.count("\n") == 1
+
+
+def test_emulate_wheel_on_a_taken_port_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    from gateway.cli import main
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["emulate", "wheel", "--port", str(port), "--games", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot serve the wheel" in err and err.count("\n") == 1

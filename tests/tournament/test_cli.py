@@ -7,6 +7,7 @@ import asyncio
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,15 +39,20 @@ def _seed_floor(url: str) -> None:
     asyncio.run(go())
 
 
-def test_director_and_cashier_commands(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """``--database URL`` of a fresh SQLite file with bank A on the floor."""
     monkeypatch.setenv("REELGATE_ACTOR", "tester")
     url = f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}"
     _seed_floor(url)
-    db = ["--database", url]
+    return ["--database", url]
 
-    def ok(*argv: str) -> object:
+
+def test_director_and_cashier_commands(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], db: list[str]
+) -> None:
+
+    def ok(*argv: str) -> Any:
         capsys.readouterr()
         assert main([*argv[:2], *db, *argv[2:], "--json"]) == 0, capsys.readouterr().err
         return json.loads(capsys.readouterr().out)
@@ -220,12 +226,8 @@ def test_director_and_cashier_commands(
 
 
 def test_bad_input_is_one_line_and_changes_nothing(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], db: list[str]
 ) -> None:
-    monkeypatch.setenv("REELGATE_ACTOR", "tester")
-    url = f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}"
-    _seed_floor(url)
-    db = ["--database", url]
 
     def run(*argv: str) -> tuple[int, str, str]:
         capsys.readouterr()
@@ -273,12 +275,8 @@ def test_bad_input_is_one_line_and_changes_nothing(
 
 
 def test_tables_show_venue_time_and_settings_by_key(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], db: list[str]
 ) -> None:
-    monkeypatch.setenv("REELGATE_ACTOR", "tester")
-    url = f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}"
-    _seed_floor(url)
-    db = ["--database", url]
     assert main(["tournament", "create", "Ridge", *db, "--package", "R300:30000:6:2500"]) == 0
     shown = capsys.readouterr().out
     for text in ("prize_places", "postpone_after_s", "30 min (1800 s)", "R300", "R25.00"):
@@ -288,3 +286,18 @@ def test_tables_show_venue_time_and_settings_by_key(
     capsys.readouterr()
     assert main(["heats", "list", *db, "-t", "Ridge"]) == 0
     assert "2026-11-21 18:00" in capsys.readouterr().out  # venue-local, to the minute
+
+
+def test_create_sells_a_single_seat_at_the_seat_price(
+    capsys: pytest.CaptureFixture[str], db: list[str]
+) -> None:
+    capsys.readouterr()
+    assert main(["tournament", "create", "Dear", *db, "--seat-price-cents", "6000", "--json"]) == 0
+    packages = json.loads(capsys.readouterr().out)["settings"]["packages"]
+    assert [(p["code"], p["price_cents"], p["seats"]) for p in packages] == [
+        ("single", 6000, 1),  # rule 5
+        ("R200", 20000, 4),  # rule 6's example
+    ]
+    set_price = ["tournament", "set", "Dear", *db, "seat_price_cents=7000", "--reason", "x"]
+    assert main(set_price) == 2
+    assert "rule 5: package 'single' is one seat" in capsys.readouterr().err

@@ -135,3 +135,14 @@ async def test_rules_5_8_the_purchase_keeps_the_package_sold(desk: Desk) -> None
 
     assert await desk.run(code) == "R200"
     assert first > 0
+
+
+def test_rule_5_a_single_seat_package_costs_the_seat_price() -> None:
+    with pytest.raises(RuleViolation, match=r"rule 5: package 'single' is one seat"):
+        TournamentSettings(seat_price_cents=6000)  # the default single is still R50
+    settings = TournamentSettings(
+        seat_price_cents=6000, packages=(Package("single", 6000, 1), Package("R200", 20000, 4))
+    )
+    assert settings.package("single").price_cents == 6000
+    # A one-seat package that bundles casino credit (rule 6) may cost more.
+    TournamentSettings(packages=(Package("single", 5000, 1), Package("promo", 8000, 1, 3000)))

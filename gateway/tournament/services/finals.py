@@ -347,7 +347,9 @@ SEAT_DRAW_ACTIONS = ("seat.draw", "seat.draw-added-heat")
 
 async def verify_seat_draws(session: AsyncSession) -> list[str]:
     """Recompute every recorded seat draw (rules 14, 21) from its seed, entries and the
-    free seats offered; returns the mismatches.  Anyone can redo this from the audit log."""
+    free seats offered, and check the seats table still holds each drawn seat (a seat
+    moved after a malfunction keeps its row); returns the mismatches.  Anyone can redo
+    this from the audit log."""
     rows = (
         await session.execute(
             select(AuditEntry)
@@ -363,4 +365,17 @@ async def verify_seat_draws(session: AsyncSession) -> list[str]:
         recorded = {int(e): SeatSlot(h, n) for e, (h, n) in d["seats"].items()}
         if again != recorded:
             problems.append(f"audit row {row.id} ({d['context']}): the seed gives other seats")
+        for entry_id, slot in sorted(recorded.items()):
+            held = await session.scalar(
+                select(Seat.id).where(
+                    Seat.entry_id == entry_id,
+                    Seat.heat_id == slot.heat_id,
+                    Seat.seat_number == slot.seat_number,
+                )
+            )
+            if held is None:
+                problems.append(
+                    f"audit row {row.id} ({d['context']}): entry {entry_id} has no seat "
+                    f"{slot.seat_number} in heat {slot.heat_id}"
+                )
     return problems

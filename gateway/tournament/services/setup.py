@@ -118,8 +118,10 @@ async def schedule_heat(
     aware(starts_at, "starts_at")
     if starts_at <= now:
         raise RuleViolation(11, "a heat is scheduled ahead of time (advertised dates and times)")
-    if duration_seconds <= 0 or starting_credits <= 0:
-        raise RuleViolation(None, "duration and starting credits must be positive")
+    if duration_seconds <= 0:
+        raise RuleViolation(None, f"duration_seconds: must be positive, got {duration_seconds}")
+    if starting_credits <= 0:  # rule 12: every seat starts with the same tournament credits
+        raise RuleViolation(12, f"starting_credits: must be positive, got {starting_credits}")
     if await session.get(FloorBank, bank_name) is None:
         raise RuleViolation(None, f"bank {bank_name!r} is not on the floor")
     if not await seat_numbers(session, bank_name):
