@@ -181,7 +181,24 @@ def _show(args: argparse.Namespace) -> int:
             ],
         }
 
-    return emit(args, run(args, work))
+    data = run(args, work)
+    if args.json:
+        return emit(args, data)
+    print(
+        f"player {data['id']}: {data['name']}, ID {data['id_number']}, born "
+        f"{data['date_of_birth']}, card {data['card'] or '-'}"
+    )
+    statuses: dict[str, list[int]] = {}
+    for e in data["entries"]:
+        statuses.setdefault(e["status"].value, []).append(e["entry"])
+    print("entries: " + ("; ".join(f"{k} {v}" for k, v in statuses.items()) or "none"))
+    for d in data["disqualifications"]:
+        scope = f"entry {d['entry']}" if d["entry"] else "all entries"
+        state = "revoked" if d["revoked"] else "in force"
+        print(f"disqualification {d['id']} (rule {d['rule']}, {scope}, {state}): {d['reason']}")
+    columns = ["seat id", "stage", "heat", "seat", "machine", "entry", "status", "credits"]
+    keys = ["seat", "stage", "heat", "number", "machine", "entry", "status", "credits"]
+    return emit(args, data, columns, [[x[k] for k in keys] for x in data["seats"]])
 
 
 def _import(args: argparse.Namespace) -> int:

@@ -106,7 +106,12 @@ def register(sub: Any) -> None:
     add_common(p, read=True, write=False)
     p.add_argument("tournament")
     p.add_argument("--stage", choices=STAGES, default="qualifying")
-    p.add_argument("--limit", type=int, default=0, help="show only the first N lines (0: all)")
+    p.add_argument(
+        "--limit",
+        type=int,
+        default=0,
+        help="the top N places and anyone tied with the last, ranked in SQL (0: every entry)",
+    )
     p.add_argument("--as-of", help="exclusion registers as of this time (default: now)")
     p.set_defaults(handler=_standings)
 
@@ -302,12 +307,16 @@ def _standings(args: argparse.Namespace) -> int:
     async def work(session: AsyncSession) -> Any:
         t = await find_tournament(session, args.tournament)
         as_of = parse_time(args.as_of, t.venue_tz, "--as-of") if args.as_of else None
+        if args.limit:  # the live top: SQL window functions, fast at any size
+            return await svc.top_standings(
+                session, t.id, Stage(args.stage), limit=args.limit, as_of=as_of
+            )
         return await svc.stage_standings(session, t.id, Stage(args.stage), as_of=as_of)
 
     if args.limit < 0:
         raise OperatorError("--limit: a number of lines, 0 for all")
     table = run(args, work)
-    lines = table.lines[: args.limit] if args.limit > 0 else table.lines
+    lines = table.lines
     data = {
         "stage": table.stage,
         "cuts": table.cuts,
@@ -452,8 +461,9 @@ def _draw(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     async def work(session: AsyncSession) -> list[str]:
-        cards = await svc.verify_digital_draws(session, args.tournament)
-        return cards + await verify_seat_draws(session)
+        t = await find_tournament(session, args.tournament)
+        cards = await svc.verify_digital_draws(session, t.id)
+        return cards + await verify_seat_draws(session, t.id)
 
     problems = run(args, work)
     emit(args, {"ok": not problems, "problems": problems})

@@ -46,6 +46,12 @@ All in :mod:`gateway.tournament.services`; ``at``/``now`` are aware datetimes.
 ``finish_heat(session, heat_id, at=..., actor=...)``
     Closes a heat once every seat in play has a score.
 
-Ranking: ``stage_standings`` (single-entry standings; ties broken only by recorded card
-draws, rule 19) and ``qualifiers`` (rules 13, 14, 17 and prize places).
+Ranking: ``stage_standings`` (every single entry of a stage, ranked in Python; ties
+broken only by recorded card draws, rule 19), ``top_standings`` (the live top N with the
+boundary tie whole, from SQL window functions in ``storage.ranking``; the season test
+checks the two agree) and ``qualifiers`` (rules 13, 14, 17 and prize places).
+
+Settings (``load_settings`` / ``store_settings`` in ``services.common``) live in the
+``tournaments`` row, ``tournament_settings`` and ``tournament_packages``; the audit log
+records each change but is never read back as their source.
 """

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,16 +14,12 @@ from gateway.cli import main
 from gateway.heats.context import GatewayContext
 from storage import audit
 
-ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("bank_host", ROOT / "bench" / "bank_host.py")
-assert _spec is not None and _spec.loader is not None
-bank_host = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bank_host)
+from .emulated import BankProcess
 
 
 @pytest.fixture
 def bank() -> Iterator[Any]:
-    with bank_host.BankProcess(3, host_timed=1) as b:
+    with BankProcess(3, host_timed=1) as b:
         yield b
 
 

@@ -9,7 +9,6 @@ director's order arrives through the database (``reelgate heat direct``).
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -29,16 +28,12 @@ from gateway.tournament.settings import TournamentSettings
 from storage.journal import DirectorCommand, RunState
 from storage.tournament import Heat, HeatStatus, Score
 
-ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("bank_host", ROOT / "bench" / "bank_host.py")
-assert _spec is not None and _spec.loader is not None
-bank_host = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bank_host)
+from .emulated import BankProcess
 
 
 @pytest.fixture
 def bank() -> Iterator[Any]:
-    with bank_host.BankProcess(3, players=True) as b:
+    with BankProcess(3, players=True) as b:
         yield b
 
 

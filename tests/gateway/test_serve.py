@@ -5,7 +5,6 @@ every seat scored once and every machine back in normal play."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import os
 import signal
 import subprocess
@@ -26,11 +25,7 @@ from gateway.tournament.settings import TournamentSettings
 from storage.journal import RunState
 from storage.tournament import Heat, HeatStatus, Score
 
-ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("bank_host", ROOT / "bench" / "bank_host.py")
-assert _spec is not None and _spec.loader is not None
-bank_host = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bank_host)
+from .emulated import ROOT, BankProcess
 
 
 async def _prepare(db: str, floor: Path, spool: Path) -> int:
@@ -82,7 +77,7 @@ def _wait(db: str, spool: Path, cond: Any, within: float) -> tuple[Any, ...]:
 
 
 def test_serve_runs_the_schedule_and_survives_sigkill(tmp_path: Path) -> None:
-    with bank_host.BankProcess(3, players=True) as bank:
+    with BankProcess(3, players=True) as bank:
         floor = tmp_path / "floor.toml"
         floor.write_text(bank.floor_toml())
         db = f"sqlite+aiosqlite:///{tmp_path / 'gw.db'}"

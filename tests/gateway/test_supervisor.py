@@ -4,8 +4,6 @@ and machines claimed by a heat are left alone."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-from pathlib import Path
 
 import pytest
 
@@ -14,15 +12,11 @@ from gateway.feed import MemoryFeed
 from gateway.heats.links import MachineLink
 from gateway.supervisor import BankSupervisor
 
-ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("bank_host", ROOT / "bench" / "bank_host.py")
-assert _spec is not None and _spec.loader is not None
-bank_host = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bank_host)
+from .emulated import BankProcess
 
 
 async def test_supervision_reports_doors_and_silence() -> None:
-    with bank_host.BankProcess(2) as bank:
+    with BankProcess(2) as bank:
         links = {
             m["machine"]: MachineLink(
                 m["machine"], open_driver(m["machine"], m["endpoint"]), attempts=1, budget_s=0.5

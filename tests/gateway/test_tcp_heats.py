@@ -7,7 +7,6 @@ the gateway under test can fail, be killed and come back while the machines carr
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import os
 import signal
@@ -25,12 +24,7 @@ from gateway.heats.hooks import Progress, ProgressNote
 from gateway.heats.runner import HeatRunner
 from storage.journal import RunState, SeatState
 
-ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("bank_host", ROOT / "bench" / "bank_host.py")
-assert _spec is not None and _spec.loader is not None
-bank_host = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bank_host)
-BankProcess = bank_host.BankProcess
+from .emulated import ROOT, BankProcess
 
 HEAT_S = 2
 

@@ -684,6 +684,15 @@ async def agrees_with_storage_ranking(desk: Desk, tid: int, stage: Stage, at_: d
     assert [(t.place, t.entry_ids, t.next_round) for t in theirs.ties] == [
         (t.place, t.entry_ids, t.next_round) for t in ours.standings.ties
     ]
+    # The live top N (SQL) is the head of the full table, with the boundary tie whole.
+    for limit in (1, 2, 5, 50):
+        top = await desk.run(svc.top_standings, tid, stage, limit=limit, as_of=at_)
+        assert top.lines == ours.lines[: len(top.lines)]
+        assert top.cuts == ours.cuts
+        if len(ours.lines) > limit:
+            boundary = ours.lines[limit - 1].credits
+            assert len(top.lines) >= limit
+            assert all(x.credits == boundary for x in top.lines[limit:])
 
 
 async def _entry(session: AsyncSession, entry_id: int) -> Entry:

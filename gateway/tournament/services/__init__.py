@@ -47,7 +47,7 @@ from gateway.tournament.services.setup import (
     reschedule_heat,
     schedule_heat,
 )
-from gateway.tournament.services.standings import qualifiers, stage_standings
+from gateway.tournament.services.standings import qualifiers, stage_standings, top_standings
 
 __all__ = [
     "DrawnCard",
@@ -85,6 +85,7 @@ __all__ = [
     "seats_waiting",
     "sell_entries",
     "stage_standings",
+    "top_standings",
     "unit_of_work",
     "verify_digital_draws",
 ]

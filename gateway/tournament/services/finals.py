@@ -345,11 +345,11 @@ async def move_proxy(session: AsyncSession, old_seat_id: int, new_seat_id: int) 
 SEAT_DRAW_ACTIONS = ("seat.draw", "seat.draw-added-heat")
 
 
-async def verify_seat_draws(session: AsyncSession) -> list[str]:
+async def verify_seat_draws(session: AsyncSession, tournament_id: int | None = None) -> list[str]:
     """Recompute every recorded seat draw (rules 14, 21) from its seed, entries and the
     free seats offered, and check the seats table still holds each drawn seat (a seat
     moved after a malfunction keeps its row); returns the mismatches.  Anyone can redo
-    this from the audit log."""
+    this from the audit log.  ``tournament_id`` limits it to one tournament's draws."""
     rows = (
         await session.execute(
             select(AuditEntry)
@@ -360,6 +360,10 @@ async def verify_seat_draws(session: AsyncSession) -> list[str]:
     problems = []
     for row in rows:
         d = row.details_dict()
+        if tournament_id is not None and not d["context"].startswith(
+            f"tournament={tournament_id}|"
+        ):
+            continue  # another tournament's draw
         slots = [SeatSlot(h, n) for h, n in d["slots"]]
         again = draw_seats(bytes.fromhex(d["seed"]), d["context"], d["entries"], slots)
         recorded = {int(e): SeatSlot(h, n) for e, (h, n) in d["seats"].items()}

@@ -13,6 +13,7 @@ from gateway.tournament.rules.enums import HeatStatus, Stage
 from gateway.tournament.rules.ranking import (
     CutOutcome,
     QualifyingOutcome,
+    RankedLine,
     ScoreLine,
     Standings,
     TieDraw,
@@ -22,6 +23,7 @@ from gateway.tournament.rules.ranking import (
     qualify_from_qualifying,
     rank,
 )
+from gateway.tournament.rules.violations import RuleViolation
 from gateway.tournament.services.common import (
     find_tournament,
     load_settings,
@@ -29,6 +31,7 @@ from gateway.tournament.services.common import (
 )
 from gateway.tournament.services.people import disqualified_sets
 from gateway.tournament.settings import TournamentSettings
+from storage import ranking
 from storage.ranking import on_exclusion_register
 from storage.tournament import (
     CardDraw,
@@ -115,20 +118,65 @@ async def stage_standings(
         entries,
     )
     info = {r.entry_id: (r.name, r.number) for r in rows}
-    lines = tuple(
-        StandingLine(
-            line.place,
-            line.position,
-            line.entry_id,
-            line.player_id,
-            info[line.entry_id][0],
-            line.credits,
-            line.tied,
-            info[line.entry_id][1],
-        )
-        for line in standings.lines
-    )
+    lines = _named(standings.lines, info)
     return StageStandings(tournament.id, stage, standings, lines, stage_cuts(settings, stage))
+
+
+async def top_standings(
+    session: AsyncSession,
+    tournament_ref: int | str,
+    stage: Stage,
+    *,
+    limit: int,
+    as_of: datetime | None = None,
+) -> StageStandings:
+    """The top ``limit`` places (and everyone tied with the last of them) straight from
+    SQL window functions (:func:`storage.ranking.standings`): the live view, fast at any
+    size.  Same lines, places and ties as the top of :func:`stage_standings`."""
+    if limit < 1:
+        raise RuleViolation(None, f"limit: at least 1 line, got {limit}")
+    tournament = await find_tournament(session, tournament_ref)
+    settings = await load_settings(session, tournament)
+    table = await ranking.standings(session, tournament.id, stage, limit=limit, as_of=as_of)
+    ids = [r.entry_id for r in table.rows]
+    info = {
+        r.entry_id: (r.name, r.number)
+        for r in await session.execute(
+            select(Score.entry_id, Player.name, Heat.number)
+            .join(Player, Player.id == Score.player_id)
+            .join(Heat, Heat.id == Score.heat_id)
+            .where(Score.entry_id.in_(ids), Score.stage == stage)
+        )
+    }
+    ranked = Standings(
+        tuple(
+            RankedLine(r.position, r.place, r.entry_id, r.player_id, r.credits, r.tied)
+            for r in table.rows
+        ),
+        table.ties,
+    )
+    return StageStandings(
+        tournament.id, stage, ranked, _named(ranked.lines, info), stage_cuts(settings, stage)
+    )
+
+
+def _named(
+    lines: tuple[RankedLine, ...], info: dict[int, tuple[str, int]]
+) -> tuple[StandingLine, ...]:
+    """Ranked lines with each entry's player name and heat number (``info``)."""
+    return tuple(
+        StandingLine(
+            x.place,
+            x.position,
+            x.entry_id,
+            x.player_id,
+            info[x.entry_id][0],
+            x.credits,
+            x.tied,
+            info[x.entry_id][1],
+        )
+        for x in lines
+    )
 
 
 async def _excluded_entries(
