@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import sys
 from pathlib import Path
@@ -127,6 +128,7 @@ class BankProcess:
         players: bool = False,
         pace: float = 1.0,
         prefix: str = "EMU",
+        batch_replies: bool = True,
     ) -> None:
         import subprocess
 
@@ -144,6 +146,8 @@ class BankProcess:
         ]
         if players:
             cmd.append("--players")
+        if not batch_replies:
+            cmd.append("--write-at-once")
         self.proc = subprocess.Popen(
             cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
         )
@@ -198,10 +202,22 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--players", action="store_true", help="start simulated players")
     parser.add_argument("--pace", type=float, default=1.0, help="seconds between spins")
     parser.add_argument("--prefix", default="EMU")
+    parser.add_argument(
+        "--write-at-once", action="store_true", help="no reply outbox: write each reply at once"
+    )
     args = parser.parse_args(argv)
-    bank = Bank(args.machines, no_tournament_support=args.host_timed, name_prefix=args.prefix)
+    bank = Bank(
+        args.machines,
+        no_tournament_support=args.host_timed,
+        name_prefix=args.prefix,
+        batch_replies=not args.write_at_once,
+    )
     await bank.start()
     host = Host(bank)
+    # The bank's objects live as long as the process: keep them out of the collector's
+    # full passes, whose pauses would show up as gaps between machines' unlock times.
+    gc.collect()
+    gc.freeze()
     if args.players:
         bank.start_players(seed=1, pace=args.pace)
     print(

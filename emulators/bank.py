@@ -3,7 +3,11 @@
 Machine ``i`` listens on ``127.0.0.1:P+i``; with ``P = 0`` every machine gets a free port
 from the kernel and :meth:`Bank.start` reports them.  One process serves a thousand
 sockets: the faces are plain protocol callbacks (no task per connection, one lazily
-re-armed timer per machine), so the loop wakes only for bytes that arrive.
+re-armed timer per machine), so the loop wakes only for bytes that arrive.  The machines
+share one reply outbox (:class:`~emulators.sas_face.ReplyOutbox`): a burst of polls (the
+heat's start, LP 02 to every machine) is acted on before the replies are written, so it is
+not spread out by the emulator's own socket writes (``batch_replies=False``: write each
+reply at once).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from dataclasses import dataclass
 
 from emulators.machine import EmulatedMachine, Identity
 from emulators.player import Players
-from emulators.sas_face import SasFace
+from emulators.sas_face import ReplyOutbox, SasFace
 from protocols.sas.carriers import Carrier, SerialCarrier, open_serial, serve_tcp
 
 LOOPBACK = "127.0.0.1"
@@ -82,6 +86,7 @@ class Bank:
         no_tournament_support: int = 0,
         address: int = 1,
         name_prefix: str = "EMU",
+        batch_replies: bool = True,
     ) -> None:
         if count < 1:
             raise ValueError("a bank needs at least one machine")
@@ -97,13 +102,17 @@ class Bank:
         self.no_tournament_support = no_tournament_support
         self.address = address
         self.name_prefix = name_prefix
+        self.batch_replies = batch_replies
         self.machines: list[BankMachine] = []
         self.serial_machines: list[SerialMachine] = []
         self.players: Players | None = None
         self._players_task: asyncio.Task[None] | None = None
+        self.outbox: ReplyOutbox | None = None
 
     async def start(self) -> list[BankMachine]:
         raise_open_file_limit(4 * self.count + 256)
+        if self.batch_replies:
+            self.outbox = ReplyOutbox(asyncio.get_running_loop())
         width = max(3, len(str(self.count)))
         try:
             for i in range(self.count):
@@ -114,7 +123,7 @@ class Bank:
                     tournament_supported=i < self.count - self.no_tournament_support,
                     identity=Identity(serial_number=f"{machine_id}-{self.seed}"),
                 )
-                face = SasFace(machine, self.address)
+                face = SasFace(machine, self.address, outbox=self.outbox)
                 port = self.base_port + i if self.base_port else 0
                 server = await serve_tcp(LOOPBACK, port, _attacher(face))
                 bound = server.sockets[0].getsockname()[1]
@@ -157,6 +166,8 @@ class Bank:
             except asyncio.CancelledError:
                 pass
             self._players_task = None
+        if self.outbox is not None:
+            self.outbox.close()
         for b in self.machines:
             b.server.close()
             b.face.close()

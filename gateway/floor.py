@@ -7,7 +7,16 @@ A floor file (TOML) is the starting point::
     machines = [
       { id = "A01", endpoint = "sas+tcp://127.0.0.1:7001" },
       { id = "A02", endpoint = "sas+serial:///dev/ttyS1?address=3" },
+      { id = "A03", endpoint = "mqtt://127.0.0.1/site/A03",
+        snmp = "udp://127.0.0.1:1161", snmp_user = "ops",
+        snmp_auth = "auth-pass", snmp_priv = "priv-pass" },   # SNMPv3 authPriv
+      { id = "A04", endpoint = "...", snmp = "udp://127.0.0.1:1162", community = "public" },
     ]
+
+A machine whose board runs an SNMP agent names it with ``snmp`` plus either SNMPv3
+authPriv credentials (``snmp_user``/``snmp_auth``/``snmp_priv``, the default and the
+recommended) or a v2c ``community`` (legacy boards, tests); :mod:`gateway.health` then
+polls it and receives its traps.  The stored form is one text, :func:`snmp_text`.
 
 :func:`sync_floor` seeds the database with any bank or machine it does not know yet;
 after that the database is the truth: a machine a technician added or moved at run time
@@ -19,11 +28,12 @@ from __future__ import annotations
 
 import re
 import tomllib
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -32,8 +42,79 @@ from gateway.errors import OperatorError
 from storage import audit
 from storage.floor import FloorBank, FloorMachine
 
+if TYPE_CHECKING:  # imported when used: pysnmp is slow to load and the CLI loads this
+    from protocols.snmp.security import Security
+
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
 _ENDPOINT = re.compile(r"^[a-z][a-z0-9+.-]*://\S+$")
+_SNMP_KEYS = ("snmp", "community", "snmp_user", "snmp_auth", "snmp_priv")
+
+
+@dataclass(frozen=True, slots=True)
+class SnmpEndpoint:
+    """Where a board's SNMP agent listens and how to talk to it."""
+
+    host: str
+    port: int
+    security: Security
+
+
+def snmp_text(endpoint: SnmpEndpoint) -> str:
+    """The stored form: ``udp://host:port?community=c`` or ``?user=u&auth=a&priv=p``."""
+    from protocols.snmp.security import V2cCommunity
+
+    sec = endpoint.security
+    if isinstance(sec, V2cCommunity):
+        query = {"community": sec.community}
+    else:
+        query = {"user": sec.user, "auth": sec.auth_key, "priv": sec.priv_key}
+    host = f"[{endpoint.host}]" if ":" in endpoint.host else endpoint.host
+    return f"udp://{host}:{endpoint.port}?{urllib.parse.urlencode(query)}"
+
+
+def parse_snmp(
+    uri: str,
+    *,
+    community: str | None = None,
+    user: str | None = None,
+    auth: str | None = None,
+    priv: str | None = None,
+) -> SnmpEndpoint:
+    """``udp://host:port`` plus credentials (given here or in the URI's query).  Raises
+    ``ValueError`` naming what is wrong; a half-given v3 user is refused, never guessed."""
+    from protocols.snmp.security import V2cCommunity, V3User
+
+    parts = urllib.parse.urlsplit(uri)
+    if parts.scheme != "udp" or not parts.hostname:
+        raise ValueError(f"snmp {uri!r} must look like udp://host:port")
+    try:
+        port = parts.port or 161
+    except ValueError:
+        raise ValueError(f"snmp {uri!r}: bad port") from None
+    if not 0 < port < 65536:
+        raise ValueError(f"snmp {uri!r}: port must be 1-65535")
+    query = dict(urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
+    unknown = sorted(set(query) - {"community", "user", "auth", "priv"})
+    if unknown:
+        raise ValueError(f"snmp {uri!r}: unknown option {unknown[0]!r}")
+    community = community if community is not None else query.get("community")
+    v3 = [
+        user if user is not None else query.get("user"),
+        auth if auth is not None else query.get("auth"),
+        priv if priv is not None else query.get("priv"),
+    ]
+    security: Security
+    if community is not None:
+        if any(x is not None for x in v3):
+            raise ValueError("snmp: give a v2c community or a v3 user, not both")
+        security = V2cCommunity(community)  # ValueError if empty
+    elif all(x is not None for x in v3):
+        security = V3User(str(v3[0]), str(v3[1]), str(v3[2]))  # ValueError: short keys
+    else:
+        raise ValueError(
+            "snmp: needs snmp_user, snmp_auth and snmp_priv (v3 authPriv) or a community (v2c)"
+        )
+    return SnmpEndpoint(parts.hostname, port, security)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +124,10 @@ class MachineSpec:
     bank: str
     position: int
     excluded_reason: str | None = None
+    snmp: str | None = None  # stored text of its board's SNMP agent (:func:`snmp_text`)
+
+    def snmp_endpoint(self) -> SnmpEndpoint | None:
+        return None if self.snmp is None else parse_snmp(self.snmp)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +201,7 @@ def parse_floor(text: str, source: str = "floor file") -> Floor:
 def _machine(raw: Any, where: str, bank: str, position: int, seen: dict[str, str]) -> MachineSpec:
     if not isinstance(raw, dict):
         raise OperatorError(f"{where}: must be an inline table {{ id = ..., endpoint = ... }}")
-    extra = sorted(set(raw) - {"id", "endpoint"})
+    extra = sorted(set(raw) - {"id", "endpoint", *_SNMP_KEYS})
     if extra:
         raise OperatorError(f"{where}: unknown key {extra[0]!r}")
     machine_id = raw.get("id")
@@ -130,7 +215,30 @@ def _machine(raw: Any, where: str, bank: str, position: int, seen: dict[str, str
             f"{where}: machine id {machine_id!r} already in bank {seen[machine_id]}"
         )
     seen[machine_id] = bank
-    return MachineSpec(id=machine_id, endpoint=endpoint, bank=bank, position=position)
+    snmp: str | None = None
+    if any(k in raw for k in _SNMP_KEYS):
+        snmp = _snmp_field(raw, f"{where} ({machine_id})")
+    return MachineSpec(id=machine_id, endpoint=endpoint, bank=bank, position=position, snmp=snmp)
+
+
+def _snmp_field(raw: dict[str, Any], where: str) -> str:
+    values = {k: raw.get(k) for k in _SNMP_KEYS}
+    for key, value in values.items():
+        if value is not None and not isinstance(value, str):
+            raise OperatorError(f"{where}: {key} must be a string")
+    if values["snmp"] is None:
+        raise OperatorError(f'{where}: SNMP credentials without snmp = "udp://host:port"')
+    try:
+        endpoint = parse_snmp(
+            str(values["snmp"]),
+            community=values["community"],
+            user=values["snmp_user"],
+            auth=values["snmp_auth"],
+            priv=values["snmp_priv"],
+        )
+    except ValueError as exc:
+        raise OperatorError(f"{where}: {exc}") from None
+    return snmp_text(endpoint)
 
 
 def load_floor_file(path: str | Path) -> Floor:
@@ -161,9 +269,16 @@ async def sync_floor(sessions: async_sessionmaker[AsyncSession], seed: Floor) ->
                             bank_name=bank.name,
                             position=m.position,
                             endpoint=m.endpoint,
+                            snmp_endpoint=m.snmp,
                             updated_at=now,
                         )
                     )
+                elif m.snmp is not None:
+                    # A machine stored before SNMP was known: the file seeds what the
+                    # database never had; a stored value stays the truth.
+                    row = await session.get(FloorMachine, m.id)
+                    if row is not None and row.snmp_endpoint is None:
+                        row.snmp_endpoint, row.updated_at = m.snmp, now
     return await load_floor(sessions)
 
 
@@ -178,7 +293,14 @@ async def load_floor(sessions: async_sessionmaker[AsyncSession]) -> Floor:
     by_bank: dict[str, list[MachineSpec]] = {b.name: [] for b in banks}
     for m in machines:
         by_bank[m.bank_name].append(
-            MachineSpec(m.machine_id, m.endpoint, m.bank_name, m.position, m.excluded_reason)
+            MachineSpec(
+                m.machine_id,
+                m.endpoint,
+                m.bank_name,
+                m.position,
+                m.excluded_reason,
+                snmp=m.snmp_endpoint,
+            )
         )
     return Floor(
         banks={b.name: BankSpec(b.name, tuple(by_bank[b.name]), enabled=b.enabled) for b in banks}
@@ -191,13 +313,20 @@ async def add_machine(
     machine_id: str,
     endpoint: str,
     *,
+    snmp: str | None = None,
     actor: str = "technician",
 ) -> MachineSpec:
-    """A technician adds a machine at run time; it goes to the end of the bank."""
+    """A technician adds a machine at run time; it goes to the end of the bank.
+    ``snmp``: its board's agent with credentials in the query (:func:`parse_snmp`)."""
     if not _NAME.match(machine_id):
         raise OperatorError("machine id must be 1-32 letters, digits, '_', '-' or '.'")
     if not _ENDPOINT.match(endpoint):
         raise OperatorError(f"endpoint {endpoint!r} must be a URI like sas+tcp://host:port")
+    if snmp is not None:
+        try:
+            snmp = snmp_text(parse_snmp(snmp))
+        except ValueError as exc:
+            raise OperatorError(f"--snmp: {exc}") from None
     async with sessions.begin() as session:
         if await session.get(FloorBank, bank) is None:
             session.add(FloorBank(name=bank, enabled=False))
@@ -211,6 +340,7 @@ async def add_machine(
                 bank_name=bank,
                 position=position,
                 endpoint=endpoint,
+                snmp_endpoint=snmp,
                 updated_at=datetime.now(UTC),
             )
         )
@@ -220,9 +350,15 @@ async def add_machine(
             actor=actor,
             action="floor.add-machine",
             subject=f"machine:{machine_id}",
-            details={"bank": bank, "endpoint": endpoint, "position": position},
+            # The SNMP endpoint without its credentials: the audit log is read widely.
+            details={
+                "bank": bank,
+                "endpoint": endpoint,
+                "position": position,
+                "snmp": None if snmp is None else snmp.split("?", 1)[0],
+            },
         )
-    return MachineSpec(machine_id, endpoint, bank, position)
+    return MachineSpec(machine_id, endpoint, bank, position, snmp=snmp)
 
 
 async def move_machine(
@@ -257,7 +393,12 @@ async def move_machine(
             details={"bank": row.bank_name, "endpoint": row.endpoint},
         )
         return MachineSpec(
-            row.machine_id, row.endpoint, row.bank_name, row.position, row.excluded_reason
+            row.machine_id,
+            row.endpoint,
+            row.bank_name,
+            row.position,
+            row.excluded_reason,
+            snmp=row.snmp_endpoint,
         )
 
 

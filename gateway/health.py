@@ -24,6 +24,11 @@ community is configured (tests, legacy boards).
 
 Errors: every pysnmp failure becomes a :mod:`protocols.snmp.errors` exception;
 :data:`~protocols.snmp.errors.RETRYABLE` ones are retried here with ``tenacity``.
+
+From the floor (``snmp = "udp://host:port"`` on a machine, :mod:`gateway.floor`):
+:func:`watch_boards` adds every such board to a monitor, :func:`board_problems` is the
+one-shot preflight ``bank check`` uses, and :func:`route_events` hands each trap event to
+whoever runs the heat (``HeatRunner.report_event``: rules 20/21).
 """
 
 from __future__ import annotations
@@ -33,10 +38,10 @@ import contextlib
 import logging
 import socket
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pysnmp.carrier.asyncio.dgram import udp
 from pysnmp.entity import config, engine
@@ -71,6 +76,9 @@ from protocols.snmp.mib import (
     TrapError,
 )
 from protocols.snmp.security import Security, V2cCommunity, V3User, add_user, auth_data
+
+if TYPE_CHECKING:
+    from gateway.floor import MachineSpec
 
 log = logging.getLogger(__name__)
 
@@ -301,6 +309,14 @@ class TrapReceiver:
         self._engine = snmp
         return self.port
 
+    def accept_v2c(self, community: V2cCommunity) -> None:
+        """Accept v2c traps carrying ``community`` (as many communities as boards use)."""
+        if self._engine is None:
+            raise RuntimeError("receiver not started")
+        if (community.community, b"") not in self._known:
+            add_user(self._engine, community)
+            self._known.add((community.community, b""))
+
     def accept_v3(self, user: V3User, engine_id: bytes) -> None:
         """Accept authPriv traps from ``user`` sent by the engine ``engine_id``."""
         if self._engine is None:
@@ -358,6 +374,7 @@ class HealthMonitor:
         self.poller = poller or HealthPoller()
         self.clock = clock
         self.targets: dict[str, SnmpTarget] = {}
+        self.unreachable: dict[str, str] = {}  # boards add_board could not reach, and why
         self.marks: dict[str, list[Mark]] = {}
         self.unknown_machine = 0
         self._subscribers: list[_Subscriber] = []
@@ -374,7 +391,10 @@ class HealthMonitor:
         """Watch a board: poll it and accept its traps (v3: learns its engine id)."""
         if isinstance(target.security, V3User):
             self.receiver.accept_v3(target.security, await self.poller.engine_id(target))
+        elif self.receiver.v2c != target.security:
+            self.receiver.accept_v2c(target.security)
         self.targets[target.machine_id] = target
+        self.unreachable.pop(target.machine_id, None)
 
     # -- traps -> events ---------------------------------------------------------------
     def _on_trap(self, trap: BoardTrap) -> None:
@@ -426,7 +446,8 @@ class HealthMonitor:
             problems = [f"marked: {m.kind.value}" for m in self.marks.get(machine_id, [])]
             target = self.targets.get(machine_id)
             if target is None:
-                problems.append("not watched over SNMP")
+                why = self.unreachable.get(machine_id)
+                problems.append(f"SNMP: {why}" if why else "not watched over SNMP")
             else:
                 try:
                     problems += (await self.poller.poll(target)).problems()
@@ -436,3 +457,65 @@ class HealthMonitor:
 
         await asyncio.gather(*(check(m) for m in machine_ids))
         return out
+
+
+async def watch_boards(monitor: HealthMonitor, machines: Iterable[MachineSpec]) -> dict[str, str]:
+    """Watch every machine of ``machines`` that has an SNMP agent on the floor.  Returns
+    the boards that could not be reached (machine -> why); they stay in
+    ``monitor.unreachable`` so preflight refuses them until they answer."""
+    boards = [(m.id, m.snmp_endpoint()) for m in machines if m.snmp is not None]
+
+    async def add(machine_id: str, host: str, port: int, security: Security) -> None:
+        try:
+            await monitor.add_board(SnmpTarget(machine_id, host, port, security))
+        except SnmpError as exc:
+            monitor.unreachable[machine_id] = f"{type(exc).__name__}: {exc}"
+
+    await asyncio.gather(
+        *(add(mid, e.host, e.port, e.security) for mid, e in boards if e is not None)
+    )
+    return {mid: monitor.unreachable[mid] for mid, _ in boards if mid in monitor.unreachable}
+
+
+async def rewatch(
+    monitor: HealthMonitor, machines: Sequence[MachineSpec], *, every_s: float = 10.0
+) -> None:
+    """Until cancelled: every ``every_s``, try again the boards :func:`watch_boards` could
+    not reach (an SNMPv3 board's traps are only accepted once its engine id is known)."""
+    while True:
+        await asyncio.sleep(every_s)
+        missing = [m for m in machines if m.id in monitor.unreachable]
+        if missing:
+            still = await watch_boards(monitor, missing)
+            for m in missing:
+                if m.id not in still:
+                    log.info("SNMP: %s watched now", m.id)
+
+
+async def board_problems(
+    machines: Sequence[MachineSpec], *, snmp_timeout: float = 1.0
+) -> dict[str, list[str]]:
+    """One-shot health preflight of the machines that have an SNMP agent (``bank check``):
+    machine -> problems (link down, no power, door open, or SNMP unreachable)."""
+    with_snmp = [m for m in machines if m.snmp is not None]
+    if not with_snmp:
+        return {}
+    monitor = HealthMonitor(TrapReceiver(), HealthPoller(timeout=snmp_timeout))
+    await monitor.start()
+    try:
+        await watch_boards(monitor, with_snmp)
+        return await monitor.preflight([m.id for m in with_snmp])
+    finally:
+        monitor.close()
+
+
+async def route_events(monitor: HealthMonitor, deliver: Callable[[MachineEvent], object]) -> None:
+    """Hand every trap event to ``deliver`` until cancelled (``reelgate serve`` gives it
+    to the heat under way: a door opened, power lost or link down mid-heat is a
+    malfunction, rules 20/21).  A failing consumer is logged, never stops the stream."""
+    async for event in monitor.events():
+        log.warning("SNMP trap: machine %s %s", event.machine_id, event.kind.value)
+        try:
+            deliver(event)
+        except Exception:
+            log.exception("handling SNMP event %s failed", event)

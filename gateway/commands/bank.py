@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
@@ -16,7 +17,7 @@ from gateway.floor import MachineSpec, add_machine, move_machine, set_bank_enabl
 from gateway.heats import states
 from gateway.heats.context import GatewayContext, add_common_arguments, bank_links, close_links
 from gateway.heats.links import MachineLink
-from gateway.heats.preflight import MachineCheck, check_bank
+from gateway.heats.preflight import MachineCheck, add_health, check_bank
 
 
 def register(sub: Any) -> None:
@@ -48,6 +49,11 @@ def register(sub: Any) -> None:
     add.add_argument("bank")
     add.add_argument("machine")
     add.add_argument("--endpoint", required=True, help="e.g. sas+tcp://10.0.0.5:4001?address=1")
+    add.add_argument(
+        "--snmp",
+        help="its board's SNMP agent: udp://host:port?community=C (v2c) "
+        "or ?user=U&auth=A&priv=P (v3 authPriv)",
+    )
     add_common_arguments(add, floor_required=False)
     add.add_argument("--actor", default="technician", help="who does it (audit log)")
     add.set_defaults(handler=_add_machine)
@@ -79,11 +85,20 @@ async def _run_check(args: argparse.Namespace) -> list[MachineCheck]:
         bank = ctx.bank(args.bank)
         links, _failed = await bank_links(bank, include_excluded=True)
         try:
-            return await check_bank(links)
+            checks = await check_bank(links)
         finally:
             await close_links(links)
+        add_health(checks, await _health(bank.machines))
+        return checks
     finally:
         await ctx.close()
+
+
+async def _health(machines: Sequence[MachineSpec]) -> dict[str, list[str]]:
+    """SNMP device health of the machines whose boards have an agent (gateway.health)."""
+    from gateway.health import board_problems  # pysnmp loads only when a check runs
+
+    return await board_problems(machines)
 
 
 def _exclusions(args: argparse.Namespace) -> dict[str, str]:
@@ -117,6 +132,7 @@ async def _run_enable(args: argparse.Namespace, exclusions: dict[str, str]) -> l
             checks = await check_bank({m: link for m, link in links.items() if m not in exclusions})
         finally:
             await close_links(links)
+        add_health(checks, await _health([m for m in bank.machines if m.id not in exclusions]))
         blocked = [c for c in checks if not c.ok]
         if blocked:
             first = blocked[0]
@@ -159,7 +175,12 @@ async def _floor_change(args: argparse.Namespace, action: str) -> MachineSpec:
                 )
         if action == "floor.add-machine":
             return await add_machine(
-                ctx.sessions, args.bank, args.machine, args.endpoint, actor=args.actor
+                ctx.sessions,
+                args.bank,
+                args.machine,
+                args.endpoint,
+                snmp=args.snmp,
+                actor=args.actor,
             )
         return await move_machine(
             ctx.sessions, args.machine, bank=args.to_bank, endpoint=args.endpoint, actor=args.actor

@@ -1,7 +1,8 @@
 """``reelgate heats ...``: the heat schedule and what the director does around a heat.
 
 schedule / reschedule / cancel (rule 10) / list / show; register a player (rules 9, 11, 16);
-begin (rules 16, 22) and finish; manual score (rule 23); malfunction (rules 20–21),
+the floor attendant's roll call: present / absent / roll-call (rule 22); begin (rules 16,
+22) and finish; manual score (rule 23); malfunction (rules 20–21),
 restart / postpone (rule 20); proxy forms (rule 16); seat draw for an added final-stage
 heat (rule 21).  Running a heat on the machines is ``reelgate heat``.
 """
@@ -29,6 +30,7 @@ from gateway.tournament.cli import (
 )
 from gateway.tournament.rules.cards import parse_seed
 from gateway.tournament.rules.enums import Stage
+from gateway.tournament.services.attendance import present_at_start
 from gateway.tournament.services.common import find_tournament, get
 from gateway.tournament.services.setup import summarise_heat
 from storage.tournament import Heat, Seat, Tournament
@@ -91,10 +93,27 @@ def register(sub: Any) -> None:
     p.add_argument("--entry", type=int, help="use this entry (default: oldest valid)")
     p.set_defaults(handler=_register)
 
+    for action, present in (("present", True), ("absent", False)):
+        p = actions.add_parser(
+            action, help=f"roll call before the start: mark seats {action} (rule 22)"
+        )
+        add_common(p, read=True)
+        p.add_argument("heat", type=int)
+        p.add_argument("seats", nargs="+", metavar="SEAT", help="seat numbers, e.g. 1 2 4 or 1,2,4")
+        p.set_defaults(handler=_mark, present=present)
+
+    p = actions.add_parser("roll-call", help="a heat's roll call and who would forfeit (22)")
+    add_common(p, read=True, write=False)
+    p.add_argument("heat", type=int)
+    p.set_defaults(handler=_roll_call)
+
     p = actions.add_parser("begin", help="start a heat: absent seats forfeit (rules 16, 22)")
     add_common(p, read=True)
     p.add_argument("heat", type=int)
-    p.add_argument("--present", required=True, help="seat numbers present, e.g. 1,2,4 (or none)")
+    p.add_argument(
+        "--present",
+        help="seat numbers present, e.g. 1,2,4 (or none); default: the roll call decides",
+    )
     p.set_defaults(handler=_begin)
 
     p = actions.add_parser("finish", help="close a heat once every seat has its score")
@@ -293,26 +312,101 @@ def _register(args: argparse.Namespace) -> int:
     return emit(args, run(args, work))
 
 
-def _seat_list(text: str) -> list[int]:
+def _seat_list(text: str, field: str = "--present") -> list[int]:
     if text.strip().lower() in ("", "none", "-"):
         return []
     try:
-        return sorted({int(part) for part in text.split(",")})
+        numbers = {int(part) for part in text.split(",") if part.strip()}
     except ValueError:
-        raise OperatorError(f"--present {text!r}: seat numbers separated by commas") from None
+        raise OperatorError(f"{field} {text!r}: seat numbers separated by commas") from None
+    if any(n < 1 for n in numbers):
+        raise OperatorError(f"{field} {text!r}: seat numbers start at 1")
+    return sorted(numbers)
 
 
 def _begin(args: argparse.Namespace) -> int:
-    present = _seat_list(args.present)
+    given = None if args.present is None else _seat_list(args.present)
 
     async def work(session: AsyncSession) -> dict[str, Any]:
         zone = await _zone_of_heat(session, args.heat)
+        heat = await get(session, Heat, args.heat, "heat")
+        present = given
+        if present is None:  # the roll call and the tournament's setting decide (rule 22)
+            present = sorted(await present_at_start(session, heat))
         forfeited = await svc.begin_heat(
             session, args.heat, present_seats=present, at=now_of(args, zone), actor=actor_of(args)
         )
         return {"heat": args.heat, "present": present, "forfeited": forfeited}
 
     return emit(args, run(args, work))
+
+
+def _roll_call_out(args: argparse.Namespace, call: svc.RollCall, zone: str) -> int:
+    data = {
+        "heat": call.heat_id,
+        "label": call.label,
+        "status": call.heat_status,
+        "roll_call_taken": call.taken,
+        "unmarked_at_start": call.unmarked_at_start,
+        "present": call.present,
+        "forfeit_at_start": call.absent,
+        "seats": call.seats,
+    }
+    if args.json:
+        return emit(args, data, zone=zone)
+    marks = {True: "present", False: "absent", None: ""}
+    title = (
+        f"{call.label} ({call.heat_status}) roll call; unmarked seats at the start: "
+        f"{call.unmarked_at_start.value}{'' if call.taken else ' (no roll call taken yet)'}"
+    )
+    return emit(
+        args,
+        data,
+        ["seat", "machine", "player", "mark", "marked at", "by", "at the start"],
+        [
+            [
+                s.seat_number,
+                s.machine_id,
+                s.played_by,
+                marks[s.mark],
+                s.marked_at,
+                s.marked_by,
+                "plays" if s.counts_present else "forfeits (rule 22)",
+            ]
+            for s in call.seats
+        ],
+        title=title,
+        zone=zone,
+    )
+
+
+def _mark(args: argparse.Namespace) -> int:
+    seats = sorted({n for text in args.seats for n in _seat_list(text, "SEAT")})
+    if not seats:
+        raise OperatorError("SEAT: name at least one seat number")
+
+    async def work(session: AsyncSession) -> tuple[svc.RollCall, str]:
+        zone = await _zone_of_heat(session, args.heat)
+        call = await svc.mark_attendance(
+            session,
+            args.heat,
+            seats,
+            present=args.present,
+            at=now_of(args, zone),
+            actor=actor_of(args),
+        )
+        return call, zone
+
+    call, zone = run(args, work)
+    return _roll_call_out(args, call, zone)
+
+
+def _roll_call(args: argparse.Namespace) -> int:
+    async def work(session: AsyncSession) -> tuple[svc.RollCall, str]:
+        return await svc.roll_call(session, args.heat), await _zone_of_heat(session, args.heat)
+
+    call, zone = run(args, work)
+    return _roll_call_out(args, call, zone)
 
 
 def _finish(args: argparse.Namespace) -> int:

@@ -22,6 +22,12 @@ back off the machine, which a heat needs at its end.  Sequence:
 4. exit: LP 74 reads what is left (wins land on the cashable meter of a real EGM) and
    LP 72 type 80 sweeps all of it back to the host.
 
+Beyond :class:`~gateway.driver.MachineDriver` the driver offers two optional calls the
+heat runner looks for: :meth:`SasDriver.prepare_unlock` (LP 02 framed ahead and fired
+for the whole bank in one tight loop: the start skew) and
+:meth:`SasDriver.tournament_meters` (LP 99 alone: on a NATIVE machine the score follows
+from the meters, so the heat's end needs one poll after the lock, not two).
+
 Errors from the client map onto the driver's: timeout -> LinkTimeout, lost link ->
 LinkDown (the next call reconnects), garbage -> ProtocolFault, NACK / busy / unsupported /
 refused transfer -> MachineRefused.
@@ -31,8 +37,9 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from gateway.driver import (
@@ -48,12 +55,20 @@ from gateway.driver import (
     TournamentMeters,
     TournamentSupport,
 )
-from protocols.sas import AftLockCode, AftTransfer, AftTransferType, GamingMachineMetersReply
+from protocols.sas import (
+    Ack,
+    AftLockCode,
+    AftTransfer,
+    AftTransferType,
+    EgmMessage,
+    GamingMachineMetersReply,
+)
 from protocols.sas.client import (
     SAS_MIN_SPACING,
     SasClient,
     SasClientError,
     SasLinkLost,
+    SasNotReady,
     SasProtocolFault,
     SasRefused,
     SasTimeout,
@@ -91,6 +106,8 @@ def driver_error(exc: SasClientError | OSError | TimeoutError, machine_id: str) 
         return ProtocolFault(text)
     if isinstance(exc, SasRefused):
         return MachineRefused(text)
+    if isinstance(exc, SasNotReady):
+        return DriverError(text)  # nothing sent: the caller takes the ordinary path
     return ProtocolFault(text)
 
 
@@ -191,6 +208,30 @@ class SasDriver:
     async def unlock(self) -> None:
         async with self._errors():
             await (await self._connected()).unlock()
+
+    def prepare_unlock(self) -> Callable[[], Awaitable[None]]:
+        """LP 02 framed now; the returned trigger sends it synchronously and returns an
+        awaitable for the ACK.  Needs an open, idle link (else :class:`LinkDown` /
+        :class:`DriverError`, nothing sent); the heat runner then unlocks the plain way."""
+        client = self._client
+        if client is None or client.closed:
+            raise LinkDown(f"machine {self.machine_id}: link not open")
+        prepared = client.prepare_unlock()
+
+        def trigger() -> Coroutine[Any, Any, None]:
+            try:
+                pending = prepared.fire()
+            except SasClientError as exc:
+                raise driver_error(exc, self.machine_id) from exc
+            return self._acked(pending)
+
+        return trigger
+
+    async def _acked(self, pending: Awaitable[EgmMessage]) -> None:
+        async with self._errors():
+            reply = await pending
+        if not isinstance(reply, Ack):
+            raise ProtocolFault(f"machine {self.machine_id}: {type(reply).__name__} to LP 02")
 
     async def enter_tournament(self, credits: int, seconds: int) -> None:
         if credits <= 0 or seconds <= 0:
@@ -293,6 +334,22 @@ class SasDriver:
                 credits_won=max(0, credits - self._start_credits + wagered),
             ),
         )
+
+    async def tournament_meters(self) -> TournamentMeters:
+        """LP 99 alone: the four tournament meters of a NATIVE machine (one poll).
+
+        The heat runner derives the score from them (starting credits - wagered + won)
+        and reads the LP 1A credit meter afterwards as a cross-check.  A HOST_TIMED
+        machine keeps no tournament meters: :class:`MachineRefused`, use heat_score().
+        """
+        async with self._errors():
+            c = await self._connected()
+            if await self._support_mode(c) is not TournamentSupport.NATIVE:
+                raise MachineRefused(
+                    f"machine {self.machine_id}: no tournament meters (host-timed)"
+                )
+            t = await c.tournament_meters()
+        return TournamentMeters(t.games_played, t.games_won, t.credits_wagered, t.credits_won)
 
     async def read_clock(self) -> dt.datetime:
         async with self._errors():

@@ -8,6 +8,11 @@ players who bought entries at the cash desk and registered in person for the hea
 schedule a few seconds ahead and started *by the scheduler* (the start announced,
 rule 22), played with live progress, stopped by the heat clock, scored (rule 12) and
 closed; then the qualifying standings (rules 13, 14, 19).
+
+The signage page (``docs/signage.md``) runs on a free loopback port for the whole run
+and its URL is printed first: open it to watch the countdown, the live scores and the
+standings as a floor sign shows them.  ``--mqtt URL`` also publishes the same feed to a
+broker (``docs/mqtt.md``); without it nothing outside the process is needed.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from gateway.errors import OperatorError
 from gateway.floor import set_bank_enabled
 from gateway.heats.context import GatewayContext, bank_links, close_links
 from gateway.heats.hooks import Progress, ProgressNote
+from gateway.heats.live_feed import HeatFeeds, scheduler_heat_of_run
 from gateway.heats.preflight import check_bank
 from gateway.heats.runner import HeatOutcome
 from gateway.heats.tournament_hooks import ServiceHooks
@@ -45,6 +51,8 @@ from gateway.tournament.services import (
 from gateway.tournament.services.setup import create_tournament, schedule_heat
 from gateway.tournament.services.standings import stage_standings
 from gateway.tournament.settings import TournamentSettings
+from gateway.web import FanoutFeed, SignageServer, start_signage
+from protocols.mqtt.feed import MqttFeed
 
 BANK = "A"
 ACTOR = "demo"
@@ -100,6 +108,33 @@ class Board:
 async def run(args: argparse.Namespace, folder: Path) -> int:
     console = Console()
     console.print(f"[bold]Reelgate demo[/bold] — working folder {folder}")
+    mqtt: MqttFeed | None = None
+    if getattr(args, "mqtt", ""):
+        mqtt = await MqttFeed.connect(args.mqtt, args.site, wait=False)
+    feed = FanoutFeed(mqtt)
+    signage = await start_signage(feed, "127.0.0.1", 0)
+    console.print(f"signage page: [bold]{signage.url}[/bold] (open it to watch the heat)")
+    if mqtt is not None:
+        console.print(f"live feed also on {args.mqtt} under reelgate/v1/{args.site}/feed/")
+    try:
+        return await _run(args, folder, console, feed)
+    finally:
+        linger = float(getattr(args, "linger", 0.0))
+        if linger > 0:
+            console.print(f"signage page stays up {linger:.0f} s more ({signage.url})")
+            await asyncio.sleep(linger)
+        await _close_feed(signage, mqtt)
+
+
+async def _close_feed(signage: SignageServer, mqtt: MqttFeed | None) -> None:
+    await signage.close()
+    if mqtt is not None:
+        with contextlib.suppress(TimeoutError):
+            await mqtt.flush(2.0)
+        await mqtt.close()
+
+
+async def _run(args: argparse.Namespace, folder: Path, console: Console, feed: FanoutFeed) -> int:
     bank = Bank(args.machines, no_tournament_support=1, name_prefix=BANK)
     await bank.start()
     bank.start_players(seed=7, pace=0.8)
@@ -136,22 +171,29 @@ async def run(args: argparse.Namespace, folder: Path) -> int:
             "(first come, first served, machines in order: rule 11)"
         )
         board = Board([m.id for m in spec.active], seated)
-        supervisor = BankSupervisor(links, interval_s=0.5)
+        supervisor = BankSupervisor(links, interval_s=0.5, feed=feed)
         supervisor.start()
         scheduler = Scheduler(
             ctx,
             {BANK: links},
             hooks=ServiceHooks(ctx.sessions, actor=ACTOR),
             supervisors={BANK: supervisor},
-            progress=board.on_progress,
             tick_s=0.25,
         )
+        feeds = HeatFeeds(feed, ctx.sessions, scheduler_heat_of_run(scheduler))
+
+        def progress(note: ProgressNote) -> None:
+            board.on_progress(note)  # the console
+            feeds(note)  # the signage page (and MQTT with --mqtt)
+
+        scheduler.progress = progress
         stop = asyncio.Event()
         sched_task = asyncio.create_task(scheduler.run(stop))
         outcome = await _watch(console, board, scheduler, args.seconds)
         stop.set()
         await sched_task
         await supervisor.stop()
+        await feeds.close()
         await ctx.writer.drain(10.0)
         console.print()
         _summary(console, outcome)

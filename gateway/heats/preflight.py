@@ -4,7 +4,9 @@ Per machine: does it answer; does it support tournament mode natively (SAS 8C) o
 the heat be host-timed; are there cashable credits on the meter (tournament mode is
 refused then, sas.md §5); is a door open, a tilt or a handpay pending, a game under way
 (from the events it reports); is its clock within tolerance of the gateway's (if not it
-is set, SAS 7F, and read back).  Nothing else is changed on the machine.
+is set, SAS 7F, and read back).  Nothing else is changed on the machine.  A machine whose
+board has an SNMP agent also gets its device health (:func:`gateway.health.board_problems`:
+link, mains power, door, a trap that marked it), merged in by :func:`add_health`.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class MachineCheck:
     tournament: str | None = None  # native | host-timed
     credits: int | None = None
     conditions: list[str] = field(default_factory=list)  # open door, tilt, ...
+    health: list[str] = field(default_factory=list)  # SNMP device health problems
     clock_offset_s: float | None = None
     clock_set: bool = False
     blockers: list[str] = field(default_factory=list)
@@ -105,3 +108,11 @@ async def check_machine(
 
 async def check_bank(links: Mapping[str, MachineLink]) -> list[MachineCheck]:
     return list(await asyncio.gather(*(check_machine(link) for link in links.values())))
+
+
+def add_health(checks: list[MachineCheck], problems: Mapping[str, list[str]]) -> None:
+    """Merge SNMP health problems (machine -> problems) into the checks as blockers."""
+    for check in checks:
+        found = problems.get(check.machine_id, [])
+        check.health = list(found)
+        check.blockers.extend(f"snmp: {p}" for p in found)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import gc
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -44,7 +45,9 @@ from gateway.driver import (
     TRANSIENT_ERRORS,
     DriverError,
     HeatScore,
+    MachineEvent,
     MachineEventKind,
+    MachineRefused,
     TournamentMeters,
     TournamentSupport,
 )
@@ -57,11 +60,19 @@ from storage.journal import ResultIn, RunState, RunView, SeatState
 
 S = RunState
 
-# Events that end a machine's part in a heat (rule 20: a malfunction of a slot machine).
+# Events that end a machine's part in a heat (rule 20: a malfunction of a slot machine),
+# whether a SAS exception, an MQTT board event or an SNMP trap (gateway.health) says so.
 MALFUNCTION_EVENTS = frozenset(
-    {MachineEventKind.TILT, MachineEventKind.POWER_LOST, MachineEventKind.OUT_OF_SERVICE}
+    {
+        MachineEventKind.TILT,
+        MachineEventKind.POWER_LOST,
+        MachineEventKind.OUT_OF_SERVICE,
+        MachineEventKind.DOOR_OPENED,
+        MachineEventKind.LINK_DOWN,
+    }
 )
 _LIVE = frozenset({SeatState.ARMED, SeatState.PLAYING, SeatState.LOCKED})
+_NATIVE = TournamentSupport.NATIVE.value
 # How long before the end the ENDING step is journaled (a commit takes a few ms).
 JOURNAL_AHEAD = timedelta(milliseconds=40)
 
@@ -128,6 +139,8 @@ class HeatRunner:
         self._watchers: list[asyncio.Task[None]] = []
         self._results: dict[str, HeatScore] = {}
         self._handling: list[asyncio.Task[None]] = []  # malfunctions being handled
+        # Scores whose credit-meter cross-check failed, with the flag journaled for each.
+        self.mismatches: dict[str, str] = {}
         self.restart_reason = "tournament system failure (rule 20)"
         # Called once, as soon as the floor is back in hand (recovery measures this).
         self.on_control: Callable[[], None] | None = None
@@ -351,9 +364,15 @@ class HeatRunner:
                 triggers = [p() for p in prepare if p is not None]
             except DriverError:
                 triggers = []  # not ready: every machine takes the plain path below
-            for machine_id, trigger in zip(targets, triggers, strict=False):
-                with contextlib.suppress(DriverError):
-                    fired[machine_id] = trigger()  # sends now; an awaitable for the ACK
+            collecting = gc.isenabled()
+            gc.disable()  # no collector pause in the middle of the start (bounded loop)
+            try:
+                for machine_id, trigger in zip(targets, triggers, strict=False):
+                    with contextlib.suppress(DriverError):
+                        fired[machine_id] = trigger()  # sends now; an awaitable for the ACK
+            finally:
+                if collecting:
+                    gc.enable()
         t0 = time.perf_counter()
 
         async def unlock(machine_id: str) -> float:
@@ -415,18 +434,33 @@ class HeatRunner:
                 self.out.seats[machine_id].state = new_state
 
     async def _collect(self) -> None:
-        """Read every locked machine's score and store it (group commits as they arrive)."""
+        """Read every locked machine's score and store it (group commits as they arrive).
+
+        The locks were acknowledged before this state (``_lock_all``), so a game that was
+        in progress has completed and is in the meters.  A NATIVE machine whose driver
+        reads the tournament meters alone (SAS LP 99) is scored from them: starting credits
+        - credits wagered + credits won is its tournament credit meter (rule 12), stored
+        with the raw meters one poll after the lock.  Its credit meter (LP 1A) is read one
+        poll later, after the commit, as a cross-check: a difference is flagged for the
+        director (journal seat note, the seat's error, the outcome's notes), the stored
+        score stands.  Other machines report credits and meters in one driver call.
+        """
         t_end = time.perf_counter()
         targets = self._seats_in({SeatState.LOCKED, SeatState.PLAYING, SeatState.ARMED})
         queue: asyncio.Queue[ResultIn | None] = asyncio.Queue()
+        to_check: list[str] = []
 
         async def read(machine_id: str) -> None:
             link = self.links[machine_id]
             try:
-                score = await link.call(link.driver.heat_score)
+                score = await self._read_score(machine_id)
             except DriverError as exc:
                 await self._malfunction(machine_id, f"score unreadable: {_why(exc)}")
                 return
+            if score is None:
+                score = await link.call(link.driver.heat_score)
+            else:
+                to_check.append(machine_id)
             self._results[machine_id] = score
             m = score.meters
             await queue.put(
@@ -441,6 +475,12 @@ class HeatRunner:
                 )
             )
 
+        async def guarded(machine_id: str) -> None:
+            try:
+                await read(machine_id)
+            except DriverError as exc:  # the full read after a refused meter read
+                await self._malfunction(machine_id, f"score unreadable: {_why(exc)}")
+
         async def commit() -> None:
             done = False
             while not done:
@@ -451,13 +491,18 @@ class HeatRunner:
                 rows = [r for r in batch if r is not None]
                 if rows:
                     await self.writer.store_results(self.run_id, rows)
+                    self.out.committed_at = datetime.now(UTC)
+                    self.out.end_to_committed_ms = (time.perf_counter() - t_end) * 1000
 
         committer = asyncio.create_task(commit())
-        await asyncio.gather(*(read(m) for m in targets))
+        await asyncio.gather(*(guarded(m) for m in targets))
         await queue.put(None)
         await committer
-        self.out.end_to_committed_ms = (time.perf_counter() - t_end) * 1000
-        self.out.committed_at = datetime.now(UTC)
+        if self.out.committed_at is None:  # nothing to store (every seat already scored)
+            self.out.committed_at = datetime.now(UTC)
+            self.out.end_to_committed_ms = (time.perf_counter() - t_end) * 1000
+        # Only after the commit: a flag must never reach the journal ahead of its score.
+        await asyncio.gather(*(self._cross_check(m) for m in to_check))
         await self._settle_malfunctions()  # rule 20/21 handled before the heat closes
         for machine_id, score in self._results.items():
             seat = self.out.seats[machine_id]
@@ -468,6 +513,44 @@ class HeatRunner:
         if self.hooks is not None and self.view.heat_id is not None:
             for machine_id, score in self._results.items():
                 await self.hooks.record_score(self.view.heat_id, machine_id, score)
+
+    async def _read_score(self, machine_id: str) -> HeatScore | None:
+        """A NATIVE machine's score from its tournament meters alone (one poll), or None
+        when the driver or the machine cannot (the caller then reads credits and meters)."""
+        link = self.links[machine_id]
+        read_meters = getattr(link.driver, "tournament_meters", None)
+        if read_meters is None or self.out.seats[machine_id].support != _NATIVE:
+            return None
+        try:
+            meters: TournamentMeters = await link.call(read_meters)
+        except MachineRefused:
+            return None  # no tournament meters after all: the full read decides
+        # rule 12: the score is the tournament credit meter = start - wagered + won
+        score = self.view.credits - meters.credits_wagered + meters.credits_won
+        if score < 0:
+            return None  # meters that cannot be right: let the credit meter decide
+        return HeatScore(credits=score, meters=meters)
+
+    async def _cross_check(self, machine_id: str) -> None:
+        """Compare a score computed from the meters with the credit meter (SAS LP 1A)."""
+        link = self.links[machine_id]
+        computed = self._results[machine_id].credits
+        try:
+            meter = await link.call(link.driver.credits)
+        except DriverError as exc:
+            flag = f"cross-check unread ({_why(exc)}); score {computed} from meters stands"
+        else:
+            if meter == computed:
+                return
+            flag = (
+                f"cross-check mismatch: credit meter {meter}, score {computed} from the "
+                "tournament meters (stored; for the director to review)"
+            )
+        self.mismatches[machine_id] = flag
+        seat = self.out.seats[machine_id]
+        seat.error = f"{seat.error}; {flag}" if seat.error else flag
+        self.out.notes.append(f"{machine_id}: {flag}")
+        await self.writer.set_seats(self.run_id, {machine_id: SeatState.SCORED}, note=flag)
 
     async def _release(self) -> None:
         """Return every machine to normal play: exit tournament mode, enable play."""
@@ -526,6 +609,8 @@ class HeatRunner:
         link = self.links[machine_id]
         tick = 0
         while not self._stop_watch.is_set() and not self._quiet_before_end():
+            if self.out.seats[machine_id].state is SeatState.MALFUNCTION:
+                return  # marked from outside (an SNMP trap): out of the heat
             try:
                 events = await link.call(link.driver.poll_events)
                 bad = [e for e in events if e.kind in MALFUNCTION_EVENTS]
@@ -543,6 +628,18 @@ class HeatRunner:
             tick += 1
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop_watch.wait(), self.poll_interval_s)
+
+    def report_event(self, event: MachineEvent, source: str = "SNMP trap") -> bool:
+        """An event about a seat from outside the heat's own polling (an SNMP trap from
+        :mod:`gateway.health`).  A malfunction kind on a playing seat ends its part in the
+        heat (rules 20/21); returns True if it did."""
+        seat = self.out.seats.get(event.machine_id) if hasattr(self, "out") else None
+        if seat is None or event.kind not in MALFUNCTION_EVENTS:
+            return False
+        if seat.state is not SeatState.PLAYING or self.out.state is not S.RUNNING:
+            return False  # not playing (yet, or any more): arming and the end handle it
+        self._spawn_malfunction(event.machine_id, f"{source}: {event.kind.value}")
+        return True
 
     def _spawn_malfunction(self, machine_id: str, reason: str) -> None:
         """Handle a malfunction in its own task: stopping the watchers (which may cancel

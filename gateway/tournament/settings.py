@@ -14,6 +14,7 @@ from datetime import timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from gateway.tournament.rules.attendance import UnmarkedAtStart, parse_unmarked
 from gateway.tournament.rules.enums import EntryValidity as Validity
 from gateway.tournament.rules.violations import RuleViolation
 from storage.tournament import (
@@ -63,6 +64,9 @@ class TournamentSettings:
     postpone_after: timedelta = timedelta(seconds=DEFAULT_POSTPONE_AFTER_S)
     # rule 10: how long before a change it must be announced
     reschedule_notice: timedelta = timedelta(seconds=DEFAULT_NOTICE_S)
+    # rule 22: what the start does to a seat the roll call left unmarked (see
+    # gateway.tournament.rules.attendance; default: forfeit only if a roll call was taken)
+    unmarked_at_start: UnmarkedAtStart = UnmarkedAtStart.AUTO
 
     def __post_init__(self) -> None:
         self.validate()
@@ -139,6 +143,7 @@ class TournamentSettings:
             "prize_places": self.prize_places,
             "postpone_after_s": int(self.postpone_after.total_seconds()),
             "reschedule_notice_s": int(self.reschedule_notice.total_seconds()),
+            "unmarked_at_start": self.unmarked_at_start.value,
         }
 
     @classmethod
@@ -167,6 +172,8 @@ class TournamentSettings:
                 kwargs["validity"] = _validity(data["validity"])
             if "packages" in data:
                 kwargs["packages"] = _packages(data["packages"])
+            if "unmarked_at_start" in data:
+                kwargs["unmarked_at_start"] = parse_unmarked(data["unmarked_at_start"])
             if "postpone_after_s" in data:
                 seconds = _strict_int("postpone_after_s", data["postpone_after_s"])
                 kwargs["postpone_after"] = timedelta(seconds=seconds)

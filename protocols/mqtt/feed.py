@@ -4,11 +4,14 @@ Topic tree, all under ``reelgate/v1/<site>/feed/`` (R = retained):
 
 =====================================  ===  ==========================================
 ``current``                             R   ``{"heat": KEY}``: the heat signs should show
-``heat/<KEY>/state``                    R   state, ``seconds_left`` countdown, ``ends_at``
+                                            (optional ``name``, ``stage``)
+``heat/<KEY>/state``                    R   state, ``seconds_left`` countdown, ``at``;
+                                            optional ``name``, ``stage``, ``machines``
 ``heat/<KEY>/seat/<MACHINE>``           R   provisional credits while playing; ``final``
-                                            with the tournament meters once scored
+                                            once scored; optional ``player``
 ``heat/<KEY>/standings``                R   ranked rows after the heat (rule 19 ties
-                                            are flagged, not broken: that is a card draw)
+                                            are flagged, not broken: that is a card draw);
+                                            optional ``player`` per row
 ``super9/<SESSION>/draw``               R   the Super 9 live draw (published by Super 9)
 =====================================  ===  ==========================================
 
@@ -29,10 +32,10 @@ import contextlib
 import json
 import logging
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from protocols.mqtt.client import MqttSession, MqttSettings, MqttUnavailable
 from protocols.mqtt.topics import VERSION, feed_topic
@@ -158,6 +161,15 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"feed payload value {value!r} is not JSON")
 
 
+class NowaitPublisher(Protocol):
+    """What :class:`LiveHeatFeed` needs: a publish that never waits (:class:`MqttFeed`,
+    or the signage page's ``gateway.web.FanoutFeed`` wrapping one or nothing)."""
+
+    def publish_nowait(
+        self, topic: str, payload: dict[str, Any], *, retain: bool = False
+    ) -> None: ...
+
+
 class LiveHeatFeed:
     """Turns a heat's progress notes (``gateway.heats.hooks.ProgressNote``, passed as
     ``progress=`` to the heat runner) into the signage topics of one heat.
@@ -168,11 +180,15 @@ class LiveHeatFeed:
 
     def __init__(
         self,
-        feed: MqttFeed,
+        feed: NowaitPublisher,
         heat_key: str,
         *,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         tick: float | None = 1.0,
+        name: str | None = None,
+        stage: str | None = None,
+        players: Mapping[str, str] | None = None,
+        machines: Sequence[str] = (),
     ) -> None:
         self.feed = feed
         self.key = heat_key
@@ -182,16 +198,50 @@ class LiveHeatFeed:
         self.credits: dict[str, int] = {}
         self.final: set[str] = set()
         self.malfunctioned: dict[str, str] = {}
-        feed.publish_nowait("current", {"heat": heat_key}, retain=True)
+        # What a sign shows beside the numbers (all optional, docs/signage.md).
+        self.name = name
+        self.stage = stage
+        self.players: dict[str, str] = dict(players or {})
+        self.machines: list[str] = list(machines) or list(self.players)
+        self._state: tuple[str, float | None] | None = None  # last state, for describe()
+        self._publish_current()
+
+    def _publish_current(self) -> None:
+        self.feed.publish_nowait("current", {"heat": self.key, **self._labels()}, retain=True)
+
+    def _labels(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.name:
+            out["name"] = self.name
+        if self.stage:
+            out["stage"] = self.stage
+        return out
+
+    def describe(
+        self,
+        *,
+        name: str | None = None,
+        stage: str | None = None,
+        players: Mapping[str, str] | None = None,
+    ) -> None:
+        """Add the heat's name, stage and seated players (looked up after the heat began)
+        and republish what a sign shows with them."""
+        self.name = name or self.name
+        self.stage = stage or self.stage
+        if players:
+            self.players.update(players)
+            self.machines += [m for m in players if m not in self.machines]
+        self._publish_current()
+        if self._state is not None:
+            self._publish_state(*self._state)
+        for machine_id in set(self.credits) | set(self.malfunctioned):
+            self._seat(machine_id)
 
     def __call__(self, note: Any) -> None:
         kind = getattr(note.kind, "value", note.kind)
-        now = self.clock()
         if kind == "state":
-            left = note.seconds_left
-            payload: dict[str, Any] = {"heat": self.key, "state": note.state, "at": now}
-            payload["seconds_left"] = None if left is None else round(float(left), 1)
-            self.feed.publish_nowait(f"heat/{self.key}/state", payload, retain=True)
+            left = None if note.seconds_left is None else float(note.seconds_left)
+            self._publish_state(note.state, left)
             self._restart_ticker(note.state, left)
             if note.state in _ENDED_STATES or note.state in _VOID_STATES:
                 self.publish_standings(void=note.state in _VOID_STATES)
@@ -203,6 +253,15 @@ class LiveHeatFeed:
         elif kind == "malfunction" and note.machine_id:
             self.malfunctioned[note.machine_id] = note.detail  # rule 20
             self._seat(note.machine_id)
+
+    def _publish_state(self, state: str, seconds_left: float | None) -> None:
+        self._state = (state, seconds_left)
+        payload: dict[str, Any] = {"heat": self.key, "state": state, "at": self.clock()}
+        payload["seconds_left"] = None if seconds_left is None else round(seconds_left, 1)
+        payload.update(self._labels())
+        if self.machines:
+            payload["machines"] = list(self.machines)
+        self.feed.publish_nowait(f"heat/{self.key}/state", payload, retain=True)
 
     def _restart_ticker(self, state: str, seconds_left: float | None) -> None:
         if self._ticker is not None:
@@ -225,27 +284,20 @@ class LiveHeatFeed:
 
     def countdown(self, state: str, seconds_left: float) -> None:
         """Publish a countdown tick between state changes (the runner notes only changes)."""
-        payload = {
-            "heat": self.key,
-            "state": state,
-            "seconds_left": round(seconds_left, 1),
-            "at": self.clock(),
-        }
-        self.feed.publish_nowait(f"heat/{self.key}/state", payload, retain=True)
+        self._publish_state(state, seconds_left)
 
     def _seat(self, machine_id: str) -> None:
-        self.feed.publish_nowait(
-            f"heat/{self.key}/seat/{machine_id}",
-            {
-                "heat": self.key,
-                "machine": machine_id,
-                "credits": self.credits.get(machine_id),
-                "final": machine_id in self.final,
-                "malfunction": self.malfunctioned.get(machine_id),
-                "at": self.clock(),
-            },
-            retain=True,
-        )
+        payload: dict[str, Any] = {
+            "heat": self.key,
+            "machine": machine_id,
+            "credits": self.credits.get(machine_id),
+            "final": machine_id in self.final,
+            "malfunction": self.malfunctioned.get(machine_id),
+            "at": self.clock(),
+        }
+        if machine_id in self.players:
+            payload["player"] = self.players[machine_id]
+        self.feed.publish_nowait(f"heat/{self.key}/seat/{machine_id}", payload, retain=True)
 
     def standings(self) -> list[dict[str, Any]]:
         """Rank by credits, highest first (rule 13/14).  Equal credits share a rank and
@@ -263,14 +315,15 @@ class LiveHeatFeed:
         for position, (machine_id, credits) in enumerate(rows, start=1):
             if credits != previous:
                 rank, previous = position, credits
-            out.append(
-                {
-                    "rank": rank,
-                    "machine": machine_id,
-                    "credits": credits,
-                    "tie": counts[credits] > 1,
-                }
-            )
+            row: dict[str, Any] = {
+                "rank": rank,
+                "machine": machine_id,
+                "credits": credits,
+                "tie": counts[credits] > 1,
+            }
+            if machine_id in self.players:
+                row["player"] = self.players[machine_id]
+            out.append(row)
         return out
 
     def publish_standings(self, *, void: bool = False) -> None:

@@ -12,6 +12,10 @@ inter-byte gap; the client adds what needs a clock and an event loop:
   the link's own timing, as the protocol intends.
 * **Busy.**  ``addr 00`` means "ask again later": the request is re-sent after the spacing,
   up to ``busy_tries`` times in all, then :class:`SasBusy`.
+* **Prepared polls.**  :meth:`SasClient.prepare` frames a poll ahead of a moment that
+  matters (the heat start); :meth:`PreparedPoll.fire` then writes it synchronously, with
+  no await before the write, so a caller can send to many EGMs in one tight loop.  It
+  refuses (:class:`SasNotReady`) rather than break the spacing or interleave two polls.
 * **Capabilities.**  :meth:`SasClient.capabilities` reads LP A0 once per machine (bit 3 of
   features byte 1 = tournament mode); tournament polls to a machine without it raise
   :class:`SasUnsupported` instead of timing out against a silent EGM.
@@ -29,8 +33,9 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 from collections import deque
+from collections.abc import Coroutine
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from protocols.sas.aft import (
     AftLockCode,
@@ -109,6 +114,31 @@ class SasBusy(SasRefused):
 
 class SasUnsupported(SasRefused):
     """The EGM does not support what was asked (per its LP A0 features)."""
+
+
+class SasNotReady(SasClientError):
+    """A prepared poll could not leave at once: another poll is in flight or queued, or
+    the poll spacing has not run out.  Nothing was sent; use :meth:`SasClient.request`."""
+
+
+class PreparedPoll:
+    """A poll framed ahead of time; :meth:`fire` sends it at once (see the module doc)."""
+
+    __slots__ = ("_client", "fired", "poll")
+
+    def __init__(self, client: SasClient, poll: HostMessage) -> None:
+        self._client = client
+        self.poll = poll
+        self.fired = False
+
+    def fire(self) -> Coroutine[Any, Any, EgmMessage]:
+        """Write the poll now (synchronously) and return a coroutine for the EGM's answer.
+        Raises :class:`SasNotReady` or :class:`SasLinkLost` without sending anything."""
+        if self.fired:
+            raise RuntimeError("a prepared poll is fired once")
+        waiter = self._client._fire(self.poll)
+        self.fired = True
+        return self._client._settle_prepared(self.poll, waiter)
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,15 +288,60 @@ class SasClient:
         honouring the poll spacing and retrying busy.  Raises a :class:`SasClientError`."""
         if poll.addr != self.address:
             raise ValueError(f"poll for address {poll.addr}, client is {self.address}")
+        return await self._request(poll, self.busy_tries)
+
+    async def _request(self, poll: HostMessage, tries: int) -> EgmMessage:
         async with self._lock:
-            for busy_try in range(1, self.busy_tries + 1):
+            for _ in range(tries):
                 reply = await self._exchange(poll)
                 if not isinstance(reply, Busy):
                     return reply
                 self.stats.busy += 1
-                if busy_try == self.busy_tries:
-                    break
-            raise SasBusy(f"address {self.address} busy to LP {_name(poll)} after {busy_try} tries")
+            raise SasBusy(f"address {self.address} busy to LP {_name(poll)} after {tries} tries")
+
+    def prepare(self, poll: HostMessage) -> PreparedPoll:
+        """Frame ``poll`` now, send nothing; :meth:`PreparedPoll.fire` sends it later."""
+        if poll.addr != self.address:
+            raise ValueError(f"poll for address {poll.addr}, client is {self.address}")
+        poll.encode()  # a bad field raises here, ahead of the moment that matters
+        return PreparedPoll(self, poll)
+
+    def _fire(self, poll: HostMessage) -> asyncio.Future[EgmMessage]:
+        """The synchronous half of :meth:`_exchange`, for a prepared poll: refuse unless the
+        link is free and the spacing has run out, then write at once."""
+        if self._lost is not None or self.carrier.closed:
+            raise SasLinkLost(f"link to address {self.address} is closed")
+        loop = self._loop
+        now = loop.time()
+        if self._lock.locked() or not self._idle.is_set() or self._waiter is not None:
+            raise SasNotReady(f"address {self.address}: another poll is in flight")
+        if now < self._next_poll_at:
+            raise SasNotReady(f"address {self.address}: inside the poll spacing")
+        wire = self._link.send(poll, now)
+        self.last_poll_at = now
+        self._next_poll_at = now + self.min_spacing
+        waiter: asyncio.Future[EgmMessage] = loop.create_future()
+        self._waiter = waiter
+        self.stats.polls += 1
+        self._idle.clear()
+        self.carrier.write(wire)
+        self._pump()
+        return waiter
+
+    async def _settle_prepared(
+        self, poll: HostMessage, waiter: asyncio.Future[EgmMessage]
+    ) -> EgmMessage:
+        try:
+            reply = await waiter
+        finally:
+            if self._waiter is waiter:
+                self._waiter = None
+        if isinstance(reply, Busy):  # ask again after the spacing, as request() would
+            self.stats.busy += 1
+            if self.busy_tries == 1:
+                raise SasBusy(f"address {self.address} busy to LP {_name(poll)} after 1 try")
+            return await self._request(poll, self.busy_tries - 1)
+        return reply
 
     async def _exchange(self, poll: HostMessage) -> EgmMessage:
         loop = self._loop
@@ -292,7 +367,8 @@ class SasClient:
             self._pump()
             return await waiter
         finally:
-            self._waiter = None
+            if self._waiter is waiter:
+                self._waiter = None
 
     async def _expect(self, poll: HostMessage, kind: type[_R]) -> _R:
         reply = await self.request(poll)
@@ -332,6 +408,10 @@ class SasClient:
     async def unlock(self) -> None:
         """LP 02: enable play."""
         await self._command(Startup(self.address))
+
+    def prepare_unlock(self) -> PreparedPoll:
+        """LP 02 framed ahead, for the heat start (fire it, then expect an :class:`Ack`)."""
+        return self.prepare(Startup(self.address))
 
     async def credits(self) -> int:
         return (await self._expect(SendCurrentCredits(self.address), CurrentCreditsReply)).credits

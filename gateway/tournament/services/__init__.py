@@ -3,6 +3,7 @@ write, and audit every change a person makes.  Each takes an ``AsyncSession`` an
 inside the caller's transaction (see :func:`common.unit_of_work`), so a refused action
 rolls back whole."""
 
+from gateway.tournament.services.attendance import RollCall, mark_attendance, roll_call
 from gateway.tournament.services.cashdesk import expire_entries, refund_entry, sell_entries
 from gateway.tournament.services.common import unit_of_work
 from gateway.tournament.services.draws import (
@@ -35,6 +36,7 @@ from gateway.tournament.services.seating import (
     begin_heat,
     finish_heat,
     heat_seats,
+    playing_at_start,
     register_for_heat,
     reinstate_seat,
 )
@@ -51,6 +53,7 @@ from gateway.tournament.services.standings import qualifiers, stage_standings, t
 
 __all__ = [
     "DrawnCard",
+    "RollCall",
     "add_player",
     "add_proxy",
     "begin_heat",
@@ -67,7 +70,9 @@ __all__ = [
     "heat_seats",
     "import_exclusions",
     "list_heats",
+    "mark_attendance",
     "mark_seat_malfunctioned",
+    "playing_at_start",
     "postpone_heat",
     "qualifiers",
     "record_decision",
@@ -79,6 +84,7 @@ __all__ = [
     "reinstate_seat",
     "reschedule_heat",
     "restart_heat",
+    "roll_call",
     "schedule_heat",
     "seat_stage",
     "seat_waiting_in_added_heat",

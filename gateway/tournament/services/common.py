@@ -4,7 +4,8 @@ settings, a heat's seats on the floor, and the audit record.
 Where the settings live: the ``tournaments`` row holds the ones ranking SQL reads (venue
 zone, seat price, validity mode, semi-final size, direct final places, final quota,
 minimum age); ``tournament_settings`` holds prize places, the rule 20 "reasonable period"
-and the rule 10 notice; ``tournament_packages`` the packages on sale.  The audit log
+and the rule 10 notice; ``tournament_packages`` the packages on sale;
+``tournament_attendance`` the rule 22 roll-call setting (``storage.attendance``).  The audit log
 records every change to them (``tournament.create`` / ``tournament.settings``) but is
 never read back as their source.
 """
@@ -24,6 +25,7 @@ from gateway.tournament.rules.seating import HeatFacts
 from gateway.tournament.rules.violations import RuleViolation
 from gateway.tournament.settings import Package, TournamentSettings
 from storage import audit
+from storage.attendance import TournamentAttendance
 from storage.db import Base
 from storage.floor import FloorMachine
 from storage.tournament import Heat, Seat, Tournament, TournamentPackage, TournamentSetting
@@ -96,6 +98,9 @@ async def load_settings(session: AsyncSession, tournament: Tournament) -> Tourna
         changes["prize_places"] = extra.prize_places
         changes["postpone_after"] = timedelta(seconds=extra.postpone_after_seconds)
         changes["reschedule_notice"] = timedelta(seconds=extra.reschedule_notice_seconds)
+    roll_call = await session.get(TournamentAttendance, tournament.id)
+    if roll_call is not None:  # no row: the default (rule 22, auto)
+        changes["unmarked_at_start"] = roll_call.unmarked_at_start
     return TournamentSettings(**changes)
 
 
@@ -118,6 +123,11 @@ async def store_settings(
     extra.prize_places = settings.prize_places
     extra.postpone_after_seconds = int(settings.postpone_after.total_seconds())
     extra.reschedule_notice_seconds = int(settings.reschedule_notice.total_seconds())
+    roll_call = await session.get(TournamentAttendance, tournament.id)
+    if roll_call is None:
+        roll_call = TournamentAttendance(tournament_id=tournament.id)
+        session.add(roll_call)
+    roll_call.unmarked_at_start = settings.unmarked_at_start
     # Replace the package list: delete first (one statement), so a code kept across the
     # change never meets its old row in UNIQUE(tournament, code).
     await session.execute(

@@ -37,6 +37,7 @@ from gateway.tournament.rules.incidents import (
 )
 from gateway.tournament.rules.seating import FreeSeat, first_free_seat_in_future_heat
 from gateway.tournament.rules.violations import RuleViolation
+from gateway.tournament.services.attendance import clear_roll_call
 from gateway.tournament.services.cashdesk import refund_row
 from gateway.tournament.services.common import (
     get,
@@ -53,6 +54,9 @@ from gateway.tournament.services.finals import move_proxy
 from gateway.tournament.services.people import active_disqualification, disqualify
 from gateway.tournament.services.scoring import seat_score
 from storage.tournament import Entry, Heat, HeatNotice, Score, Seat, Tournament
+
+# Heats whose current attempt had not started when the system failed (rule 20).
+_NOT_STARTED = frozenset({HeatStatus.SCHEDULED, HeatStatus.RESTARTED})
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,6 +323,8 @@ async def postpone_heat(
             20, f"{heat_label(heat)} is {heat.status.value}; it cannot be postponed"
         )
     discarded = await _reset_heat(session, heat, now)
+    # A postponed heat runs another day: its players are called again then (rule 22).
+    cleared = await clear_roll_call(session, heat)
     heat.status = HeatStatus.POSTPONED
     session.add(
         HeatNotice(
@@ -333,7 +339,13 @@ async def postpone_heat(
     )
     await session.flush()
     await record(
-        session, actor, "heat.postpone", f"heat:{heat.id}", reason, discarded_scores=discarded
+        session,
+        actor,
+        "heat.postpone",
+        f"heat:{heat.id}",
+        reason,
+        discarded_scores=discarded,
+        cleared_roll_call=cleared,
     )
     return heat
 
@@ -347,10 +359,17 @@ async def handle_system_failure(
     actor: str,
     reason: str,
 ) -> FailureOutcome:
-    """Rule 20: restart if resolved within the reasonable period, else postpone."""
+    """Rule 20: restart if resolved within the reasonable period, else postpone.
+
+    ``failed_at`` is when the difficulties began, not when they were noticed: a heat that
+    failed, was restarted and keeps failing is measured from the first failure.  A heat
+    whose attempt failed before its start (scheduled, or restarted and not yet under way)
+    has nothing to void: within the period it simply stays due for another attempt."""
     heat = await get(session, Heat, heat_id, "heat")
     tournament = await get(session, Tournament, heat.tournament_id, "tournament")
     outcome = failure_outcome(await load_settings(session, tournament), failed_at, now)
+    if outcome is FailureOutcome.RESTART and heat.status in _NOT_STARTED:
+        return outcome
     if outcome is FailureOutcome.RESTART:
         await restart_heat(
             session, heat_id, failed_at=failed_at, now=now, actor=actor, reason=reason

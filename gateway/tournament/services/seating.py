@@ -1,5 +1,6 @@
 """Registration for qualifying heats (rules 9, 11, 16), the start of a heat (rules 16, 22)
-and the end of a heat.  ``heat_seats`` is what the heat runner reads."""
+and the end of a heat.  ``heat_seats`` and ``playing_at_start`` are what the heat runner
+reads."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from gateway.tournament.rules.final_stages import seats_forfeited_at_start
 from gateway.tournament.rules.purchases import check_entry_valid_for_heat
 from gateway.tournament.rules.seating import absent_seats, check_registration
 from gateway.tournament.rules.violations import RuleViolation
+from gateway.tournament.services.attendance import present_at_start
 from gateway.tournament.services.common import (
     get,
     heat_facts,
@@ -203,18 +205,61 @@ async def heat_seats(
     return out
 
 
+async def _no_proxy_seat_ids(session: AsyncSession, heat: Heat) -> set[int]:
+    """Rule 16: in a final stage, a player's extra seats with no proxy form forfeit."""
+    if not is_final_stage(heat.stage):
+        return set()
+    stage = await stage_seats(session, heat.tournament_id, heat.stage)
+    proxied = {
+        seat_id
+        for seat_id in (
+            await session.execute(
+                select(Proxy.seat_id).where(
+                    Proxy.tournament_id == heat.tournament_id, Proxy.stage == heat.stage
+                )
+            )
+        ).scalars()
+        if seat_id is not None
+    }
+    return set(seats_forfeited_at_start(stage, proxied))
+
+
+async def playing_at_start(session: AsyncSession, heat_id: int) -> list[SeatInfo]:
+    """The seats that would play if the heat started now: present by the roll call and its
+    setting (rule 22), not an extra final seat without a proxy form (rule 16), not a
+    disqualified player's (rule 2).  The heat runner arms and unlocks only their machines,
+    so a seat that forfeits at the start never has its machine played."""
+    heat = await get(session, Heat, heat_id, "heat")
+    present = await present_at_start(session, heat)
+    no_proxy = await _no_proxy_seat_ids(session, heat)
+    bad_players, bad_entries = await disqualified_sets(session, heat.tournament_id)
+    return [
+        s
+        for s in await heat_seats(session, heat_id)
+        if s.status in (SeatStatus.ASSIGNED, SeatStatus.PRESENT)
+        and s.seat_number in present
+        and s.seat_id not in no_proxy
+        and s.holder_player_id not in bad_players
+        and s.entry_id not in bad_entries
+    ]
+
+
 async def begin_heat(
     session: AsyncSession,
     heat_id: int,
     *,
-    present_seats: Collection[int],
+    present_seats: Collection[int] | None = None,
     at: datetime,
     actor: str,
 ) -> list[int]:
     """The announced start of a heat (rule 22): seats whose player (or proxy) is not
     present are forfeited without refund; in a final stage, a player's extra seats with
     no proxy form are forfeited (rule 16); seats of disqualified players drop out (rule 2).
-    The heat goes to ``running``.  Returns the forfeited seat numbers."""
+    The heat goes to ``running``.  Returns the forfeited seat numbers.
+
+    ``present_seats`` is the head count at the start; without it the floor attendant's
+    roll call decides (``services.attendance``, with the tournament's
+    ``unmarked_at_start`` setting)."""
     actor = require_actor(actor)
     heat = await get(session, Heat, heat_id, "heat")
     if heat.status not in (HeatStatus.SCHEDULED, HeatStatus.ARMED, HeatStatus.RESTARTED):
@@ -223,27 +268,16 @@ async def begin_heat(
         raise RuleViolation(22, f"{heat_label(heat)} is advertised for {heat.scheduled_start}")
     seats = [s for s in await live_seats(session, heat.id) if s.status is not SeatStatus.PLAYED]
     numbers = {s.seat_number for s in seats}
+    source = "given"
+    if present_seats is None:
+        present_seats, source = await present_at_start(session, heat), "roll call"
     unknown = set(present_seats) - numbers
     if unknown:
         raise RuleViolation(22, f"seats {sorted(unknown)} hold nobody in {heat_label(heat)}")
     bad_players, bad_entries = await disqualified_sets(session, heat.tournament_id)
     forfeited: list[int] = []
     disqualified: list[int] = []
-    no_proxy: set[int] = set()
-    if is_final_stage(heat.stage):
-        stage = await stage_seats(session, heat.tournament_id, heat.stage)
-        proxied = {
-            seat_id
-            for seat_id in (
-                await session.execute(
-                    select(Proxy.seat_id).where(
-                        Proxy.tournament_id == heat.tournament_id, Proxy.stage == heat.stage
-                    )
-                )
-            ).scalars()
-            if seat_id is not None
-        }
-        no_proxy = set(seats_forfeited_at_start(stage, proxied))
+    no_proxy = await _no_proxy_seat_ids(session, heat)
     absent = set(absent_seats({s.seat_number: s.seat_number for s in seats}, present_seats))
     for seat in seats:
         if seat.holder_player_id in bad_players or seat.entry_id in bad_entries:
@@ -268,6 +302,7 @@ async def begin_heat(
         f"heat:{heat.id}",
         None,
         present=sorted(present_seats),
+        present_from=source,
         forfeited_absent=sorted(absent & set(forfeited)),
         forfeited_no_proxy=sorted(s.seat_number for s in seats if s.id in no_proxy),
         disqualified=disqualified,

@@ -1,0 +1,285 @@
+"""Rule 22 roll call and rule 20 postponement, through the heat runner, recovery and the
+tournament hooks, against in-process machines (DirectDriver) on both database backends.
+
+* Rule 22: seats the floor attendant did not count present forfeit at the start, without
+  refund, and their machines are never armed, unlocked or scored for the heat.
+* Rule 20: a tournament-system failure restarts the heat if resolved within the
+  tournament's reasonable period, and postpones it after; the period is measured from
+  when the journal shows the difficulties began (time passed in through the hooks' clock).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from emulators.machine import EmulatedMachine
+from gateway.heats.links import MachineLink
+from gateway.heats.runner import HeatRunner
+from gateway.heats.spool import JournalWriter
+from gateway.heats.tournament_hooks import ServiceHooks, failure_began
+from gateway.recovery import recover_bank
+from gateway.tournament import services as svc
+from gateway.tournament.rules.enums import EntryValidity, Stage
+from gateway.tournament.settings import TournamentSettings
+from storage.audit import AuditEntry
+from storage.db import make_sessionmaker
+from storage.floor import FloorBank, FloorMachine
+from storage.journal import Journal, RunState
+from storage.tournament import (
+    Entry,
+    EntryStatus,
+    Heat,
+    HeatStatus,
+    Refund,
+    Score,
+    Seat,
+    SeatStatus,
+)
+
+from .direct_driver import DirectDriver
+
+MACHINES = ["A01", "A02", "A03"]
+PERIOD = timedelta(minutes=30)  # the tournament's rule 20 "reasonable period"
+
+
+@dataclass
+class Floor:
+    sessions: async_sessionmaker[AsyncSession]
+    journal: Journal
+    writer: JournalWriter
+    machines: dict[str, EmulatedMachine]
+    drivers: dict[str, DirectDriver]
+    heat_id: int
+
+    def links(self, machine_ids: list[str] | None = None) -> dict[str, MachineLink]:
+        # A new process opens new links: tests build them afresh for each runner.
+        return {
+            m: MachineLink(m, self.drivers[m], attempts=2, budget_s=0.3, first_wait_s=0.01)
+            for m in (machine_ids or MACHINES)
+        }
+
+    async def seats(self) -> dict[int, Seat]:
+        async with self.sessions() as s:
+            rows = await s.scalars(select(Seat).where(Seat.heat_id == self.heat_id))
+            return {seat.seat_number: seat for seat in rows}
+
+    async def heat(self) -> Heat:
+        async with self.sessions() as s:
+            heat = await s.get(Heat, self.heat_id)
+            assert heat is not None
+            return heat
+
+
+@pytest.fixture
+async def floor(engine: AsyncEngine, tmp_path: Path) -> Floor:
+    """Bank A of three machines, a tournament with a heat that became due a minute ago, and
+    three players seated on it (rule 11: seats 1-3 on A01-A03)."""
+    sessions = make_sessionmaker(engine)
+    now = datetime.now(UTC)
+    booked = now - timedelta(minutes=5)
+    async with svc.unit_of_work(sessions) as s:
+        s.add(FloorBank(name="A", enabled=True))
+        await s.flush()
+        for position, machine_id in enumerate(MACHINES, start=1):
+            s.add(
+                FloorMachine(
+                    machine_id=machine_id,
+                    bank_name="A",
+                    position=position,
+                    endpoint=f"tcp://127.0.0.1:{7100 + position}",
+                    updated_at=booked,
+                )
+            )
+        settings = TournamentSettings(validity=EntryValidity.HOURS_48, postpone_after=PERIOD)
+        t = await svc.create_tournament(s, "Ridge", settings, actor="director")
+        heat = await svc.schedule_heat(
+            s, t.id, stage=Stage.QUALIFYING, starts_at=now - timedelta(minutes=1),
+            bank_name="A", duration_seconds=1, starting_credits=300, actor="director",
+            now=booked - timedelta(hours=1),
+        )  # fmt: skip
+        heat_id = heat.id
+        for i in range(3):
+            p = await svc.add_player(
+                s, id_number=f"80010{i}5800089", name=f"Player {i + 1}",
+                date_of_birth=date(1980, 1, 1 + i), actor="desk", now=booked,
+            )  # fmt: skip
+            await svc.sell_entries(s, t.id, p.id, cashier="cashier", now=booked)
+            await svc.register_for_heat(s, heat_id, p.id, actor="desk", now=booked)
+    machines = {m: EmulatedMachine(m, seed=i) for i, m in enumerate(MACHINES, start=1)}
+    journal = Journal(sessions)
+    return Floor(
+        sessions,
+        journal,
+        JournalWriter(journal, tmp_path / "spool"),
+        machines,
+        {m: DirectDriver(e) for m, e in machines.items()},
+        heat_id,
+    )
+
+
+def clock(offset: timedelta) -> Callable[[], datetime]:
+    return lambda: datetime.now(UTC) + offset
+
+
+async def _mark(floor: Floor, seats: list[int], *, present: bool) -> None:
+    async with svc.unit_of_work(floor.sessions) as s:
+        await svc.mark_attendance(
+            s, floor.heat_id, seats, present=present, at=datetime.now(UTC), actor="attendant:zee"
+        )
+
+
+# -- rule 22 -----------------------------------------------------------------------------
+
+
+async def test_absent_seat_forfeits_and_its_machine_stays_out_of_the_heat(floor: Floor) -> None:
+    """Rule 22: seat 3 marked absent, seat 2 unmarked (a roll call was taken, default
+    setting: forfeit), seat 1 present.  Only A01 is armed, unlocked and scored."""
+    await _mark(floor, [1], present=True)
+    await _mark(floor, [3], present=False)
+    hooks = ServiceHooks(floor.sessions)
+    seated = await hooks.seated_machines(floor.heat_id)
+    assert seated == ["A01"]
+    runner = HeatRunner(floor.writer, floor.links(seated), hooks=hooks, poll_interval_s=0.05)
+    outcome = await runner.run_new("A", seated, credits=300, seconds=1, heat_id=floor.heat_id)
+    assert outcome.state is RunState.CLOSED
+    assert hooks.problems == []
+    # The absent seats' machines were never touched: no lock, no tournament mode, no unlock.
+    assert floor.drivers["A02"].calls == [] and floor.drivers["A03"].calls == []
+    assert not floor.machines["A03"].in_tournament
+    seats = await floor.seats()
+    results = await floor.journal.results(outcome.run_id)
+    assert [r.machine_id for r in results] == ["A01"]
+    assert seats[1].status is SeatStatus.PLAYED
+    assert seats[2].status is SeatStatus.FORFEITED and seats[3].status is SeatStatus.FORFEITED
+    async with floor.sessions() as s:
+        scores = (await s.scalars(select(Score).where(Score.heat_id == floor.heat_id))).all()
+        assert [x.seat_id for x in scores] == [seats[1].id]
+        assert scores[0].final_credits == results[0].score
+        for number in (2, 3):  # forfeited, no refund (rule 22)
+            entry = await s.get(Entry, seats[number].entry_id)
+            assert entry is not None and entry.status is EntryStatus.FORFEITED
+        assert await s.scalar(select(func.count()).select_from(Refund)) == 0
+        begin = (await s.scalars(select(AuditEntry).where(AuditEntry.action == "heat.begin"))).one()
+        assert json.loads(begin.details)["present"] == [1]
+        assert json.loads(begin.details)["forfeited_absent"] == [2, 3]
+    assert (await floor.heat()).status is HeatStatus.CLOSED
+
+
+async def test_no_roll_call_means_everyone_present_by_default(floor: Floor) -> None:
+    """Default setting (auto): a heat nobody called starts with every seat present."""
+    hooks = ServiceHooks(floor.sessions)
+    seated = await hooks.seated_machines(floor.heat_id)
+    assert seated == MACHINES
+    runner = HeatRunner(floor.writer, floor.links(seated), hooks=hooks, poll_interval_s=0.05)
+    outcome = await runner.run_new("A", seated, credits=300, seconds=1, heat_id=floor.heat_id)
+    assert outcome.state is RunState.CLOSED and hooks.problems == []
+    assert {s.status for s in (await floor.seats()).values()} == {SeatStatus.PLAYED}
+
+
+async def test_a_mark_changed_after_arming_follows_the_machines(floor: Floor) -> None:
+    """The start follows what the runner armed: a seat marked absent once its machine is
+    in the heat still plays (and the director is told), never half applied."""
+    hooks = ServiceHooks(floor.sessions)
+    seated = await hooks.seated_machines(floor.heat_id)
+    await _mark(floor, [1, 2], present=True)  # seat 3 now unmarked in a called heat
+    runner = HeatRunner(floor.writer, floor.links(seated), hooks=hooks, poll_interval_s=0.05)
+    outcome = await runner.run_new("A", seated, credits=300, seconds=1, heat_id=floor.heat_id)
+    assert outcome.state is RunState.CLOSED
+    assert len(hooks.problems) == 1 and "rule 22" in hooks.problems[0]
+    assert {s.status for s in (await floor.seats()).values()} == {SeatStatus.PLAYED}
+
+
+# -- rule 20 -----------------------------------------------------------------------------
+
+
+async def _crash_while_running(floor: Floor, hooks: ServiceHooks) -> int:
+    """Run the heat until play is journaled, announce the start, then the gateway dies."""
+    first = HeatRunner(floor.writer, floor.links(), stop_after=RunState.RUNNING)
+    crashed = await first.run_new("A", MACHINES, credits=300, seconds=5, heat_id=floor.heat_id)
+    await hooks.heat_started(floor.heat_id, datetime.now(UTC))  # announced before the crash
+    assert (await floor.heat()).status is HeatStatus.RUNNING
+    return crashed.run_id
+
+
+@pytest.mark.parametrize(
+    ("back_after", "expected"),
+    [
+        (timedelta(minutes=5), HeatStatus.RESTARTED),  # resolved within the period
+        (PERIOD + timedelta(minutes=1), HeatStatus.POSTPONED),  # not resolved in time
+    ],
+)
+async def test_recovery_restarts_within_the_period_and_postpones_after(
+    floor: Floor, back_after: timedelta, expected: HeatStatus
+) -> None:
+    """Rule 20: the gateway comes back with most of the bank silent (a tournament-system
+    failure).  Dated from the journal's last step, not from the moment it came back."""
+    hooks = ServiceHooks(floor.sessions, clock=clock(back_after))
+    run_id = await _crash_while_running(floor, hooks)
+    for machine_id in ("A01", "A02"):
+        floor.drivers[machine_id].fault = "timeout"
+    reports = await recover_bank(floor.writer, floor.links(), "A", hooks=hooks)
+    assert reports[0].decision == "restart"
+    assert hooks.problems == []
+    heat = await floor.heat()
+    assert heat.status is expected
+    assert heat.restarts == (1 if expected is HeatStatus.RESTARTED else 0)
+    steps = await floor.journal.steps(run_id)
+    running_at = next(at for state, at, _ in steps if state is RunState.RUNNING)
+    seats = await floor.seats()
+    async with floor.sessions() as s:
+        assert await failure_began(s, floor.heat_id) == running_at
+        action = "heat.restart" if expected is HeatStatus.RESTARTED else "heat.postpone"
+        audited = (await s.scalars(select(AuditEntry).where(AuditEntry.action == action))).one()
+        assert audited.actor == "gateway" and "rule 20" in (audited.reason or "")
+    # The players keep their seats either way (rule 20).
+    assert {seat.status for seat in seats.values()} == {SeatStatus.PRESENT}
+
+
+@pytest.mark.parametrize(
+    ("retry_after", "expected"),
+    [
+        (timedelta(minutes=10), HeatStatus.RESTARTED),  # still within: try again later
+        (PERIOD + timedelta(minutes=1), HeatStatus.POSTPONED),
+    ],
+)
+async def test_failing_retries_count_from_the_first_failure(
+    floor: Floor, retry_after: timedelta, expected: HeatStatus
+) -> None:
+    """Rule 20: after a restart, every retry fails while arming (no machine answers).  The
+    reasonable period runs from the first failure, so the retries cannot reset it."""
+    restart_hooks = ServiceHooks(floor.sessions)
+    first_run = await _crash_while_running(floor, restart_hooks)
+    for machine_id in ("A01", "A02"):
+        floor.drivers[machine_id].fault = "timeout"
+    await recover_bank(floor.writer, floor.links(), "A", hooks=restart_hooks)
+    assert (await floor.heat()).status is HeatStatus.RESTARTED
+    running_at = next(
+        at for state, at, _ in await floor.journal.steps(first_run) if state is RunState.RUNNING
+    )
+    for driver in floor.drivers.values():
+        driver.fault = "down"
+    hooks = ServiceHooks(floor.sessions, clock=clock(retry_after))
+    retry = HeatRunner(floor.writer, floor.links(), hooks=hooks)
+    outcome = await retry.run_new(
+        "A", MACHINES, credits=300, seconds=5, heat_id=floor.heat_id, attempt=2
+    )
+    assert outcome.state is RunState.RESTARTED
+    assert hooks.problems == []
+    async with floor.sessions() as s:
+        assert await failure_began(s, floor.heat_id) == running_at
+    heat = await floor.heat()
+    assert heat.status is expected
+    assert heat.restarts == 1  # the failed retry never started: nothing more to void
+
+
+async def test_a_heat_never_restarted_has_no_failure(floor: Floor) -> None:
+    async with floor.sessions() as s:
+        assert await failure_began(s, floor.heat_id) is None
