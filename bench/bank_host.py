@@ -7,6 +7,9 @@ answers one JSON line per command read from stdin:
 
     state              every machine: tournament mode, locks, credits
     unlocks            machine-side times (monotonic s) each machine enabled play
+    spacing            the shortest gap (s) between two polls to one machine, per machine,
+                       since the previous ``spacing`` (then starts a new window); taken
+                       on the machine's side, when each poll arrived
     fault ID KIND      KIND = no_reply | drop | clear
     bill ID CREDITS    a player inserts a bill (cashable credits on the meter)
     door ID open|close the slot door
@@ -38,10 +41,24 @@ class Host:
     def __init__(self, bank: Bank) -> None:
         self.bank = bank
         self.unlock_times: dict[str, list[float]] = {}
+        self.last_poll: dict[str, float] = {}
+        self.min_gap: dict[str, float] = {}
         for b in bank.machines:
             mid = b.machine.machine_id
             self.unlock_times[mid] = []
             b.machine.subscribe(self._listener(mid))
+            b.face.on_poll = self._poll_watch(mid)
+
+    def _poll_watch(self, machine_id: str) -> Any:
+        def on_poll(at: float) -> None:
+            last = self.last_poll.get(machine_id)
+            if last is not None:
+                gap = at - last
+                if gap < self.min_gap.get(machine_id, float("inf")):
+                    self.min_gap[machine_id] = gap
+            self.last_poll[machine_id] = at
+
+        return on_poll
 
     def _listener(self, machine_id: str) -> Any:
         times = self.unlock_times[machine_id]
@@ -82,6 +99,10 @@ class Host:
             for v in self.unlock_times.values():
                 v.clear()
             return {"unlocks": data}
+        if cmd == "spacing":
+            gaps, self.min_gap = self.min_gap, {}
+            self.last_poll.clear()
+            return {"spacing": gaps}
         if cmd == "fault" and len(words) == 3:
             face = next(
                 (b.face for b in self.bank.machines if b.machine.machine_id == words[1]), None

@@ -509,13 +509,45 @@ async def board_problems(
         monitor.close()
 
 
-async def route_events(monitor: HealthMonitor, deliver: Callable[[MachineEvent], object]) -> None:
+async def route_events(
+    monitor: HealthMonitor,
+    deliver: Callable[[MachineEvent], object],
+    *,
+    link_grace_s: float = 3.0,
+) -> None:
     """Hand every trap event to ``deliver`` until cancelled (``reelgate serve`` gives it
     to the heat under way: a door opened, power lost or link down mid-heat is a
-    malfunction, rules 20/21).  A failing consumer is logged, never stops the stream."""
-    async for event in monitor.events():
-        log.warning("SNMP trap: machine %s %s", event.machine_id, event.kind.value)
+    malfunction, rules 20/21).  A LINK_DOWN is held back ``link_grace_s`` and dropped if
+    LINK_UP follows in time: a broker restarting takes every MQTT board's link down for
+    a moment, which is the tournament system's trouble, not a machine's.  A failing
+    consumer is logged, never stops the stream."""
+    held: dict[str, asyncio.Task[None]] = {}
+
+    def hand_over(event: MachineEvent) -> None:
         try:
             deliver(event)
         except Exception:
             log.exception("handling SNMP event %s failed", event)
+
+    async def later(event: MachineEvent) -> None:
+        await asyncio.sleep(link_grace_s)
+        held.pop(event.machine_id, None)
+        log.warning("SNMP: machine %s link still down after %.0f s", event.machine_id,
+                    link_grace_s)  # fmt: skip
+        hand_over(event)
+
+    try:
+        async for event in monitor.events():
+            log.warning("SNMP trap: machine %s %s", event.machine_id, event.kind.value)
+            if event.kind is MachineEventKind.LINK_DOWN:
+                if event.machine_id not in held:
+                    held[event.machine_id] = asyncio.create_task(later(event))
+                continue
+            if event.kind is MachineEventKind.LINK_UP:
+                pending = held.pop(event.machine_id, None)
+                if pending is not None:
+                    pending.cancel()
+            hand_over(event)
+    finally:
+        for task in held.values():
+            task.cancel()

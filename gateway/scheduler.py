@@ -124,7 +124,15 @@ class Scheduler:
         """Start a heat now on its bank's seated, active machines."""
         bank = self.ctx.floor.bank(heat.bank_name)
         active = {m.id for m in bank.active}
-        seated = [m for m in await self.hooks.seated_machines(heat.id) if m in active]
+        called = await self.hooks.seated_machines(heat.id)
+        if not called:
+            # Nobody would play (all absent, or nobody registered): rule 22 forfeits and
+            # the heat is closed rather than retried for ever.
+            closer = getattr(self.hooks, "close_if_nobody_plays", None)
+            if closer is not None and await closer(heat.id, self.now()):
+                log.info("heat %s closed at its start: no seat in play (rule 22)", heat.id)
+                return None
+        seated = [m for m in called if m in active]
         if not seated:
             log.warning("heat %s due on bank %s but nobody is seated", heat.id, bank.name)
             self._not_before[heat.id] = self.now() + timedelta(seconds=self.restart_pause_s)

@@ -5,7 +5,7 @@ Each area keeps its tables in its own module; add one ``import`` line here.
 
 from __future__ import annotations
 
-import storage.attendance  # noqa: F401  (rule 22 roll call)
+import storage.attendance
 import storage.audit
 import storage.floor
 import storage.journal

@@ -13,15 +13,16 @@ import asyncio
 import contextlib
 import os
 import signal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gateway.errors import OperatorError
-from gateway.web.fanout import FanoutFeed
-from gateway.web.mqtt_source import MqttFeedSource
-from gateway.web.server import LOOPBACK, start_signage
-from protocols.mqtt.topics import TopicError
+
+if TYPE_CHECKING:  # the web stack loads slowly: imported by the handlers that use it
+    from gateway.web.fanout import FanoutFeed
+    from gateway.web.mqtt_source import MqttFeedSource
 
 DEFAULT_BROKER = "mqtt://127.0.0.1:1883"
+LOOPBACK = "127.0.0.1"  # = gateway.web.server.LOOPBACK, whose import would load aiohttp
 
 
 def register(sub: Any) -> None:
@@ -48,6 +49,10 @@ def register(sub: Any) -> None:
 
 
 def _signage(args: argparse.Namespace) -> int:
+    from gateway.web.fanout import FanoutFeed
+    from gateway.web.mqtt_source import MqttFeedSource
+    from protocols.mqtt.topics import TopicError
+
     if not 0 <= args.port <= 65535:
         raise OperatorError(f"--port {args.port}: must be 0..65535")
     feed = FanoutFeed()
@@ -69,6 +74,8 @@ async def run_signage(
     wait: bool = False,
     stop: asyncio.Event | None = None,
 ) -> int:
+    from gateway.web.server import start_signage
+
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

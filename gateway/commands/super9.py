@@ -12,7 +12,7 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from datetime import date, datetime, timedelta
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from zoneinfo import ZoneInfo
 
 from sqlalchemy.engine import make_url
@@ -20,13 +20,13 @@ from sqlalchemy.exc import ArgumentError
 
 from gateway.errors import OperatorError
 from gateway.feed import FeedPublisher
-from gateway.super9.calendar import hand_in_cutoff, sales_window
-from gateway.super9.desk import SpinRecorded, Super9Desk
-from gateway.super9.settings import Super9Settings
-from gateway.super9.wheel import WheelRun, follow_wheel
-from protocols.wheel import Debouncer
-from storage import migrate
 from storage.db import database_url, make_engine, make_sessionmaker
+
+# The Super 9 desk and alembic load slowly; every other command (a heat's recovery among
+# them) would pay for them at start-up, so the handlers import them when they run.
+if TYPE_CHECKING:
+    from gateway.super9.desk import SpinRecorded, Super9Desk
+    from gateway.super9.wheel import WheelRun
 
 T = TypeVar("T")
 DEFAULT_ZONE = "Africa/Johannesburg"
@@ -171,6 +171,9 @@ def _url(args: argparse.Namespace) -> str:
 
 
 def _run(args: argparse.Namespace, work: Callable[[Super9Desk], Awaitable[T]]) -> T:
+    from gateway.super9.desk import Super9Desk
+    from storage import migrate
+
     url = _url(args)
     migrate.upgrade(url)
 
@@ -235,6 +238,8 @@ def _print(args: argparse.Namespace, data: Any, text: str) -> int:
 
 
 def _calendar(args: argparse.Namespace) -> int:
+    from gateway.super9.calendar import hand_in_cutoff, sales_window
+
     try:
         given = date.fromisoformat(args.start) if args.start else None
     except ValueError:
@@ -289,6 +294,8 @@ def _settings(args: argparse.Namespace) -> int:
 
 
 def _coerce(key: str, text: str) -> Any:
+    from gateway.super9.settings import Super9Settings
+
     defaults = Super9Settings().to_json()
     if key not in defaults:
         raise OperatorError(f"unknown setting {key!r}; known: {', '.join(sorted(defaults))}")
@@ -397,6 +404,9 @@ class _MqttFeed:
 
 
 def _wheel(args: argparse.Namespace) -> int:
+    from gateway.super9.wheel import follow_wheel
+    from protocols.wheel import Debouncer
+
     if args.confirmations < 1:
         raise OperatorError("--confirmations must be at least 1")
 

@@ -178,6 +178,7 @@ _SETTING_ROWS = (
     ("prize_places", "places that need a strict order", "19"),
     ("postpone_after_s", "a failed heat is postponed after", "20"),
     ("reschedule_notice_s", "a heat change is announced at least", "10"),
+    ("unmarked_at_start", "seats unmarked by the roll call at the start", "22"),
 )
 
 

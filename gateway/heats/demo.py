@@ -113,7 +113,10 @@ async def run(args: argparse.Namespace, folder: Path) -> int:
         mqtt = await MqttFeed.connect(args.mqtt, args.site, wait=False)
     feed = FanoutFeed(mqtt)
     signage = await start_signage(feed, "127.0.0.1", 0)
-    console.print(f"signage page: [bold]{signage.url}[/bold] (open it to watch the heat)")
+    console.print(
+        f"signage page: [bold]{signage.url}[/bold] (open it now to watch the heat; "
+        "--linger S keeps it up after the standings)"
+    )
     if mqtt is not None:
         console.print(f"live feed also on {args.mqtt} under reelgate/v1/{args.site}/feed/")
     try:

@@ -68,9 +68,13 @@ MALFUNCTION_EVENTS = frozenset(
         MachineEventKind.POWER_LOST,
         MachineEventKind.OUT_OF_SERVICE,
         MachineEventKind.DOOR_OPENED,
-        MachineEventKind.LINK_DOWN,
     }
 )
+# A board's own SNMP trap that its link to the gateway is down counts too (gateway.health
+# delivers it only once it has not come back within a grace period).  A driver's
+# LINK_DOWN is not here: a link that stays down shows as a machine that stops answering,
+# and a broker restart (every MQTT board "offline" a moment) is no machine's fault.
+TRAP_MALFUNCTION_EVENTS = MALFUNCTION_EVENTS | {MachineEventKind.LINK_DOWN}
 _LIVE = frozenset({SeatState.ARMED, SeatState.PLAYING, SeatState.LOCKED})
 _NATIVE = TournamentSupport.NATIVE.value
 # How long before the end the ENDING step is journaled (a commit takes a few ms).
@@ -634,7 +638,7 @@ class HeatRunner:
         :mod:`gateway.health`).  A malfunction kind on a playing seat ends its part in the
         heat (rules 20/21); returns True if it did."""
         seat = self.out.seats.get(event.machine_id) if hasattr(self, "out") else None
-        if seat is None or event.kind not in MALFUNCTION_EVENTS:
+        if seat is None or event.kind not in TRAP_MALFUNCTION_EVENTS:
             return False
         if seat.state is not SeatState.PLAYING or self.out.state is not S.RUNNING:
             return False  # not playing (yet, or any more): arming and the end handle it

@@ -116,6 +116,21 @@ class ServiceHooks:
         except RuleViolation as exc:
             self._problem(f"heat {heat_id} start: {exc}")
 
+    async def close_if_nobody_plays(self, heat_id: int, at: datetime) -> bool:
+        """A due heat in which no seat would play (everyone marked absent, or nobody
+        registered): announce the start so the absent forfeit (rule 22; no late entries,
+        rule 11) and close it.  Returns whether the heat was closed."""
+        try:
+            async with unit_of_work(self.sessions) as session:
+                if await playing_at_start(session, heat_id):
+                    return False
+                await begin_heat(session, heat_id, at=at, actor=self.actor)
+                await finish_heat(session, heat_id, at=at, actor=self.actor)
+        except RuleViolation as exc:
+            self._problem(f"heat {heat_id} start: {exc}")
+            return False
+        return True
+
     async def record_score(self, heat_id: int, machine_id: str, score: HeatScore) -> None:
         try:
             async with unit_of_work(self.sessions) as session:

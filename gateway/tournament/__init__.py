@@ -6,7 +6,8 @@ Layers
   :class:`~gateway.tournament.rules.RuleViolation` ("rule N: ...") out; time is passed in.
 * :mod:`gateway.tournament.settings` — what the sheet leaves to the casino (validity mode
   same-day vs 48h, packages, semi-final size, final quota, prize places, the rule 20
-  "reasonable period", the rule 10 notice).
+  "reasonable period", the rule 10 notice, what the start does to a seat the rule 22
+  roll call left unmarked).
 * :mod:`gateway.tournament.services` — async functions over an ``AsyncSession``: they load
   state, validate with the pure rules *before* writing, write, and audit every change a
   person makes (``storage.audit``) in the same transaction.  They never commit: wrap a
@@ -22,10 +23,24 @@ All in :mod:`gateway.tournament.services`; ``at``/``now`` are aware datetimes.
 ``heat_seats(session, heat_id) -> list[SeatInfo]``
     The heat's live seats in seat order: seat id and number, machine id, entry, holder,
     who plays it (proxy name in final stages), status, credits if scored.
-``begin_heat(session, heat_id, present_seats=..., at=..., actor=...) -> list[int]``
+``playing_at_start(session, heat_id) -> list[SeatInfo]``
+    The seats that would play if the heat started now: the machines to arm.  Seats not
+    counted present by the roll call (rule 22), extra final seats without a proxy form
+    (rule 16) and disqualified players' seats (rule 2) are left out, so their machines
+    are never armed, unlocked or scored.
+``begin_heat(session, heat_id, present_seats=None, at=..., actor=...) -> list[int]``
     The announced start: absent seats forfeit (rule 22), extra final-stage seats without
     a proxy form forfeit (rule 16), disqualified players' seats drop out (rule 2); the
     heat goes ``running``.  Accepts a heat that is scheduled, armed or restarted.
+    ``present_seats`` is a head count at the start; ``None`` lets the roll call decide.
+``mark_attendance(session, heat_id, seat_numbers, present=..., at=..., actor=...)`` /
+``roll_call(session, heat_id) -> RollCall``
+    Rule 22 roll call, open until the start (and again before a restart): a floor
+    attendant marks seats present or absent (audited; the latest mark stands).  The
+    tournament setting ``unmarked_at_start`` decides an unmarked seat: ``auto`` (default:
+    forfeit only if the heat had a roll call at all, else present, so venues without a
+    roll call keep working), ``forfeit`` or ``present``.  A postponed heat's marks are
+    cleared; a director's reinstatement (rule 23) marks the seat present.
 ``record_machine_score(session, seat_id, HeatScore, at=...) -> Score``
     The machine's end-of-heat credits and meters for a seat (rule 12).  Idempotent:
     the same score twice is a no-op; a different one raises (a change is a director's
@@ -42,7 +57,10 @@ All in :mod:`gateway.tournament.services`; ``at``/``now`` are aware datetimes.
     failure is older than ``postpone_after``: then ``postpone_heat``.
 ``postpone_heat(session, heat_id, now=..., actor=..., reason=...)``
     Rules 20/21: status ``postponed``, seats kept; ``reschedule_heat`` sets the new time
-    (announced, rule 10).  ``handle_system_failure`` picks restart or postpone.
+    (announced, rule 10).  ``handle_system_failure`` picks restart or postpone from when
+    the difficulties *began*; a heat whose attempt failed before its start is left due
+    (nothing to void) within the period and postponed after it.  The gateway dates the
+    failure from its journal (``gateway.heats.tournament_hooks.failure_began``).
 ``finish_heat(session, heat_id, at=..., actor=...)``
     Closes a heat once every seat in play has a score.
 
@@ -52,6 +70,7 @@ boundary tie whole, from SQL window functions in ``storage.ranking``; the season
 checks the two agree) and ``qualifiers`` (rules 13, 14, 17 and prize places).
 
 Settings (``load_settings`` / ``store_settings`` in ``services.common``) live in the
-``tournaments`` row, ``tournament_settings`` and ``tournament_packages``; the audit log
-records each change but is never read back as their source.
+``tournaments`` row, ``tournament_settings``, ``tournament_packages`` and
+``tournament_attendance`` (rule 22, ``storage.attendance``); the audit log records each
+change but is never read back as their source.
 """

@@ -184,6 +184,27 @@ async def test_no_roll_call_means_everyone_present_by_default(floor: Floor) -> N
     assert {s.status for s in (await floor.seats()).values()} == {SeatStatus.PLAYED}
 
 
+async def test_a_heat_where_everyone_is_absent_is_closed_at_its_start(floor: Floor) -> None:
+    """Rule 22: every seat marked absent; at the start nobody plays, so every seat is
+    forfeited without refund and the heat is closed instead of waiting for ever."""
+    await _mark(floor, [1, 2, 3], present=False)
+    hooks = ServiceHooks(floor.sessions)
+    assert await hooks.seated_machines(floor.heat_id) == []
+    assert await hooks.close_if_nobody_plays(floor.heat_id, datetime.now(UTC))
+    assert hooks.problems == []
+    assert {s.status for s in (await floor.seats()).values()} == {SeatStatus.FORFEITED}
+    assert (await floor.heat()).status is HeatStatus.CLOSED
+    async with floor.sessions() as s:
+        assert await s.scalar(select(func.count()).select_from(Refund)) == 0
+    assert all(d.calls == [] for d in floor.drivers.values())
+
+
+async def test_close_if_nobody_plays_leaves_a_heat_with_players_alone(floor: Floor) -> None:
+    hooks = ServiceHooks(floor.sessions)
+    assert not await hooks.close_if_nobody_plays(floor.heat_id, datetime.now(UTC))
+    assert (await floor.heat()).status is HeatStatus.SCHEDULED
+
+
 async def test_a_mark_changed_after_arming_follows_the_machines(floor: Floor) -> None:
     """The start follows what the runner armed: a seat marked absent once its machine is
     in the heat still plays (and the director is told), never half applied."""
@@ -195,6 +216,28 @@ async def test_a_mark_changed_after_arming_follows_the_machines(floor: Floor) ->
     assert outcome.state is RunState.CLOSED
     assert len(hooks.problems) == 1 and "rule 22" in hooks.problems[0]
     assert {s.status for s in (await floor.seats()).values()} == {SeatStatus.PLAYED}
+
+
+async def test_a_machine_dead_at_arming_is_a_malfunction_not_an_absence(floor: Floor) -> None:
+    """The player of a machine that fails while the bank is armed was present: rule 20 (a
+    future seat, here none: a refund), not a rule 22 forfeit."""
+    floor.drivers["A02"].fault = "down"
+    hooks = ServiceHooks(floor.sessions)
+    seated = await hooks.seated_machines(floor.heat_id)
+    runner = HeatRunner(floor.writer, floor.links(seated), hooks=hooks, poll_interval_s=0.05)
+    outcome = await runner.run_new("A", seated, credits=300, seconds=1, heat_id=floor.heat_id)
+    assert outcome.state is RunState.CLOSED
+    assert hooks.problems == []
+    seats = await floor.seats()
+    assert [seats[n].status for n in (1, 2, 3)] == [
+        SeatStatus.PLAYED,
+        SeatStatus.CANCELLED,  # rule 20: no future heat to move to, so refunded
+        SeatStatus.PLAYED,
+    ]
+    async with floor.sessions() as s:
+        refund = (await s.scalars(select(Refund))).one()
+        assert refund.entry_id == seats[2].entry_id and refund.rule == "20"
+    assert (await floor.heat()).status is HeatStatus.CLOSED
 
 
 # -- rule 20 -----------------------------------------------------------------------------

@@ -4,7 +4,9 @@
   loaded back (the file seeds, the database is the truth);
 * ``bank check``'s health preflight polls each board's real agent over UDP;
 * a door opened mid-heat reported by the machine itself (SAS exception / board event)
-  ends that seat's heat just as an SNMP trap does, and the heat goes on for the others.
+  ends that seat's heat just as an SNMP trap does, and the heat goes on for the others;
+* a link-down trap reaches the heat only if the link stays down (a broker restart is
+  not a machine's malfunction).
 """
 
 from __future__ import annotations
@@ -23,7 +25,14 @@ from emulators.snmp_agent import SnmpAgent
 from gateway.driver import MachineEvent, MachineEventKind
 from gateway.errors import OperatorError
 from gateway.floor import MachineSpec, load_floor, parse_floor, parse_snmp, sync_floor
-from gateway.health import board_problems
+from gateway.health import (
+    HealthMonitor,
+    HealthPoller,
+    SnmpTarget,
+    TrapReceiver,
+    board_problems,
+    route_events,
+)
 from gateway.heats.links import MachineLink
 from gateway.heats.preflight import MachineCheck, add_health
 from gateway.heats.runner import HeatRunner
@@ -187,3 +196,45 @@ async def test_door_opened_mid_heat_by_sas_ends_that_seat_only(
     late = MachineEvent("A01", MachineEventKind.DOOR_OPENED, out.started_at)  # type: ignore[arg-type]
     assert runner.report_event(late) is False
     assert out.seats["A01"].state is SeatState.RELEASED
+
+
+async def test_link_down_trap_reaches_the_heat_only_if_the_link_stays_down() -> None:
+    """A board's link blinking (a broker restart) is no malfunction; one that stays down
+    is (rule 20).  Real traps from a real agent whose link state the test flips."""
+    machine = EmulatedMachine("A01", seed=1)
+    link = {"up": True}
+    monitor = HealthMonitor(TrapReceiver(), HealthPoller(timeout=0.5))
+    trap_port = await monitor.start()
+    agent = SnmpAgent(machine, users=[V2cCommunity("public")], link_up=lambda: link["up"],
+                      trap_targets=[("127.0.0.1", trap_port)])  # fmt: skip
+    delivered: list[MachineEventKind] = []
+    router: asyncio.Task[None] | None = None
+    try:
+        await agent.start()
+        await monitor.add_board(SnmpTarget("A01", "127.0.0.1", agent.port, V2cCommunity("public")))
+        router = asyncio.create_task(
+            route_events(monitor, lambda e: delivered.append(e.kind), link_grace_s=1.0)
+        )
+        await asyncio.sleep(0.05)  # subscribed
+        link["up"] = False
+        await asyncio.sleep(0.4)  # LINK_DOWN sent and held
+        link["up"] = True
+        for _ in range(100):  # bounded: until LINK_UP arrived
+            if delivered:
+                break
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(1.2)  # past the grace period
+        assert delivered == [MachineEventKind.LINK_UP]  # the blink never reached a heat
+        link["up"] = False
+        for _ in range(150):  # bounded: the grace period and a little more
+            if MachineEventKind.LINK_DOWN in delivered:
+                break
+            await asyncio.sleep(0.02)
+        assert delivered == [MachineEventKind.LINK_UP, MachineEventKind.LINK_DOWN]
+        assert monitor.is_marked("A01")  # preflight refuses it until a technician clears it
+    finally:
+        if router is not None:
+            router.cancel()
+            await asyncio.gather(router, return_exceptions=True)
+        agent.close()
+        monitor.close()

@@ -251,3 +251,61 @@ def test_roll_call_commands(
     capsys.readouterr()
     assert main(["heats", "roll-call", "1", "--database", url]) == 0
     assert "roll call" in capsys.readouterr().out
+
+
+async def test_rules_20_23_a_reinstated_seat_stays_in_at_a_restart(desk: Desk) -> None:
+    """The director reinstates a seat the attendant marked absent by mistake (rule 23); when
+    the heat is restarted (rule 20) the old "absent" mark must not forfeit it again."""
+    heat = await _heat_of_four(desk)
+    await desk.run(
+        svc.mark_attendance, heat, [1, 3, 4], present=True, at=at(DAY, 17), actor="attendant"
+    )
+    await desk.run(svc.mark_attendance, heat, [2], present=False, at=at(DAY, 17), actor="attendant")
+    assert await desk.run(svc.begin_heat, heat, at=at(DAY, 18), actor="gateway") == [2]
+    seat_2 = next(s for s in await desk.run(svc.heat_seats, heat) if s.seat_number == 2)
+    await desk.run(
+        svc.reinstate_seat,
+        seat_2.seat_id,
+        reason="she was at her machine",
+        actor="director",
+        at=at(DAY, 18, 1),
+    )
+    assert (await desk.run(svc.roll_call, heat)).present == [1, 2, 3, 4]
+    await desk.run(
+        svc.restart_heat,
+        heat,
+        failed_at=at(DAY, 18, 5),
+        now=at(DAY, 18, 10),
+        actor="director",
+        reason="rule 20: controller reboot",
+    )
+    assert await desk.run(svc.begin_heat, heat, at=at(DAY, 18, 12), actor="gateway") == []
+
+
+@pytest.mark.parametrize("setting", list(UnmarkedAtStart))
+async def test_rule_20_players_present_at_the_start_keep_their_seats_through_a_restart(
+    desk: Desk, setting: UnmarkedAtStart
+) -> None:
+    """Whatever the setting, a restart (the casino's failure) does not forfeit the players
+    counted present at the start; only a mark of absent made before the restart does."""
+    heat = await _heat_of_four(desk, TournamentSettings(unmarked_at_start=setting))
+    await desk.run(svc.begin_heat, heat, present_seats=[1, 2, 3], at=at(DAY, 18), actor="d")
+    await desk.run(
+        svc.restart_heat,
+        heat,
+        failed_at=at(DAY, 18, 5),
+        now=at(DAY, 18, 10),
+        actor="director",
+        reason="rule 20: controller reboot",
+    )
+    await desk.run(
+        svc.mark_attendance, heat, [3], present=False, at=at(DAY, 18, 11), actor="attendant"
+    )
+    assert await desk.run(svc.begin_heat, heat, at=at(DAY, 18, 12), actor="gateway") == [3]
+    statuses = {s.seat_number: s.status for s in await desk.run(svc.heat_seats, heat)}
+    assert statuses == {
+        1: SeatStatus.PRESENT,
+        2: SeatStatus.PRESENT,
+        3: SeatStatus.FORFEITED,
+        4: SeatStatus.FORFEITED,  # absent at the start: a restart does not bring it back
+    }

@@ -20,7 +20,7 @@ from gateway.tournament.rules.attendance import (
     check_roll_call_open,
     counted_present,
 )
-from gateway.tournament.rules.enums import SeatStatus
+from gateway.tournament.rules.enums import HeatStatus, SeatStatus
 from gateway.tournament.rules.violations import RuleViolation
 from gateway.tournament.services.common import (
     aware,
@@ -88,9 +88,18 @@ async def present_at_start(session: AsyncSession, heat: Heat) -> set[int]:
     by_number = {s.seat_number: marks[s.id].present for s in seats if s.id in marks}
     numbers = [s.seat_number for s in seats]
     # Marks of seats since moved or cancelled still say a roll call was taken.
-    return counted_present(
+    present = counted_present(
         numbers, by_number, await _policy(session, heat), roll_call_taken=bool(marks)
     )
+    if heat.status is HeatStatus.RESTARTED:
+        # Rule 20: the casino's failure, not the players'.  Whoever was present at the
+        # heat's start keeps the seat through a restart unless marked absent since.
+        present |= {
+            s.seat_number
+            for s in seats
+            if s.status is SeatStatus.PRESENT and by_number.get(s.seat_number) is not False
+        }
+    return present
 
 
 async def roll_call(session: AsyncSession, heat_id: int) -> RollCall:
@@ -183,6 +192,15 @@ async def mark_attendance(
         at=at,
     )
     return await roll_call(session, heat.id)
+
+
+async def keep_present(session: AsyncSession, seat: Seat, *, at: datetime, actor: str) -> None:
+    """A director's reinstatement (rule 23) overrides the seat's "absent" mark, so a
+    restart of the heat (rule 20) does not forfeit it again.  An unmarked seat stays
+    unmarked: a mark would make a heat without a roll call look called."""
+    row = await session.get(SeatAttendance, seat.id)
+    if row is not None:
+        row.present, row.marked_at, row.marked_by = True, at, actor
 
 
 async def clear_roll_call(session: AsyncSession, heat: Heat) -> dict[str, bool]:

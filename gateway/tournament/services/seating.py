@@ -23,7 +23,7 @@ from gateway.tournament.rules.final_stages import seats_forfeited_at_start
 from gateway.tournament.rules.purchases import check_entry_valid_for_heat
 from gateway.tournament.rules.seating import absent_seats, check_registration
 from gateway.tournament.rules.violations import RuleViolation
-from gateway.tournament.services.attendance import present_at_start
+from gateway.tournament.services.attendance import keep_present, present_at_start
 from gateway.tournament.services.common import (
     get,
     heat_facts,
@@ -351,6 +351,7 @@ async def reinstate_seat(
         entry = await get(session, Entry, seat.entry_id, "entry")
         entry.status = EntryStatus.SEATED
         entry.status_changed_at = at
+    await keep_present(session, seat, at=at, actor=actor)
     await session.flush()
     await record(
         session,
