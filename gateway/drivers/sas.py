@@ -65,6 +65,7 @@ from protocols.sas import (
 )
 from protocols.sas.client import (
     SAS_MIN_SPACING,
+    ClientStats,
     SasClient,
     SasClientError,
     SasLinkLost,
@@ -132,6 +133,11 @@ class SasDriver:
         self._support: TournamentSupport | None = None
         self._start_meters: GamingMachineMetersReply | None = None
         self._start_credits = 0
+
+    @property
+    def stats(self) -> ClientStats | None:
+        """The open link's counters (polls, retries, shortest gap between polls), if any."""
+        return self._client.stats if self._client is not None else None
 
     @classmethod
     def from_uri(cls, machine_id: str, endpoint_uri: str) -> SasDriver:

@@ -158,6 +158,7 @@ class ClientStats:
     busy: int = 0
     chirps: int = 0
     stray_errors: int = 0
+    min_gap: float | None = None  # shortest time between two requests' first sends (s)
 
 
 _R = TypeVar("_R", bound=EgmMessage)
@@ -318,15 +319,23 @@ class SasClient:
         if now < self._next_poll_at:
             raise SasNotReady(f"address {self.address}: inside the poll spacing")
         wire = self._link.send(poll, now)
-        self.last_poll_at = now
-        self._next_poll_at = now + self.min_spacing
+        self._note_send(now)
         waiter: asyncio.Future[EgmMessage] = loop.create_future()
         self._waiter = waiter
-        self.stats.polls += 1
         self._idle.clear()
         self.carrier.write(wire)
         self._pump()
         return waiter
+
+    def _note_send(self, now: float) -> None:
+        stats = self.stats
+        if stats.polls:
+            gap = now - self.last_poll_at
+            if stats.min_gap is None or gap < stats.min_gap:
+                stats.min_gap = gap
+        stats.polls += 1
+        self.last_poll_at = now
+        self._next_poll_at = now + self.min_spacing
 
     async def _settle_prepared(
         self, poll: HostMessage, waiter: asyncio.Future[EgmMessage]
@@ -355,11 +364,9 @@ class SasClient:
         if self._lost is not None or self.carrier.closed:
             raise SasLinkLost(f"link to address {self.address} is closed")
         now = loop.time()
-        self.last_poll_at = now
-        self._next_poll_at = now + self.min_spacing
+        self._note_send(now)
         waiter: asyncio.Future[EgmMessage] = loop.create_future()
         self._waiter = waiter
-        self.stats.polls += 1
         try:
             wire = self._link.send(poll, now)
             self._idle.clear()

@@ -192,3 +192,21 @@ def test_fast_path_is_taken_for_whole_short_polls() -> None:
     fast.receive_data(split[3:], 0.5)  # a split poll goes the full way
     assert fast.fast_hits == 2
     assert fast.data_to_send() != b""
+
+
+async def test_the_client_records_its_shortest_gap_between_polls(bank: Bank) -> None:
+    driver = driver_for(bank.machines[0], spacing=0.05)
+    await driver.open()
+    try:
+        assert driver.stats is not None and driver.stats.min_gap is None
+        for _ in range(3):
+            await driver.credits()
+        await asyncio.sleep(0.06)
+        trigger = driver.prepare_unlock()
+        await trigger()  # a fired poll counts like any other
+        stats = driver.stats
+        assert stats.polls == 4
+        assert stats.min_gap is not None and stats.min_gap >= 0.05  # the spacing held
+    finally:
+        await driver.close()
+    assert driver.stats is None  # no open link, no counters
