@@ -287,6 +287,10 @@ class HeatRunner:
         now = datetime.now(UTC)
         if self.resumed and now >= self.ends_at:
             return self._late_end(now)
+        if self.resumed:
+            # Recovery has just interrogated every machine: let the poll spacing run out,
+            # so the unlocks leave in one tight loop again (else each waits on its link).
+            await asyncio.sleep(self._spacing())
         await self._fire()
         self._start_watchers()
         self._in_control()
