@@ -23,8 +23,9 @@ back off the machine, which a heat needs at its end.  Sequence:
    LP 72 type 80 sweeps all of it back to the host.
 
 Beyond :class:`~gateway.driver.MachineDriver` the driver offers two optional calls the
-heat runner looks for: :meth:`SasDriver.prepare_unlock` (LP 02 framed ahead and fired
-for the whole bank in one tight loop: the start skew) and
+heat runner looks for: :meth:`SasDriver.prepare_unlock` / :meth:`SasDriver.prepare_lock`
+(LP 02 / 01 framed ahead and fired for the whole bank in one tight loop: the heat starts
+and ends on every machine together) and
 :meth:`SasDriver.tournament_meters` (LP 99 alone: on a NATIVE machine the score follows
 from the meters, so the heat's end needs one poll after the lock, not two).
 
@@ -66,6 +67,7 @@ from protocols.sas import (
 from protocols.sas.client import (
     SAS_MIN_SPACING,
     ClientStats,
+    PreparedPoll,
     SasClient,
     SasClientError,
     SasLinkLost,
@@ -219,25 +221,34 @@ class SasDriver:
         """LP 02 framed now; the returned trigger sends it synchronously and returns an
         awaitable for the ACK.  Needs an open, idle link (else :class:`LinkDown` /
         :class:`DriverError`, nothing sent); the heat runner then unlocks the plain way."""
+        return self._prepare(lambda c: c.prepare_unlock(), "LP 02")
+
+    def prepare_lock(self) -> Callable[[], Awaitable[None]]:
+        """LP 01 framed now, fired like :meth:`prepare_unlock` (the heat's end)."""
+        return self._prepare(lambda c: c.prepare_lock(), "LP 01")
+
+    def _prepare(
+        self, make: Callable[[SasClient], PreparedPoll], name: str
+    ) -> Callable[[], Awaitable[None]]:
         client = self._client
         if client is None or client.closed:
             raise LinkDown(f"machine {self.machine_id}: link not open")
-        prepared = client.prepare_unlock()
+        prepared = make(client)
 
         def trigger() -> Coroutine[Any, Any, None]:
             try:
                 pending = prepared.fire()
             except SasClientError as exc:
                 raise driver_error(exc, self.machine_id) from exc
-            return self._acked(pending)
+            return self._acked(pending, name)
 
         return trigger
 
-    async def _acked(self, pending: Awaitable[EgmMessage]) -> None:
+    async def _acked(self, pending: Awaitable[EgmMessage], name: str) -> None:
         async with self._errors():
             reply = await pending
         if not isinstance(reply, Ack):
-            raise ProtocolFault(f"machine {self.machine_id}: {type(reply).__name__} to LP 02")
+            raise ProtocolFault(f"machine {self.machine_id}: {type(reply).__name__} to {name}")
 
     async def enter_tournament(self, credits: int, seconds: int) -> None:
         if credits <= 0 or seconds <= 0:

@@ -36,7 +36,7 @@ import contextlib
 import enum
 import gc
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -361,26 +361,11 @@ class HeatRunner:
         A driver may offer ``prepare_unlock()``: everything done ahead (frame built, link
         idle), returning a zero-argument callable that sends at once and returns an
         awaitable for the acknowledgement.  Then all sends go out in one tight loop
-        before any acknowledgement is awaited (least skew); otherwise each unlock is its
-        own coroutine in one gather, which also leaves in one pass of the event loop.
+        before any acknowledgement is awaited (least skew); other machines unlock in one
+        gather, each its own coroutine, which also leaves in one pass of the event loop.
         """
         targets = self._seats_in({SeatState.ARMED, SeatState.PLAYING})
-        prepare = [getattr(self.links[m].driver, "prepare_unlock", None) for m in targets]
-        fired: dict[str, Any] = {}
-        if targets and all(p is not None for p in prepare):
-            try:
-                triggers = [p() for p in prepare if p is not None]
-            except DriverError:
-                triggers = []  # not ready: every machine takes the plain path below
-            collecting = gc.isenabled()
-            gc.disable()  # no collector pause in the middle of the start (bounded loop)
-            try:
-                for machine_id, trigger in zip(targets, triggers, strict=False):
-                    with contextlib.suppress(DriverError):
-                        fired[machine_id] = trigger()  # sends now; an awaitable for the ACK
-            finally:
-                if collecting:
-                    gc.enable()
+        fired = self._trigger_all(targets, "prepare_unlock")
         t0 = time.perf_counter()
 
         async def unlock(machine_id: str) -> float:
@@ -425,11 +410,43 @@ class HeatRunner:
                 retain=True,
             )
 
+    def _trigger_all(self, targets: list[str], prepare: str) -> dict[str, Awaitable[None]]:
+        """Fire a prepared command (``prepare_unlock`` / ``prepare_lock``) at every target
+        whose driver offers it, in one tight loop; returns the acknowledgements to await.
+        A machine whose link is not ready (nothing sent) is left to the plain path."""
+        triggers: list[tuple[str, Callable[[], Awaitable[None]]]] = []
+        for machine_id in targets:
+            make = getattr(self.links[machine_id].driver, prepare, None)
+            if make is not None:
+                with contextlib.suppress(DriverError):
+                    triggers.append((machine_id, make()))
+        fired: dict[str, Awaitable[None]] = {}
+        collecting = gc.isenabled()
+        gc.disable()  # no collector pause in the middle of the burst (a bounded loop)
+        try:
+            for machine_id, trigger in triggers:
+                with contextlib.suppress(DriverError):
+                    fired[machine_id] = trigger()  # sends now; an awaitable for the ACK
+        finally:
+            if collecting:
+                gc.enable()
+        return fired
+
     async def _lock_all(self, new_state: SeatState | None) -> None:
+        """Lock every machine in play together (the heat's end, a pause): prepared locks
+        in one tight loop where the driver offers them, then the ordinary retried lock
+        for any machine whose fired lock was not acknowledged."""
         targets = self._seats_in({SeatState.ARMED, SeatState.PLAYING, SeatState.LOCKED})
+        fired = self._trigger_all(targets, "prepare_lock")
 
         async def lock(machine_id: str) -> None:
             link = self.links[machine_id]
+            if machine_id in fired:
+                try:
+                    await fired[machine_id]
+                    return
+                except DriverError:
+                    pass  # not acknowledged: the retried lock below
             await link.call(link.driver.lock)
 
         results = await asyncio.gather(*(lock(m) for m in targets), return_exceptions=True)
@@ -493,6 +510,13 @@ class HeatRunner:
             done = False
             while not done:
                 batch = [await queue.get()]
+                # Replies of one poll round arrive within a few ms: let them gather (until
+                # 1 ms passes with none, 10 ms at most) so one commit stores them all.
+                for _ in range(10):
+                    seen = queue.qsize()
+                    await asyncio.sleep(0.001)
+                    if queue.qsize() == seen:
+                        break
                 while not queue.empty():
                     batch.append(queue.get_nowait())
                 done = batch[-1] is None or None in batch

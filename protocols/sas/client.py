@@ -420,6 +420,10 @@ class SasClient:
         """LP 02 framed ahead, for the heat start (fire it, then expect an :class:`Ack`)."""
         return self.prepare(Startup(self.address))
 
+    def prepare_lock(self) -> PreparedPoll:
+        """LP 01 framed ahead, for the heat end (fire it, then expect an :class:`Ack`)."""
+        return self.prepare(Shutdown(self.address))
+
     async def credits(self) -> int:
         return (await self._expect(SendCurrentCredits(self.address), CurrentCreditsReply)).credits
 

@@ -210,3 +210,20 @@ async def test_the_client_records_its_shortest_gap_between_polls(bank: Bank) -> 
     finally:
         await driver.close()
     assert driver.stats is None  # no open link, no counters
+
+
+async def test_prepared_lock_sends_nothing_until_fired(bank: Bank) -> None:
+    b = bank.machines[0]
+    driver = driver_for(b)
+    await driver.open()
+    try:
+        await driver.unlock()
+        await asyncio.sleep(0.02)
+        seen = b.face.polls_seen
+        trigger = driver.prepare_lock()
+        await asyncio.sleep(0.05)
+        assert b.face.polls_seen == seen and not b.machine.play_locked
+        await trigger()
+        assert b.face.polls_seen == seen + 1 and b.machine.play_locked
+    finally:
+        await driver.close()
