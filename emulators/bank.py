@@ -150,10 +150,10 @@ class Bank:
         self.serial_machines.append(entry)
         return entry
 
-    def start_players(self, *, seed: int = 0, pace: float = 2.5) -> Players:
+    def start_players(self, *, seed: int = 0, pace: float = 2.5, bet: int = 1) -> Players:
         """Simulated players pressing spin wherever play is enabled."""
         machines = [b.machine for b in self.machines] + [s.machine for s in self.serial_machines]
-        players = Players(machines, seed=seed, pace=pace)
+        players = Players(machines, seed=seed, pace=pace, bet=bet)
         self.players = players
         self._players_task = asyncio.get_running_loop().create_task(players.run())
         return players

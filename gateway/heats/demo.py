@@ -140,7 +140,7 @@ async def _close_feed(signage: SignageServer, mqtt: MqttFeed | None) -> None:
 async def _run(args: argparse.Namespace, folder: Path, console: Console, feed: FanoutFeed) -> int:
     bank = Bank(args.machines, no_tournament_support=1, name_prefix=BANK)
     await bank.start()
-    bank.start_players(seed=7, pace=0.8)
+    bank.start_players(seed=7, pace=0.8, bet=5)  # tournament players play max bet
     floor = folder / "floor.toml"
     rows = ",\n".join(
         f'  {{ id = "{b.machine.machine_id}", endpoint = "{b.endpoint}" }}' for b in bank.machines
@@ -263,7 +263,7 @@ def _summary(console: Console, outcome: HeatOutcome) -> None:
     skew = (max(acks) - min(acks)) if acks else 0.0
     lines = [
         f"heat {outcome.state.value}: {len(acks)} machines unlocked together "
-        f"(acknowledged within {skew:.1f} ms)",
+        f"(unlock acknowledgements spread over {skew:.2f} ms)",
     ]
     if outcome.committed_at is not None and outcome.ends_at is not None:
         ms = (outcome.committed_at - outcome.ends_at).total_seconds() * 1000
