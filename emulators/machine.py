@@ -7,6 +7,11 @@ one machine through three protocols.
 Time is injected: every method that depends on time takes it from ``self.clock`` (a
 monotonic seconds function) so tests drive timers without sleeping.
 
+A game may take time (``game_seconds`` > 0): the bet is wagered at the press, the result
+lands when :meth:`tick` sees the game's time out.  A host lock (SAS LP 01) during a game
+does not abort it: the game completes first (``shared/reference/sas.md`` §3).  With
+``game_seconds == 0`` (the default) a spin is over as soon as it is pressed.
+
 Tournament mode follows the regulators' common rules (``shared/reference/sas.md`` §5):
 entry is refused while cashable credits are on the meter or a game, handpay, tilt or
 open door is pending; tournament credits have no cash value (no cash-out, no bills);
@@ -69,6 +74,12 @@ _PAYS = {"CH": 8, "BAR": 20, "BELL": 40, "7": 100}
 _CHERRY_ANY_TWO = 1  # two cherries on the first two reels return the bet
 
 
+@dataclass(frozen=True, slots=True)
+class _PendingGame:
+    win: int
+    ends_at: float  # machine clock
+
+
 @dataclass(slots=True)
 class AccountingMeters:
     """Live accounting meters (SAS LP 0F / 1C).  Tournament play never moves them."""
@@ -128,8 +139,12 @@ class EmulatedMachine:
         identity: Identity | None = None,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        game_seconds: float = 0.0,
     ) -> None:
+        if game_seconds < 0:
+            raise ValueError("game_seconds must not be negative")
         self.machine_id = machine_id
+        self.game_seconds = game_seconds  # how long a game runs (0: instantaneous)
         self.tournament_supported = tournament_supported
         self.identity = identity or Identity(serial_number=f"EMU-{machine_id}")
         self.clock = clock
@@ -146,6 +161,7 @@ class EmulatedMachine:
         self.handpay_pending = False
         self.powered = True
         self.game_in_progress = False
+        self._game: _PendingGame | None = None  # the game in progress, if it takes time
         self.tournament: TournamentState | None = None
         self.last_tournament_meters = TournamentMeters()
 
@@ -202,7 +218,12 @@ class EmulatedMachine:
         self._clock_offset = when - self._wall_clock()
 
     def tick(self) -> None:
-        """Advance timers; expiry of the tournament timer locks play (the backstop)."""
+        """Advance timers: a game whose time is out ends (its result lands); expiry of
+        the tournament timer locks play (the backstop)."""
+        game = self._game
+        if game is not None and self.powered and self.clock() >= game.ends_at:
+            self._game = None
+            self._finish(game.win)
         t = self.tournament
         if t is None or t.started_at is None or t.time_up:
             return
@@ -319,33 +340,52 @@ class EmulatedMachine:
         return amount
 
     def spin(self, bet: int = 1) -> SpinResult:
-        """A player presses spin.  Refused when play is disabled or credits are short."""
+        """A player presses spin.  Refused when play is disabled, a game is still running
+        or credits are short.  With ``game_seconds`` > 0 the bet is wagered now and the
+        win lands when :meth:`tick` ends the game (``credits_after`` is then the meter
+        once it has)."""
         if not self.play_enabled():
             raise MachineRefusal("play disabled")
+        if self.game_in_progress:
+            raise MachineRefusal("game in progress")
         if bet <= 0 or bet > self.identity.max_bet:
             raise MachineRefusal(f"bet must be 1..{self.identity.max_bet}")
         if self.credits < bet:
             raise MachineRefusal("not enough credits")
         self.game_in_progress = True
-        self._emit(Event.GAME_STARTED)
         stops = tuple(self._rng.randrange(len(_REEL)) for _ in range(3))
         win = bet * _line_pay(stops)
+        # The wager is taken at the press, as on a real EGM (coin-in / credits wagered
+        # meter at game start); the win is paid when the game ends.
         t = self.tournament
         if t is not None:
-            t.credits += win - bet
-            t.meters.games_played += 1
+            t.credits -= bet
             t.meters.credits_wagered += bet
+        else:
+            self._debit(bet)
+            self.meters.coin_in += bet
+        self._emit(Event.GAME_STARTED)
+        if self.game_seconds > 0:
+            self._game = _PendingGame(win, self.clock() + self.game_seconds)
+            return SpinResult(bet=bet, win=win, stops=stops, credits_after=self.credits + win)
+        self._finish(win)
+        return SpinResult(bet=bet, win=win, stops=stops, credits_after=self.credits)
+
+    def _finish(self, win: int) -> None:
+        """A game's end: the win lands on the credit meter and the game meters move (the
+        bet was wagered at the start)."""
+        t = self.tournament
+        if t is not None:
+            t.credits += win
+            t.meters.games_played += 1
             t.meters.credits_won += win
             t.meters.games_won += 1 if win else 0
         else:
-            self._debit(bet)
             self.cashable_credits += win
-            self.meters.coin_in += bet
             self.meters.games_played += 1
             self.meters.games_won += 1 if win else 0
         self.game_in_progress = False
         self._emit(Event.GAME_ENDED)
-        return SpinResult(bet=bet, win=win, stops=stops, credits_after=self.credits)
 
     def _debit(self, bet: int) -> None:
         # Restricted (promo) credits are played first, as on real EGMs.
@@ -391,7 +431,8 @@ class EmulatedMachine:
                 # The timer does not run while the machine is dark.
                 t.seconds = self.tournament_seconds_left() or 0.0
                 t.started_at = None
-            self.game_in_progress = False
+            # NV memory keeps a game in progress: it completes once power is back.
+            self.game_in_progress = self._game is not None
 
     def power_on(self) -> None:
         if not self.powered:

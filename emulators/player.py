@@ -53,8 +53,11 @@ class Players:
         for seat in self.seats:
             if now < seat.next_spin_at:
                 continue
-            seat.next_spin_at = now + self._next_gap()
             m = seat.machine
+            m.tick()  # a game whose time is out ends first
+            if m.game_in_progress:
+                continue  # still spinning (a game that takes time): try on the next round
+            seat.next_spin_at = now + self._next_gap()
             if m.powered and m.credits >= seat.bet and m.play_enabled():
                 try:
                     m.spin(seat.bet)

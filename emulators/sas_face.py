@@ -476,6 +476,10 @@ class SasFace:
         f = self.faults
         if f.no_reply or f.chirp or not self.machine.powered:
             return  # deaf: a dead board, a broken loop, or a dark machine
+        # A game that takes time ends when the machine's clock says so: tick on every poll,
+        # so its result lands and exception 7F (game ended) is queued before this answer.
+        if self.machine.game_in_progress:
+            self.machine.tick()
         link = self.link
         now = self._loop.time()
         link.receive_data(data, now)

@@ -128,6 +128,7 @@ class HeatRunner:
         progress: ProgressSink | None = None,
         poll_interval_s: float = 0.2,  # SAS: at most one poll every 200 ms per machine
         late_grace_s: float = 2.0,
+        game_end_wait_s: float = 30.0,
         stop_after: RunState | None = None,
     ) -> None:
         self.writer = writer
@@ -137,6 +138,12 @@ class HeatRunner:
         self.progress = progress
         self.poll_interval_s = poll_interval_s
         self.late_grace_s = late_grace_s
+        # After the end-of-heat lock, how long to wait for a game in progress to end
+        # before scoring what the meters say (flagged for the director, rule 23).
+        self.game_end_wait_s = game_end_wait_s
+        # Machines whose last game event seen was GAME_STARTED (no GAME_ENDED yet): the
+        # lock lets that game complete first (SAS LP 01), so its meters are read after it.
+        self._in_game: set[str] = set()
         self.stop_after = stop_after  # tests: stop driving once this state is journaled
         self.directives: asyncio.Queue[Directive] = asyncio.Queue()
         self._stop_watch = asyncio.Event()
@@ -461,8 +468,11 @@ class HeatRunner:
     async def _collect(self) -> None:
         """Read every locked machine's score and store it (group commits as they arrive).
 
-        The locks were acknowledged before this state (``_lock_all``), so a game that was
-        in progress has completed and is in the meters.  A NATIVE machine whose driver
+        The locks were acknowledged before this state (``_lock_all``), but SAS LP 01 lets
+        a game in progress complete first: a machine whose last game event seen was
+        GAME_STARTED is polled for events until GAME_ENDED (``game_end_wait_s`` at most;
+        then scored as its meters stand and flagged for the director, rule 23) before its
+        meters are read.  The others are read at once.  A NATIVE machine whose driver
         reads the tournament meters alone (SAS LP 99) is scored from them: starting credits
         - credits wagered + credits won is its tournament credit meter (rule 12), stored
         with the raw meters one poll after the lock.  Its credit meter (LP 1A) is read one
@@ -475,8 +485,14 @@ class HeatRunner:
         queue: asyncio.Queue[ResultIn | None] = asyncio.Queue()
         to_check: list[str] = []
 
+        unfinished: dict[str, str] = {}
+
         async def read(machine_id: str) -> None:
             link = self.links[machine_id]
+            if machine_id in self._in_game:  # only then: the others are read at once
+                flag = await self._await_game_end(machine_id)
+                if flag:
+                    unfinished[machine_id] = flag
             try:
                 score = await self._read_score(machine_id)
             except DriverError as exc:
@@ -534,6 +550,9 @@ class HeatRunner:
             self.out.committed_at = datetime.now(UTC)
             self.out.end_to_committed_ms = (time.perf_counter() - t_end) * 1000
         # Only after the commit: a flag must never reach the journal ahead of its score.
+        for machine_id, flag in unfinished.items():
+            if machine_id in self._results:
+                await self._flag(machine_id, flag)
         await asyncio.gather(*(self._cross_check(m) for m in to_check))
         await self._settle_malfunctions()  # rule 20/21 handled before the heat closes
         for machine_id, score in self._results.items():
@@ -579,6 +598,10 @@ class HeatRunner:
                 "tournament meters (stored; for the director to review)"
             )
         self.mismatches[machine_id] = flag
+        await self._flag(machine_id, flag)
+
+    async def _flag(self, machine_id: str, flag: str) -> None:
+        """A scored seat for the director to review: seat error, outcome note, journal."""
         seat = self.out.seats[machine_id]
         seat.error = f"{seat.error}; {flag}" if seat.error else flag
         self.out.notes.append(f"{machine_id}: {flag}")
@@ -645,6 +668,7 @@ class HeatRunner:
                 return  # marked from outside (an SNMP trap): out of the heat
             try:
                 events = await link.call(link.driver.poll_events)
+                self._track_games(machine_id, events)
                 bad = [e for e in events if e.kind in MALFUNCTION_EVENTS]
                 if bad:
                     self._spawn_malfunction(machine_id, f"machine reported {bad[0].kind.value}")
@@ -660,6 +684,43 @@ class HeatRunner:
             tick += 1
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop_watch.wait(), self.poll_interval_s)
+
+    def _track_games(self, machine_id: str, events: list[MachineEvent]) -> None:
+        """Follow whether a game is in progress: the last game event seen decides."""
+        for e in events:
+            if e.kind is MachineEventKind.GAME_STARTED:
+                self._in_game.add(machine_id)
+            elif e.kind is MachineEventKind.GAME_ENDED:
+                self._in_game.discard(machine_id)
+
+    async def _await_game_end(self, machine_id: str) -> str:
+        """After the lock: poll events until the game in progress ends, at most
+        ``game_end_wait_s``.  Returns a flag for the director if it did not (rule 23: the
+        director decides on the score), else ""."""
+        link = self.links[machine_id]
+        # A paced driver (SAS: 200 ms) spaces its polls itself; pace the others here.
+        pause = 0.0 if getattr(link.driver, "min_spacing", 0.0) else self.poll_interval_s
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.game_end_wait_s
+        why = f"game still in progress {self.game_end_wait_s:g} s after the lock"
+        while machine_id in self._in_game:
+            left = deadline - loop.time()
+            if left <= 0:
+                break
+            try:
+                events = await asyncio.wait_for(link.call(link.driver.poll_events), left)
+            except TimeoutError:
+                break
+            except DriverError as exc:
+                why = f"game end not seen ({_why(exc)})"
+                break
+            self._track_games(machine_id, events)
+            if pause and machine_id in self._in_game:
+                await asyncio.sleep(min(pause, max(0.0, deadline - loop.time())))
+        if machine_id not in self._in_game:
+            return ""
+        self._in_game.discard(machine_id)
+        return f"{why}; scored from the meters as they stood (for the director, rule 23)"
 
     def report_event(self, event: MachineEvent, source: str = "SNMP trap") -> bool:
         """An event about a seat from outside the heat's own polling (an SNMP trap from
