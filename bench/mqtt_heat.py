@@ -45,7 +45,7 @@ from bank_host import BankProcess  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from gateway.driver import HeatScore, MachineDriver  # noqa: E402
+from gateway.driver import HeatScore, MachineDriver, TournamentMeters  # noqa: E402
 from gateway.drivers.registry import open_driver  # noqa: E402
 from gateway.heats.links import MachineLink  # noqa: E402
 from gateway.heats.runner import HeatRunner  # noqa: E402
@@ -158,13 +158,24 @@ class Timed:
         self.machine_id = inner.machine_id
         self.scored_at: datetime | None = None
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
     async def heat_score(self) -> HeatScore:
         score = await self.inner.heat_score()
         self.scored_at = datetime.now(UTC)
         return score
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self.inner, name)
+        if name != "tournament_meters":
+            return attr
+
+        # Native SAS machines are scored from one LP 99 read when the driver offers it
+        # (the runner looks the method up): that read is the score's collection.
+        async def timed_meters() -> TournamentMeters:
+            meters: TournamentMeters = await attr()
+            self.scored_at = datetime.now(UTC)
+            return meters
+
+        return timed_meters
 
 
 def _skew_ms(stamps: dict[str, list[float]]) -> float:
