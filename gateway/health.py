@@ -25,10 +25,12 @@ community is configured (tests, legacy boards).
 Errors: every pysnmp failure becomes a :mod:`protocols.snmp.errors` exception;
 :data:`~protocols.snmp.errors.RETRYABLE` ones are retried here with ``tenacity``.
 
-From the floor (``snmp = "udp://host:port"`` on a machine, :mod:`gateway.floor`):
-:func:`watch_boards` adds every such board to a monitor, :func:`board_problems` is the
-one-shot preflight ``bank check`` uses, and :func:`route_events` hands each trap event to
-whoever runs the heat (``HeatRunner.report_event``: rules 20/21).
+From the floor (``snmp = "udp://host:port"`` on a machine, :mod:`gateway.floor`; its
+passphrases or community come from the run's :class:`~gateway.floor.SnmpSecrets`, never
+from the database): :func:`watch_boards` adds every such board to a monitor,
+:func:`board_problems` is the one-shot preflight ``bank check`` uses, and
+:func:`route_events` hands each trap event to whoever runs the heat
+(``HeatRunner.report_event``: rules 20/21).
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ from protocols.snmp.mib import (
 from protocols.snmp.security import Security, V2cCommunity, V3User, add_user, auth_data
 
 if TYPE_CHECKING:
-    from gateway.floor import MachineSpec
+    from gateway.floor import MachineSpec, SnmpSecrets
 
 log = logging.getLogger(__name__)
 
@@ -459,11 +461,16 @@ class HealthMonitor:
         return out
 
 
-async def watch_boards(monitor: HealthMonitor, machines: Iterable[MachineSpec]) -> dict[str, str]:
+async def watch_boards(
+    monitor: HealthMonitor, machines: Iterable[MachineSpec], secrets: SnmpSecrets
+) -> dict[str, str]:
     """Watch every machine of ``machines`` that has an SNMP agent on the floor.  Returns
     the boards that could not be reached (machine -> why); they stay in
-    ``monitor.unreachable`` so preflight refuses them until they answer."""
-    boards = [(m.id, m.snmp_endpoint()) for m in machines if m.snmp is not None]
+    ``monitor.unreachable`` so preflight refuses them until they answer.  A machine whose
+    secret is missing is an OperatorError before any board is touched."""
+    from gateway.floor import resolve_snmp
+
+    boards = list(resolve_snmp(machines, secrets).items())
 
     async def add(machine_id: str, host: str, port: int, security: Security) -> None:
         try:
@@ -478,7 +485,11 @@ async def watch_boards(monitor: HealthMonitor, machines: Iterable[MachineSpec]) 
 
 
 async def rewatch(
-    monitor: HealthMonitor, machines: Sequence[MachineSpec], *, every_s: float = 10.0
+    monitor: HealthMonitor,
+    machines: Sequence[MachineSpec],
+    secrets: SnmpSecrets,
+    *,
+    every_s: float = 10.0,
 ) -> None:
     """Until cancelled: every ``every_s``, try again the boards :func:`watch_boards` could
     not reach (an SNMPv3 board's traps are only accepted once its engine id is known)."""
@@ -486,24 +497,27 @@ async def rewatch(
         await asyncio.sleep(every_s)
         missing = [m for m in machines if m.id in monitor.unreachable]
         if missing:
-            still = await watch_boards(monitor, missing)
+            still = await watch_boards(monitor, missing, secrets)
             for m in missing:
                 if m.id not in still:
                     log.info("SNMP: %s watched now", m.id)
 
 
 async def board_problems(
-    machines: Sequence[MachineSpec], *, snmp_timeout: float = 1.0
+    machines: Sequence[MachineSpec], secrets: SnmpSecrets, *, snmp_timeout: float = 1.0
 ) -> dict[str, list[str]]:
     """One-shot health preflight of the machines that have an SNMP agent (``bank check``):
     machine -> problems (link down, no power, door open, or SNMP unreachable)."""
+    from gateway.floor import resolve_snmp
+
     with_snmp = [m for m in machines if m.snmp is not None]
     if not with_snmp:
         return {}
+    resolve_snmp(with_snmp, secrets)  # a missing secret: OperatorError before any socket
     monitor = HealthMonitor(TrapReceiver(), HealthPoller(timeout=snmp_timeout))
     await monitor.start()
     try:
-        await watch_boards(monitor, with_snmp)
+        await watch_boards(monitor, with_snmp, secrets)
         return await monitor.preflight([m.id for m in with_snmp])
     finally:
         monitor.close()

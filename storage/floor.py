@@ -37,8 +37,10 @@ class FloorMachine(Base):
     endpoint: Mapped[str] = mapped_column(String(255), nullable=False)
     # Set by ``bank enable --exclude M --reason R``: the machine sits out until re-enabled.
     excluded_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
-    # The board's SNMP agent, if it has one (``gateway.floor.SnmpEndpoint`` text form:
-    # ``udp://host:port?community=c`` for v2c, ``?user=u&auth=a&priv=p`` for v3 authPriv):
-    # its health is polled and its traps feed preflight and rules 20/21 (gateway.health).
+    # The board's SNMP agent, if it has one (``gateway.floor.SnmpRef`` text form:
+    # ``udp://host:port?user=u`` for v3 authPriv, ``?version=2c`` for v2c).  Never a
+    # secret: passphrases and communities come from the SNMP secrets file (revision 0005
+    # stripped the ones older databases held).  Its health is polled and its traps feed
+    # preflight and rules 20/21 (gateway.health).
     snmp_endpoint: Mapped[str | None] = mapped_column(String(512), nullable=True)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)

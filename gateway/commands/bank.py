@@ -11,9 +11,10 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from gateway.commands.serve import add_snmp_secrets_argument, snmp_secrets
 from gateway.driver import DriverError
 from gateway.errors import OperatorError
-from gateway.floor import MachineSpec, add_machine, move_machine, set_bank_enabled
+from gateway.floor import MachineSpec, SnmpSecrets, add_machine, move_machine, set_bank_enabled
 from gateway.heats import states
 from gateway.heats.context import GatewayContext, add_common_arguments, bank_links, close_links
 from gateway.heats.links import MachineLink
@@ -30,6 +31,7 @@ def register(sub: Any) -> None:
     check.add_argument("bank")
     add_common_arguments(check, floor_required=False)
     check.add_argument("--json", action="store_true", help="machine-readable output")
+    add_snmp_secrets_argument(check)
     check.set_defaults(handler=_check)
 
     enable = actions.add_parser("enable", help="enable a bank whose machines pass the check")
@@ -43,6 +45,7 @@ def register(sub: Any) -> None:
     )
     enable.add_argument("--actor", default="technician", help="who does it (audit log)")
     enable.add_argument("--json", action="store_true")
+    add_snmp_secrets_argument(enable)
     enable.set_defaults(handler=_enable)
 
     add = actions.add_parser("add-machine", help="add a machine to a bank (stored)")
@@ -51,8 +54,8 @@ def register(sub: Any) -> None:
     add.add_argument("--endpoint", required=True, help="e.g. sas+tcp://10.0.0.5:4001?address=1")
     add.add_argument(
         "--snmp",
-        help="its board's SNMP agent: udp://host:port?community=C (v2c) "
-        "or ?user=U&auth=A&priv=P (v3 authPriv)",
+        help="its board's SNMP agent: udp://host:port?user=U (v3 authPriv) or "
+        "?version=2c; passphrases and communities go in the SNMP secrets file",
     )
     add_common_arguments(add, floor_required=False)
     add.add_argument("--actor", default="technician", help="who does it (audit log)")
@@ -83,22 +86,23 @@ async def _run_check(args: argparse.Namespace) -> list[MachineCheck]:
     ctx = await GatewayContext.open(database=args.database, floor_path=args.floor, spool=args.spool)
     try:
         bank = ctx.bank(args.bank)
+        secrets = snmp_secrets(args, bank.machines)  # a missing secret: before any link
         links, _failed = await bank_links(bank, include_excluded=True)
         try:
             checks = await check_bank(links)
         finally:
             await close_links(links)
-        add_health(checks, await _health(bank.machines))
+        add_health(checks, await _health(bank.machines, secrets))
         return checks
     finally:
         await ctx.close()
 
 
-async def _health(machines: Sequence[MachineSpec]) -> dict[str, list[str]]:
+async def _health(machines: Sequence[MachineSpec], secrets: SnmpSecrets) -> dict[str, list[str]]:
     """SNMP device health of the machines whose boards have an agent (gateway.health)."""
     from gateway.health import board_problems  # pysnmp loads only when a check runs
 
-    return await board_problems(machines)
+    return await board_problems(machines, secrets)
 
 
 def _exclusions(args: argparse.Namespace) -> dict[str, str]:
@@ -127,12 +131,14 @@ async def _run_enable(args: argparse.Namespace, exclusions: dict[str, str]) -> l
         unknown = sorted(set(exclusions) - ids)
         if unknown:
             raise OperatorError(f"--exclude {unknown[0]}: not a machine of bank {bank.name}")
+        active = [m for m in bank.machines if m.id not in exclusions]
+        secrets = snmp_secrets(args, active)  # a missing secret: before any link
         links, _ = await bank_links(bank, include_excluded=True)
         try:
             checks = await check_bank({m: link for m, link in links.items() if m not in exclusions})
         finally:
             await close_links(links)
-        add_health(checks, await _health([m for m in bank.machines if m.id not in exclusions]))
+        add_health(checks, await _health(active, secrets))
         blocked = [c for c in checks if not c.ok]
         if blocked:
             first = blocked[0]

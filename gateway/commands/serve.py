@@ -12,7 +12,9 @@ after each heat; ``docs/mqtt.md``) goes to the MQTT feed tree with ``--mqtt URL 
 and to the signage page with ``--signage-port P`` (0: a free port; the URL is printed).
 Machines whose boards have an SNMP agent on the floor are watched (``gateway.health``):
 their traps arrive on ``--snmp-traps HOST:PORT`` and a door opened, power lost or link
-down mid-heat is a malfunction of that seat (rules 20/21) while the heat goes on.
+down mid-heat is a malfunction of that seat (rules 20/21) while the heat goes on.  Their
+SNMP secrets come from ``--snmp-secrets PATH`` (or ``$REELGATE_SNMP_SECRETS``) and the
+floor file's inline ones, never from the database; a missing one stops the start.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +32,7 @@ from gateway.errors import OperatorError
 from gateway.heats.context import add_common_arguments
 
 if TYPE_CHECKING:
+    from gateway.floor import MachineSpec, SnmpSecrets
     from gateway.health import HealthMonitor
     from gateway.heats.context import GatewayContext
     from gateway.heats.links import MachineLink
@@ -72,6 +75,7 @@ def register(sub: Any) -> None:
         metavar="HOST:PORT",
         help="where boards send SNMP traps (port 0: a free port, printed)",
     )
+    add_snmp_secrets_argument(parser)
     parser.set_defaults(handler=_serve)
 
 
@@ -103,6 +107,28 @@ def check_arguments(args: argparse.Namespace) -> None:
         except TopicError as exc:
             raise OperatorError(f"--site: {exc}") from None
     trap_host(args.snmp_traps)
+
+
+def add_snmp_secrets_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--snmp-secrets",
+        default=None,
+        metavar="PATH",
+        help="TOML file of SNMPv3 passphrases and v2c communities "
+        "(default: $REELGATE_SNMP_SECRETS); never stored in the database",
+    )
+
+
+def snmp_secrets(args: argparse.Namespace, machines: Iterable[MachineSpec]) -> SnmpSecrets:
+    """The run's SNMP secrets, checked at start-up: every machine with an SNMP agent must
+    have its own (one-line OperatorError naming the machine and the key otherwise)."""
+    from gateway.floor import load_snmp_secrets, resolve_snmp
+
+    secrets = load_snmp_secrets(
+        getattr(args, "snmp_secrets", None), floor_path=getattr(args, "floor", None)
+    )
+    resolve_snmp(machines, secrets)
+    return secrets
 
 
 def trap_host(spec: str) -> tuple[str, int]:
@@ -153,6 +179,7 @@ async def serve(
     feeds: HeatFeeds | None = None
     routing: asyncio.Task[None] | None = None
     try:
+        secrets = snmp_secrets(args, (m for b in ctx.floor.banks.values() for m in b.machines))
         fanout, mqtt, signage = await _open_feed(args)
         hooks = ServiceHooks(ctx.sessions)
         for bank in ctx.floor.banks.values():
@@ -169,7 +196,7 @@ async def serve(
         if fanout is not None:
             feeds = HeatFeeds(fanout, ctx.sessions, scheduler_heat_of_run(scheduler))
             scheduler.progress = feeds
-        serving.health, routing = await _watch_health(ctx, args, scheduler)
+        serving.health, routing = await _watch_health(ctx, args, scheduler, secrets)
         for name, bank_link in links.items():
             task = asyncio.create_task(_recover(ctx, bank_link, name, hooks, supervisors[name]))
             scheduler.busy[name] = task
@@ -239,7 +266,7 @@ async def _close_feed(serving: Serving) -> None:
 
 
 async def _watch_health(
-    ctx: GatewayContext, args: argparse.Namespace, scheduler: Scheduler
+    ctx: GatewayContext, args: argparse.Namespace, scheduler: Scheduler, secrets: SnmpSecrets
 ) -> tuple[HealthMonitor | None, asyncio.Task[None] | None]:
     """Watch every board with an SNMP agent; its traps go to the heat under way."""
     machines = [m for bank in ctx.floor.banks.values() for m in bank.machines if m.snmp]
@@ -261,7 +288,7 @@ async def _watch_health(
     except OSError as exc:
         raise OperatorError(f"--snmp-traps {host}:{port}: {exc.strerror or exc}") from None
     print(f"SNMP traps on udp://{host}:{monitor.receiver.port}", flush=True)
-    for machine_id, why in (await watch_boards(monitor, machines)).items():
+    for machine_id, why in (await watch_boards(monitor, machines, secrets)).items():
         log.warning("SNMP: %s not reachable yet (%s)", machine_id, why)
 
     def deliver(event: Any) -> None:
@@ -272,7 +299,7 @@ async def _watch_health(
     async def watch() -> None:
         async with asyncio.TaskGroup() as group:  # both run until cancelled at shutdown
             group.create_task(route_events(monitor, deliver))
-            group.create_task(rewatch(monitor, machines))
+            group.create_task(rewatch(monitor, machines, secrets))
 
     return monitor, asyncio.create_task(watch(), name="snmp-health")
 

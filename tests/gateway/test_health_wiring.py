@@ -1,7 +1,8 @@
 """SNMP health wired into the floor, the bank check and the heats (issue 5, rules 20/21).
 
-* the floor file's ``snmp`` (v2c community or v3 authPriv user) is validated, stored and
-  loaded back (the file seeds, the database is the truth);
+* the floor file's ``snmp`` (v2c community or v3 authPriv user) is validated, stored
+  without its secrets and loaded back (the file seeds, the database is the truth); the
+  secrets come with the run (``tests/gateway/test_snmp_secrets.py``);
 * ``bank check``'s health preflight polls each board's real agent over UDP;
 * a door opened mid-heat reported by the machine itself (SAS exception / board event)
   ends that seat's heat just as an SNMP trap does, and the heat goes on for the others;
@@ -24,7 +25,14 @@ from emulators.machine import EmulatedMachine, MachineRefusal
 from emulators.snmp_agent import SnmpAgent
 from gateway.driver import MachineEvent, MachineEventKind
 from gateway.errors import OperatorError
-from gateway.floor import MachineSpec, load_floor, parse_floor, parse_snmp, sync_floor
+from gateway.floor import (
+    MachineSpec,
+    SnmpSecrets,
+    load_floor,
+    parse_floor,
+    parse_snmp,
+    sync_floor,
+)
 from gateway.health import (
     HealthMonitor,
     HealthPoller,
@@ -56,21 +64,26 @@ def test_floor_snmp_v3_and_v2c_round_trip() -> None:
     v3 = parse_floor(
         _floor(', snmp = "udp://127.0.0.1:1161", snmp_user = "ops", '
                'snmp_auth = "auth-pass-1", snmp_priv = "priv-pass-1"')
-    ).machine("A01")  # fmt: skip
-    endpoint = v3.snmp_endpoint()
+    )  # fmt: skip
+    a01 = v3.machine("A01")
+    assert a01.snmp == "udp://127.0.0.1:1161?user=ops"  # the stored form: no passphrase
+    endpoint = a01.snmp_endpoint(v3.secrets)  # the inline secrets, for this run
     assert endpoint is not None and (endpoint.host, endpoint.port) == ("127.0.0.1", 1161)
     assert endpoint.security == V3User("ops", "auth-pass-1", "priv-pass-1")
     v2c = parse_floor(_floor(', snmp = "udp://127.0.0.1:1162", community = "public"'))
-    assert v2c.machine("A01").snmp == "udp://127.0.0.1:1162?community=public"
+    assert v2c.machine("A01").snmp == "udp://127.0.0.1:1162?version=2c"  # no community
     assert v2c.machine("A02").snmp is None  # a machine without an agent
-    assert parse_snmp(v2c.machine("A01").snmp or "").security == V2cCommunity("public")
+    found = v2c.machine("A01").snmp_endpoint(v2c.secrets)
+    assert found is not None and found.security == V2cCommunity("public")
+    full = parse_snmp("udp://127.0.0.1:1162", community="public")
+    assert full.security == V2cCommunity("public")
 
 
 @pytest.mark.parametrize(
     ("extra", "names"),
     [
-        (', snmp = "udp://127.0.0.1:1161"', "snmp_user, snmp_auth and snmp_priv"),
-        (', snmp = "udp://127.0.0.1:1161", snmp_user = "ops"', "(v3 authPriv)"),
+        (', snmp = "udp://127.0.0.1:1161"', "needs snmp_user (v3 authPriv"),
+        (', snmp = "udp://127.0.0.1:1161", snmp_user = "ops", snmp_auth = "aaaaaaaa"', "both"),
         (', snmp = "tcp://127.0.0.1:1161", community = "c"', "udp://host:port"),
         (', snmp = "udp://127.0.0.1:99999", community = "c"', "port"),
         (', community = "public"', "without snmp"),
@@ -103,17 +116,17 @@ async def test_snmp_endpoint_is_stored_and_seeds_a_machine_stored_without(
     seeded = await sync_floor(
         sessions, parse_floor(_floor(', snmp = "udp://127.0.0.1:1162", community = "public"'))
     )
-    assert seeded.machine("A01").snmp == "udp://127.0.0.1:1162?community=public"
+    assert seeded.machine("A01").snmp == "udp://127.0.0.1:1162?version=2c"
     # Once stored, the database is the truth: the file does not overwrite it.
     again = await sync_floor(
         sessions, parse_floor(_floor(', snmp = "udp://127.0.0.1:1999", community = "x"'))
     )
-    assert again.machine("A01").snmp == "udp://127.0.0.1:1162?community=public"
+    assert again.machine("A01").snmp == "udp://127.0.0.1:1162?version=2c"
 
 
 def _spec(machine_id: str, port: int) -> MachineSpec:
     return MachineSpec(
-        machine_id, "sas+tcp://127.0.0.1:1", "A", 1, snmp=f"udp://127.0.0.1:{port}?community=public"
+        machine_id, "sas+tcp://127.0.0.1:1", "A", 1, snmp=f"udp://127.0.0.1:{port}?version=2c"
     )
 
 
@@ -122,6 +135,7 @@ async def test_bank_check_health_polls_the_boards_agents() -> None:
     agents = [SnmpAgent(m, users=[V2cCommunity("public")]) for m in (ok, door)]
     silent = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # an agent that never answers
     silent.bind(("127.0.0.1", 0))
+    silent_port = silent.getsockname()[1]
     try:
         for agent in agents:
             await agent.start()
@@ -129,10 +143,15 @@ async def test_bank_check_health_polls_the_boards_agents() -> None:
         machines = [
             _spec("A01", agents[0].port),
             _spec("A02", agents[1].port),
-            _spec("A03", silent.getsockname()[1]),
+            _spec("A03", silent_port),
             MachineSpec("A04", "sas+tcp://127.0.0.1:1", "A", 4),  # no agent: SAS checks only
         ]
-        problems = await board_problems(machines, snmp_timeout=0.2)
+        # v2c community per machine for A01, per endpoint for the others.
+        secrets = SnmpSecrets(
+            machines={"A01": "public"},
+            endpoints={f"udp://127.0.0.1:{p}": "public" for p in (agents[1].port, silent_port)},
+        )
+        problems = await board_problems(machines, secrets, snmp_timeout=0.2)
     finally:
         silent.close()
         for agent in agents:
