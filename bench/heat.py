@@ -51,7 +51,7 @@ from bank_host import BankProcess  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from gateway.heats.context import GatewayContext, bank_links, close_links  # noqa: E402
+from gateway.app.context import GatewayContext, bank_links, close_links  # noqa: E402
 from gateway.heats.runner import HeatRunner  # noqa: E402
 from storage.journal import RunState  # noqa: E402
 

@@ -25,9 +25,9 @@ import statistics
 import time
 from dataclasses import dataclass, field
 
-from gateway.super9.engine import DrawEngine
-from gateway.super9.live import LiveDraw, LiveSpin
-from gateway.super9.settings import Super9Settings
+from gateway.super9.desk.live import LiveDraw, LiveSpin
+from gateway.super9.rules.engine import DrawEngine
+from gateway.super9.rules.settings import Super9Settings
 
 GOAL_MS = 5.0
 MAX_SPINS = 2000  # bound: a fair wheel calls all 37 numbers long before this

@@ -5,12 +5,12 @@ How the rest of the gateway uses it::
     monitor = HealthMonitor(TrapReceiver(), HealthPoller())
     await monitor.start()                       # trap port: monitor.receiver.port
     await monitor.add_board(SnmpTarget("A01", "127.0.0.1", 1161, V3User(...)))
-    async for event in monitor.events():        # gateway.driver.MachineEvent values
+    async for event in monitor.events():        # gateway.machines.driver.MachineEvent values
         ...                                     # same kinds as SAS exceptions / MQTT events
     monitor.is_marked("A01")                    # a trap marked it (link, power, door)
     await monitor.preflight(["A01", "A02"])     # {machine: [problems]} before a heat
 
-Trap -> :class:`~gateway.driver.MachineEvent` kind: ``rgLinkDown`` -> LINK_DOWN,
+Trap -> :class:`~gateway.machines.driver.MachineEvent` kind: ``rgLinkDown`` -> LINK_DOWN,
 ``rgPowerLost`` -> POWER_LOST, ``rgDoorOpened`` -> DOOR_OPENED, ``rgLinkUp`` -> LINK_UP.
 LINK_DOWN, POWER_LOST and DOOR_OPENED also *mark* the machine until cleared: the heat
 engine treats a marked seat as a malfunction candidate (rules 20/21) and preflight
@@ -65,7 +65,7 @@ from tenacity import (
     wait_exponential,
 )
 
-from gateway.driver import MachineEvent, MachineEventKind
+from gateway.machines.driver import MachineEvent, MachineEventKind
 from protocols.snmp import mib
 from protocols.snmp.errors import RETRYABLE, SnmpError, SnmpProtocolError, raise_for
 from protocols.snmp.mib import (
@@ -80,7 +80,8 @@ from protocols.snmp.mib import (
 from protocols.snmp.security import Security, V2cCommunity, V3User, add_user, auth_data
 
 if TYPE_CHECKING:
-    from gateway.floor import MachineSpec, SnmpSecrets
+    from gateway.floor.model import MachineSpec
+    from gateway.floor.snmp import SnmpSecrets
 
 log = logging.getLogger(__name__)
 
@@ -468,7 +469,7 @@ async def watch_boards(
     the boards that could not be reached (machine -> why); they stay in
     ``monitor.unreachable`` so preflight refuses them until they answer.  A machine whose
     secret is missing is an OperatorError before any board is touched."""
-    from gateway.floor import resolve_snmp
+    from gateway.floor.model import resolve_snmp
 
     boards = list(resolve_snmp(machines, secrets).items())
 
@@ -508,7 +509,7 @@ async def board_problems(
 ) -> dict[str, list[str]]:
     """One-shot health preflight of the machines that have an SNMP agent (``bank check``):
     machine -> problems (link down, no power, door open, or SNMP unreachable)."""
-    from gateway.floor import resolve_snmp
+    from gateway.floor.model import resolve_snmp
 
     with_snmp = [m for m in machines if m.snmp is not None]
     if not with_snmp:

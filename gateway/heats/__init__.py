@@ -1,9 +1,10 @@
-"""Heats on the floor: the state machine, its journal writer, the runner, the links.
+"""Heats on the floor: the state machine, its journal writer, the runner, recovery, the
+scheduler and the supervision of banks between heats.
 
 Public surface: :class:`~gateway.heats.runner.HeatRunner` (run or resume one heat),
 :class:`~gateway.heats.spool.JournalWriter` (journal writes that survive a database
-outage), :class:`~gateway.heats.links.MachineLink` (a driver with tenacity retries),
-:mod:`~gateway.heats.hooks` (the tournament seam and progress notes) and
-:mod:`~gateway.heats.states` (the transition table).  Recovery after a crash is
-:mod:`gateway.recovery`; the schedule is :mod:`gateway.scheduler`.
+outage), :mod:`~gateway.heats.hooks` (the tournament seam and progress notes),
+:mod:`~gateway.heats.states` (the transition table), :mod:`~gateway.heats.recovery`
+(restart after a crash) and :mod:`~gateway.heats.scheduler` (heats from the schedule).
+Machines are reached only through :mod:`gateway.machines`.
 """

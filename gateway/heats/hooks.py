@@ -3,7 +3,7 @@
 The heat orchestration knows machines; the tournament services (``gateway.tournament``)
 know players, seats and entries.  :class:`TournamentHooks` is the seam: a technician's
 test heat runs with no hooks at all, a tournament heat with
-:class:`gateway.heats.tournament_hooks.ServiceHooks`.
+:class:`gateway.tournament.bridge.ServiceHooks`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from gateway.driver import HeatScore
+from gateway.machines.driver import HeatScore
 
 
 class TournamentHooks(Protocol):

@@ -88,7 +88,7 @@ class HeatFeeds:
 
 
 def scheduler_heat_of_run(scheduler: object) -> Callable[[int], int | None]:
-    """``heat_of_run`` for a :class:`gateway.scheduler.Scheduler`: its live heats' runners
+    """``heat_of_run`` for a :class:`gateway.heats.scheduler.Scheduler`: its live heats' runners
     know their run id once the run is journaled (before their first note)."""
 
     def find(run_id: int) -> int | None:

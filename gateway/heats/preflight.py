@@ -17,8 +17,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from gateway.driver import DriverError, MachineEvent, MachineEventKind
-from gateway.heats.links import MachineLink
+from gateway.machines.driver import DriverError, MachineEvent, MachineEventKind
+from gateway.machines.links import MachineLink
 
 CLOCK_TOLERANCE_S = 2.0  # SAS clocks count whole seconds; allow one either side
 

@@ -41,7 +41,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from gateway.driver import (
+from gateway.feed import FeedPublisher
+from gateway.heats import states
+from gateway.heats.hooks import Progress, ProgressNote, ProgressSink, TournamentHooks
+from gateway.heats.spool import JournalWriter
+from gateway.machines.driver import (
     TRANSIENT_ERRORS,
     DriverError,
     HeatScore,
@@ -51,11 +55,7 @@ from gateway.driver import (
     TournamentMeters,
     TournamentSupport,
 )
-from gateway.feed import FeedPublisher
-from gateway.heats import states
-from gateway.heats.hooks import Progress, ProgressNote, ProgressSink, TournamentHooks
-from gateway.heats.links import MachineLink, close_links, open_links
-from gateway.heats.spool import JournalWriter
+from gateway.machines.links import MachineLink, close_links, open_links
 from storage.journal import ResultIn, RunState, RunView, SeatState
 
 S = RunState

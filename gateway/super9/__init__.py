@@ -1,30 +1,8 @@
 """The Super 9 roulette promotion (rules sheet: ``shared/rules/super9-roulette-promotion.txt``).
 
-Pure parts: :mod:`calendar` (rules 4-6), :mod:`tickets` (8, 9), :mod:`engine` (12, 13,
-19), :mod:`settle` (14-16, 20), :mod:`settings`.  Stored and audited operator actions:
-:class:`Super9Desk`.  Wheel feed to spins: :func:`follow_wheel`.
+:mod:`gateway.super9.rules` is pure (no database, time passed in): the calendar
+(S9-4 to S9-6), tickets (S9-8, S9-9), the draw engine (S9-12, S9-13, S9-19), settlement
+(S9-14 to S9-16, S9-20) and the settings.  :mod:`gateway.super9.desk` is every operator
+action, stored and audited (:class:`~gateway.super9.desk.Super9Desk`), and the wheel
+feed to spins (:func:`~gateway.super9.desk.wheel.follow_wheel`).
 """
-
-from gateway.super9.calendar import SessionCalendar
-from gateway.super9.desk import ClaimRegistered, SpinRecorded, Super9Desk
-from gateway.super9.engine import DrawEngine, SpinOutcome
-from gateway.super9.settings import RepeatRule, Super9Settings, WinningContribution
-from gateway.super9.settle import ClaimFact, Settlement, SpinFact, settle
-from gateway.super9.wheel import follow_wheel
-
-__all__ = [
-    "ClaimFact",
-    "ClaimRegistered",
-    "DrawEngine",
-    "RepeatRule",
-    "SessionCalendar",
-    "Settlement",
-    "SpinFact",
-    "SpinOutcome",
-    "SpinRecorded",
-    "Super9Desk",
-    "Super9Settings",
-    "WinningContribution",
-    "follow_wheel",
-    "settle",
-]

@@ -22,7 +22,7 @@ inter-byte gap; the client adds what needs a clock and an event loop:
 * **Typed errors**, one per thing a caller does differently: :class:`SasTimeout`,
   :class:`SasLinkLost`, :class:`SasProtocolFault` (transient) and :class:`SasRefused` /
   :class:`SasBusy` / :class:`SasUnsupported` (the machine said no).  The gateway's SAS
-  driver maps them onto :mod:`gateway.driver`'s exceptions.
+  driver maps them onto :mod:`gateway.machines.driver`'s exceptions.
 
 Over TCP an interface board adds network latency, so :data:`TCP_SETTINGS` widens the
 20 ms reply timeout and the 5 ms gap; a serial loop uses the SAS values.

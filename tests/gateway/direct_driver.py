@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 from emulators.machine import EmulatedMachine, Event, MachineRefusal
 from emulators.machine import MachineEvent as EmuEvent
-from gateway.driver import (
+from gateway.machines.driver import (
     HeatScore,
     LinkDown,
     LinkTimeout,

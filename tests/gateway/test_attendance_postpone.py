@@ -21,12 +21,12 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from emulators.machine import EmulatedMachine
-from gateway.heats.links import MachineLink
+from gateway.heats.recovery import recover_bank
 from gateway.heats.runner import HeatRunner
 from gateway.heats.spool import JournalWriter
-from gateway.heats.tournament_hooks import ServiceHooks, failure_began
-from gateway.recovery import recover_bank
+from gateway.machines.links import MachineLink
 from gateway.tournament import services as svc
+from gateway.tournament.bridge import ServiceHooks, failure_began
 from gateway.tournament.rules.enums import EntryValidity, Stage
 from gateway.tournament.settings import TournamentSettings
 from storage.audit import AuditEntry

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from gateway.cli import main
-from gateway.heats.context import GatewayContext
+from gateway.app.cli import main
+from gateway.app.context import GatewayContext
 from storage import audit
 
 from .emulated import BankProcess

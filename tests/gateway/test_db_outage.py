@@ -22,9 +22,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from emulators.machine import EmulatedMachine, MachineRefusal
 from gateway.heats.hooks import Progress, ProgressNote
-from gateway.heats.links import MachineLink
 from gateway.heats.runner import HeatRunner
 from gateway.heats.spool import JournalWriter
+from gateway.machines.links import MachineLink
 from storage.db import Base, make_engine, make_sessionmaker
 from storage.journal import Journal, RunState, SeatState
 

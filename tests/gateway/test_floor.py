@@ -8,16 +8,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gateway.cli import main
+from gateway.app.cli import main
 from gateway.errors import OperatorError
-from gateway.floor import (
-    add_machine,
-    load_floor,
-    move_machine,
-    parse_floor,
-    set_bank_enabled,
-    sync_floor,
-)
+from gateway.floor.model import parse_floor
+from gateway.floor.store import add_machine, load_floor, move_machine, set_bank_enabled, sync_floor
 from storage import audit
 from storage.db import make_engine, make_sessionmaker
 

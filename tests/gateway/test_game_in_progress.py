@@ -18,11 +18,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from emulators.bank import Bank
 from emulators.machine import EmulatedMachine, Event, MachineEvent
-from gateway.drivers.sas import SasDriver
 from gateway.heats.hooks import Progress, ProgressNote
-from gateway.heats.links import MachineLink, close_links
 from gateway.heats.runner import HeatOutcome, HeatRunner
 from gateway.heats.spool import JournalWriter
+from gateway.machines.links import MachineLink, close_links
+from gateway.machines.sas import SasDriver
 from protocols.sas.endpoint import parse_endpoint
 from storage.db import make_sessionmaker
 from storage.journal import HeatRunMachine, Journal, RunState, SeatState

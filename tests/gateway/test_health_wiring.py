@@ -23,16 +23,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from emulators.machine import EmulatedMachine, MachineRefusal
 from emulators.snmp_agent import SnmpAgent
-from gateway.driver import MachineEvent, MachineEventKind
 from gateway.errors import OperatorError
-from gateway.floor import (
-    MachineSpec,
-    SnmpSecrets,
-    load_floor,
-    parse_floor,
-    parse_snmp,
-    sync_floor,
-)
+from gateway.floor.model import MachineSpec, parse_floor
+from gateway.floor.snmp import SnmpSecrets, parse_snmp
+from gateway.floor.store import load_floor, sync_floor
 from gateway.health import (
     HealthMonitor,
     HealthPoller,
@@ -41,10 +35,11 @@ from gateway.health import (
     board_problems,
     route_events,
 )
-from gateway.heats.links import MachineLink
 from gateway.heats.preflight import MachineCheck, add_health
 from gateway.heats.runner import HeatRunner
 from gateway.heats.spool import JournalWriter
+from gateway.machines.driver import MachineEvent, MachineEventKind
+from gateway.machines.links import MachineLink
 from protocols.snmp.security import V2cCommunity, V3User
 from storage.db import make_sessionmaker
 from storage.journal import Journal, RunState, SeatState

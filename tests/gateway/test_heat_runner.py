@@ -11,9 +11,9 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from emulators.machine import EmulatedMachine, MachineRefusal
-from gateway.heats.links import MachineLink
 from gateway.heats.runner import Command, HeatOutcome, HeatRunner
 from gateway.heats.spool import JournalWriter
+from gateway.machines.links import MachineLink
 from storage.db import make_sessionmaker
 from storage.journal import Journal, RunState, SeatState
 

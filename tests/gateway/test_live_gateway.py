@@ -28,9 +28,9 @@ from sqlalchemy import select
 
 from emulators.bank import Bank
 from emulators.snmp_agent import SnmpAgent
-from gateway.commands import serve as serve_command
-from gateway.floor import set_bank_enabled
-from gateway.heats.context import GatewayContext
+from gateway.app.commands import serve as serve_command
+from gateway.app.context import GatewayContext
+from gateway.floor.store import set_bank_enabled
 from gateway.tournament.rules.enums import Stage
 from gateway.tournament.services import add_player, register_for_heat, sell_entries, unit_of_work
 from gateway.tournament.services.setup import create_tournament, schedule_heat

@@ -12,10 +12,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from emulators.bank import Bank
 from emulators.machine import EmulatedMachine, Event, MachineEvent
-from gateway.drivers.sas import SasDriver
-from gateway.heats.links import MachineLink, close_links
 from gateway.heats.runner import HeatOutcome, HeatRunner
 from gateway.heats.spool import JournalWriter
+from gateway.machines.links import MachineLink, close_links
+from gateway.machines.sas import SasDriver
 from protocols.sas import EgmMessage, LongPoll
 from protocols.sas.endpoint import parse_endpoint
 from storage.db import make_sessionmaker

@@ -15,10 +15,10 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from emulators.machine import EmulatedMachine, MachineRefusal
-from gateway.heats.links import MachineLink
+from gateway.heats.recovery import recover_bank
 from gateway.heats.runner import HeatRunner
 from gateway.heats.spool import JournalWriter
-from gateway.recovery import recover_bank
+from gateway.machines.links import MachineLink
 from storage.db import make_sessionmaker
 from storage.journal import Journal, RunState, SeatState
 

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from gateway.floor import set_bank_enabled
-from gateway.heats.context import GatewayContext, bank_links, close_links
-from gateway.heats.tournament_hooks import ServiceHooks
-from gateway.scheduler import Scheduler
+from gateway.app.context import GatewayContext, bank_links, close_links
+from gateway.floor.store import set_bank_enabled
+from gateway.heats.scheduler import Scheduler
+from gateway.tournament.bridge import ServiceHooks
 from gateway.tournament.rules.enums import Stage
 from gateway.tournament.services import add_player, register_for_heat, sell_entries, unit_of_work
 from gateway.tournament.services.setup import create_tournament, schedule_heat

@@ -16,8 +16,8 @@ from typing import Any
 
 from sqlalchemy import select
 
-from gateway.floor import set_bank_enabled
-from gateway.heats.context import GatewayContext
+from gateway.app.context import GatewayContext
+from gateway.floor.store import set_bank_enabled
 from gateway.tournament.rules.enums import Stage
 from gateway.tournament.services import add_player, register_for_heat, sell_entries, unit_of_work
 from gateway.tournament.services.setup import create_tournament, schedule_heat

@@ -15,22 +15,19 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 import storage.models  # noqa: F401  (every table on Base.metadata)
-from gateway.commands import bank as bank_command
-from gateway.commands import serve as serve_command
+from gateway.app.commands import bank as bank_command
+from gateway.app.commands import serve as serve_command
 from gateway.errors import OperatorError
-from gateway.floor import (
+from gateway.floor.model import MachineSpec, parse_floor, resolve_snmp
+from gateway.floor.snmp import (
     SECRETS_ENV,
-    MachineSpec,
     SnmpRef,
     SnmpSecrets,
-    add_machine,
     load_snmp_secrets,
-    parse_floor,
     parse_snmp,
     parse_snmp_secrets,
-    resolve_snmp,
-    sync_floor,
 )
+from gateway.floor.store import add_machine, sync_floor
 from protocols.snmp.security import V2cCommunity, V3User
 from storage import migrate
 from storage.db import Base, make_sessionmaker

@@ -7,10 +7,10 @@ import asyncio
 
 import pytest
 
-from gateway.drivers.registry import open_driver
 from gateway.feed import MemoryFeed
-from gateway.heats.links import MachineLink
-from gateway.supervisor import BankSupervisor
+from gateway.heats.supervisor import BankSupervisor
+from gateway.machines.links import MachineLink
+from gateway.machines.registry import open_driver
 
 from .emulated import BankProcess
 

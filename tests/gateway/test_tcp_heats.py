@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from gateway.heats.context import GatewayContext, bank_links, close_links
+from gateway.app.context import GatewayContext, bank_links, close_links
 from gateway.heats.hooks import Progress, ProgressNote
 from gateway.heats.runner import HeatRunner
 from storage.journal import RunState, SeatState
@@ -143,7 +143,7 @@ async def test_machines_failing_mid_heat(banks: Banks, tmp_path: Path) -> None:
 
         # The machine answers again: recovery releases it, and stores nothing twice.
         bank.ask("fault EMU-002 clear")
-        from gateway.recovery import recover_bank
+        from gateway.heats.recovery import recover_bank
 
         links, _ = await bank_links(spec)
         try:

@@ -8,16 +8,16 @@ from datetime import UTC, datetime, timedelta
 import aiomqtt
 import pytest
 
-from gateway.driver import (
+from gateway.errors import OperatorError
+from gateway.machines.driver import (
     LinkTimeout,
     MachineDriver,
     MachineEventKind,
     MachineRefused,
     TournamentSupport,
 )
-from gateway.drivers.mqtt import MqttEndpoint, MqttMachineDriver
-from gateway.drivers.registry import open_driver
-from gateway.errors import OperatorError
+from gateway.machines.mqtt import MqttEndpoint, MqttMachineDriver
+from gateway.machines.registry import open_driver
 from protocols.mqtt import codec
 from protocols.mqtt.broker import EmbeddedBroker
 from protocols.mqtt.codec import Command

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from gateway.cli import main
+from gateway.app.cli import main
 
 
 @pytest.mark.parametrize(

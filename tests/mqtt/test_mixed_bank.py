@@ -23,11 +23,11 @@ from emulators.bank import Bank
 from emulators.machine import EmulatedMachine, TournamentMeters
 from emulators.mqtt_board import MqttBoard
 from emulators.player import Players
-from gateway.drivers.registry import open_driver
 from gateway.heats.hooks import Progress, ProgressNote
-from gateway.heats.links import MachineLink
 from gateway.heats.runner import HeatOutcome, HeatRunner
 from gateway.heats.spool import JournalWriter
+from gateway.machines.links import MachineLink
+from gateway.machines.registry import open_driver
 from protocols.mqtt.broker import EmbeddedBroker
 from protocols.mqtt.client import MqttSettings
 from storage.db import make_sessionmaker

@@ -10,8 +10,8 @@ from urllib.parse import urlsplit
 import aiomqtt
 import pytest
 
-from gateway.driver import LinkTimeout
-from gateway.drivers.mqtt import MqttMachineDriver
+from gateway.machines.driver import LinkTimeout
+from gateway.machines.mqtt import MqttMachineDriver
 from protocols.mqtt import codec
 from protocols.mqtt.topics import Channel, board_topic
 

@@ -19,8 +19,8 @@ from cryptography.x509.oid import NameOID
 
 from emulators.machine import EmulatedMachine
 from emulators.mqtt_board import MqttBoard
-from gateway.driver import LinkDown
-from gateway.drivers.mqtt import MqttMachineDriver
+from gateway.machines.driver import LinkDown
+from gateway.machines.mqtt import MqttMachineDriver
 from protocols.mqtt.client import MqttSession, MqttSettings, MqttUnavailable
 
 from .mosquitto_proc import Mosquitto

@@ -10,7 +10,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from emulators.bank import Bank, BankMachine
-from gateway.driver import (
+from gateway.errors import OperatorError
+from gateway.machines.driver import (
     LinkDown,
     LinkTimeout,
     MachineDriver,
@@ -19,9 +20,8 @@ from gateway.driver import (
     ProtocolFault,
     TournamentSupport,
 )
-from gateway.drivers import FACTORIES, open_driver
-from gateway.drivers.sas import SasDriver
-from gateway.errors import OperatorError
+from gateway.machines.registry import FACTORIES, open_driver
+from gateway.machines.sas import SasDriver
 from protocols.sas.endpoint import parse_endpoint
 
 ZONE = ZoneInfo("Africa/Johannesburg")

@@ -195,7 +195,7 @@ def test_players_spin_only_where_play_is_enabled() -> None:
 def test_emulate_command_rejects_bad_options_in_one_line(
     argv: list[str], complaint: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from gateway.cli import main
+    from gateway.app.cli import main
 
     assert main(["emulate", "sas", *argv]) == 2
     err = capsys.readouterr().err

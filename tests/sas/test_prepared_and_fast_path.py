@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from emulators.bank import Bank, BankMachine
 from emulators.sas_face import FastEgmLink
-from gateway.driver import DriverError, LinkDown, MachineRefused
-from gateway.drivers.sas import SasDriver
+from gateway.machines.driver import DriverError, LinkDown, MachineRefused
+from gateway.machines.sas import SasDriver
 from protocols.sas import (
     EgmLink,
     GeneralPoll,

@@ -165,7 +165,7 @@ async def test_emulated_players_play_a_native_heat_across_processes() -> None:
 
 async def test_probe_lists_pending_exceptions_by_name() -> None:
     from emulators.bank import Bank
-    from gateway.commands.sas import format_probe, probe
+    from gateway.app.commands.sas import format_probe, probe
 
     async with Bank(1, seed=2) as bank:
         b = bank.machines[0]

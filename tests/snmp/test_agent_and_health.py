@@ -13,8 +13,8 @@ import pytest
 from emulators.machine import EmulatedMachine
 from emulators.mqtt_board import MqttBoard
 from emulators.snmp_agent import SnmpAgent
-from gateway.driver import MachineEvent, MachineEventKind
 from gateway.health import HealthMonitor, HealthPoller, SnmpTarget, TrapReceiver
+from gateway.machines.driver import MachineEvent, MachineEventKind
 from protocols.mqtt.broker import EmbeddedBroker
 from protocols.mqtt.client import MqttSettings
 from protocols.snmp import mib

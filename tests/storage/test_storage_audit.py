@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gateway.cli import main as cli_main
+from gateway.app.cli import main as cli_main
 from storage import audit, migrate
 from storage.audit import GENESIS_HASH, AuditEntry
 from storage.db import make_engine, make_sessionmaker

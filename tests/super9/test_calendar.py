@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date, datetime, time
 from zoneinfo import ZoneInfo
 
-from gateway.super9.calendar import SessionCalendar, is_last_weekday_of_month
+from gateway.super9.rules.calendar import SessionCalendar, is_last_weekday_of_month
 
 SAST = ZoneInfo("Africa/Johannesburg")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.cli import main
+from gateway.app.cli import main
 from storage import migrate
 from storage.db import make_engine, make_sessionmaker
 from storage.tournament import Player

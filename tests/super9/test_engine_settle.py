@@ -8,10 +8,10 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from gateway.super9.engine import DrawEngine
-from gateway.super9.settings import RepeatRule, Super9Settings, WinningContribution
-from gateway.super9.settle import ClaimFact, ClaimVerdict, PrizeKind, SpinFact, settle
-from gateway.super9.tickets import TicketNumbersError, duplicate_mismatch, validate_numbers
+from gateway.super9.rules.engine import DrawEngine
+from gateway.super9.rules.settings import RepeatRule, Super9Settings, WinningContribution
+from gateway.super9.rules.settle import ClaimFact, ClaimVerdict, PrizeKind, SpinFact, settle
+from gateway.super9.rules.tickets import TicketNumbersError, duplicate_mismatch, validate_numbers
 
 
 def test_engine_reports_completions_at_the_ninth_number() -> None:

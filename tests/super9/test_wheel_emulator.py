@@ -111,7 +111,7 @@ async def test_serial_carrier_over_a_pty() -> None:
 def test_emulate_wheel_rejects_bad_options_in_one_line(
     argv: list[str], complaint: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from gateway.cli import main
+    from gateway.app.cli import main
 
     assert main(["emulate", "wheel", *argv]) == 2
     err = capsys.readouterr().err
@@ -121,7 +121,7 @@ def test_emulate_wheel_rejects_bad_options_in_one_line(
 def test_emulate_wheel_on_a_taken_port_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     import socket
 
-    from gateway.cli import main
+    from gateway.app.cli import main
 
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

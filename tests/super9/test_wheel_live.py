@@ -14,7 +14,7 @@ from emulators.wheel import WheelModel, WheelServer
 from gateway.errors import OperatorError
 from gateway.feed import MemoryFeed
 from gateway.super9.desk import Super9Desk
-from gateway.super9.wheel import follow_wheel
+from gateway.super9.desk.wheel import follow_wheel
 
 SAST = ZoneInfo("Africa/Johannesburg")
 WED = date(2026, 12, 2)

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy import func, select
 
-from gateway.cli import main
+from gateway.app.cli import main
 from gateway.tournament import services as svc
 from gateway.tournament.rules.attendance import UnmarkedAtStart, counted_present
 from gateway.tournament.rules.enums import EntryStatus, HeatStatus, SeatStatus

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from gateway.cli import main
+from gateway.app.cli import main
 from storage.db import make_engine, make_sessionmaker
 from storage.floor import FloorBank, FloorMachine
 from storage.migrate import upgrade_async

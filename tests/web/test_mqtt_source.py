@@ -15,8 +15,8 @@ import aiohttp
 import aiomqtt
 import pytest
 
-from gateway.cli import main
-from gateway.commands.signage import run_signage
+from gateway.app.cli import main
+from gateway.app.commands.signage import run_signage
 from gateway.errors import OperatorError
 from gateway.heats.hooks import Progress, ProgressNote
 from gateway.web import FanoutFeed

@@ -1,0 +1,259 @@
+"""``reelgate bank check|enable|disable A``: a technician readies or stands down a bank."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from gateway.app.commands.serve import add_snmp_secrets_argument, snmp_secrets
+from gateway.app.context import GatewayContext, add_common_arguments, bank_links, close_links
+from gateway.errors import OperatorError
+from gateway.floor.model import MachineSpec
+from gateway.floor.snmp import SnmpSecrets
+from gateway.floor.store import add_machine, move_machine, set_bank_enabled
+from gateway.heats import states
+from gateway.heats.preflight import MachineCheck, add_health, check_bank
+from gateway.machines.driver import DriverError
+from gateway.machines.links import MachineLink
+
+
+def register(sub: Any) -> None:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "bank", help="check, enable or disable a tournament bank"
+    )
+    actions = parser.add_subparsers(dest="bank_action", required=True, metavar="ACTION")
+
+    check = actions.add_parser("check", help="preflight every machine of a bank")
+    check.add_argument("bank")
+    add_common_arguments(check, floor_required=False)
+    check.add_argument("--json", action="store_true", help="machine-readable output")
+    add_snmp_secrets_argument(check)
+    check.set_defaults(handler=_check)
+
+    enable = actions.add_parser("enable", help="enable a bank whose machines pass the check")
+    enable.add_argument("bank")
+    add_common_arguments(enable, floor_required=False)
+    enable.add_argument(
+        "--exclude", action="append", default=[], metavar="MACHINE", help="leave a machine out"
+    )
+    enable.add_argument(
+        "--reason", action="append", default=[], help="why (one per --exclude, logged)"
+    )
+    enable.add_argument("--actor", default="technician", help="who does it (audit log)")
+    enable.add_argument("--json", action="store_true")
+    add_snmp_secrets_argument(enable)
+    enable.set_defaults(handler=_enable)
+
+    add = actions.add_parser("add-machine", help="add a machine to a bank (stored)")
+    add.add_argument("bank")
+    add.add_argument("machine")
+    add.add_argument("--endpoint", required=True, help="e.g. sas+tcp://10.0.0.5:4001?address=1")
+    add.add_argument(
+        "--snmp",
+        help="its board's SNMP agent: udp://host:port?user=U (v3 authPriv) or "
+        "?version=2c; passphrases and communities go in the SNMP secrets file",
+    )
+    add_common_arguments(add, floor_required=False)
+    add.add_argument("--actor", default="technician", help="who does it (audit log)")
+    add.set_defaults(handler=_add_machine)
+
+    move = actions.add_parser("move-machine", help="move a machine to another bank/endpoint")
+    move.add_argument("machine")
+    move.add_argument("--to", dest="to_bank", help="the bank it moves to")
+    move.add_argument("--endpoint", help="its new endpoint")
+    add_common_arguments(move, floor_required=False)
+    move.add_argument("--actor", default="technician", help="who does it (audit log)")
+    move.set_defaults(handler=_move_machine)
+
+    disable = actions.add_parser("disable", help="return every machine to normal play")
+    disable.add_argument("bank")
+    add_common_arguments(disable, floor_required=False)
+    disable.add_argument("--actor", default="technician", help="who does it (audit log)")
+    disable.set_defaults(handler=_disable)
+
+
+def _check(args: argparse.Namespace) -> int:
+    checks = asyncio.run(_run_check(args))
+    _print_checks(checks, as_json=args.json)
+    return 0 if all(c.ok for c in checks) else 1
+
+
+async def _run_check(args: argparse.Namespace) -> list[MachineCheck]:
+    ctx = await GatewayContext.open(database=args.database, floor_path=args.floor, spool=args.spool)
+    try:
+        bank = ctx.bank(args.bank)
+        secrets = snmp_secrets(args, bank.machines)  # a missing secret: before any link
+        links, _failed = await bank_links(bank, include_excluded=True)
+        try:
+            checks = await check_bank(links)
+        finally:
+            await close_links(links)
+        add_health(checks, await _health(bank.machines, secrets))
+        return checks
+    finally:
+        await ctx.close()
+
+
+async def _health(machines: Sequence[MachineSpec], secrets: SnmpSecrets) -> dict[str, list[str]]:
+    """SNMP device health of the machines whose boards have an agent (gateway.health)."""
+    from gateway.health import board_problems  # pysnmp loads only when a check runs
+
+    return await board_problems(machines, secrets)
+
+
+def _exclusions(args: argparse.Namespace) -> dict[str, str]:
+    if len(args.exclude) != len(args.reason):
+        raise OperatorError("--exclude: every excluded machine needs its own --reason")
+    out: dict[str, str] = {}
+    for machine_id, reason in zip(args.exclude, args.reason, strict=True):
+        if not reason.strip():
+            raise OperatorError(f"--reason for {machine_id}: must not be empty")
+        out[machine_id] = reason.strip()
+    return out
+
+
+def _enable(args: argparse.Namespace) -> int:
+    exclusions = _exclusions(args)  # validate before touching anything
+    checks = asyncio.run(_run_enable(args, exclusions))
+    _print_checks(checks, as_json=args.json)
+    return 0
+
+
+async def _run_enable(args: argparse.Namespace, exclusions: dict[str, str]) -> list[MachineCheck]:
+    ctx = await GatewayContext.open(database=args.database, floor_path=args.floor, spool=args.spool)
+    try:
+        bank = ctx.bank(args.bank)
+        ids = {m.id for m in bank.machines}
+        unknown = sorted(set(exclusions) - ids)
+        if unknown:
+            raise OperatorError(f"--exclude {unknown[0]}: not a machine of bank {bank.name}")
+        active = [m for m in bank.machines if m.id not in exclusions]
+        secrets = snmp_secrets(args, active)  # a missing secret: before any link
+        links, _ = await bank_links(bank, include_excluded=True)
+        try:
+            checks = await check_bank({m: link for m, link in links.items() if m not in exclusions})
+        finally:
+            await close_links(links)
+        add_health(checks, await _health(active, secrets))
+        blocked = [c for c in checks if not c.ok]
+        if blocked:
+            first = blocked[0]
+            raise OperatorError(
+                f"bank {bank.name} not enabled: {first.machine_id} blocked "
+                f"({'; '.join(first.blockers)}); fix it or --exclude it with a --reason"
+                + (f" ({len(blocked) - 1} more blocked)" if len(blocked) > 1 else "")
+            )
+        await set_bank_enabled(
+            ctx.sessions, bank.name, enabled=True, exclusions=exclusions, actor=args.actor
+        )
+        return checks
+    finally:
+        await ctx.close()
+
+
+def _add_machine(args: argparse.Namespace) -> int:
+    spec = asyncio.run(_floor_change(args, "floor.add-machine"))
+    print(f"machine {spec.id} added to bank {spec.bank} at position {spec.position}")
+    return 0
+
+
+def _move_machine(args: argparse.Namespace) -> int:
+    if args.to_bank is None and args.endpoint is None:
+        raise OperatorError("move-machine: give --to BANK and/or --endpoint URI")
+    spec = asyncio.run(_floor_change(args, "floor.move-machine"))
+    print(f"machine {spec.id} now in bank {spec.bank} at {spec.endpoint}")
+    return 0
+
+
+async def _floor_change(args: argparse.Namespace, action: str) -> MachineSpec:
+    """A technician's change to the floor: stored (the database is the truth) and audited
+    in the same transaction (:mod:`gateway.floor`)."""
+    ctx = await GatewayContext.open(database=args.database, floor_path=args.floor, spool=args.spool)
+    try:
+        for run in await ctx.journal.unsettled_runs():
+            if not states.is_terminal(run.state) and args.machine in run.machines:
+                raise OperatorError(
+                    f"machine {args.machine} is in heat run {run.id} ({run.state.value})"
+                )
+        if action == "floor.add-machine":
+            return await add_machine(
+                ctx.sessions,
+                args.bank,
+                args.machine,
+                args.endpoint,
+                snmp=args.snmp,
+                actor=args.actor,
+            )
+        return await move_machine(
+            ctx.sessions, args.machine, bank=args.to_bank, endpoint=args.endpoint, actor=args.actor
+        )
+    finally:
+        await ctx.close()
+
+
+def _disable(args: argparse.Namespace) -> int:
+    stuck = asyncio.run(_run_disable(args))
+    if stuck:
+        print(f"bank {args.bank} disabled; NOT back in normal play: {', '.join(stuck)}")
+        return 1
+    print(f"bank {args.bank} disabled; every machine back in normal play")
+    return 0
+
+
+async def _run_disable(args: argparse.Namespace) -> list[str]:
+    ctx = await GatewayContext.open(database=args.database, floor_path=args.floor, spool=args.spool)
+    try:
+        bank = ctx.bank(args.bank)
+        for run in await ctx.journal.unsettled_runs(bank.name):
+            if not states.is_terminal(run.state):
+                raise OperatorError(
+                    f"bank {bank.name}: heat run {run.id} is {run.state.value}; "
+                    "abort it (or let it close) before disabling the bank"
+                )
+        links, _ = await bank_links(bank, include_excluded=True)
+        try:
+            results = await asyncio.gather(*(_normal_play(link) for link in links.values()))
+        finally:
+            await close_links(links)
+        await set_bank_enabled(ctx.sessions, bank.name, enabled=False, actor=args.actor)
+        return [m for m, ok in zip(links, results, strict=True) if not ok]
+    finally:
+        await ctx.close()
+
+
+async def _normal_play(link: MachineLink) -> bool:
+    """Exit tournament mode (harmless if not in it) and enable play."""
+    try:
+        await link.call(link.driver.exit_tournament)
+        await link.call(link.driver.unlock)
+    except DriverError:
+        return False
+    return True
+
+
+def _print_checks(checks: list[MachineCheck], *, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps([c.as_dict() for c in checks], indent=2))
+        return
+    table = Table(title="bank check")
+    for col in ("machine", "answers", "tournament", "credits", "clock", "blocks"):
+        table.add_column(col)
+    for c in checks:
+        clock = "-" if c.clock_offset_s is None else f"{c.clock_offset_s:+.1f} s"
+        if c.clock_set:
+            clock += " (set)"
+        table.add_row(
+            c.machine_id,
+            "yes" if c.answers else "NO",
+            c.tournament or "-",
+            "-" if c.credits is None else str(c.credits),
+            clock,
+            "; ".join(c.blockers) or "ok",
+        )
+    Console().print(table)

@@ -1,0 +1,158 @@
+"""``reelgate entries ...``: the cash desk — entry purchases (rules 5–9) and refunds
+(rule 20, or a director's decision under rule 23)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from gateway.app.tournament_options import (
+    OneLineParser,
+    actor_of,
+    add_common,
+    emit,
+    now_of,
+    rands,
+    run,
+)
+from gateway.tournament import services as svc
+from gateway.tournament.rules.enums import PurchaseKind
+from gateway.tournament.services.common import find_tournament
+from storage.tournament import Entry, EntryPurchase, Player
+
+
+def register(sub: Any) -> None:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "entries", help="cash desk: sell tournament entries, refunds, list entries"
+    )
+    actions = parser.add_subparsers(
+        dest="entries_action", required=True, metavar="ACTION", parser_class=OneLineParser
+    )
+
+    p = actions.add_parser("sell", help="sell seats to a player (rules 5–9)")
+    add_common(p, read=True)
+    p.add_argument("player", help="player id, ID number or card number")
+    p.add_argument("--tournament", "-t", required=True)
+    p.add_argument("--package", default="single", help="package code (default: single)")
+    p.add_argument("--quantity", type=int, default=1)
+    pay = p.add_mutually_exclusive_group()
+    pay.add_argument("--card-payment", action="store_true", help="paid by card (not packages)")
+    pay.add_argument("--complimentary", action="store_true", help="one entry paid by the casino")
+    p.add_argument("--reference", help="till slip / receipt number")
+    p.set_defaults(handler=_sell)
+
+    p = actions.add_parser("refund", help="refund an unused entry (rule 20 / rule 23)")
+    add_common(p, read=True)
+    p.add_argument("entry", type=int)
+    p.add_argument("--rule", type=int, choices=[20, 23], required=True)
+    p.add_argument("--reason", required=True)
+    p.set_defaults(handler=_refund)
+
+    p = actions.add_parser("list", help="entries of a tournament (optionally one player's)")
+    add_common(p, read=True, write=False)
+    p.add_argument("--tournament", "-t", required=True)
+    p.add_argument("player", nargs="?")
+    p.set_defaults(handler=_list)
+
+
+def _sell(args: argparse.Namespace) -> int:
+    async def work(session: AsyncSession) -> tuple[dict[str, Any], str]:
+        t = await find_tournament(session, args.tournament)
+        sale = await svc.sell_entries(
+            session,
+            t.id,
+            args.player,
+            package_code=args.package,
+            quantity=args.quantity,
+            payment=PurchaseKind.CARD if args.card_payment else PurchaseKind.CASH,
+            complimentary=args.complimentary,
+            cashier=actor_of(args),
+            now=now_of(args, t.venue_tz),
+            reference=args.reference,
+        )
+        p = sale.purchase
+        return {
+            "purchase": p.id,
+            "kind": p.kind,
+            "package": p.package_code,
+            "seats": p.seats,
+            "amount": rands(p.amount_cents),
+            "amount_cents": p.amount_cents,
+            "valid_until": p.valid_until,
+            "entries": sale.entry_ids,
+        }, t.venue_tz
+
+    data, zone = run(args, work)
+    return emit(args, data, zone=zone)
+
+
+def _refund(args: argparse.Namespace) -> int:
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        refund = await svc.refund_entry(
+            session,
+            args.entry,
+            rule=args.rule,
+            reason=args.reason,
+            actor=actor_of(args),
+            now=now_of(args),
+        )
+        return {
+            "entry": refund.entry_id,
+            "amount": rands(refund.amount_cents),
+            "amount_cents": refund.amount_cents,
+        }
+
+    return emit(args, run(args, work))
+
+
+def _list(args: argparse.Namespace) -> int:
+    async def work(session: AsyncSession) -> tuple[list[dict[str, Any]], str]:
+        t = await find_tournament(session, args.tournament)
+        query = (
+            select(Entry, EntryPurchase, Player.name)
+            .join(EntryPurchase, EntryPurchase.id == Entry.purchase_id)
+            .join(Player, Player.id == Entry.player_id)
+            .where(Entry.tournament_id == t.id)
+            .order_by(Entry.id)
+        )
+        if args.player:
+            player = await svc.find_player(session, args.player)
+            query = query.where(Entry.player_id == player.id)
+        rows = [
+            {
+                "entry": e.id,
+                "player": e.player_id,
+                "player_name": name,
+                "status": e.status,
+                "kind": p.kind,
+                "package": p.package_code,
+                "purchase": p.id,
+                "purchased_at": p.purchased_at,
+                "valid_until": p.valid_until,
+            }
+            for e, p, name in (await session.execute(query)).all()
+        ]
+        return rows, t.venue_tz
+
+    data, zone = run(args, work)
+    return emit(
+        args,
+        data,
+        ["entry", "player", "status", "kind", "package", "bought", "valid until"],
+        [
+            [
+                d["entry"],
+                f"{d['player']} {d['player_name']}",
+                d["status"],
+                d["kind"],
+                d["package"],
+                d["purchased_at"],
+                d["valid_until"],
+            ]
+            for d in data
+        ],
+        zone=zone,
+    )

@@ -1,0 +1,261 @@
+"""``reelgate heat run|recover``: a technician's test heat on a bank, and crash recovery.
+
+``heat run`` first brings any heat the journal left unfinished on the bank to rest (a
+crashed gateway), then runs one heat now on the bank's active machines and prints, per
+machine: id, start skew (when its unlock was acknowledged, after the first one), score,
+tournament meters and final state.  ``heat recover`` does only the first part.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from gateway.app.context import GatewayContext, add_common_arguments, bank_links, close_links
+from gateway.errors import OperatorError
+from gateway.heats.hooks import Progress, ProgressNote
+from gateway.heats.recovery import Recovery, recover_bank
+from gateway.heats.runner import HeatOutcome, HeatRunner
+from storage.journal import RunState
+
+
+def register(sub: Any) -> None:
+    parser: argparse.ArgumentParser = sub.add_parser("heat", help="run or recover heats")
+    actions = parser.add_subparsers(dest="heat_action", required=True, metavar="ACTION")
+
+    run = actions.add_parser("run", help="run one heat now on a bank (technician's test heat)")
+    add_common_arguments(run, floor_required=True)
+    run.add_argument("--bank", required=True)
+    run.add_argument("--seconds", type=int, required=True, help="heat length in seconds")
+    run.add_argument("--credits", type=int, required=True, help="tournament credits per seat")
+    run.add_argument("--json", action="store_true", help="machine-readable output")
+    run.add_argument("--trace", action="store_true", help="print each state step to stderr")
+    # Fault tests: stop right after journaling this state, before its floor action, and
+    # wait there to be killed (the worst moment for a crash).
+    run.add_argument("--hold-in", choices=[s.value for s in RunState], help=argparse.SUPPRESS)
+    run.set_defaults(handler=_run)
+
+    direct = actions.add_parser(
+        "direct", help="a director's order to the running gateway (reelgate serve)"
+    )
+    direct.add_argument("order", choices=["start", "pause", "resume", "abort", "restart"])
+    add_common_arguments(direct, floor_required=False)
+    direct.add_argument("--bank", required=True)
+    direct.add_argument("--heat", type=int, help="the heat to start (start only)")
+    direct.add_argument("--reason", default="", help="why (required to abort or restart)")
+    direct.add_argument("--actor", default="director", help="who orders it (audit log)")
+    direct.set_defaults(handler=_direct)
+
+    rec = actions.add_parser("recover", help="finish or restart what a crash left on a bank")
+    add_common_arguments(rec, floor_required=False)
+    rec.add_argument("--bank", required=True)
+    rec.add_argument("--json", action="store_true")
+    rec.add_argument("--trace", action="store_true", help="print each state step to stderr")
+    rec.set_defaults(handler=_recover)
+
+
+def _trace(enabled: bool) -> Any:
+    def sink(note: ProgressNote) -> None:
+        if note.kind is Progress.STATE:
+            print(f"run {note.run_id} state {note.state}", file=sys.stderr, flush=True)
+        elif note.kind is Progress.MALFUNCTION:
+            print(f"run {note.run_id} malfunction {note.machine_id}: {note.detail}",
+                  file=sys.stderr, flush=True)  # fmt: skip
+
+    return sink if enabled else None
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.seconds <= 0 or args.seconds > 3600:
+        raise OperatorError("--seconds must be between 1 and 3600")
+    if args.credits <= 0 or args.credits > 99_999_999:
+        raise OperatorError("--credits must be between 1 and 99999999 (SAS 8C: 4 BCD bytes)")
+    recoveries, outcome = asyncio.run(_run_heat(args))
+    _print(recoveries, outcome, as_json=args.json)
+    return 0 if outcome.state is RunState.CLOSED else 1
+
+
+async def _run_heat(args: argparse.Namespace) -> tuple[list[Recovery], HeatOutcome]:
+    ctx = await GatewayContext.open(database=args.database, floor_path=args.floor, spool=args.spool)
+    try:
+        bank = ctx.bank(args.bank)
+        links, _ = await bank_links(bank, include_excluded=True)
+        try:
+            sink = _trace(args.trace)
+            recoveries = await recover_bank(ctx.writer, links, bank.name, progress=sink)
+            hold = RunState(args.hold_in) if args.hold_in else None
+            runner = HeatRunner(ctx.writer, links, progress=sink, stop_after=hold)
+            outcome = await runner.run_new(
+                bank.name, [m.id for m in bank.active], credits=args.credits, seconds=args.seconds
+            )
+            if hold is not None:
+                print(f"holding in {hold.value}", file=sys.stderr, flush=True)
+                await asyncio.sleep(120)  # bounded: the test kills us long before
+            await ctx.writer.drain(10.0)
+            return recoveries, outcome
+        finally:
+            await close_links(links)
+    finally:
+        await ctx.close()
+
+
+def _recover(args: argparse.Namespace) -> int:
+    recoveries = asyncio.run(_recover_only(args))
+    _print(recoveries, None, as_json=args.json)
+    return 0
+
+
+async def _recover_only(args: argparse.Namespace) -> list[Recovery]:
+    ctx = await GatewayContext.open(database=args.database, floor_path=args.floor, spool=args.spool)
+    try:
+        bank = ctx.bank(args.bank)
+        links, _ = await bank_links(bank, include_excluded=True)
+        try:
+
+            def in_control(r: Recovery) -> None:
+                if args.trace:
+                    print(f"run {r.run_id} in control: {r.decision}", file=sys.stderr, flush=True)
+
+            got = await recover_bank(
+                ctx.writer, links, bank.name, progress=_trace(args.trace), on_control=in_control
+            )
+            await ctx.writer.drain(10.0)
+            return got
+        finally:
+            await close_links(links)
+    finally:
+        await ctx.close()
+
+
+def _direct(args: argparse.Namespace) -> int:
+    if args.order == "start" and args.heat is None:
+        raise OperatorError("--heat: say which heat to start")
+    if args.order != "start" and args.heat is not None:
+        raise OperatorError("--heat: only a start names a heat (the others act on the bank)")
+    if args.order in ("abort", "restart") and not args.reason.strip():
+        raise OperatorError(f"--reason: a director's {args.order} needs a reason (rules 20, 23)")
+    command_id = asyncio.run(_queue_direct(args))
+    print(f"order {command_id} ({args.order}) queued for bank {args.bank}")
+    return 0
+
+
+async def _queue_direct(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime
+
+    from storage import audit
+    from storage.journal import DirectorCommand
+
+    ctx = await GatewayContext.open(database=args.database, floor_path=args.floor, spool=args.spool)
+    try:
+        ctx.bank(args.bank)  # the bank must exist
+        async with ctx.sessions.begin() as session:
+            cmd = DirectorCommand(
+                bank_name=args.bank,
+                heat_id=args.heat,
+                command=args.order,
+                reason=args.reason.strip(),
+                actor=args.actor,
+                created_at=datetime.now(UTC),
+            )
+            session.add(cmd)
+            await session.flush()
+            await audit.record(
+                session,
+                actor=args.actor,
+                action=f"heat.{args.order}",
+                subject=f"bank:{args.bank}",
+                reason=args.reason.strip() or None,
+                details={"heat": args.heat, "order": cmd.id},
+            )
+            return cmd.id
+    finally:
+        await ctx.close()
+
+
+def outcome_dict(outcome: HeatOutcome) -> dict[str, Any]:
+    acks = [s.unlock_ack_ms for s in outcome.seats.values() if s.unlock_ack_ms is not None]
+    first = min(acks) if acks else 0.0
+    return {
+        "run_id": outcome.run_id,
+        "state": outcome.state.value,
+        "started_at": outcome.started_at.isoformat() if outcome.started_at else None,
+        "ends_at": outcome.ends_at.isoformat() if outcome.ends_at else None,
+        "end_to_committed_ms": outcome.end_to_committed_ms,
+        "notes": outcome.notes,
+        "machines": [
+            {
+                "id": s.machine_id,
+                "support": s.support,
+                "start_skew_ms": None if s.unlock_ack_ms is None else s.unlock_ack_ms - first,
+                "score": s.score,
+                "meters": None
+                if s.meters is None
+                else {
+                    "games_played": s.meters.games_played,
+                    "games_won": s.meters.games_won,
+                    "credits_wagered": s.meters.credits_wagered,
+                    "credits_won": s.meters.credits_won,
+                },
+                "state": s.state.value,
+                "error": s.error,
+            }
+            for s in outcome.seats.values()
+        ],
+    }
+
+
+def recovery_dict(r: Recovery) -> dict[str, Any]:
+    return {
+        "run_id": r.run_id,
+        "found_state": r.found_state.value,
+        "decision": r.decision,
+        "silent": r.silent,
+        "in_control_s": r.in_control_s,
+        "outcome": None if r.outcome is None else outcome_dict(r.outcome),
+    }
+
+
+def _print(recoveries: list[Recovery], outcome: HeatOutcome | None, *, as_json: bool) -> None:
+    if as_json:
+        print(
+            json.dumps(
+                {
+                    "recovered": [recovery_dict(r) for r in recoveries],
+                    "heat": None if outcome is None else outcome_dict(outcome),
+                },
+                indent=2,
+            )
+        )
+        return
+    console = Console()
+    for r in recoveries:
+        console.print(
+            f"recovered heat run {r.run_id}: found {r.found_state.value}, {r.decision}"
+            + (f", silent: {', '.join(r.silent)}" if r.silent else "")
+            + (f" -> {r.outcome.state.value}" if r.outcome else "")
+        )
+    if not recoveries and outcome is None:
+        console.print("nothing to recover")
+    if outcome is None:
+        return
+    d = outcome_dict(outcome)
+    table = Table(title=f"heat run {outcome.run_id}: {outcome.state.value}")
+    for col in ("machine", "start skew", "score", "played/won", "wagered/won", "state"):
+        table.add_column(col)
+    for m in d["machines"]:
+        meters = m["meters"]
+        table.add_row(
+            m["id"],
+            "-" if m["start_skew_ms"] is None else f"{m['start_skew_ms']:.2f} ms",
+            "-" if m["score"] is None else str(m["score"]),
+            "-" if meters is None else f"{meters['games_played']}/{meters['games_won']}",
+            "-" if meters is None else f"{meters['credits_wagered']}/{meters['credits_won']}",
+            m["state"] + (f" ({m['error']})" if m["error"] else ""),
+        )
+    console.print(table)

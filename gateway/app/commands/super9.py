@@ -1,0 +1,547 @@
+"""``reelgate super9 …``: the Super 9 roulette promotion at the desk and the table.
+
+Every command names the person acting (``--by``); times default to now in the venue's
+zone and can be given with ``--now`` (ISO 8601 with offset) when keying from paper.
+Reads (calendar, settings, report, jackpot) accept ``--json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from datetime import date, datetime, timedelta
+from typing import TYPE_CHECKING, Any, TypeVar
+from zoneinfo import ZoneInfo
+
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
+from gateway.errors import OperatorError
+from gateway.feed import FeedPublisher
+from storage.db import database_url, make_engine, make_sessionmaker
+
+# The Super 9 desk and alembic load slowly; every other command (a heat's recovery among
+# them) would pay for them at start-up, so the handlers import them when they run.
+if TYPE_CHECKING:
+    from gateway.super9.desk import SpinRecorded, Super9Desk
+    from gateway.super9.desk.wheel import WheelRun
+
+T = TypeVar("T")
+DEFAULT_ZONE = "Africa/Johannesburg"
+
+
+def register(sub: Any) -> None:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "super9", help="the Super 9 roulette promotion: tickets, wheel, draw, jackpot"
+    )
+    actions = parser.add_subparsers(dest="super9_action", required=True, metavar="ACTION")
+
+    def action(
+        name: str,
+        help_text: str,
+        handler: Callable[[argparse.Namespace], int],
+        *,
+        by: bool = True,
+        read: bool = False,
+    ) -> argparse.ArgumentParser:
+        p = actions.add_parser(name, help=help_text)
+        p.add_argument("--database", help="database URL (default: REELGATE_DATABASE_URL)")
+        p.add_argument("--now", help="the time of the action (ISO 8601 with offset)")
+        if by:
+            p.add_argument("--by", required=True, help="who does it (recorded in the audit log)")
+        if not read or name in ("close", "claim"):
+            p.add_argument("--mqtt", help="publish the live draw to this broker (mqtt://H:P)")
+            p.add_argument("--site", default="venue", help="MQTT site prefix (venue)")
+        if read:
+            p.add_argument("--json", action="store_true", help="machine-readable output")
+        p.set_defaults(handler=handler)
+        return p
+
+    p = action("calendar", "list sessions (rule 4)", _calendar, by=False, read=True)
+    p.add_argument("--from", dest="start", help="first day (YYYY-MM-DD, default today)")
+    p.add_argument("--days", type=int, default=14, help="how many days (14)")
+
+    for name, cancel in (("calendar-add", False), ("calendar-cancel", True)):
+        p = action(
+            name, f"one-off change: {'cancel a' if cancel else 'add a'} session", _calendar_change
+        )
+        p.add_argument("--at", required=True, help="session start (ISO 8601 with offset)")
+        p.add_argument("--reason", required=True)
+        p.set_defaults(cancel=cancel)
+
+    p = action("settings", "show the settings", _settings, by=False, read=True)
+    p = action("set", "change settings: KEY=VALUE ...", _set)
+    p.add_argument("pairs", nargs="+", metavar="KEY=VALUE")
+    p.add_argument("--reason", required=True)
+
+    p = action("open", "start the draw of a session", _open)
+    p.add_argument("--session-at", required=True, help="session start (ISO 8601 with offset)")
+
+    p = action("close", "settle a session: winners, prizes, jackpot", _close, read=True)
+    p.add_argument("--session", type=int, required=True)
+
+    p = action("sell", "cash desk sale (rules 1-6)", _sell)
+    p.add_argument("--ticket", required=True, help="printed ticket number")
+    p.add_argument("--player", required=True, help="ID number or Rewards card number")
+
+    p = action("hand-in", "key the top copy (rules 6-11)", _hand_in)
+    p.add_argument("--ticket", required=True)
+    p.add_argument("--numbers", required=True, help='nine numbers, e.g. "3 7 12 ..."')
+
+    p = action("change-numbers", "change numbers before the game (rule 23)", _change)
+    p.add_argument("--ticket", required=True)
+    p.add_argument("--numbers", required=True)
+    p.add_argument("--approved-by", required=True, help="the Promotion Director")
+    p.add_argument("--reason", required=True)
+
+    p = action("disqualify", "flag a marked/scratched ticket (rule 21) or a breach", _disqualify)
+    p.add_argument("--ticket", required=True)
+    p.add_argument("--rule", type=int, default=21, choices=(9, 21, 24, 28))
+    p.add_argument("--reason", required=True)
+
+    p = action("wheel", "connect the wheel and record its results", _wheel, by=False)
+    p.add_argument("--session", type=int, required=True)
+    p.add_argument("--url", required=True, help="wheel+serial:///dev/ttyUSB0 or wheel+tcp://H:P")
+    p.add_argument("--max-results", type=int, default=None, help="stop after N results")
+    p.add_argument("--confirmations", type=int, default=2, help="identical result lines needed (2)")
+
+    p = action("void", 'a "No spin" by wheel game number or spin sequence (rule 18)', _void)
+    p.add_argument("--session", type=int, required=True)
+    group = p.add_mutually_exclusive_group(required=True)
+    group.add_argument("--game", type=int, help="wheel game number")
+    group.add_argument("--seq", type=int, help="spin sequence number (manual spins)")
+    p.add_argument("--reason", required=True)
+
+    p = action(
+        "manual-spin",
+        "key a result by hand, confirmed by a second person (rule 29)",
+        _manual,
+        by=False,
+    )
+    p.add_argument("--session", type=int, required=True)
+    p.add_argument("--number", type=int, required=True)
+    p.add_argument("--confirm", type=int, required=True, help="the number keyed again")
+    p.add_argument("--keyed-by", required=True)
+    p.add_argument("--confirmed-by", required=True)
+    p.add_argument("--game", type=int, default=None, help="wheel game number, if any")
+    p.add_argument("--reason", required=True, help="why the wheel feed is not used")
+
+    p = action(
+        "claim",
+        'register a "SUPER 9" claim, keying the duplicate (rules 9, 14, 22)',
+        _claim,
+        read=True,
+    )
+    p.add_argument("--session", type=int, required=True)
+    p.add_argument("--ticket", required=True)
+    p.add_argument("--duplicate", required=True, help="the numbers on the player's duplicate")
+
+    p = action("sign", "record the winner's signature of receipt (rule 26)", _sign)
+    p.add_argument("--session", type=int, required=True)
+    p.add_argument("--ticket", required=True)
+    p.add_argument("--kind", required=True, choices=("jackpot", "consolation"))
+    p.add_argument("--signature", required=True, help="receipt / signature reference")
+    p.add_argument("--witness", required=True)
+
+    p = action("report", "session report", _report, by=False, read=True)
+    p.add_argument("--session", type=int, required=True)
+
+    p = action(
+        "jackpot",
+        "the progressive jackpot and its history (rule 15)",
+        _jackpot,
+        by=False,
+        read=True,
+    )
+    p.add_argument("--history", action="store_true")
+
+
+# -- plumbing -----------------------------------------------------------------------------
+
+
+def _url(args: argparse.Namespace) -> str:
+    resolved = database_url(args.database)
+    try:
+        make_url(resolved)
+    except ArgumentError as exc:
+        raise OperatorError(f"--database: not a database URL: {resolved!r}") from exc
+    return resolved
+
+
+def _run(args: argparse.Namespace, work: Callable[[Super9Desk], Awaitable[T]]) -> T:
+    from gateway.super9.desk import Super9Desk
+    from storage import migrate
+
+    url = _url(args)
+    migrate.upgrade(url)
+
+    async def go() -> T:
+        engine = make_engine(url)
+        mqtt: Any = None
+        try:
+            feed: FeedPublisher | None = None
+            if getattr(args, "mqtt", None):
+                mqtt, feed = await _open_feed(args.mqtt, args.site)
+            return await work(Super9Desk(make_sessionmaker(engine), feed=feed))
+        finally:
+            if mqtt is not None:
+                await mqtt.close()
+            await engine.dispose()
+
+    return asyncio.run(go())
+
+
+async def _open_feed(url: str, site: str) -> tuple[Any, FeedPublisher]:
+    """The live draw goes to displays through the broker, like the tournament feed."""
+    from protocols.mqtt.client import MqttSession, MqttSettings, MqttUnavailable
+
+    try:
+        session = MqttSession(MqttSettings.from_url(url))
+    except ValueError as exc:
+        raise OperatorError(f"--mqtt: {exc}") from None
+    try:
+        await session.start()
+    except MqttUnavailable as exc:
+        raise OperatorError(f"--mqtt: {exc}") from None
+    return session, _MqttFeed(session, site)
+
+
+def _parse_time(text: str, field: str) -> datetime:
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        raise OperatorError(f"{field}: {text!r} is not an ISO 8601 time") from None
+    if value.tzinfo is None:
+        raise OperatorError(f"{field}: give a UTC offset, e.g. {text}+02:00")
+    return value
+
+
+def _now(args: argparse.Namespace) -> datetime:
+    if args.now:
+        return _parse_time(args.now, "--now")
+    return datetime.now(ZoneInfo(DEFAULT_ZONE))
+
+
+def _rand(cents: int) -> str:
+    sign = "-" if cents < 0 else ""
+    return f"{sign}R{abs(cents) // 100:,}.{abs(cents) % 100:02d}"
+
+
+def _print(args: argparse.Namespace, data: Any, text: str) -> int:
+    print(json.dumps(data, default=str, indent=2) if getattr(args, "json", False) else text)
+    return 0
+
+
+# -- handlers -----------------------------------------------------------------------------
+
+
+def _calendar(args: argparse.Namespace) -> int:
+    from gateway.super9.rules.calendar import hand_in_cutoff, sales_window
+
+    try:
+        given = date.fromisoformat(args.start) if args.start else None
+    except ValueError:
+        raise OperatorError(f"--from: {args.start!r} is not YYYY-MM-DD") from None
+    if not 1 <= args.days <= 400:
+        raise OperatorError("--days must be between 1 and 400")
+
+    async def work(desk: Super9Desk) -> list[dict[str, str]]:
+        cal = await desk.calendar()
+        start = given or _now(args).astimezone(cal.tz).date()
+        rows = []
+        for s in cal.between(start, start + timedelta(days=args.days - 1)):
+            opens, closes = sales_window(s)
+            rows.append(
+                {
+                    "starts_at": s.isoformat(),
+                    "sales_open": opens.isoformat(),
+                    "sales_close": closes.isoformat(),
+                    "hand_in_cutoff": hand_in_cutoff(s).isoformat(),
+                }
+            )
+        return rows
+
+    rows = _run(args, work)
+    text = (
+        "\n".join(
+            f"{r['starts_at'][:16].replace('T', ' ')}  sales until {r['sales_close'][11:16]}, "
+            f"hand-in until {r['hand_in_cutoff'][11:16]}"
+            for r in rows
+        )
+        or "no sessions"
+    )
+    return _print(args, rows, text)
+
+
+def _calendar_change(args: argparse.Namespace) -> int:
+    starts = _parse_time(args.at, "--at")
+    _run(
+        args,
+        lambda d: d.change_calendar(
+            starts, cancel=args.cancel, actor=args.by, reason=args.reason, now=_now(args)
+        ),
+    )
+    print(f"{'cancelled' if args.cancel else 'added'} session {starts.isoformat()}")
+    return 0
+
+
+def _settings(args: argparse.Namespace) -> int:
+    settings = _run(args, lambda d: d.settings())
+    data = settings.to_json()
+    return _print(args, data, "\n".join(f"{k} = {v}" for k, v in data.items()))
+
+
+def _coerce(key: str, text: str) -> Any:
+    from gateway.super9.rules.settings import Super9Settings
+
+    defaults = Super9Settings().to_json()
+    if key not in defaults:
+        raise OperatorError(f"unknown setting {key!r}; known: {', '.join(sorted(defaults))}")
+    sample = defaults[key]
+    if isinstance(sample, bool):
+        if text.lower() not in ("yes", "no", "true", "false", "1", "0"):
+            raise OperatorError(f"{key}: say yes or no")
+        return text.lower() in ("yes", "true", "1")
+    if isinstance(sample, int):
+        try:
+            return int(text)
+        except ValueError:
+            raise OperatorError(f"{key}: {text!r} is not a whole number") from None
+    return text
+
+
+def _set(args: argparse.Namespace) -> int:
+    changes: dict[str, Any] = {}
+    for pair in args.pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise OperatorError(f"{pair!r}: write KEY=VALUE")
+        changes[key.strip()] = _coerce(key.strip(), value.strip())
+    new = _run(
+        args,
+        lambda d: d.change_settings(changes, actor=args.by, reason=args.reason, now=_now(args)),
+    )
+    print("\n".join(f"{k} = {new.to_json()[k]}" for k in changes))
+    return 0
+
+
+def _open(args: argparse.Namespace) -> int:
+    starts = _parse_time(args.session_at, "--session-at")
+    sid = _run(args, lambda d: d.open_session(starts, actor=args.by, now=_now(args)))
+    print(f"session {sid} drawing")
+    return 0
+
+
+def _close(args: argparse.Namespace) -> int:
+    async def work(desk: Super9Desk) -> dict[str, Any]:
+        await desk.close_session(args.session, actor=args.by, now=_now(args))
+        return await desk.report(args.session)
+
+    report = _run(args, work)
+    result = report["result"]
+    lines = [f"session {args.session} closed; buy-ins {_rand(result['buy_ins_cents'])}"]
+    lines += [
+        f"  {p['kind']:<12} ticket {p['ticket']}: {_rand(p['amount_cents'])}"
+        for p in result["payouts"]
+    ] or ["  no winner"]
+    lines.append(f"jackpot now {_rand(result['jackpot_out_cents'])}")
+    return _print(args, report, "\n".join(lines))
+
+
+def _sell(args: argparse.Namespace) -> int:
+    sid = _run(args, lambda d: d.sell(args.ticket, args.player, actor=args.by, now=_now(args)))
+    print(f"ticket {args.ticket} sold for session {sid}")
+    return 0
+
+
+def _hand_in(args: argparse.Namespace) -> int:
+    sid = _run(args, lambda d: d.hand_in(args.ticket, args.numbers, actor=args.by, now=_now(args)))
+    print(f"ticket {args.ticket} entered into session {sid}")
+    return 0
+
+
+def _change(args: argparse.Namespace) -> int:
+    _run(
+        args,
+        lambda d: d.change_numbers(
+            args.ticket,
+            args.numbers,
+            actor=args.by,
+            approved_by=args.approved_by,
+            reason=args.reason,
+            now=_now(args),
+        ),
+    )
+    print(f"ticket {args.ticket} numbers changed")
+    return 0
+
+
+def _disqualify(args: argparse.Namespace) -> int:
+    _run(
+        args,
+        lambda d: d.disqualify(
+            args.ticket, actor=args.by, reason=args.reason, rule=args.rule, now=_now(args)
+        ),
+    )
+    print(f"ticket {args.ticket} disqualified (rule {args.rule})")
+    return 0
+
+
+class _MqttFeed:
+    """Publishes feed messages under the site's feed prefix on a real broker."""
+
+    def __init__(self, session: Any, site: str) -> None:
+        self._session, self._site = session, site
+
+    async def publish(self, topic: str, payload: dict[str, Any], *, retain: bool = False) -> None:
+        from protocols.mqtt.topics import feed_topic
+
+        await self._session.publish(
+            feed_topic(self._site, topic), json.dumps(payload).encode(), retain=retain
+        )
+
+
+def _wheel(args: argparse.Namespace) -> int:
+    from gateway.super9.desk.wheel import follow_wheel
+    from protocols.wheel import Debouncer
+
+    if args.confirmations < 1:
+        raise OperatorError("--confirmations must be at least 1")
+
+    def show(spin: SpinRecorded) -> None:
+        state = "VOID (not called)" if spin.voided else f"called {spin.number}"
+        done = f"; complete: {', '.join(spin.completed)}" if spin.completed else ""
+        print(f"spin {spin.seq}: {state}{done}", flush=True)
+
+    async def work(desk: Super9Desk) -> WheelRun:
+        zone = ZoneInfo((await desk.settings()).timezone)
+        return await follow_wheel(
+            desk,
+            args.session,
+            args.url,
+            clock=lambda: datetime.now(zone),
+            max_results=args.max_results,
+            on_spin=show,
+            debouncer=Debouncer(args.confirmations),
+        )
+
+    run = _run(args, work)
+    counts = dict(run.debouncer.counts)
+    print(f"wheel stopped ({run.stopped_because or 'link closed'}); lines: {counts}")
+    return 0
+
+
+def _void(args: argparse.Namespace) -> int:
+    seq = _run(
+        args,
+        lambda d: d.void_spin(
+            args.session,
+            game_no=args.game,
+            seq=args.seq,
+            actor=args.by,
+            reason=args.reason,
+            now=_now(args),
+        ),
+    )
+    print(f"spin {seq} void (rule 18): its number is not called")
+    return 0
+
+
+def _manual(args: argparse.Namespace) -> int:
+    spin = _run(
+        args,
+        lambda d: d.manual_spin(
+            args.session,
+            args.number,
+            confirm_number=args.confirm,
+            keyed_by=args.keyed_by,
+            confirmed_by=args.confirmed_by,
+            reason=args.reason,
+            game_no=args.game,
+            now=_now(args),
+        ),
+    )
+    done = f"; complete: {', '.join(spin.completed)}" if spin.completed else ""
+    print(f"spin {spin.seq}: called {spin.number}{done}")
+    return 0
+
+
+def _claim(args: argparse.Namespace) -> int:
+    claim = _run(
+        args,
+        lambda d: d.claim(args.session, args.ticket, args.duplicate, actor=args.by, now=_now(args)),
+    )
+    data = {
+        "ticket": claim.ticket,
+        "valid": claim.valid,
+        "complete": claim.complete,
+        "reason": claim.reason,
+    }
+    if not claim.valid:
+        text = f"claim VOID, ticket {claim.ticket} disqualified for the day: {claim.reason}"
+    elif claim.complete:
+        text = f"claim registered: ticket {claim.ticket} has all nine numbers"
+    else:
+        text = f"claim registered but ticket {claim.ticket}: {claim.reason}"
+    return _print(args, data, text)
+
+
+def _sign(args: argparse.Namespace) -> int:
+    _run(
+        args,
+        lambda d: d.sign_prize(
+            args.session,
+            args.ticket,
+            args.kind,
+            signature=args.signature,
+            witness=args.witness,
+            actor=args.by,
+            now=_now(args),
+        ),
+    )
+    print(f"{args.kind} prize of ticket {args.ticket}: receipt recorded (rule 26)")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    report = _run(args, lambda d: d.report(args.session))
+    result = report["result"]
+    called = [s["number"] for s in report["spins"] if not s["voided"] and s["number"] is not None]
+    lines = [
+        f"session {report['session']} at {report['starts_at']} ({report['status']})",
+        f"tickets in play {report['tickets']['in_play']}, "
+        f"disqualified {report['tickets']['disqualified']}",
+        f"spins {len(called)}: {' '.join(map(str, called)) or '-'}",
+        f"voided games: {[s['game'] for s in report['spins'] if s['voided']] or '-'}",
+        f"buy-ins {_rand(result['buy_ins_cents'])}, "
+        f"consolation pool {_rand(result['consolation_pool_cents'])}, "
+        f"jackpot in {_rand(result['jackpot_in_cents'])}",
+    ]
+    lines += [
+        f"  {p['kind']:<12} ticket {p['ticket']}: {_rand(p['amount_cents'])}"
+        for p in result["payouts"]
+    ]
+    lines.append(
+        f"jackpot after: {_rand(result['jackpot_out_cents'])}"
+        + ("" if report["status"] == "closed" else " (provisional)")
+    )
+    return _print(args, report, "\n".join(lines))
+
+
+def _jackpot(args: argparse.Namespace) -> int:
+    async def work(desk: Super9Desk) -> dict[str, Any]:
+        data: dict[str, Any] = {"jackpot_cents": await desk.jackpot()}
+        if args.history:
+            data["history"] = await desk.jackpot_history()
+        return data
+
+    data = _run(args, work)
+    lines = [f"progressive jackpot: {_rand(data['jackpot_cents'])}"]
+    lines += [
+        f"  {h['at'][:16]} {h['kind']:<18} {_rand(h['amount_cents']):>14} "
+        f"-> {_rand(h['balance_cents'])}"
+        for h in data.get("history", [])
+    ]
+    return _print(args, data, "\n".join(lines))

@@ -1,0 +1,295 @@
+"""The ``reelgate demo`` run: a whole qualifying heat, start to finish, with nothing to set up.
+
+An embedded SQLite database in a fresh temporary folder (migrated to head); a bank of
+emulated slot machines served over real SAS/TCP sockets on loopback, one of them without
+native tournament support (host-timed); simulated players; a tournament with a field of
+players who bought entries at the cash desk and registered in person for the heat
+(rules 5, 11, 16); the bank checked and enabled by the technician; the heat put on the
+schedule a few seconds ahead and started *by the scheduler* (the start announced,
+rule 22), played with live progress, stopped by the heat clock, scored (rule 12) and
+closed; then the qualifying standings (rules 13, 14, 19).
+
+The signage page (``docs/signage.md``) runs on a free loopback port for the whole run
+and its URL is printed first: open it to watch the countdown, the live scores and the
+standings as a floor sign shows them.  ``--mqtt URL`` also publishes the same feed to a
+broker (``docs/mqtt.md``); without it nothing outside the process is needed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import time
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from emulators.bank import Bank
+from gateway.app.context import GatewayContext, bank_links, close_links
+from gateway.errors import OperatorError
+from gateway.floor.store import set_bank_enabled
+from gateway.heats.hooks import Progress, ProgressNote
+from gateway.heats.live_feed import HeatFeeds, scheduler_heat_of_run
+from gateway.heats.preflight import check_bank
+from gateway.heats.runner import HeatOutcome
+from gateway.heats.scheduler import Scheduler
+from gateway.heats.supervisor import BankSupervisor
+from gateway.tournament.bridge import ServiceHooks
+from gateway.tournament.rules.enums import Stage
+from gateway.tournament.services import (
+    add_player,
+    register_for_heat,
+    sell_entries,
+    unit_of_work,
+)
+from gateway.tournament.services.setup import create_tournament, schedule_heat
+from gateway.tournament.services.standings import stage_standings
+from gateway.tournament.settings import TournamentSettings
+from gateway.web import FanoutFeed, SignageServer, start_signage
+from protocols.mqtt.feed import MqttFeed
+
+BANK = "A"
+ACTOR = "demo"
+PLAYERS = [
+    ("Thandi Mokoena", "8203155800081"), ("Pieter van Wyk", "7507235800082"),
+    ("Aisha Patel", "9011025800083"), ("Sipho Dlamini", "8806175800084"),
+    ("Lerato Nkosi", "9302285800085"), ("Johan Botha", "6912045800086"),
+    ("Naledi Khumalo", "9508115800087"), ("Ruan Pretorius", "8410305800088"),
+    ("Zanele Mthembu", "7905215800089"), ("Kagiso Molefe", "9107135800080"),
+]  # fmt: skip
+
+
+class Board:
+    """What the live screen shows, fed by the heat's progress notes."""
+
+    def __init__(self, machines: list[str], seated: dict[str, str]) -> None:
+        self.machines = machines
+        self.seated = seated
+        self.state = "scheduled"
+        self.ends_at: float | None = None
+        self.credits: dict[str, int] = {}
+        self.notes: dict[str, str] = {}
+
+    def on_progress(self, note: ProgressNote) -> None:
+        if note.kind is Progress.STATE:
+            self.state = note.state
+            if note.seconds_left is not None:
+                self.ends_at = time.monotonic() + note.seconds_left
+        elif note.kind in (Progress.CREDITS, Progress.SCORE) and note.value is not None:
+            self.credits[note.machine_id] = note.value
+        elif note.kind is Progress.MALFUNCTION:
+            self.notes[note.machine_id] = f"malfunction: {note.detail}"
+
+    def render(self) -> Table:
+        left = ""
+        if self.ends_at is not None and self.state == "running":
+            left = f" — {max(0.0, self.ends_at - time.monotonic()):4.1f} s left"
+        table = Table(title=f"Qualifying heat 1 on bank {BANK}: {self.state}{left}")
+        table.add_column("machine")
+        table.add_column("player")
+        table.add_column("credits", justify="right")
+        table.add_column("")
+        for m in self.machines:
+            table.add_row(
+                m,
+                self.seated.get(m, "-"),
+                str(self.credits.get(m, "")),
+                self.notes.get(m, ""),
+            )
+        return table
+
+
+async def run(args: argparse.Namespace, folder: Path) -> int:
+    console = Console()
+    console.print(f"[bold]Reelgate demo[/bold] — working folder {folder}")
+    mqtt: MqttFeed | None = None
+    if getattr(args, "mqtt", ""):
+        mqtt = await MqttFeed.connect(args.mqtt, args.site, wait=False)
+    feed = FanoutFeed(mqtt)
+    signage = await start_signage(feed, "127.0.0.1", 0)
+    console.print(
+        f"signage page: [bold]{signage.url}[/bold] (open it now to watch the heat; "
+        "--linger S keeps it up after the standings)"
+    )
+    if mqtt is not None:
+        console.print(f"live feed also on {args.mqtt} under reelgate/v1/{args.site}/feed/")
+    try:
+        return await _run(args, folder, console, feed)
+    finally:
+        linger = float(getattr(args, "linger", 0.0))
+        if linger > 0:
+            console.print(f"signage page stays up {linger:.0f} s more ({signage.url})")
+            await asyncio.sleep(linger)
+        await _close_feed(signage, mqtt)
+
+
+async def _close_feed(signage: SignageServer, mqtt: MqttFeed | None) -> None:
+    await signage.close()
+    if mqtt is not None:
+        with contextlib.suppress(TimeoutError):
+            await mqtt.flush(2.0)
+        await mqtt.close()
+
+
+async def _run(args: argparse.Namespace, folder: Path, console: Console, feed: FanoutFeed) -> int:
+    bank = Bank(args.machines, no_tournament_support=1, name_prefix=BANK)
+    await bank.start()
+    bank.start_players(seed=7, pace=0.8, bet=5)  # tournament players play max bet
+    floor = folder / "floor.toml"
+    rows = ",\n".join(
+        f'  {{ id = "{b.machine.machine_id}", endpoint = "{b.endpoint}" }}' for b in bank.machines
+    )
+    floor.write_text(f'[[bank]]\nname = "{BANK}"\nmachines = [\n{rows},\n]\n')
+    console.print(f"{args.machines} emulated machines on loopback SAS/TCP; floor file {floor}")
+    ctx = await GatewayContext.open(
+        database=f"sqlite+aiosqlite:///{folder / 'reelgate.db'}",
+        floor_path=str(floor),
+        spool=folder / "journal.spool",
+    )
+    links: dict[str, Any] = {}
+    try:
+        spec = ctx.bank(BANK)
+        links, _ = await bank_links(spec)
+        checks = await check_bank(links)
+        blocked = [c for c in checks if not c.ok]
+        if blocked:
+            raise OperatorError(f"bank check failed: {blocked[0].machine_id} {blocked[0].blockers}")
+        host_timed = [c.machine_id for c in checks if c.tournament == "host-timed"]
+        console.print(
+            f"bank check: {len(checks)} machines ready "
+            f"({len(checks) - len(host_timed)} native 8C, host-timed: {', '.join(host_timed)})"
+        )
+        await set_bank_enabled(ctx.sessions, BANK, enabled=True, actor=ACTOR)
+        await ctx.reload_floor()
+
+        _heat_id, seated = await _tournament(ctx, args, [m.id for m in spec.active])
+        console.print(
+            f"{len(PLAYERS)} players bought entries; {len(seated)} registered for the heat "
+            "(first come, first served, machines in order: rule 11)"
+        )
+        board = Board([m.id for m in spec.active], seated)
+        supervisor = BankSupervisor(links, interval_s=0.5, feed=feed)
+        supervisor.start()
+        scheduler = Scheduler(
+            ctx,
+            {BANK: links},
+            hooks=ServiceHooks(ctx.sessions, actor=ACTOR),
+            supervisors={BANK: supervisor},
+            tick_s=0.25,
+        )
+        feeds = HeatFeeds(feed, ctx.sessions, scheduler_heat_of_run(scheduler))
+
+        def progress(note: ProgressNote) -> None:
+            board.on_progress(note)  # the console
+            feeds(note)  # the signage page (and MQTT with --mqtt)
+
+        scheduler.progress = progress
+        stop = asyncio.Event()
+        sched_task = asyncio.create_task(scheduler.run(stop))
+        outcome = await _watch(console, board, scheduler, args.seconds)
+        stop.set()
+        await sched_task
+        await supervisor.stop()
+        await feeds.close()
+        await ctx.writer.drain(10.0)
+        console.print()
+        _summary(console, outcome)
+        await _standings(console, ctx)
+        return 0 if outcome.state.value == "closed" else 1
+    finally:
+        await close_links(links)
+        await ctx.close()
+        await bank.close()
+
+
+async def _tournament(
+    ctx: GatewayContext, args: argparse.Namespace, machines: list[str]
+) -> tuple[int, dict[str, str]]:
+    now = datetime.now(UTC)
+    async with unit_of_work(ctx.sessions) as s:
+        t = await create_tournament(s, "Reelgate demo", TournamentSettings(), actor=ACTOR)
+        heat = await schedule_heat(
+            s,
+            t.id,
+            stage=Stage.QUALIFYING,
+            starts_at=now + timedelta(seconds=3),
+            bank_name=BANK,
+            duration_seconds=args.seconds,
+            starting_credits=args.credits,
+            actor=ACTOR,
+            now=now,
+        )
+        for i, (name, id_number) in enumerate(PLAYERS):
+            player = await add_player(
+                s,
+                id_number=id_number,
+                name=name,
+                date_of_birth=date(1970 + i, 1 + i, 10 + i),
+                actor=ACTOR,
+                now=now,
+            )
+            await sell_entries(s, t.id, player.id, cashier=ACTOR, now=now)  # rule 5: R50
+        heat_id = heat.id
+    seated: dict[str, str] = {}
+    for name, id_number in PLAYERS[: len(machines)]:
+        async with unit_of_work(ctx.sessions) as s:
+            seat = await register_for_heat(
+                s, heat_id, id_number, actor=ACTOR, now=datetime.now(UTC)
+            )
+            seated[seat.machine_id] = name
+    return heat_id, seated
+
+
+async def _watch(console: Console, board: Board, scheduler: Scheduler, seconds: int) -> HeatOutcome:
+    deadline = time.monotonic() + seconds + 60  # bounded, whatever happens
+    with Live(board.render(), console=console, refresh_per_second=4) as live:
+        while time.monotonic() < deadline:
+            live.update(board.render())
+            if scheduler.finished:
+                live.update(board.render())
+                return scheduler.finished[0]
+            await asyncio.sleep(0.25)
+    raise OperatorError("demo heat did not finish in time")
+
+
+def _summary(console: Console, outcome: HeatOutcome) -> None:
+    acks = [s.unlock_ack_ms for s in outcome.seats.values() if s.unlock_ack_ms is not None]
+    skew = (max(acks) - min(acks)) if acks else 0.0
+    lines = [
+        f"heat {outcome.state.value}: {len(acks)} machines unlocked together "
+        f"(unlock acknowledgements spread over {skew:.2f} ms)",
+    ]
+    if outcome.committed_at is not None and outcome.ends_at is not None:
+        ms = (outcome.committed_at - outcome.ends_at).total_seconds() * 1000
+        lines.append(f"all scores stored {ms:.0f} ms after the heat clock's end")
+    for m, s in outcome.seats.items():
+        if s.error:
+            lines.append(f"{m}: {s.error}")
+    console.print(Group(*(Text(x) for x in lines)))
+
+
+async def _standings(console: Console, ctx: GatewayContext) -> None:
+    async with ctx.sessions() as s:
+        st = await stage_standings(s, "Reelgate demo", Stage.QUALIFYING)
+    table = Table(title="Qualifying standings (best single entry, rules 13-14)")
+    table.add_column("place", justify="right")
+    table.add_column("player")
+    table.add_column("credits", justify="right")
+    table.add_column("")
+    for line in st.lines:
+        table.add_row(
+            str(line.place),
+            line.player_name,
+            str(line.credits),
+            "tie: card draw (rule 19)" if line.tied else "",
+        )
+    console.print(table)
+    with contextlib.suppress(Exception):
+        if st.ties_to_draw:
+            console.print(f"{len(st.ties_to_draw)} tie(s) to settle by card draw (rule 19)")

@@ -1,0 +1,270 @@
+"""Heats start and stop by themselves, from the schedule.
+
+Every tick the scheduler looks, for each *enabled* bank with no heat under way, for the
+earliest tournament heat that is due (scheduled, or restarted under rule 20, with its
+advertised start passed) and runs it on the machines its players are seated at (rule 11).
+The heat runner stops it by the heat clock.  A director's commands (``reelgate heat
+direct``: start now, pause, resume, abort, restart) arrive through the database and are
+carried out on the next tick, so they work against a gateway running as a service.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from gateway.feed import FeedPublisher
+from gateway.floor.model import Floor
+from gateway.heats.hooks import ProgressSink
+from gateway.heats.runner import Command, HeatOutcome, HeatRunner
+from gateway.heats.spool import JournalWriter
+from gateway.heats.supervisor import BankSupervisor
+from gateway.machines.driver import MachineDriver
+from gateway.machines.links import MachineLink
+from gateway.tournament.bridge import ServiceHooks
+from storage.journal import DirectorCommand, RunState
+from storage.tournament import Heat, HeatStatus
+
+log = logging.getLogger(__name__)
+
+DUE = (HeatStatus.SCHEDULED, HeatStatus.RESTARTED)
+
+
+class HeatContext(Protocol):
+    """What the scheduler needs of the running gateway (assembled by ``gateway.app``)."""
+
+    sessions: async_sessionmaker[AsyncSession]
+    writer: JournalWriter
+    floor: Floor
+
+    async def reload_floor(self) -> Floor: ...
+
+
+DriverFactory = Callable[[str, str], MachineDriver]  # (machine id, endpoint URI)
+
+
+def _registry_driver(machine_id: str, endpoint: str) -> MachineDriver:
+    from gateway.machines.registry import open_driver  # drivers load their protocol stacks
+
+    return open_driver(machine_id, endpoint)
+
+
+@dataclass(slots=True)
+class LiveHeat:
+    heat_id: int
+    runner: HeatRunner
+    task: asyncio.Task[HeatOutcome]
+
+
+class Scheduler:
+    def __init__(
+        self,
+        ctx: HeatContext,
+        links: Mapping[str, Mapping[str, MachineLink]],  # bank -> machine -> link
+        *,
+        hooks: ServiceHooks | None = None,
+        supervisors: Mapping[str, BankSupervisor] | None = None,
+        feed: FeedPublisher | None = None,
+        progress: ProgressSink | None = None,
+        tick_s: float = 0.5,
+        restart_pause_s: float = 10.0,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        open_driver: DriverFactory = _registry_driver,
+    ) -> None:
+        self.ctx = ctx
+        self.open_driver = open_driver
+        self.links = links
+        self.hooks = hooks or ServiceHooks(ctx.sessions)
+        self.supervisors = supervisors or {}
+        self.feed = feed
+        self.progress = progress
+        self.tick_s = tick_s
+        self.restart_pause_s = restart_pause_s
+        self.now = now
+        self.live: dict[str, LiveHeat] = {}
+        # Banks busy with something else (recovery at start): no new heat until done.
+        self.busy: dict[str, asyncio.Task[None]] = {}
+        self.finished: list[HeatOutcome] = []
+        self._not_before: dict[int, datetime] = {}  # heat -> earliest retry after a restart
+        # bank -> machine -> the endpoint its link was opened for
+        self._endpoints: dict[str, dict[str, str]] = {
+            bank: {m.id: m.endpoint for m in ctx.floor.bank(bank).machines if m.id in linked}
+            for bank, linked in links.items()
+            if bank in ctx.floor.banks
+        }
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                await self.tick()
+            except Exception:  # one bad tick must not stop the floor; it is logged
+                log.exception("scheduler tick failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.tick_s)
+        for live in list(self.live.values()):
+            live.task.cancel()  # the journal says where it was; the next start recovers
+        await asyncio.gather(*(x.task for x in self.live.values()), return_exceptions=True)
+
+    async def tick(self) -> None:
+        self._reap()
+        await self._director_commands()
+        floor = await self.ctx.reload_floor()
+        now = self.now()
+        for bank in floor.banks.values():
+            if not bank.enabled or bank.name in self.live or bank.name not in self.links:
+                continue
+            if bank.name in self.busy and not self.busy[bank.name].done():
+                continue
+            heat = await self._due(bank.name, now)
+            if heat is not None:
+                await self.start(heat)
+
+    async def _due(self, bank: str, now: datetime) -> Heat | None:
+        async with self.ctx.sessions() as session:
+            heats = (
+                await session.scalars(
+                    select(Heat)
+                    .where(
+                        Heat.bank_name == bank,
+                        Heat.status.in_(DUE),
+                        Heat.scheduled_start <= now,
+                    )
+                    .order_by(Heat.scheduled_start, Heat.id)
+                )
+            ).all()
+        for heat in heats:
+            if self._not_before.get(heat.id, now) <= now:
+                return heat
+        return None
+
+    async def start(self, heat: Heat) -> LiveHeat | None:
+        """Start a heat now on its bank's seated, active machines."""
+        bank = self.ctx.floor.bank(heat.bank_name)
+        active = {m.id for m in bank.active}
+        called = await self.hooks.seated_machines(heat.id)
+        if not called:
+            # Nobody would play (all absent, or nobody registered): rule 22 forfeits and
+            # the heat is closed rather than retried for ever.
+            closer = getattr(self.hooks, "close_if_nobody_plays", None)
+            if closer is not None and await closer(heat.id, self.now()):
+                log.info("heat %s closed at its start: no seat in play (rule 22)", heat.id)
+                return None
+        seated = [m for m in called if m in active]
+        if not seated:
+            log.warning("heat %s due on bank %s but nobody is seated", heat.id, bank.name)
+            self._not_before[heat.id] = self.now() + timedelta(seconds=self.restart_pause_s)
+            return None
+        links = await self._ensure_links(bank.name, seated)
+        runner = HeatRunner(
+            self.ctx.writer, links, hooks=self.hooks, feed=self.feed, progress=self.progress
+        )
+        supervisor = self.supervisors.get(bank.name)
+        if supervisor is not None:
+            supervisor.claim(seated)
+        task = asyncio.create_task(
+            runner.run_new(
+                bank.name,
+                seated,
+                credits=int(heat.starting_credits),
+                seconds=heat.duration_seconds,
+                heat_id=heat.id,
+                attempt=heat.restarts + 1,
+            ),
+            name=f"heat-{heat.id}",
+        )
+        live = LiveHeat(heat.id, runner, task)
+        self.live[bank.name] = live
+        log.info("heat %s started on bank %s (%d machines)", heat.id, bank.name, len(seated))
+        return live
+
+    async def _ensure_links(self, bank: str, machines: list[str]) -> Mapping[str, MachineLink]:
+        """Links for the heat's machines, opening any a technician added or re-pointed since
+        the gateway started (the floor in the database is the truth)."""
+        links = self.links[bank]
+        if not isinstance(links, dict):
+            return links
+        for machine_id in machines:
+            endpoint = self.ctx.floor.machine(machine_id).endpoint
+            known = self._endpoints.setdefault(bank, {})
+            if machine_id in links and known.get(machine_id) == endpoint:
+                continue
+            if machine_id in links:
+                await links[machine_id].close()
+            links[machine_id] = MachineLink(machine_id, self.open_driver(machine_id, endpoint))
+            known[machine_id] = endpoint
+            log.info("bank %s: link to %s at %s", bank, machine_id, endpoint)
+        return links
+
+    def _reap(self) -> None:
+        for bank, live in list(self.live.items()):
+            if not live.task.done():
+                continue
+            del self.live[bank]
+            supervisor = self.supervisors.get(bank)
+            if supervisor is not None:
+                supervisor.release(self.links[bank])
+            if live.task.cancelled():
+                continue
+            exc = live.task.exception()
+            if exc is not None:
+                log.error("heat %s on bank %s failed: %r", live.heat_id, bank, exc)
+                self._not_before[live.heat_id] = self.now() + timedelta(
+                    seconds=self.restart_pause_s
+                )
+                continue
+            outcome = live.task.result()
+            self.finished.append(outcome)
+            if outcome.state is RunState.RESTARTED:
+                self._not_before[live.heat_id] = self.now() + timedelta(
+                    seconds=self.restart_pause_s
+                )
+
+    async def _director_commands(self) -> None:
+        # Read, act, then stamp: no transaction is held open while acting (SQLite writers
+        # are serialised, and acting opens sessions of its own).
+        async with self.ctx.sessions() as session:
+            pending = (
+                await session.scalars(
+                    select(DirectorCommand)
+                    .where(DirectorCommand.done_at.is_(None))
+                    .order_by(DirectorCommand.id)
+                )
+            ).all()
+        for cmd in pending:
+            outcome = await self._carry_out(cmd)
+            async with self.ctx.sessions.begin() as session:
+                row = await session.get(DirectorCommand, cmd.id)
+                if row is not None:
+                    row.outcome, row.done_at = outcome, self.now()
+            log.info("director order %s (%s): %s", cmd.id, cmd.command, outcome)
+
+    async def _carry_out(self, cmd: DirectorCommand) -> str:
+        live = self.live.get(cmd.bank_name)
+        if cmd.command == "start":
+            if live is not None:
+                return f"refused: heat {live.heat_id} is under way on bank {cmd.bank_name}"
+            if cmd.heat_id is None:
+                return "refused: start needs a heat"
+            async with self.ctx.sessions() as session:
+                heat = await session.get(Heat, cmd.heat_id)
+            if heat is None or heat.status not in DUE:
+                return f"refused: heat {cmd.heat_id} is not waiting to start"
+            if heat.scheduled_start > self.now() and heat.status is HeatStatus.SCHEDULED:
+                return (
+                    f"refused: heat {cmd.heat_id} is advertised for "
+                    f"{heat.scheduled_start.isoformat()} (rule 22); reschedule it first (rule 10)"
+                )
+            started = await self.start(heat)
+            return "started" if started is not None else "refused: nobody seated"
+        if live is None:
+            return f"refused: no heat under way on bank {cmd.bank_name}"
+        live.runner.direct(Command(cmd.command), cmd.reason)
+        return f"sent to heat {live.heat_id}"

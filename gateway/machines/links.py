@@ -1,0 +1,114 @@
+"""One machine's link as the heat sees it: a driver plus retries on transient errors.
+
+Transient link errors (timeouts, a dropped connection, garbage on the wire) are retried
+with ``tenacity``; a dropped connection is re-opened before the next try.  What is left
+after the retry budget is raised to the caller, who decides (usually: malfunction,
+rule 20).  Commands to one machine are serialised: SAS is half duplex.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
+
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception_type,
+    stop_after_attempt,
+    stop_after_delay,
+    wait_exponential,
+)
+
+from gateway.machines.driver import TRANSIENT_ERRORS, DriverError, LinkDown, MachineDriver
+
+T = TypeVar("T")
+
+
+class MachineLink:
+    def __init__(
+        self,
+        machine_id: str,
+        driver: MachineDriver,
+        *,
+        attempts: int = 3,
+        budget_s: float = 2.0,
+        first_wait_s: float = 0.05,
+    ) -> None:
+        self.machine_id = machine_id
+        self.driver = driver
+        self.attempts = attempts
+        self.budget_s = budget_s
+        self.first_wait_s = first_wait_s
+        self._busy = asyncio.Lock()
+        self.opened = False
+
+    async def open(self) -> None:
+        await self.call(self._open)
+
+    async def _open(self) -> None:
+        if not self.opened:
+            await self.driver.open()
+            self.opened = True
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.driver.close()
+        self.opened = False
+
+    async def call(self, op: Callable[[], Awaitable[T]]) -> T:
+        """Run ``op`` (a driver call) with retries on transient errors."""
+        retrying = AsyncRetrying(
+            retry=retry_if_exception_type(TRANSIENT_ERRORS),
+            stop=stop_after_attempt(self.attempts) | stop_after_delay(self.budget_s),
+            wait=wait_exponential(multiplier=self.first_wait_s, max=0.5),
+            before_sleep=self._before_retry,
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                async with self._busy:
+                    if not self.opened and op.__name__ != "_open":
+                        await self.driver.open()
+                        self.opened = True
+                    return await op()
+        raise AssertionError("unreachable: tenacity reraises")  # pragma: no cover
+
+    async def once(self, op: Callable[[], Awaitable[T]]) -> T:
+        """Run ``op`` once, without retries (the start fire: a retry there is a late start)."""
+        async with self._busy:
+            return await op()
+
+    async def _before_retry(self, state: RetryCallState) -> None:
+        outcome = state.outcome
+        if outcome is not None and isinstance(outcome.exception(), LinkDown):
+            # The connection is gone: reconnect on the next try.
+            await self.close()
+
+
+async def open_links(
+    machines: Mapping[str, str],
+    factory: Callable[[str, str], Any],
+    *,
+    open_timeout_s: float = 3.0,
+) -> tuple[dict[str, MachineLink], dict[str, str]]:
+    """Open a link per machine (id -> endpoint).  Returns the links and who failed to open."""
+    links = {m: MachineLink(m, factory(m, uri)) for m, uri in machines.items()}
+
+    async def opening(link: MachineLink) -> None:
+        await asyncio.wait_for(link.open(), open_timeout_s)
+
+    results = await asyncio.gather(*(opening(x) for x in links.values()), return_exceptions=True)
+    failed: dict[str, str] = {}
+    for machine_id, result in zip(links, results, strict=True):
+        if isinstance(result, BaseException):
+            if not isinstance(result, DriverError | TimeoutError | OSError):
+                raise result
+            failed[machine_id] = f"{type(result).__name__}: {result}"
+    return links, failed
+
+
+async def close_links(links: Mapping[str, MachineLink]) -> None:
+    await asyncio.gather(*(link.close() for link in links.values()), return_exceptions=True)

@@ -1,0 +1,394 @@
+"""The SAS machine driver: :class:`~gateway.machines.driver.MachineDriver` over a SAS host client.
+
+Tournament support is decided per machine from LP A0 (features byte 1, bit 3):
+
+NATIVE (bit 3 set)
+    LP 01 lock, LP 8C enter with the heat's credits and time, LP 02 to start; the EGM
+    runs its timer and keeps separate tournament meters (LP 99); LP 8C exit at the end.
+
+HOST_TIMED (bit 3 clear) -- the fallback real products use.  Credits are loaded with an
+AFT in-house transfer (LP 72 type 00) as *restricted* (play-only) credits, agreed with
+the core's poll table (:mod:`protocols.sas.aft`); restricted credits cannot be cashed out
+(rules 12 and 18).  We chose AFT over legacy bonusing (LP 8A) because AFT reports the
+outcome of every transfer, can be interrogated after a lost reply, and moves credits
+back off the machine, which a heat needs at its end.  Sequence:
+
+1. enter: LP 01 lock; LP 74 interrogate -- refuse if cashable credits are on the meter
+   (sas.md §5), skip the load if exactly the heat's credits are already there (a retried
+   call never loads twice); LP 74 lock request; LP 72 transfer of credits x denomination.
+2. the gateway times the heat and calls :meth:`unlock` / :meth:`lock` (LP 02 / 01).
+3. score: LP 1A credit meter (rule 12); the other meters are the LP 1C differences since
+   entry (credits won = end - start + wagered).
+4. exit: LP 74 reads what is left (wins land on the cashable meter of a real EGM) and
+   LP 72 type 80 sweeps all of it back to the host.
+
+Beyond :class:`~gateway.machines.driver.MachineDriver` the driver offers two optional calls the
+heat runner looks for: :meth:`SasDriver.prepare_unlock` / :meth:`SasDriver.prepare_lock`
+(LP 02 / 01 framed ahead and fired for the whole bank in one tight loop: the heat starts
+and ends on every machine together) and
+:meth:`SasDriver.tournament_meters` (LP 99 alone: on a NATIVE machine the score follows
+from the meters, so the heat's end needs one poll after the lock, not two).
+
+Errors from the client map onto the driver's: timeout -> LinkTimeout, lost link ->
+LinkDown (the next call reconnects), garbage -> ProtocolFault, NACK / busy / unsupported /
+refused transfer -> MachineRefused.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from contextlib import asynccontextmanager
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from gateway.machines.driver import (
+    DriverError,
+    HeatScore,
+    LinkDown,
+    LinkTimeout,
+    MachineEvent,
+    MachineEventKind,
+    MachineIdentity,
+    MachineRefused,
+    ProtocolFault,
+    TournamentMeters,
+    TournamentSupport,
+)
+from protocols.sas import (
+    Ack,
+    AftLockCode,
+    AftTransfer,
+    AftTransferType,
+    EgmMessage,
+    GamingMachineMetersReply,
+)
+from protocols.sas.client import (
+    SAS_MIN_SPACING,
+    ClientStats,
+    PreparedPoll,
+    SasClient,
+    SasClientError,
+    SasLinkLost,
+    SasNotReady,
+    SasProtocolFault,
+    SasRefused,
+    SasTimeout,
+)
+from protocols.sas.denominations import cents_per_credit
+from protocols.sas.endpoint import Endpoint, parse_endpoint
+
+VENUE_ZONE = ZoneInfo("Africa/Johannesburg")
+
+_K = MachineEventKind
+EVENT_KINDS: dict[int, MachineEventKind] = {
+    0x11: _K.DOOR_OPENED, 0x13: _K.DOOR_OPENED, 0x15: _K.DOOR_OPENED,
+    0x19: _K.DOOR_OPENED, 0x1D: _K.DOOR_OPENED,
+    0x12: _K.DOOR_CLOSED, 0x14: _K.DOOR_CLOSED, 0x16: _K.DOOR_CLOSED,
+    0x1A: _K.DOOR_CLOSED, 0x1E: _K.DOOR_CLOSED,
+    0x17: _K.POWER_APPLIED, 0x18: _K.POWER_LOST,
+    0x20: _K.TILT,
+    0x51: _K.HANDPAY_PENDING, 0x52: _K.HANDPAY_RESET,
+    0x7E: _K.GAME_STARTED, 0x7F: _K.GAME_ENDED,
+    0x84: _K.OPERATOR_MENU, 0x85: _K.OPERATOR_MENU,
+    0x86: _K.OUT_OF_SERVICE,
+    0x70: _K.QUEUE_OVERFLOW,
+}  # fmt: skip
+"""SAS exception code -> the gateway's event vocabulary (others become OTHER)."""
+
+
+def driver_error(exc: SasClientError | OSError | TimeoutError, machine_id: str) -> DriverError:
+    """The :mod:`gateway.machines.driver` exception for a client or connection error."""
+    text = f"machine {machine_id}: {exc}"
+    if isinstance(exc, SasTimeout | TimeoutError):
+        return LinkTimeout(text)
+    if isinstance(exc, SasLinkLost | OSError):
+        return LinkDown(text)
+    if isinstance(exc, SasProtocolFault):
+        return ProtocolFault(text)
+    if isinstance(exc, SasRefused):
+        return MachineRefused(text)
+    if isinstance(exc, SasNotReady):
+        return DriverError(text)  # nothing sent: the caller takes the ordinary path
+    return ProtocolFault(text)
+
+
+class SasDriver:
+    """One machine reached over SAS (TCP through an interface board, or a serial loop)."""
+
+    def __init__(
+        self,
+        machine_id: str,
+        endpoint: Endpoint,
+        *,
+        zone: ZoneInfo = VENUE_ZONE,
+        min_spacing: float = SAS_MIN_SPACING,
+        connect_seconds: float = 5.0,
+    ) -> None:
+        self.machine_id = machine_id
+        self.endpoint = endpoint
+        self.zone = zone
+        self.min_spacing = min_spacing
+        self.connect_seconds = connect_seconds
+        self._client: SasClient | None = None
+        self._support: TournamentSupport | None = None
+        self._start_meters: GamingMachineMetersReply | None = None
+        self._start_credits = 0
+
+    @property
+    def stats(self) -> ClientStats | None:
+        """The open link's counters (polls, retries, shortest gap between polls), if any."""
+        return self._client.stats if self._client is not None else None
+
+    @classmethod
+    def from_uri(cls, machine_id: str, endpoint_uri: str) -> SasDriver:
+        return cls(machine_id, parse_endpoint(endpoint_uri))
+
+    # -- connection ------------------------------------------------------------------------
+    async def open(self) -> None:
+        async with self._errors():
+            await self._connected()
+
+    async def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
+
+    async def _connected(self) -> SasClient:
+        """The client, reconnecting first if the link was lost."""
+        client = self._client
+        if client is None or client.closed:
+            client = await SasClient.connect(
+                self.endpoint,
+                connect_seconds=self.connect_seconds,
+                min_spacing=self.min_spacing,
+            )
+            self._client = client
+        return client
+
+    @asynccontextmanager
+    async def _errors(self) -> AsyncIterator[None]:
+        try:
+            yield
+        except (SasClientError, OSError, TimeoutError) as exc:
+            raise driver_error(exc, self.machine_id) from exc
+
+    async def support(self) -> TournamentSupport:
+        async with self._errors():
+            return await self._support_mode(await self._connected())
+
+    async def _support_mode(self, client: SasClient) -> TournamentSupport:
+        if self._support is None:
+            caps = await client.capabilities()
+            self._support = (
+                TournamentSupport.NATIVE if caps.tournament else (TournamentSupport.HOST_TIMED)
+            )
+        return self._support
+
+    # -- MachineDriver ---------------------------------------------------------------------
+    async def identity(self) -> MachineIdentity:
+        async with self._errors():
+            c = await self._connected()
+            info = await c.machine_info()
+            version = await c.version()
+            support = await self._support_mode(c)
+        return MachineIdentity(
+            game_id=info.game_id,
+            additional_id=info.additional_id,
+            denomination_code=info.denomination,
+            max_bet=info.max_bet,
+            paytable_id=info.paytable_id,
+            base_percent=info.base_percent,
+            protocol_version=version.version,
+            serial_number=version.serial,
+            tournament=support,
+        )
+
+    async def credits(self) -> int:
+        async with self._errors():
+            return await (await self._connected()).credits()
+
+    async def lock(self) -> None:
+        async with self._errors():
+            await (await self._connected()).lock()
+
+    async def unlock(self) -> None:
+        async with self._errors():
+            await (await self._connected()).unlock()
+
+    def prepare_unlock(self) -> Callable[[], Awaitable[None]]:
+        """LP 02 framed now; the returned trigger sends it synchronously and returns an
+        awaitable for the ACK.  Needs an open, idle link (else :class:`LinkDown` /
+        :class:`DriverError`, nothing sent); the heat runner then unlocks the plain way."""
+        return self._prepare(lambda c: c.prepare_unlock(), "LP 02")
+
+    def prepare_lock(self) -> Callable[[], Awaitable[None]]:
+        """LP 01 framed now, fired like :meth:`prepare_unlock` (the heat's end)."""
+        return self._prepare(lambda c: c.prepare_lock(), "LP 01")
+
+    def _prepare(
+        self, make: Callable[[SasClient], PreparedPoll], name: str
+    ) -> Callable[[], Awaitable[None]]:
+        client = self._client
+        if client is None or client.closed:
+            raise LinkDown(f"machine {self.machine_id}: link not open")
+        prepared = make(client)
+
+        def trigger() -> Coroutine[Any, Any, None]:
+            try:
+                pending = prepared.fire()
+            except SasClientError as exc:
+                raise driver_error(exc, self.machine_id) from exc
+            return self._acked(pending, name)
+
+        return trigger
+
+    async def _acked(self, pending: Awaitable[EgmMessage], name: str) -> None:
+        async with self._errors():
+            reply = await pending
+        if not isinstance(reply, Ack):
+            raise ProtocolFault(f"machine {self.machine_id}: {type(reply).__name__} to {name}")
+
+    async def enter_tournament(self, credits: int, seconds: int) -> None:
+        if credits <= 0 or seconds <= 0:
+            raise MachineRefused(f"machine {self.machine_id}: heat needs credits and time > 0")
+        async with self._errors():
+            c = await self._connected()
+            await c.lock()
+            if await self._support_mode(c) is TournamentSupport.NATIVE:
+                await c.enter_tournament(credits, seconds)  # EGM refuses on cashable credits
+                self._start_credits = credits
+                return
+            await self._load_restricted(c, credits)
+
+    async def _load_restricted(self, c: SasClient, credits: int) -> None:
+        cents = await self._cents_per_credit(c)
+        if not (await c.capabilities()).aft:
+            raise MachineRefused(
+                f"machine {self.machine_id}: neither tournament mode nor AFT; cannot run a heat"
+            )
+        status = await c.aft_status()
+        if status.cashable_cents or status.nonrestricted_cents:
+            # sas.md §5: never start a heat with cashable credits on the machine
+            raise MachineRefused(f"machine {self.machine_id}: cashable credits on the meter")
+        if status.restricted_cents == credits * cents:
+            pass  # already loaded by an earlier try of this call
+        elif status.restricted_cents:
+            raise MachineRefused(
+                f"machine {self.machine_id}: other restricted credits on the meter"
+            )
+        else:
+            await c.aft_status(AftLockCode.REQUEST_LOCK)
+            await c.aft_transfer(
+                AftTransfer(
+                    c.address,
+                    transfer_type=AftTransferType.IN_HOUSE_TO_MACHINE,
+                    cashable_cents=0,
+                    restricted_cents=credits * cents,
+                    nonrestricted_cents=0,
+                    transaction_id=_transaction_id(),
+                    asset_number=0,
+                )
+            )
+        self._start_meters = await c.machine_meters()
+        self._start_credits = credits
+
+    async def _cents_per_credit(self, c: SasClient) -> int:
+        info = await c.machine_info()
+        cents = cents_per_credit(info.denomination)
+        if cents is None:
+            raise MachineRefused(
+                f"machine {self.machine_id}: denomination code {info.denomination:02X} "
+                "is not a whole number of cents; cannot load credits"
+            )
+        return cents
+
+    async def exit_tournament(self) -> None:
+        async with self._errors():
+            c = await self._connected()
+            await c.lock()
+            if await self._support_mode(c) is TournamentSupport.NATIVE:
+                await c.exit_tournament()
+                return
+            status = await c.aft_status()
+            if status.cashable_cents or status.restricted_cents:
+                await c.aft_status(AftLockCode.REQUEST_LOCK)
+                await c.aft_transfer(
+                    AftTransfer(
+                        c.address,
+                        transfer_type=AftTransferType.IN_HOUSE_TO_HOST,
+                        cashable_cents=status.cashable_cents,
+                        restricted_cents=status.restricted_cents,
+                        nonrestricted_cents=0,
+                        transaction_id=_transaction_id(),
+                        asset_number=0,
+                    )
+                )
+            self._start_meters = None
+
+    async def heat_score(self) -> HeatScore:
+        async with self._errors():
+            c = await self._connected()
+            credits = await c.credits()  # the score is the credit meter (rule 12)
+            if await self._support_mode(c) is TournamentSupport.NATIVE:
+                t = await c.tournament_meters()
+                meters = TournamentMeters(
+                    t.games_played, t.games_won, t.credits_wagered, t.credits_won
+                )
+                return HeatScore(credits=credits, meters=meters)
+            now = await c.machine_meters()
+        start = self._start_meters
+        if start is None:  # entry not seen by this driver (e.g. after a restart)
+            return HeatScore(credits, TournamentMeters(0, 0, 0, 0))
+        wagered = now.coin_in - start.coin_in
+        return HeatScore(
+            credits=credits,
+            meters=TournamentMeters(
+                games_played=now.games_played - start.games_played,
+                games_won=now.games_won - start.games_won,
+                credits_wagered=wagered,
+                credits_won=max(0, credits - self._start_credits + wagered),
+            ),
+        )
+
+    async def tournament_meters(self) -> TournamentMeters:
+        """LP 99 alone: the four tournament meters of a NATIVE machine (one poll).
+
+        The heat runner derives the score from them (starting credits - wagered + won)
+        and reads the LP 1A credit meter afterwards as a cross-check.  A HOST_TIMED
+        machine keeps no tournament meters: :class:`MachineRefused`, use heat_score().
+        """
+        async with self._errors():
+            c = await self._connected()
+            if await self._support_mode(c) is not TournamentSupport.NATIVE:
+                raise MachineRefused(
+                    f"machine {self.machine_id}: no tournament meters (host-timed)"
+                )
+            t = await c.tournament_meters()
+        return TournamentMeters(t.games_played, t.games_won, t.credits_wagered, t.credits_won)
+
+    async def read_clock(self) -> dt.datetime:
+        async with self._errors():
+            wall = await (await self._connected()).read_clock()
+        return wall.replace(tzinfo=self.zone)  # EGM clocks keep venue wall time
+
+    async def set_clock(self, when: dt.datetime) -> None:
+        if when.tzinfo is None:
+            raise ValueError("set_clock needs an aware datetime")
+        wall = when.astimezone(self.zone).replace(tzinfo=None, microsecond=0)
+        async with self._errors():
+            await (await self._connected()).set_clock(wall)
+
+    async def poll_events(self) -> list[MachineEvent]:
+        async with self._errors():
+            codes = await (await self._connected()).events()
+        at = dt.datetime.now(dt.UTC)
+        return [
+            MachineEvent(self.machine_id, EVENT_KINDS.get(code, _K.OTHER), at, code)
+            for code in codes
+        ]
+
+
+def _transaction_id() -> str:
+    return f"RG{uuid.uuid4().hex[:18]}"  # 20 ASCII characters, unique per transfer

@@ -1,0 +1,303 @@
+"""The sales side of the Super 9 desk: settings, calendar changes, ticket sales and
+hand-ins (rules 1-11, 21, 23), and opening a session's draw.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from gateway.errors import OperatorError
+from gateway.super9.desk.core import DeskCore, require_aware
+from gateway.super9.desk.eligibility import check_eligible, find_player
+from gateway.super9.rules.calendar import SessionCalendar, hand_in_cutoff
+from gateway.super9.rules.settings import Super9Settings
+from gateway.super9.rules.tickets import (
+    TicketNumbersError,
+    format_numbers,
+    parse_numbers,
+    validate_numbers,
+)
+from storage import audit
+from storage.super9 import (
+    SessionStatus,
+    Super9CalendarChange,
+    Super9Session,
+    Super9Setting,
+    Super9Ticket,
+    TicketStatus,
+)
+
+
+def _keyed_numbers(serial: str, numbers: str) -> tuple[int, ...]:
+    """Numbers as keyed from a ticket (rules 8, 11), or a one-line operator error."""
+    try:
+        return validate_numbers(parse_numbers(numbers))
+    except TicketNumbersError as exc:
+        raise OperatorError(f"ticket {serial}: {exc}") from None
+
+
+class SalesDesk(DeskCore):
+    """Settings, calendar, sales, hand-ins and number changes, and opening a draw."""
+
+    async def change_settings(
+        self, changes: dict[str, Any], *, actor: str, reason: str, now: datetime
+    ) -> Super9Settings:
+        async with self._sm.begin() as db:
+            current = await self.settings(db)
+            try:
+                new = current.with_changes(changes)
+            except (ValueError, TypeError) as exc:
+                raise OperatorError(f"settings: {exc}") from None
+            stored = new.to_json()
+            for key in changes:
+                row = await db.get(Super9Setting, key)
+                if row is None:
+                    db.add(
+                        Super9Setting(key=key, value=stored[key], updated_at=now, updated_by=actor)
+                    )
+                else:
+                    row.value, row.updated_at, row.updated_by = stored[key], now, actor
+            await audit.record(
+                db,
+                actor=actor,
+                action="super9.settings",
+                subject="super9/settings",
+                reason=reason,
+                details={
+                    "before": {k: current.to_json()[k] for k in changes},
+                    "after": {k: stored[k] for k in changes},
+                },
+            )
+        return new
+
+    async def change_calendar(
+        self, starts_at: datetime, *, cancel: bool, actor: str, reason: str, now: datetime
+    ) -> None:
+        """A one-off change to the rule 4 calendar (extra or cancelled session)."""
+        require_aware(starts_at)
+        async with self._sm.begin() as db:
+            cal = await self.calendar(db)
+            local = starts_at.astimezone(cal.tz)
+            scheduled = local in cal.on_day(local.date())
+            if cancel and not scheduled:
+                raise OperatorError(f"rule 4: no session at {starts_at.isoformat()} to cancel")
+            if not cancel and scheduled:
+                raise OperatorError(f"rule 4: a session at {starts_at.isoformat()} already exists")
+            existing = await self._session_at(db, starts_at)
+            if cancel and existing is not None:
+                raise OperatorError(
+                    f"session {existing.id} already has tickets or spins; move them first"
+                )
+            db.add(
+                Super9CalendarChange(
+                    starts_at=starts_at,
+                    cancelled=cancel,
+                    changed_by=actor,
+                    reason=reason,
+                    changed_at=now,
+                )
+            )
+            await audit.record(
+                db,
+                actor=actor,
+                action="super9.calendar." + ("cancel" if cancel else "add"),
+                subject=f"super9/calendar/{starts_at.isoformat()}",
+                reason=reason,
+                details={"starts_at": starts_at},
+            )
+
+    async def open_session(self, starts_at: datetime, *, actor: str, now: datetime) -> int:
+        """Start the draw: settings are frozen from here, numbers too (rule 23)."""
+        require_aware(starts_at)
+        async with self._sm.begin() as db:
+            cal = await self.calendar(db)
+            local = starts_at.astimezone(cal.tz)
+            if local not in cal.on_day(local.date()):
+                raise OperatorError(f"rule 4: no Super 9 session at {local.isoformat()}")
+            if now < hand_in_cutoff(starts_at):
+                raise OperatorError(
+                    f"rule 6: hand-ins run until {hand_in_cutoff(local).time():%H:%M}; "
+                    "the draw cannot start before"
+                )
+            row = await self._ensure_session(db, starts_at, now)
+            if row.status is not SessionStatus.SCHEDULED:
+                raise OperatorError(f"session {row.id} is already {row.status.value}")
+            row.status = SessionStatus.DRAWING
+            row.settings = (await self.settings(db)).to_json()
+            row.opened_at, row.opened_by = now, actor
+            await audit.record(
+                db,
+                actor=actor,
+                action="super9.session.open",
+                subject=f"super9/session/{row.id}",
+                details={"starts_at": starts_at, "settings": row.settings},
+            )
+            session_id = row.id
+        await self.publish(session_id)
+        return session_id
+
+    async def sell(self, serial: str, player_ref: str, *, actor: str, now: datetime) -> int:
+        """Cash desk sale (rules 5, 6) to an eligible player (rules 1-3); the session id."""
+        require_aware(now)
+        serial = serial.strip()
+        if not serial:
+            raise OperatorError("ticket: give the printed ticket number")
+        async with self._sm.begin() as db:
+            cal = await self.calendar(db)
+            local = now.astimezone(cal.tz)
+            starts = cal.sale_session(local)
+            if starts is None:
+                raise OperatorError(
+                    "rule 6: tickets are sold from 08:00 on draw days until 30 minutes "
+                    "before a session"
+                )
+            player = await find_player(db, player_ref)
+            await check_eligible(db, player, local)
+            if (
+                await db.execute(select(Super9Ticket.id).where(Super9Ticket.serial == serial))
+            ).first() is not None:
+                raise OperatorError(f"ticket {serial!r} was already sold")
+            session = await self._ensure_session(db, starts, now)
+            if session.status is not SessionStatus.SCHEDULED:
+                raise OperatorError(f"rule 6: session {session.id} is {session.status.value}")
+            buy_in = Super9Settings.from_json(session.settings).buy_in_cents
+            db.add(
+                Super9Ticket(
+                    serial=serial,
+                    session_id=session.id,
+                    player_id=player.id,
+                    buy_in_cents=buy_in,
+                    sold_at=now,
+                    sold_by=actor,
+                    status=TicketStatus.SOLD,
+                )
+            )
+            await audit.record(
+                db,
+                actor=actor,
+                action="super9.ticket.sell",
+                subject=f"super9/ticket/{serial}",
+                details={"session": session.id, "player": player.id_number, "buy_in_cents": buy_in},
+            )
+            return session.id
+
+    async def _next_open_session(
+        self, db: AsyncSession, cal: SessionCalendar, now: datetime, sold_for: datetime
+    ) -> Super9Session:
+        """The session a hand-in at ``now`` enters (rule 6), skipping any already drawing."""
+        start = cal.hand_in_session(now, sold_for.astimezone(cal.tz))
+        for _ in range(64):  # bounded: sessions already drawing early are rare
+            row = await self._ensure_session(db, start, now)
+            if row.status is SessionStatus.SCHEDULED:
+                return row
+            start = next(cal.upcoming(start))
+        raise OperatorError("rule 6: no scheduled session to enter the ticket into")
+
+    async def hand_in(self, serial: str, numbers: str, *, actor: str, now: datetime) -> int:
+        """Key the top copy (rules 7, 8, 11); returns the session the ticket plays in."""
+        require_aware(now)
+        keyed = _keyed_numbers(serial, numbers)
+        async with self._sm.begin() as db:
+            ticket = await self._ticket(db, serial)
+            if ticket.status is not TicketStatus.SOLD:
+                raise OperatorError(
+                    f"ticket {serial} is {ticket.status.value}, not awaiting hand-in"
+                )
+            cal = await self.calendar(db)
+            sold_for = await self._session(db, ticket.session_id)
+            target = await self._next_open_session(db, cal, now, sold_for.starts_at)
+            rolled = target.id != ticket.session_id
+            if rolled and ticket.rolled_from_id is not None:
+                raise OperatorError(
+                    f"rule 6: ticket {serial} was valid for the next session only; it is past"
+                )
+            if rolled:  # rule 6: late tickets are valid for the next session
+                ticket.rolled_from_id = ticket.session_id
+                ticket.session_id = target.id
+            ticket.numbers = format_numbers(keyed)
+            ticket.status = TicketStatus.ENTERED
+            ticket.handed_in_at, ticket.handed_in_by = now, actor
+            await audit.record(
+                db,
+                actor=actor,
+                action="super9.ticket.hand-in",
+                subject=f"super9/ticket/{serial}",
+                reason="rule 6: handed in after the cut-off, entered into the next session"
+                if rolled
+                else None,
+                details={
+                    "numbers": list(keyed),
+                    "session": target.id,
+                    "rolled_from": sold_for.id if rolled else None,
+                },
+            )
+            return target.id
+
+    async def change_numbers(
+        self,
+        serial: str,
+        numbers: str,
+        *,
+        actor: str,
+        approved_by: str,
+        reason: str,
+        now: datetime,
+    ) -> None:
+        """Rule 23: a change before the game starts, signed off by the Promotion Director."""
+        if not approved_by.strip() or approved_by.strip() == actor.strip():
+            raise OperatorError(
+                "rule 23: the Promotion Director's sign-off (another person) is needed"
+            )
+        keyed = _keyed_numbers(serial, numbers)
+        async with self._sm.begin() as db:
+            ticket = await self._ticket(db, serial)
+            if ticket.status is not TicketStatus.ENTERED:
+                raise OperatorError(f"ticket {serial} is {ticket.status.value}; nothing to change")
+            session = await self._session(db, ticket.session_id)
+            if session.status is not SessionStatus.SCHEDULED:
+                raise OperatorError(f"rule 23: session {session.id} has started; numbers are final")
+            before = ticket.numbers
+            ticket.numbers = format_numbers(keyed)
+            await audit.record(
+                db,
+                actor=actor,
+                action="super9.ticket.change-numbers",
+                subject=f"super9/ticket/{serial}",
+                reason=reason,
+                details={
+                    "before": before,
+                    "after": ticket.numbers,
+                    "approved_by": approved_by,
+                    "rule": 23,
+                },
+            )
+
+    async def disqualify(
+        self, serial: str, *, actor: str, reason: str, rule: int, now: datetime
+    ) -> None:
+        """Staff flag a marked or scratched ticket (rule 21) or a rule breach (24, 28)."""
+        if rule not in (9, 21, 24, 28):
+            raise OperatorError("disqualify: rule must be 9, 21, 24 or 28")
+        async with self._sm.begin() as db:
+            ticket = await self._ticket(db, serial)
+            if ticket.status is TicketStatus.DISQUALIFIED:
+                raise OperatorError(f"ticket {serial} is already disqualified")
+            session = await self._session(db, ticket.session_id)
+            if session.status is SessionStatus.CLOSED:
+                raise OperatorError(f"session {session.id} is closed; results are final (rule 27)")
+            ticket.status = TicketStatus.DISQUALIFIED
+            ticket.disqualified_reason = f"rule {rule}: {reason}"
+            await audit.record(
+                db,
+                actor=actor,
+                action="super9.ticket.disqualify",
+                subject=f"super9/ticket/{serial}",
+                reason=reason,
+                details={"rule": rule},
+            )
+            session_id = session.id
+        await self.publish(session_id)
