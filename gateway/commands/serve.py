@@ -33,10 +33,10 @@ from gateway.heats.context import add_common_arguments
 
 if TYPE_CHECKING:
     from gateway.floor import MachineSpec, SnmpSecrets
-    from gateway.health import HealthMonitor
     from gateway.heats.context import GatewayContext
     from gateway.heats.links import MachineLink
     from gateway.heats.tournament_hooks import ServiceHooks
+    from gateway.machines.health import HealthMonitor
     from gateway.scheduler import Scheduler
     from gateway.supervisor import BankSupervisor
     from gateway.web import FanoutFeed, SignageServer
@@ -272,14 +272,8 @@ async def _watch_health(
     machines = [m for bank in ctx.floor.banks.values() for m in bank.machines if m.snmp]
     if not machines:
         return None, None
-    from gateway.health import (
-        HealthMonitor,
-        HealthPoller,
-        TrapReceiver,
-        rewatch,
-        route_events,
-        watch_boards,
-    )
+    from gateway.machines.health import HealthMonitor, rewatch, route_events, watch_boards
+    from protocols.snmp.manager import HealthPoller, TrapReceiver
 
     host, port = trap_host(getattr(args, "snmp_traps", "127.0.0.1:0"))
     monitor = HealthMonitor(TrapReceiver(host=host, port=port), HealthPoller())

@@ -33,18 +33,12 @@ from gateway.floor import (
     parse_snmp,
     sync_floor,
 )
-from gateway.health import (
-    HealthMonitor,
-    HealthPoller,
-    SnmpTarget,
-    TrapReceiver,
-    board_problems,
-    route_events,
-)
 from gateway.heats.links import MachineLink
 from gateway.heats.preflight import MachineCheck, add_health
 from gateway.heats.runner import HeatRunner
 from gateway.heats.spool import JournalWriter
+from gateway.machines.health import HealthMonitor, board_problems, route_events
+from protocols.snmp.manager import HealthPoller, SnmpTarget, TrapReceiver
 from protocols.snmp.security import V2cCommunity, V3User
 from storage.db import make_sessionmaker
 from storage.journal import Journal, RunState, SeatState
