@@ -34,7 +34,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -172,7 +172,7 @@ class HealthMonitor:
             sub.wake.set()
         return event
 
-    async def events(self) -> AsyncIterator[MachineEvent]:
+    async def events(self) -> AsyncGenerator[MachineEvent, None]:
         """Every trap as a :class:`MachineEvent`, from now on, until the caller stops."""
         sub = _Subscriber()
         self._subscribers.append(sub)
