@@ -7,7 +7,7 @@
 * Traps (unconfirmed SNMPv2 notifications) on power loss, slot door opened, and link
   down/up to the gateway, sent from an engine with this agent's engine id so an SNMPv3
   receiver can authenticate them (it registers the board's engine id, see
-  ``gateway.health``).
+  ``gateway.machines.health``).
 """
 
 from __future__ import annotations

@@ -41,6 +41,6 @@ class FloorMachine(Base):
     # ``udp://host:port?user=u`` for v3 authPriv, ``?version=2c`` for v2c).  Never a
     # secret: passphrases and communities come from the SNMP secrets file (revision 0005
     # stripped the ones older databases held).  Its health is polled and its traps feed
-    # preflight and rules 20/21 (gateway.health).
+    # preflight and rules 20/21 (gateway.machines.health).
     snmp_endpoint: Mapped[str | None] = mapped_column(String(512), nullable=True)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)

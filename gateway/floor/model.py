@@ -13,7 +13,7 @@ A floor file (TOML) is the starting point::
 
 A machine whose board runs an SNMP agent names it with ``snmp`` plus either an SNMPv3
 authPriv user (``snmp_user``, the default and the recommended) or v2c (legacy boards,
-tests); :mod:`gateway.health` then polls it and receives its traps.  The stored form,
+tests); :mod:`gateway.machines.health` then polls it and receives its traps.  The stored form,
 :meth:`SnmpRef.text`, holds no secret: the v3 passphrases and the v2c community come from
 the SNMP secrets file (:class:`SnmpSecrets`, ``--snmp-secrets`` or
 ``$REELGATE_SNMP_SECRETS``) or, for convenience, inline in the floor file

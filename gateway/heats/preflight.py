@@ -5,7 +5,7 @@ the heat be host-timed; are there cashable credits on the meter (tournament mode
 refused then, sas.md §5); is a door open, a tilt or a handpay pending, a game under way
 (from the events it reports); is its clock within tolerance of the gateway's (if not it
 is set, SAS 7F, and read back).  Nothing else is changed on the machine.  A machine whose
-board has an SNMP agent also gets its device health (:func:`gateway.health.board_problems`:
+board has an SNMP agent also gets its device health (:func:`gateway.machines.health.board_problems`:
 link, mains power, door, a trap that marked it), merged in by :func:`add_health`.
 """
 

@@ -61,7 +61,7 @@ from storage.journal import ResultIn, RunState, RunView, SeatState
 S = RunState
 
 # Events that end a machine's part in a heat (rule 20: a malfunction of a slot machine),
-# whether a SAS exception, an MQTT board event or an SNMP trap (gateway.health) says so.
+# whether a SAS exception, an MQTT board event or an SNMP trap (gateway.machines.health) says so.
 MALFUNCTION_EVENTS = frozenset(
     {
         MachineEventKind.TILT,
@@ -70,7 +70,7 @@ MALFUNCTION_EVENTS = frozenset(
         MachineEventKind.DOOR_OPENED,
     }
 )
-# A board's own SNMP trap that its link to the gateway is down counts too (gateway.health
+# A board's own SNMP trap that its link to the gateway is down counts too (gateway.machines.health
 # delivers it only once it has not come back within a grace period).  A driver's
 # LINK_DOWN is not here: a link that stays down shows as a machine that stops answering,
 # and a broker restart (every MQTT board "offline" a moment) is no machine's fault.
@@ -724,7 +724,7 @@ class HeatRunner:
 
     def report_event(self, event: MachineEvent, source: str = "SNMP trap") -> bool:
         """An event about a seat from outside the heat's own polling (an SNMP trap from
-        :mod:`gateway.health`).  A malfunction kind on a playing seat ends its part in the
+        :mod:`gateway.machines.health`).  A malfunction kind on a playing seat ends its part in the
         heat (rules 20/21); returns True if it did."""
         seat = self.out.seats.get(event.machine_id) if hasattr(self, "out") else None
         if seat is None or event.kind not in TRAP_MALFUNCTION_EVENTS:

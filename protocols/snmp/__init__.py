@@ -1,6 +1,7 @@
 """SNMP for board health: REELGATE-MIB (module text + Python mirror), typed errors and
-security settings.  The agent lives in ``emulators/snmp_agent.py``, the poller and trap
-receiver in ``gateway/health.py``."""
+security settings, and the manager (poller and trap receiver, ``protocols/snmp/manager.py``;
+import it directly, it loads pysnmp).  The agent lives in ``emulators/snmp_agent.py``; the
+gateway's wiring (events, trap marks, floor machines) in ``gateway/machines/health.py``."""
 
 from protocols.snmp.errors import (
     RETRYABLE,

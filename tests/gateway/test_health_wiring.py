@@ -27,19 +27,13 @@ from gateway.errors import OperatorError
 from gateway.floor.model import MachineSpec, parse_floor
 from gateway.floor.snmp import SnmpSecrets, parse_snmp
 from gateway.floor.store import load_floor, sync_floor
-from gateway.health import (
-    HealthMonitor,
-    HealthPoller,
-    SnmpTarget,
-    TrapReceiver,
-    board_problems,
-    route_events,
-)
 from gateway.heats.preflight import MachineCheck, add_health
 from gateway.heats.runner import HeatRunner
 from gateway.heats.spool import JournalWriter
 from gateway.machines.driver import MachineEvent, MachineEventKind
+from gateway.machines.health import HealthMonitor, board_problems, route_events
 from gateway.machines.links import MachineLink
+from protocols.snmp.manager import HealthPoller, SnmpTarget, TrapReceiver
 from protocols.snmp.security import V2cCommunity, V3User
 from storage.db import make_sessionmaker
 from storage.journal import Journal, RunState, SeatState

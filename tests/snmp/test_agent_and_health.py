@@ -13,12 +13,13 @@ import pytest
 from emulators.machine import EmulatedMachine
 from emulators.mqtt_board import MqttBoard
 from emulators.snmp_agent import SnmpAgent
-from gateway.health import HealthMonitor, HealthPoller, SnmpTarget, TrapReceiver
 from gateway.machines.driver import MachineEvent, MachineEventKind
+from gateway.machines.health import HealthMonitor
 from protocols.mqtt.broker import EmbeddedBroker
 from protocols.mqtt.client import MqttSettings
 from protocols.snmp import mib
 from protocols.snmp.errors import SnmpAuthError, SnmpTimeout
+from protocols.snmp.manager import HealthPoller, SnmpTarget, TrapReceiver
 from protocols.snmp.mib import DoorState, LinkState, TournamentMode
 from protocols.snmp.security import V2cCommunity, V3User
 

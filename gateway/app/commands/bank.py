@@ -101,8 +101,8 @@ async def _run_check(args: argparse.Namespace) -> list[MachineCheck]:
 
 
 async def _health(machines: Sequence[MachineSpec], secrets: SnmpSecrets) -> dict[str, list[str]]:
-    """SNMP device health of the machines whose boards have an agent (gateway.health)."""
-    from gateway.health import board_problems  # pysnmp loads only when a check runs
+    """SNMP device health of the machines whose boards have an agent (gateway.machines.health)."""
+    from gateway.machines.health import board_problems  # pysnmp loads only when a check runs
 
     return await board_problems(machines, secrets)
 

@@ -10,7 +10,7 @@ the journal, exactly as after a crash.
 The live tournament (heat state and countdown, provisional scores per seat, standings
 after each heat; ``docs/mqtt.md``) goes to the MQTT feed tree with ``--mqtt URL --site S``
 and to the signage page with ``--signage-port P`` (0: a free port; the URL is printed).
-Machines whose boards have an SNMP agent on the floor are watched (``gateway.health``):
+Machines whose boards have an SNMP agent on the floor are watched (``gateway.machines.health``):
 their traps arrive on ``--snmp-traps HOST:PORT`` and a door opened, power lost or link
 down mid-heat is a malfunction of that seat (rules 20/21) while the heat goes on.  Their
 SNMP secrets come from ``--snmp-secrets PATH`` (or ``$REELGATE_SNMP_SECRETS``) and the
@@ -35,9 +35,9 @@ if TYPE_CHECKING:
     from gateway.app.context import GatewayContext
     from gateway.floor.model import MachineSpec
     from gateway.floor.snmp import SnmpSecrets
-    from gateway.health import HealthMonitor
     from gateway.heats.scheduler import Scheduler
     from gateway.heats.supervisor import BankSupervisor
+    from gateway.machines.health import HealthMonitor
     from gateway.machines.links import MachineLink
     from gateway.tournament.bridge import ServiceHooks
     from gateway.web import FanoutFeed, SignageServer
@@ -274,14 +274,8 @@ async def _watch_health(
     machines = [m for bank in ctx.floor.banks.values() for m in bank.machines if m.snmp]
     if not machines:
         return None, None
-    from gateway.health import (
-        HealthMonitor,
-        HealthPoller,
-        TrapReceiver,
-        rewatch,
-        route_events,
-        watch_boards,
-    )
+    from gateway.machines.health import HealthMonitor, rewatch, route_events, watch_boards
+    from protocols.snmp.manager import HealthPoller, TrapReceiver
 
     host, port = trap_host(getattr(args, "snmp_traps", "127.0.0.1:0"))
     monitor = HealthMonitor(TrapReceiver(host=host, port=port), HealthPoller())
