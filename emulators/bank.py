@@ -4,7 +4,7 @@ Machine ``i`` listens on ``127.0.0.1:P+i``; with ``P = 0`` every machine gets a 
 from the kernel and :meth:`Bank.start` reports them.  One process serves a thousand
 sockets: the faces are plain protocol callbacks (no task per connection, one lazily
 re-armed timer per machine), so the loop wakes only for bytes that arrive.  The machines
-share one reply outbox (:class:`~emulators.sas_face.ReplyOutbox`): a burst of polls (the
+share one reply outbox (:class:`~emulators.reply_outbox.ReplyOutbox`): a burst of polls (the
 heat's start, LP 02 to every machine) is acted on before the replies are written, so it is
 not spread out by the emulator's own socket writes (``batch_replies=False``: write each
 reply at once).
@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 from emulators.machine import EmulatedMachine, Identity
 from emulators.player import Players
-from emulators.sas_face import ReplyOutbox, SasFace
+from emulators.reply_outbox import ReplyOutbox
+from emulators.sas_face import SasFace
 from protocols.sas.carriers import Carrier, SerialCarrier, open_serial, serve_tcp
 
 LOOPBACK = "127.0.0.1"

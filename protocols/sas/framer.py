@@ -94,6 +94,13 @@ class HostFrameParser:
         """The stream ended inside an ``FF`` escape (its meaning needs the next byte)."""
         return self._decoder.pending
 
+    @property
+    def idle(self) -> bool:
+        """Between frames: no frame of ours half collected and no escape half read, so
+        the next bytes are taken afresh.  Fed the whole escaped bytes of one host message
+        while idle, :meth:`feed` returns exactly that message and is idle again."""
+        return self._buf is None and not self._decoder.pending
+
     def _ours(self, addr: int) -> bool:
         return self.address is None or addr == self.address
 

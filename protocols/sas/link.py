@@ -33,6 +33,12 @@ reading), up to 3 tries in all.
     * loop break: no poll to its address for 5 s -> :class:`LinkDown` and a chirp (its
       address with the wakeup bit) every 200 ms until polled again; 30 s without an
       implied ACK -> :class:`LinkDown` too.
+    * optional whole-message fast path (``fast_polls``): a chunk of bytes that is exactly
+      the wire form of one of the given polls, arriving while the frame parser is idle
+      (:attr:`HostFrameParser.idle`), is exactly what the parser would decode from it, so
+      the link acts on the prepared message without unescaping, framing and checking the
+      CRC again.  Split or joined chunks, other polls and garbage take the full path; the
+      state machine, implied ACKs, repeats and replies are the same either way.
 
 Everything is driven by the caller: ``receive_data(data, now)``, ``send(...)``,
 ``handle_timers(now)`` at ``next_deadline()``; outgoing bytes from ``data_to_send()``
@@ -46,6 +52,7 @@ from __future__ import annotations
 
 import enum
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -454,10 +461,18 @@ class EgmLink(_Link):
         handler: EgmHandler,
         now: float = 0.0,
         settings: LinkSettings | None = None,
+        *,
+        fast_polls: Iterable[HostMessage] = (),
     ) -> None:
         super().__init__(settings)
         if not 1 <= address <= 127:
             raise ValueError(f"EGM address must be 1..127, not {address}")
+        self._fast: dict[bytes, HostMessage] = {}
+        for poll in fast_polls:
+            if poll.addr != address:
+                raise ValueError(f"fast poll {poll!r} is not for address {address}")
+            self._fast[encode_host_message(poll)] = poll
+        self.fast_hits = 0  # chunks taken by the fast path
         self.address = address
         self.handler = handler
         self.state = EgmState.UP
@@ -486,6 +501,12 @@ class EgmLink(_Link):
         self.queue.post(code, priority)
 
     def receive_data(self, data: bytes, now: float) -> None:
+        if self._fast:
+            msg = self._fast.get(data)
+            if msg is not None and self._parser.idle:
+                self.fast_hits += 1
+                self._on_message(msg, now)
+                return
         for ev in self._parser.feed(data):
             if isinstance(ev, OtherAddress):
                 self._implied_ack(now)

@@ -4,8 +4,9 @@
   unlocks like a plain LP 02; it refuses (nothing sent) inside the poll spacing or on a
   closed link, so the heat runner can fall back to the plain path.
 * ``SasDriver.tournament_meters`` reads LP 99 alone (native machines only).
-* The emulator's fast receive path (:class:`FastEgmLink`) behaves exactly like the plain
-  :class:`EgmLink` for any chunking of any byte stream: same replies, same events.
+* The EGM link's whole-message fast path (``EgmLink(fast_polls=...)``, as the emulator
+  uses it) behaves exactly like the plain :class:`EgmLink` for any chunking of any byte
+  stream: same replies, same events.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from emulators.bank import Bank, BankMachine
-from emulators.sas_face import FastEgmLink
+from emulators.sas_face import fast_polls
 from gateway.driver import DriverError, LinkDown, MachineRefused
 from gateway.drivers.sas import SasDriver
 from protocols.sas import (
@@ -136,7 +137,7 @@ async def test_tournament_meters_alone_native_only(bank: Bank) -> None:
         await h.close()
 
 
-# -- the emulator's fast receive path ------------------------------------------------------
+# -- the EGM link's fast receive path ------------------------------------------------------
 
 _POLLS = [
     GeneralPoll(1),
@@ -171,7 +172,7 @@ def test_fast_path_link_equals_the_plain_link(pieces: list[bytes], cuts: list[in
     chunkings.append([stream[a:b] for a, b in itertools.pairwise(bounds)])
     for chunks in chunkings:
         plain = EgmLink(1, TestMachine(1), 0.0)
-        fast = FastEgmLink(1, TestMachine(1), 0.0)
+        fast = EgmLink(1, TestMachine(1), 0.0, fast_polls=fast_polls(1))
         now = 0.0
         for chunk in chunks:
             now += 0.01
@@ -183,7 +184,7 @@ def test_fast_path_link_equals_the_plain_link(pieces: list[bytes], cuts: list[in
 
 
 def test_fast_path_is_taken_for_whole_short_polls() -> None:
-    fast = FastEgmLink(1, TestMachine(1), 0.0)
+    fast = EgmLink(1, TestMachine(1), 0.0, fast_polls=fast_polls(1))
     fast.receive_data(encode_host_message(Startup(1)), 0.1)
     fast.receive_data(encode_host_message(SendTournamentMeters(1, 0)), 0.3)
     assert fast.fast_hits == 2
@@ -192,6 +193,14 @@ def test_fast_path_is_taken_for_whole_short_polls() -> None:
     fast.receive_data(split[3:], 0.5)  # a split poll goes the full way
     assert fast.fast_hits == 2
     assert fast.data_to_send() != b""
+
+
+def test_fast_polls_must_be_for_the_links_own_address() -> None:
+    with pytest.raises(ValueError, match="address 1"):
+        EgmLink(1, TestMachine(1), 0.0, fast_polls=fast_polls(2))
+    plain = EgmLink(1, TestMachine(1), 0.0)  # the fast path is off unless asked for
+    plain.receive_data(encode_host_message(Startup(1)), 0.1)
+    assert plain.fast_hits == 0 and plain.data_to_send() == b"\x01"
 
 
 async def test_the_client_records_its_shortest_gap_between_polls(bank: Bank) -> None:
