@@ -88,6 +88,7 @@ class Bank:
         address: int = 1,
         name_prefix: str = "EMU",
         batch_replies: bool = True,
+        enforce_gap: bool = False,
     ) -> None:
         if count < 1:
             raise ValueError("a bank needs at least one machine")
@@ -104,6 +105,7 @@ class Bank:
         self.address = address
         self.name_prefix = name_prefix
         self.batch_replies = batch_replies
+        self.enforce_gap = enforce_gap  # SAS 5 ms inter-byte gap rule on every face
         self.machines: list[BankMachine] = []
         self.serial_machines: list[SerialMachine] = []
         self.players: Players | None = None
@@ -124,7 +126,9 @@ class Bank:
                     tournament_supported=i < self.count - self.no_tournament_support,
                     identity=Identity(serial_number=f"{machine_id}-{self.seed}"),
                 )
-                face = SasFace(machine, self.address, outbox=self.outbox)
+                face = SasFace(
+                    machine, self.address, outbox=self.outbox, enforce_gap=self.enforce_gap
+                )
                 port = self.base_port + i if self.base_port else 0
                 server = await serve_tcp(LOOPBACK, port, _attacher(face))
                 bound = server.sockets[0].getsockname()[1]
@@ -144,7 +148,7 @@ class Bank:
             seed=self.seed * 1_000_003 + 900_000 + n,
             identity=Identity(serial_number=f"{machine_id}-{self.seed}"),
         )
-        face = SasFace(machine, self.address)
+        face = SasFace(machine, self.address, enforce_gap=self.enforce_gap)
         carrier = await open_serial(device)
         face.attach(carrier)
         entry = SerialMachine(machine, face, device, carrier)

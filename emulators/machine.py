@@ -424,9 +424,14 @@ class EmulatedMachine:
         self.handpay_pending = True
         self._emit(Event.HANDPAY_PENDING)
 
-    def reset_handpay(self) -> None:
+    def reset_handpay(self) -> bool:
+        """Clear a pending handpay; False (and no event) when none was pending, so a
+        remote reset of a machine with nothing to reset reports nothing."""
+        if not self.handpay_pending:
+            return False
         self.handpay_pending = False
         self._emit(Event.HANDPAY_RESET)
+        return True
 
     def power_off(self) -> None:
         """Power loss.  NV memory keeps credits, meters and tournament state."""

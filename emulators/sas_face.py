@@ -21,8 +21,9 @@ writes their replies together once a burst of polls has been acted on.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import datetime as dt
 from collections.abc import Callable
-from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
 from emulators.machine import EmulatedMachine, Event, MachineRefusal, ModelEvent
@@ -96,7 +97,7 @@ EXCEPTION_CODES: dict[Event, SasException] = {
 changes have no exception: the host learns them from ACKs and polls (sas.md §4)."""
 
 
-@dataclass(slots=True)
+@dataclasses.dataclass(slots=True)
 class Faults:
     """Fault switches for one emulated machine; flip them at any time, preferably with
     :meth:`SasFace.inject` (which also starts the chirp timer).
@@ -130,6 +131,13 @@ class PollAnswers:
         self.zone = zone
         self.aft_locked = False
         self._last_transfer: AftTransferReply | None = None
+        # Cumulative AFT meters (cents: cashable, restricted, non-restricted) by transfer
+        # type, reported in every LP 72 reply (SAS 6.02); NV memory on a real EGM.
+        self.aft_meters: dict[int, tuple[int, int, int]] = {}
+
+    def _wall_clock(self) -> dt.datetime:
+        """The machine's clock as an EGM shows it: venue wall time, whole seconds."""
+        return self.machine.now().astimezone(self.zone).replace(tzinfo=None, microsecond=0)
 
     def answer(self, poll: HostMessage) -> EgmMessage | None:
         """The reply to ``poll``, or None to stay silent (unsupported or broadcast)."""
@@ -186,13 +194,13 @@ class PollAnswers:
         if isinstance(poll, SendVersion):
             return VersionReply(a, m.identity.sas_version, m.identity.serial_number)
         if isinstance(poll, SendDateTime):
-            wall = m.now().astimezone(self.zone).replace(tzinfo=None, microsecond=0)
-            return DateTimeReply(a, wall)
+            return DateTimeReply(a, self._wall_clock())
         if isinstance(poll, SendEnabledFeatures):
             first = TOURNAMENT_SUPPORTED_BIT if m.tournament_supported else 0
             features = bytes((first, AFT_SUPPORTED_BIT, 0, 0, 0, 0))
             return EnabledFeaturesReply(a, poll.game, features)
         if isinstance(poll, RemoteHandpayReset):
+            # Nothing pending: acknowledged, but no exception 52 (nothing was reset).
             m.reset_handpay()
             return Ack(a)
         if isinstance(poll, (TournamentMode, SendTournamentMeter, SendTournamentMeters)):
@@ -200,6 +208,8 @@ class PollAnswers:
         if isinstance(poll, AftLockRequest):
             return self._aft_lock(poll)
         if isinstance(poll, AftInterrogate):
+            if self._last_transfer is None:  # no transfer yet: status FF, not silence
+                return AftTransferReply.no_information(a, poll.transaction_index)
             return self._last_transfer
         if isinstance(poll, AftTransfer):
             return self._aft_transfer(poll)
@@ -262,18 +272,32 @@ class PollAnswers:
         if last is not None and last.transaction_id == poll.transaction_id:
             return last  # the same transaction again: report it, never move money twice
         status = self._move(poll)
+        moved = (
+            (poll.cashable_cents, poll.restricted_cents, poll.nonrestricted_cents)
+            if status == AftTransferStatus.FULL_TRANSFER_OK
+            else (0, 0, 0)
+        )
+        before = self.aft_meters.get(poll.transfer_type, (0, 0, 0))
+        cashable, restricted, nonrestricted = (b + x for b, x in zip(before, moved, strict=True))
+        self.aft_meters[poll.transfer_type] = (cashable, restricted, nonrestricted)
         reply = AftTransferReply(
             self.address,
             buffer_position=poll.transaction_index,
             transfer_status=status,
             receipt_status=0xFF,  # no receipt requested
             transfer_type=poll.transfer_type,
-            cashable_cents=poll.cashable_cents if status == 0 else 0,
-            restricted_cents=poll.restricted_cents if status == 0 else 0,
-            nonrestricted_cents=poll.nonrestricted_cents if status == 0 else 0,
+            cashable_cents=moved[0],
+            restricted_cents=moved[1],
+            nonrestricted_cents=moved[2],
             transfer_flags=poll.transfer_flags,
             asset_number=poll.asset_number,
             transaction_id=poll.transaction_id,
+            transaction_at=self._wall_clock(),
+            expiration=poll.expiration,
+            pool_id=poll.pool_id,
+            cumulative_cashable_cents=cashable,
+            cumulative_restricted_cents=restricted,
+            cumulative_nonrestricted_cents=nonrestricted,
         )
         self._last_transfer = reply
         self.aft_locked = False  # a lock lasts for one transfer
@@ -331,7 +355,12 @@ class SasFace:
         settings: LinkSettings | None = None,
         zone: ZoneInfo = VENUE_ZONE,
         outbox: ReplyOutbox | None = None,
+        enforce_gap: bool = False,
     ) -> None:
+        """``enforce_gap``: discard a host message with a pause of more than 5 ms (the
+        settings' ``inter_byte_gap``) between its bytes, as a real EGM does."""
+        if enforce_gap:
+            settings = dataclasses.replace(settings or LinkSettings(), enforce_gap=True)
         self.machine = machine
         self.address = address
         self.outbox = outbox  # None: each reply is written at once

@@ -26,6 +26,7 @@ from gateway.drivers.sas import SasDriver
 from protocols.sas import (
     EgmLink,
     GeneralPoll,
+    LinkSettings,
     SendCurrentCredits,
     SendGamingMachineMeters,
     SendTournamentMeters,
@@ -170,9 +171,11 @@ def test_fast_path_link_equals_the_plain_link(pieces: list[bytes], cuts: list[in
     points = sorted({c for c in cuts if 0 < c < len(stream)})
     bounds = [0, *points, len(stream)]
     chunkings.append([stream[a:b] for a, b in itertools.pairwise(bounds)])
-    for chunks in chunkings:
-        plain = EgmLink(1, TestMachine(1), 0.0)
-        fast = EgmLink(1, TestMachine(1), 0.0, fast_polls=fast_polls(1))
+    # and with the 5 ms gap rule on: chunks 10 ms apart, so a split poll is dropped
+    runs = [(c, s) for c in chunkings for s in (None, LinkSettings(enforce_gap=True))]
+    for chunks, link_settings in runs:
+        plain = EgmLink(1, TestMachine(1), 0.0, link_settings)
+        fast = EgmLink(1, TestMachine(1), 0.0, link_settings, fast_polls=fast_polls(1))
         now = 0.0
         for chunk in chunks:
             now += 0.01
