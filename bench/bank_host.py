@@ -34,7 +34,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a fresh clone
 
 from emulators.bank import Bank
-from emulators.machine import Event, MachineEvent
+from emulators.machine import Event, ModelEvent
 
 
 class Host:
@@ -63,7 +63,7 @@ class Host:
     def _listener(self, machine_id: str) -> Any:
         times = self.unlock_times[machine_id]
 
-        def on_event(note: MachineEvent) -> None:
+        def on_event(note: ModelEvent) -> None:
             if note.event is Event.PLAY_ENABLED:
                 times.append(note.at)
 

@@ -56,7 +56,7 @@ from storage.journal import Journal, RunState  # noqa: E402
 
 # -- child: the MQTT boards ---------------------------------------------------------------
 async def serve_boards(count: int, broker_url: str, site: str, pace: float) -> int:
-    from emulators.machine import EmulatedMachine, Event, MachineEvent
+    from emulators.machine import EmulatedMachine, Event, ModelEvent
     from emulators.mqtt_board import MqttBoard
     from emulators.player import Players
     from protocols.mqtt.broker import EmbeddedBroker
@@ -74,7 +74,7 @@ async def serve_boards(count: int, broker_url: str, site: str, pace: float) -> i
         machine = EmulatedMachine(f"MQ-{i + 1:03d}", seed=10_000 + i)
         times = unlocks.setdefault(machine.machine_id, [])
 
-        def on_event(note: MachineEvent, times: list[float] = times) -> None:
+        def on_event(note: ModelEvent, times: list[float] = times) -> None:
             if note.event is Event.PLAY_ENABLED:
                 times.append(note.at)
 

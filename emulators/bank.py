@@ -4,7 +4,7 @@ Machine ``i`` listens on ``127.0.0.1:P+i``; with ``P = 0`` every machine gets a 
 from the kernel and :meth:`Bank.start` reports them.  One process serves a thousand
 sockets: the faces are plain protocol callbacks (no task per connection, one lazily
 re-armed timer per machine), so the loop wakes only for bytes that arrive.  The machines
-share one reply outbox (:class:`~emulators.sas_face.ReplyOutbox`): a burst of polls (the
+share one reply outbox (:class:`~emulators.reply_outbox.ReplyOutbox`): a burst of polls (the
 heat's start, LP 02 to every machine) is acted on before the replies are written, so it is
 not spread out by the emulator's own socket writes (``batch_replies=False``: write each
 reply at once).
@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 from emulators.machine import EmulatedMachine, Identity
 from emulators.player import Players
-from emulators.sas_face import ReplyOutbox, SasFace
+from emulators.reply_outbox import ReplyOutbox
+from emulators.sas_face import SasFace
 from protocols.sas.carriers import Carrier, SerialCarrier, open_serial, serve_tcp
 
 LOOPBACK = "127.0.0.1"
@@ -87,6 +88,7 @@ class Bank:
         address: int = 1,
         name_prefix: str = "EMU",
         batch_replies: bool = True,
+        enforce_gap: bool = False,
     ) -> None:
         if count < 1:
             raise ValueError("a bank needs at least one machine")
@@ -103,6 +105,7 @@ class Bank:
         self.address = address
         self.name_prefix = name_prefix
         self.batch_replies = batch_replies
+        self.enforce_gap = enforce_gap  # SAS 5 ms inter-byte gap rule on every face
         self.machines: list[BankMachine] = []
         self.serial_machines: list[SerialMachine] = []
         self.players: Players | None = None
@@ -123,7 +126,9 @@ class Bank:
                     tournament_supported=i < self.count - self.no_tournament_support,
                     identity=Identity(serial_number=f"{machine_id}-{self.seed}"),
                 )
-                face = SasFace(machine, self.address, outbox=self.outbox)
+                face = SasFace(
+                    machine, self.address, outbox=self.outbox, enforce_gap=self.enforce_gap
+                )
                 port = self.base_port + i if self.base_port else 0
                 server = await serve_tcp(LOOPBACK, port, _attacher(face))
                 bound = server.sockets[0].getsockname()[1]
@@ -143,7 +148,7 @@ class Bank:
             seed=self.seed * 1_000_003 + 900_000 + n,
             identity=Identity(serial_number=f"{machine_id}-{self.seed}"),
         )
-        face = SasFace(machine, self.address)
+        face = SasFace(machine, self.address, enforce_gap=self.enforce_gap)
         carrier = await open_serial(device)
         face.attach(carrier)
         entry = SerialMachine(machine, face, device, carrier)

@@ -1,7 +1,7 @@
 """An emulated slot machine (EGM): the one truth behind every protocol face.
 
 No protocol imports here.  The SAS, MQTT and SNMP faces are thin adapters that call
-these methods and listen to :class:`MachineEvent` notifications, so a test can check
+these methods and listen to :class:`ModelEvent` notifications, so a test can check
 one machine through three protocols.
 
 Time is injected: every method that depends on time takes it from ``self.clock`` (a
@@ -54,7 +54,10 @@ class Event(enum.Enum):
 
 
 @dataclass(frozen=True, slots=True)
-class MachineEvent:
+class ModelEvent:
+    """A notification from the machine model to its protocol faces (not the gateway's
+    ``gateway.machines.driver.MachineEvent``, which is what a driver reports to the heat)."""
+
     event: Event
     at: float  # machine clock (monotonic seconds)
 
@@ -96,7 +99,11 @@ class AccountingMeters:
 
 
 @dataclass(slots=True)
-class TournamentMeters:
+class ModelTournamentMeters:
+    """The model's own tournament meters, kept apart from the accounting meters (sas.md
+    §5); the faces report them (SAS LP 95-99, MQTT) and the gateway reads them into its
+    ``gateway.machines.driver.TournamentMeters``."""
+
     games_played: int = 0
     games_won: int = 0
     credits_wagered: int = 0
@@ -110,7 +117,7 @@ class TournamentState:
     pulses: bool
     started_at: float | None = None  # clock value when play was first enabled
     time_up: bool = False
-    meters: TournamentMeters = field(default_factory=TournamentMeters)
+    meters: ModelTournamentMeters = field(default_factory=ModelTournamentMeters)
 
 
 @dataclass(slots=True)
@@ -151,7 +158,7 @@ class EmulatedMachine:
         self._wall_clock = wall_clock
         self._clock_offset = timedelta(0)  # set by the host (SAS LP 7F)
         self._rng = random.Random(seed)
-        self._listeners: list[Callable[[MachineEvent], None]] = []
+        self._listeners: list[Callable[[ModelEvent], None]] = []
         self.cashable_credits = 0
         self.restricted_credits = 0  # non-cashable promo credits (host-timed heats)
         self.meters = AccountingMeters()
@@ -163,17 +170,17 @@ class EmulatedMachine:
         self.game_in_progress = False
         self._game: _PendingGame | None = None  # the game in progress, if it takes time
         self.tournament: TournamentState | None = None
-        self.last_tournament_meters = TournamentMeters()
+        self.last_tournament_meters = ModelTournamentMeters()
 
     # -- listeners -------------------------------------------------------------------
-    def subscribe(self, listener: Callable[[MachineEvent], None]) -> None:
+    def subscribe(self, listener: Callable[[ModelEvent], None]) -> None:
         self._listeners.append(listener)
 
-    def unsubscribe(self, listener: Callable[[MachineEvent], None]) -> None:
+    def unsubscribe(self, listener: Callable[[ModelEvent], None]) -> None:
         self._listeners.remove(listener)
 
     def _emit(self, event: Event) -> None:
-        note = MachineEvent(event, self.clock())
+        note = ModelEvent(event, self.clock())
         for listener in list(self._listeners):
             listener(note)
 
@@ -275,7 +282,7 @@ class EmulatedMachine:
         self.tournament = None  # tournament credits have no value: they simply vanish
         self._emit(Event.TOURNAMENT_EXITED)
 
-    def tournament_meters(self) -> TournamentMeters:
+    def tournament_meters(self) -> ModelTournamentMeters:
         t = self.tournament
         return t.meters if t is not None else self.last_tournament_meters
 
@@ -417,9 +424,14 @@ class EmulatedMachine:
         self.handpay_pending = True
         self._emit(Event.HANDPAY_PENDING)
 
-    def reset_handpay(self) -> None:
+    def reset_handpay(self) -> bool:
+        """Clear a pending handpay; False (and no event) when none was pending, so a
+        remote reset of a machine with nothing to reset reports nothing."""
+        if not self.handpay_pending:
+            return False
         self.handpay_pending = False
         self._emit(Event.HANDPAY_RESET)
+        return True
 
     def power_off(self) -> None:
         """Power loss.  NV memory keeps credits, meters and tournament state."""

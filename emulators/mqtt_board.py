@@ -29,9 +29,9 @@ from typing import Any
 from emulators.machine import (
     EmulatedMachine,
     Event,
-    MachineEvent,
     MachineRefusal,
-    TournamentMeters,
+    ModelEvent,
+    ModelTournamentMeters,
 )
 from protocols.mqtt import codec
 from protocols.mqtt.client import MqttSession, MqttSettings, MqttUnavailable, WillMessage
@@ -81,9 +81,9 @@ class HostTimedHeat:
     games_won: int
     started: bool = False
 
-    def meters(self, machine: EmulatedMachine) -> TournamentMeters:
+    def meters(self, machine: EmulatedMachine) -> ModelTournamentMeters:
         wagered = machine.meters.coin_in - self.coin_in
-        return TournamentMeters(
+        return ModelTournamentMeters(
             games_played=machine.meters.games_played - self.games_played,
             games_won=machine.meters.games_won - self.games_won,
             credits_wagered=wagered,
@@ -104,7 +104,7 @@ class MqttBoard:
         )
         self.heat_id = ""  # named by the gateway (enter-tournament args.heat), for SNMP
         self.host_heat: HostTimedHeat | None = None  # EGM without tournament mode
-        self.last_host_meters = TournamentMeters()
+        self.last_host_meters = ModelTournamentMeters()
         self.tournament_entries = 0
         self.commands_executed = 0
         # Sequence numbers start at the boot time in ms, so they keep growing across a
@@ -162,7 +162,7 @@ class MqttBoard:
         self._seq += 1
         return self._seq
 
-    def _on_machine_event(self, note: MachineEvent) -> None:
+    def _on_machine_event(self, note: ModelEvent) -> None:
         kind = _EVENT_KIND.get(note.event)
         if kind is not None:
             if len(self._events) >= EVENT_QUEUE:

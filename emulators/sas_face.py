@@ -14,22 +14,20 @@ silent (sas.md §1): LP 8C and 95–99 when tournament mode is off, LP 2F always
 Fault injection (:class:`Faults`, settable at run time, e.g. from tests): no reply, late
 reply, corrupted CRC, busy, chirp, dropped connection, power cycle.
 
-Many machines in one process (:mod:`emulators.bank`) share a :class:`ReplyOutbox`: each
-machine acts on its poll at once (that is when it locks, enables play, reads its meters)
-and its reply is written once the burst of polls has been acted on (within 10 ms).  On a
-real floor each EGM has its own processor; without the outbox the two-hundredth emulated
-machine would act only after the other 199 had also paid for a socket write, an artefact
-of emulating a bank in one process, not of SAS.
+Many machines in one process share a :class:`~emulators.reply_outbox.ReplyOutbox`, which
+writes their replies together once a burst of polls has been acted on.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import datetime as dt
 from collections.abc import Callable
-from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
-from emulators.machine import EmulatedMachine, Event, MachineEvent, MachineRefusal
+from emulators.machine import EmulatedMachine, Event, MachineRefusal, ModelEvent
+from emulators.reply_outbox import ReplyOutbox
 from protocols.sas import (
     Ack,
     AftInterrogate,
@@ -45,13 +43,11 @@ from protocols.sas import (
     Chirp,
     CurrentCreditsReply,
     DateTimeReply,
-    EgmHandler,
     EgmLink,
     EgmMessage,
     EnabledFeaturesReply,
     GamingMachineMetersReply,
     GeneralPoll,
-    HostFrameParser,
     HostMessage,
     LinkSettings,
     LongPoll,
@@ -79,7 +75,6 @@ from protocols.sas import (
     TournamentMode,
     VersionReply,
     encode_egm_message,
-    encode_host_message,
 )
 from protocols.sas.carriers import Carrier
 from protocols.sas.denominations import cents_per_credit
@@ -102,7 +97,7 @@ EXCEPTION_CODES: dict[Event, SasException] = {
 changes have no exception: the host learns them from ACKs and polls (sas.md §4)."""
 
 
-@dataclass(slots=True)
+@dataclasses.dataclass(slots=True)
 class Faults:
     """Fault switches for one emulated machine; flip them at any time, preferably with
     :meth:`SasFace.inject` (which also starts the chirp timer).
@@ -121,55 +116,6 @@ class Faults:
     chirp: bool = False
 
 
-class ReplyOutbox:
-    """Replies of many emulated EGMs, written together once the polls stop coming.
-
-    A reply waits until no poll has been acted on for ``quiet`` seconds, and never longer
-    than ``hold`` (well inside the 20 ms an EGM has to start its reply, sas.md §1).
-    """
-
-    def __init__(
-        self, loop: asyncio.AbstractEventLoop, *, quiet: float = 0.0005, hold: float = 0.010
-    ) -> None:
-        self.loop = loop
-        self.quiet = quiet
-        self.hold = hold
-        self._pending: list[tuple[Carrier, bytes]] = []
-        self._first_at = 0.0
-        self._last_at = 0.0
-        self._timer: asyncio.TimerHandle | None = None
-
-    def put(self, carrier: Carrier, out: bytes) -> None:
-        now = self.loop.time()
-        if not self._pending:
-            self._first_at = now
-        self._last_at = now
-        self._pending.append((carrier, out))
-        if self._timer is None:
-            self._timer = self.loop.call_at(now + self.quiet, self._check)
-
-    def _check(self) -> None:
-        self._timer = None
-        now = self.loop.time()
-        due = min(self._last_at + self.quiet, self._first_at + self.hold)
-        if now < due:
-            self._timer = self.loop.call_at(due, self._check)
-            return
-        self.flush()
-
-    def flush(self) -> None:
-        pending, self._pending = self._pending, []
-        for carrier, out in pending:
-            if not carrier.closed:
-                carrier.write(out)
-
-    def close(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        self.flush()
-
-
 def _will_clear(m: EmulatedMachine) -> bool:
     """An obstacle that clears by itself (a game finishing, a tilt or handpay attended,
     a door closed): the EGM answers busy and the host asks again later (sas.md §3)."""
@@ -185,6 +131,13 @@ class PollAnswers:
         self.zone = zone
         self.aft_locked = False
         self._last_transfer: AftTransferReply | None = None
+        # Cumulative AFT meters (cents: cashable, restricted, non-restricted) by transfer
+        # type, reported in every LP 72 reply (SAS 6.02); NV memory on a real EGM.
+        self.aft_meters: dict[int, tuple[int, int, int]] = {}
+
+    def _wall_clock(self) -> dt.datetime:
+        """The machine's clock as an EGM shows it: venue wall time, whole seconds."""
+        return self.machine.now().astimezone(self.zone).replace(tzinfo=None, microsecond=0)
 
     def answer(self, poll: HostMessage) -> EgmMessage | None:
         """The reply to ``poll``, or None to stay silent (unsupported or broadcast)."""
@@ -241,13 +194,13 @@ class PollAnswers:
         if isinstance(poll, SendVersion):
             return VersionReply(a, m.identity.sas_version, m.identity.serial_number)
         if isinstance(poll, SendDateTime):
-            wall = m.now().astimezone(self.zone).replace(tzinfo=None, microsecond=0)
-            return DateTimeReply(a, wall)
+            return DateTimeReply(a, self._wall_clock())
         if isinstance(poll, SendEnabledFeatures):
             first = TOURNAMENT_SUPPORTED_BIT if m.tournament_supported else 0
             features = bytes((first, AFT_SUPPORTED_BIT, 0, 0, 0, 0))
             return EnabledFeaturesReply(a, poll.game, features)
         if isinstance(poll, RemoteHandpayReset):
+            # Nothing pending: acknowledged, but no exception 52 (nothing was reset).
             m.reset_handpay()
             return Ack(a)
         if isinstance(poll, (TournamentMode, SendTournamentMeter, SendTournamentMeters)):
@@ -255,6 +208,8 @@ class PollAnswers:
         if isinstance(poll, AftLockRequest):
             return self._aft_lock(poll)
         if isinstance(poll, AftInterrogate):
+            if self._last_transfer is None:  # no transfer yet: status FF, not silence
+                return AftTransferReply.no_information(a, poll.transaction_index)
             return self._last_transfer
         if isinstance(poll, AftTransfer):
             return self._aft_transfer(poll)
@@ -317,18 +272,32 @@ class PollAnswers:
         if last is not None and last.transaction_id == poll.transaction_id:
             return last  # the same transaction again: report it, never move money twice
         status = self._move(poll)
+        moved = (
+            (poll.cashable_cents, poll.restricted_cents, poll.nonrestricted_cents)
+            if status == AftTransferStatus.FULL_TRANSFER_OK
+            else (0, 0, 0)
+        )
+        before = self.aft_meters.get(poll.transfer_type, (0, 0, 0))
+        cashable, restricted, nonrestricted = (b + x for b, x in zip(before, moved, strict=True))
+        self.aft_meters[poll.transfer_type] = (cashable, restricted, nonrestricted)
         reply = AftTransferReply(
             self.address,
             buffer_position=poll.transaction_index,
             transfer_status=status,
             receipt_status=0xFF,  # no receipt requested
             transfer_type=poll.transfer_type,
-            cashable_cents=poll.cashable_cents if status == 0 else 0,
-            restricted_cents=poll.restricted_cents if status == 0 else 0,
-            nonrestricted_cents=poll.nonrestricted_cents if status == 0 else 0,
+            cashable_cents=moved[0],
+            restricted_cents=moved[1],
+            nonrestricted_cents=moved[2],
             transfer_flags=poll.transfer_flags,
             asset_number=poll.asset_number,
             transaction_id=poll.transaction_id,
+            transaction_at=self._wall_clock(),
+            expiration=poll.expiration,
+            pool_id=poll.pool_id,
+            cumulative_cashable_cents=cashable,
+            cumulative_restricted_cents=restricted,
+            cumulative_nonrestricted_cents=nonrestricted,
         )
         self._last_transfer = reply
         self.aft_locked = False  # a lock lasts for one transfer
@@ -357,55 +326,17 @@ class PollAnswers:
         return AftTransferStatus.FULL_TRANSFER_OK
 
 
-class _IdleAwareParser(HostFrameParser):
-    """The EGM-side frame parser, telling whether it is between frames."""
-
-    __slots__ = ()
-
-    @property
-    def idle(self) -> bool:
-        return self._buf is None and not self.escape_pending
-
-
-class FastEgmLink(EgmLink):
-    """:class:`EgmLink` with a fast receive path for the short polls a heat hinges on.
-
-    A TCP segment that is exactly one whole poll of a few known kinds (general poll,
-    LP 01, 02, 1A, 1C, 99), arriving while the parser is between frames, is exactly what
-    the parser would decode from it; the link then acts on the prepared message without
-    unescaping, framing and checking the CRC again.  Everything else (split or joined
-    segments, other polls, garbage) takes the full path.  The protocol state machine,
-    implied ACKs, repeats and replies are the link's own, unchanged.
-    """
-
-    def __init__(
-        self,
-        address: int,
-        handler: EgmHandler,
-        now: float = 0.0,
-        settings: LinkSettings | None = None,
-    ) -> None:
-        super().__init__(address, handler, now, settings)
-        self._idle_parser = _IdleAwareParser(address)
-        self._parser = self._idle_parser
-        polls: tuple[HostMessage, ...] = (
-            GeneralPoll(address),
-            Shutdown(address),
-            Startup(address),
-            SendCurrentCredits(address),
-            SendGamingMachineMeters(address),
-            SendTournamentMeters(address, 0),
-        )
-        self._whole = {encode_host_message(p): p for p in polls}
-        self.fast_hits = 0
-
-    def receive_data(self, data: bytes, now: float) -> None:
-        msg = self._whole.get(data)
-        if msg is not None and self._idle_parser.idle:
-            self.fast_hits += 1
-            self._on_message(msg, now)
-            return
-        super().receive_data(data, now)
+def fast_polls(address: int) -> tuple[HostMessage, ...]:
+    """The short polls a heat hinges on, for the link's whole-message fast path
+    (:class:`EgmLink` ``fast_polls``): general poll, LP 01, 02, 1A, 1C and 99 (game 0)."""
+    return (
+        GeneralPoll(address),
+        Shutdown(address),
+        Startup(address),
+        SendCurrentCredits(address),
+        SendGamingMachineMeters(address),
+        SendTournamentMeters(address, 0),
+    )
 
 
 class SasFace:
@@ -424,14 +355,21 @@ class SasFace:
         settings: LinkSettings | None = None,
         zone: ZoneInfo = VENUE_ZONE,
         outbox: ReplyOutbox | None = None,
+        enforce_gap: bool = False,
     ) -> None:
+        """``enforce_gap``: discard a host message with a pause of more than 5 ms (the
+        settings' ``inter_byte_gap``) between its bytes, as a real EGM does."""
+        if enforce_gap:
+            settings = dataclasses.replace(settings or LinkSettings(), enforce_gap=True)
         self.machine = machine
         self.address = address
         self.outbox = outbox  # None: each reply is written at once
         self.faults = Faults()
         self.answers = PollAnswers(machine, address, zone)
         self._loop = asyncio.get_running_loop()
-        self.link: EgmLink = FastEgmLink(address, self, self._loop.time(), settings)
+        self.link = EgmLink(
+            address, self, self._loop.time(), settings, fast_polls=fast_polls(address)
+        )
         self.carrier: Carrier | None = None
         self.polls_seen = 0
         self.errors_seen = 0
@@ -451,7 +389,7 @@ class SasFace:
         return self.answers.answer(poll)
 
     # -- machine -> exceptions -----------------------------------------------------------
-    def _on_machine_event(self, note: MachineEvent) -> None:
+    def _on_machine_event(self, note: ModelEvent) -> None:
         code = EXCEPTION_CODES.get(note.event)
         if code is not None:
             self.link.post_exception(code)

@@ -35,7 +35,7 @@ from pysnmp.hlapi.v3arch.asyncio import (
 )
 from pysnmp.proto import rfc1902
 
-from emulators.machine import EmulatedMachine, Event, MachineEvent
+from emulators.machine import EmulatedMachine, Event, ModelEvent
 from protocols.snmp import mib
 from protocols.snmp.mib import DoorState, LinkState, Notification, PowerState, TournamentMode
 from protocols.snmp.security import Security, add_user, auth_data
@@ -219,7 +219,7 @@ class SnmpAgent:
             )
 
     # -- notifications -----------------------------------------------------------------
-    def _on_event(self, note: MachineEvent) -> None:
+    def _on_event(self, note: ModelEvent) -> None:
         text = _EXCEPTIONS.get(note.event)
         if text:
             self.last_exception = text

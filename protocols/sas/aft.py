@@ -13,19 +13,31 @@ Host-timed tournament fallback (EGMs whose LP A0 reply clears the tournament bit
    play lands on the cashable meter of a real EGM.
 
 Amounts on the wire are cents (5 BCD bytes); the caller converts credits x denomination.
-Field layouts follow SAS 6.02 section 8 as we read it; the trailing fields of the LP 72
-reply (date, time, expiration, pool, cumulative meters) are kept raw in ``extra``.
+Field layouts follow SAS 6.02 section 8 as we read it, the LP 72 reply's trailing fields
+(date and time, expiration, pool ID, cumulative meters) included.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import enum
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
 from protocols.sas.bcd import bcd_decode, bcd_encode
 from protocols.sas.errors import FieldError, LengthError
-from protocols.sas.messages import DataReply, LongPoll, _ascii, _byte, _check_addr, _need, _text
+from protocols.sas.messages import (
+    DataReply,
+    LongPoll,
+    _ascii,
+    _byte,
+    _check_addr,
+    _check_wall_clock,
+    _decode_datetime,
+    _encode_datetime,
+    _need,
+    _text,
+)
 
 
 class AftTransferCode(enum.IntEnum):
@@ -222,9 +234,47 @@ class AftTransfer(LongPoll):
         )
 
 
+_METER_WIDTH = 5  # BCD bytes we send for each cumulative meter (SAS allows 0..9)
+
+
+def _meter(value: int, name: str) -> bytes:
+    """A cumulative meter as SAS 6.02 sends it: its size in bytes, then that many BCD."""
+    return bytes((_METER_WIDTH,)) + _amount(value, name)
+
+
+def _read_meters(tail: bytes, at: int) -> list[int]:
+    """The three size-prefixed cumulative meters from ``tail[at:]``, which they must fill."""
+    values = []
+    for name in ("cashable", "restricted", "non-restricted"):
+        if at >= len(tail) or tail[at] > 9:
+            raise LengthError(f"LP 72 reply: cumulative {name} meter size missing or > 9", tail)
+        size = tail[at]
+        if at + 1 + size > len(tail):
+            raise LengthError(f"LP 72 reply: cumulative {name} meter cut short", tail)
+        values.append(bcd_decode(tail[at + 1 : at + 1 + size]))
+        at += 1 + size
+    if at != len(tail):
+        raise LengthError(f"LP 72 reply: {len(tail) - at} bytes after the meters", tail)
+    return values
+
+
+_NO_DATE = bytes(7)  # MMDDYYYY HHMMSS all zero: no transaction, no date
+
+
 @dataclass(frozen=True, slots=True)
 class AftTransferReply(DataReply):
-    """LP 72 reply: where the transfer stands, the amounts moved and its transaction ID."""
+    """LP 72 reply (SAS 6.02): where the transfer stands, the amounts moved, its
+    transaction ID, then when it was done, its expiration and pool ID, and the EGM's
+    cumulative AFT meters (cents moved to it so far, by credit kind).
+
+    Body: position, status, receipt status, type, amounts and flags and asset (20),
+    ID length and ID, date MMDDYYYY (4 BCD) and time HHMMSS (3 BCD), expiration
+    (4 BCD), pool ID (2 binary), then each cumulative meter as a size byte and that many
+    BCD bytes.  A zero date and time (no transfer yet) is ``transaction_at=None``.
+
+    Decoding also takes the bare ``position FF`` body some EGMs send when they hold no
+    transfer information, and a body that ends after the transaction ID (pre-6.02); the
+    missing fields are then zero."""
 
     CODE: ClassVar[int] = 0x72
     buffer_position: int
@@ -237,7 +287,12 @@ class AftTransferReply(DataReply):
     transfer_flags: int
     asset_number: int
     transaction_id: str
-    extra: bytes = b""  # date, time, expiration, pool ID, cumulative meters (as sent)
+    transaction_at: dt.datetime | None = None  # EGM wall clock, no time zone
+    expiration: int = 0  # MMDDYYYY, or 0000NNNN = days
+    pool_id: int = 0
+    cumulative_cashable_cents: int = 0
+    cumulative_restricted_cents: int = 0
+    cumulative_nonrestricted_cents: int = 0
 
     def __post_init__(self) -> None:
         _check_addr(self.addr, 1)
@@ -250,10 +305,35 @@ class AftTransferReply(DataReply):
         except ValueError:
             return None
 
+    @classmethod
+    def no_information(cls, addr: int, buffer_position: int = 0) -> AftTransferReply:
+        """The answer to an interrogation when the EGM holds no transfer at that position
+        (status FF): every other field zero, no receipt, an empty transaction ID."""
+        return cls(
+            addr,
+            buffer_position=buffer_position,
+            transfer_status=AftTransferStatus.NO_INFORMATION,
+            receipt_status=0xFF,
+            transfer_type=0,
+            cashable_cents=0,
+            restricted_cents=0,
+            nonrestricted_cents=0,
+            transfer_flags=0,
+            asset_number=0,
+            transaction_id="",
+        )
+
     def body(self) -> bytes:
         tid = _ascii(self.transaction_id, None, "transaction ID")
         if len(tid) > 20:
             raise FieldError("transaction ID is at most 20 characters")
+        if self.transaction_at is None:
+            when = _NO_DATE
+        else:
+            _check_wall_clock(self.transaction_at)
+            when = _encode_datetime(self.transaction_at)
+        if not isinstance(self.pool_id, int) or not 0 <= self.pool_id <= 0xFFFF:
+            raise FieldError(f"pool ID must fit 2 bytes, not {self.pool_id!r}")
         return (
             bytes(
                 (
@@ -266,14 +346,32 @@ class AftTransferReply(DataReply):
             + _transfer_fields(self)
             + bytes((len(tid),))
             + tid
-            + bytes(self.extra)
+            + when
+            + bcd_encode(self.expiration, 4)
+            + self.pool_id.to_bytes(2, "little")
+            + _meter(self.cumulative_cashable_cents, "cumulative cashable meter")
+            + _meter(self.cumulative_restricted_cents, "cumulative restricted meter")
+            + _meter(self.cumulative_nonrestricted_cents, "cumulative non-restricted meter")
         )
 
     @classmethod
     def from_body(cls, addr: int, code: int, body: bytes) -> DataReply:
+        if 2 <= len(body) < 25 and body[1] == AftTransferStatus.NO_INFORMATION:
+            return cls.no_information(addr, body[0])
         if len(body) < 25 or len(body) < 25 + body[24]:
             raise LengthError(f"LP 72 reply body too short ({len(body)} bytes)", body)
         tid_end = 25 + body[24]
+        tail = bytes(body[tid_end:])
+        when: dt.datetime | None = None
+        expiration = pool_id = 0
+        meters = [0, 0, 0]
+        if tail:
+            if len(tail) < 13:
+                raise LengthError("LP 72 reply: date, time, expiration or pool ID cut short", tail)
+            meters = _read_meters(tail, 13)
+            when = None if tail[:7] == _NO_DATE else _decode_datetime(tail[:7])
+            expiration = bcd_decode(tail[7:11])
+            pool_id = int.from_bytes(tail[11:13], "little")
         return cls(
             addr,
             buffer_position=body[0],
@@ -282,7 +380,12 @@ class AftTransferReply(DataReply):
             transfer_type=body[3],
             **_read_transfer_fields(body, 4),
             transaction_id=_text(body[25:tid_end], "transaction ID"),
-            extra=bytes(body[tid_end:]),
+            transaction_at=when,
+            expiration=expiration,
+            pool_id=pool_id,
+            cumulative_cashable_cents=meters[0],
+            cumulative_restricted_cents=meters[1],
+            cumulative_nonrestricted_cents=meters[2],
         )
 
 

@@ -20,6 +20,8 @@ EGM side (:class:`HostFrameParser`) -- garbage and resync cases
     * Bytes with no wakeup outside a frame (other EGMs' replies on a multi-drop loop, line
       noise, bytes after a complete frame) are counted in ``stray`` and dropped silently.
     * An invalid escape (``FF x``) is reported and aborts the frame being collected.
+    * ``gap()`` (the caller saw the line go quiet mid-message) drops a partial frame,
+      reporting it as :class:`TruncatedFrameError`.
 
 Host side (:class:`ReplyParser`) -- call ``expect(poll)`` after sending each poll
     * General poll: the first byte is the exception code, the reply is complete.
@@ -93,6 +95,22 @@ class HostFrameParser:
     def escape_pending(self) -> bool:
         """The stream ended inside an ``FF`` escape (its meaning needs the next byte)."""
         return self._decoder.pending
+
+    @property
+    def idle(self) -> bool:
+        """Between frames: no frame of ours half collected and no escape half read, so
+        the next bytes are taken afresh.  Fed the whole escaped bytes of one host message
+        while idle, :meth:`feed` returns exactly that message and is idle again."""
+        return self._buf is None and not self._decoder.pending
+
+    def gap(self) -> list[TruncatedFrameError]:
+        """The line went quiet mid-message (inter-byte gap): drop the frame half read,
+        reporting it as :class:`TruncatedFrameError`.  A half-read escape is kept: its
+        bytes stand for one character on the line, which has no gap inside it."""
+        buf, self._buf = self._buf, None
+        if buf is None:
+            return []
+        return [TruncatedFrameError("host message cut by the inter-byte gap", bytes(buf))]
 
     def _ours(self, addr: int) -> bool:
         return self.address is None or addr == self.address

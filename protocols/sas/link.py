@@ -33,6 +33,17 @@ reading), up to 3 tries in all.
     * loop break: no poll to its address for 5 s -> :class:`LinkDown` and a chirp (its
       address with the wakeup bit) every 200 ms until polled again; 30 s without an
       implied ACK -> :class:`LinkDown` too.
+    * optional inter-byte gap rule (``LinkSettings.enforce_gap``): when bytes arrive
+      more than ``inter_byte_gap`` after the previous ones while a message of ours is half
+      framed, that message is dropped (a :class:`TruncatedFrameError` event, never a
+      reply) and the new bytes are taken afresh.  Times are those passed to
+      ``receive_data``; a chunk's bytes count as arriving together.
+    * optional whole-message fast path (``fast_polls``): a chunk of bytes that is exactly
+      the wire form of one of the given polls, arriving while the frame parser is idle
+      (:attr:`HostFrameParser.idle`), is exactly what the parser would decode from it, so
+      the link acts on the prepared message without unescaping, framing and checking the
+      CRC again.  Split or joined chunks, other polls and garbage take the full path; the
+      state machine, implied ACKs, repeats and replies are the same either way.
 
 Everything is driven by the caller: ``receive_data(data, now)``, ``send(...)``,
 ``handle_timers(now)`` at ``next_deadline()``; outgoing bytes from ``data_to_send()``
@@ -46,6 +57,7 @@ from __future__ import annotations
 
 import enum
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -82,6 +94,9 @@ class LinkSettings:
     loop_break: float = 5.0  # EGM: no poll to its address this long -> chirp
     chirp_interval: float = 0.200
     ack_timeout: float = 30.0  # EGM: no implied ACK this long -> link down
+    # EGM: discard a host message whose bytes pause longer than inter_byte_gap, as a real
+    # EGM does.  Off by default: a TCP carrier may deliver one message in late pieces.
+    enforce_gap: bool = False
     exception_queue_size: int = 20  # sas.md: at least 20
 
     def __post_init__(self) -> None:
@@ -454,10 +469,19 @@ class EgmLink(_Link):
         handler: EgmHandler,
         now: float = 0.0,
         settings: LinkSettings | None = None,
+        *,
+        fast_polls: Iterable[HostMessage] = (),
     ) -> None:
         super().__init__(settings)
         if not 1 <= address <= 127:
             raise ValueError(f"EGM address must be 1..127, not {address}")
+        self._fast: dict[bytes, HostMessage] = {}
+        for poll in fast_polls:
+            if poll.addr != address:
+                raise ValueError(f"fast poll {poll!r} is not for address {address}")
+            self._fast[encode_host_message(poll)] = poll
+        self.fast_hits = 0  # chunks taken by the fast path
+        self._last_rx = now  # when the previous bytes arrived (inter-byte gap rule)
         self.address = address
         self.handler = handler
         self.state = EgmState.UP
@@ -486,6 +510,19 @@ class EgmLink(_Link):
         self.queue.post(code, priority)
 
     def receive_data(self, data: bytes, now: float) -> None:
+        if not data:
+            return
+        if self.settings.enforce_gap:
+            if now - self._last_rx > self.settings.inter_byte_gap:
+                for err in self._parser.gap():
+                    self._events.append(err)
+            self._last_rx = now
+        if self._fast:
+            msg = self._fast.get(data)
+            if msg is not None and self._parser.idle:
+                self.fast_hits += 1
+                self._on_message(msg, now)
+                return
         for ev in self._parser.feed(data):
             if isinstance(ev, OtherAddress):
                 self._implied_ack(now)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from emulators.machine import EmulatedMachine, Event, MachineEvent, MachineRefusal
+from emulators.machine import EmulatedMachine, Event, MachineRefusal, ModelEvent
 from emulators.player import Players
 
 
@@ -21,7 +21,7 @@ class FakeClock:
 def _recorder(machine: EmulatedMachine) -> list[Event]:
     seen: list[Event] = []
 
-    def listener(note: MachineEvent) -> None:
+    def listener(note: ModelEvent) -> None:
         seen.append(note.event)
 
     machine.subscribe(listener)

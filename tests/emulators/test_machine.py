@@ -11,8 +11,8 @@ from emulators.machine import (
     _REEL,
     EmulatedMachine,
     Event,
-    MachineEvent,
     MachineRefusal,
+    ModelEvent,
     _line_pay,
 )
 
@@ -38,7 +38,7 @@ def machine(clock: FakeClock) -> EmulatedMachine:
 def events_of(machine: EmulatedMachine) -> list[Event]:
     seen: list[Event] = []
 
-    def listener(note: MachineEvent) -> None:
+    def listener(note: ModelEvent) -> None:
         seen.append(note.event)
 
     machine.subscribe(listener)

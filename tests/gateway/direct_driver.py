@@ -12,8 +12,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
-from emulators.machine import EmulatedMachine, Event, MachineRefusal
-from emulators.machine import MachineEvent as EmuEvent
+from emulators.machine import EmulatedMachine, Event, MachineRefusal, ModelEvent
 from gateway.machines.driver import (
     HeatScore,
     LinkDown,
@@ -45,7 +44,7 @@ class DirectDriver:
         self.machine_id = machine.machine_id
         self.fault: str | None = None
         self.calls: list[str] = []
-        self._events: list[EmuEvent] = []
+        self._events: list[ModelEvent] = []
         # (games played, coin in, games won, credits loaded) when a host-timed heat began
         self._host_start: tuple[int, int, int, int] | None = None
         machine.subscribe(self._events.append)

@@ -17,7 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from emulators.bank import Bank
-from emulators.machine import EmulatedMachine, Event, MachineEvent
+from emulators.machine import EmulatedMachine, Event, ModelEvent
 from gateway.heats.hooks import Progress, ProgressNote
 from gateway.heats.runner import HeatOutcome, HeatRunner
 from gateway.heats.spool import JournalWriter
@@ -93,7 +93,7 @@ def _game_running_at_lock(machine: EmulatedMachine) -> list[bool]:
     seen: list[bool] = []
     started: list[bool] = []
 
-    def on_event(note: MachineEvent) -> None:
+    def on_event(note: ModelEvent) -> None:
         if note.event is Event.PLAY_ENABLED:
             started.append(True)
         elif note.event is Event.PLAY_LOCKED and started and not seen:

@@ -11,7 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from emulators.bank import Bank
-from emulators.machine import EmulatedMachine, Event, MachineEvent
+from emulators.machine import EmulatedMachine, Event, ModelEvent
 from gateway.heats.runner import HeatOutcome, HeatRunner
 from gateway.heats.spool import JournalWriter
 from gateway.machines.links import MachineLink, close_links
@@ -80,7 +80,7 @@ def _end_credits(bank: Bank) -> dict[str, int]:
         started: list[bool] = []
 
         def on_event(
-            note: MachineEvent, m: EmulatedMachine = b.machine, started: list[bool] = started
+            note: ModelEvent, m: EmulatedMachine = b.machine, started: list[bool] = started
         ) -> None:
             if note.event is Event.PLAY_ENABLED:
                 started.append(True)
@@ -135,7 +135,7 @@ async def test_cross_check_mismatch_is_flagged_and_the_score_stands(
     # An EGM whose credit meter drifts from its own tournament meters at the lock
     # (e.g. a game's win booked on the meter but not on LP 98): the meters no longer
     # add up to the credit meter the LP 1A cross-check then reads.
-    def drift(note: MachineEvent) -> None:
+    def drift(note: ModelEvent) -> None:
         t = odd.machine.tournament
         if note.event is Event.PLAY_LOCKED and t is not None and t.started_at is not None:
             t.credits += 7

@@ -20,7 +20,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from emulators.bank import Bank
-from emulators.machine import EmulatedMachine, TournamentMeters
+from emulators.machine import EmulatedMachine, ModelTournamentMeters
 from emulators.mqtt_board import MqttBoard
 from emulators.player import Players
 from gateway.heats.hooks import Progress, ProgressNote
@@ -53,7 +53,7 @@ async def _mixed_heat(
     *,
     gateway_query: str = "",
     mid_heat: Callable[[], Awaitable[None]] | None = None,
-) -> tuple[HeatOutcome, dict[str, TournamentMeters], int]:
+) -> tuple[HeatOutcome, dict[str, ModelTournamentMeters], int]:
     """Run one heat; returns the outcome, each machine's own meters for the heat and the
     boards' fewest connects."""
     site = f"t{uuid.uuid4().hex[:10]}"
@@ -115,7 +115,7 @@ async def _mixed_heat(
 
 
 async def _check_every_score_stored(
-    journal: Journal, out: HeatOutcome, machines: dict[str, TournamentMeters]
+    journal: Journal, out: HeatOutcome, machines: dict[str, ModelTournamentMeters]
 ) -> None:
     assert out.state is RunState.CLOSED, out.notes
     assert {m: s.state for m, s in out.seats.items()} == dict.fromkeys(machines, SeatState.RELEASED)

@@ -3,16 +3,18 @@ ports, players."""
 
 from __future__ import annotations
 
+import datetime as dt
 import socket
 
 import pytest
 
 from emulators.bank import Bank
-from emulators.machine import EmulatedMachine
+from emulators.machine import EmulatedMachine, Event, ModelEvent
 from emulators.player import Players
 from emulators.sas_face import EXCEPTION_CODES, PollAnswers, corrupt_last_byte
 from protocols.sas import (
     Ack,
+    AftInterrogate,
     AftTransfer,
     AftTransferReply,
     AftTransferStatus,
@@ -21,6 +23,7 @@ from protocols.sas import (
     CrcError,
     CurrentCreditsReply,
     Nack,
+    RemoteHandpayReset,
     ReplyParser,
     SendCurrentCredits,
     SendSelectedMeters,
@@ -88,6 +91,66 @@ def test_aft_loads_only_play_only_credits_and_never_twice() -> None:
     too_much = a.answer(_transfer(AftTransferType.IN_HOUSE_TO_HOST, "T-4", 1))
     assert isinstance(too_much, AftTransferReply)
     assert too_much.transfer_status == AftTransferStatus.UNABLE_TO_TRANSFER_NOW
+
+
+async def test_remote_handpay_reset_reports_52_only_when_a_handpay_was_reset() -> None:
+    async with paired("memory") as p:
+        seen: list[Event] = []
+
+        def note(e: ModelEvent) -> None:
+            seen.append(e.event)
+
+        p.machine.subscribe(note)
+        assert await p.client.request(RemoteHandpayReset(1)) == Ack(1)
+        assert await p.client.events() == [] and Event.HANDPAY_RESET not in seen
+        p.machine.raise_handpay()
+        assert await p.client.request(RemoteHandpayReset(1)) == Ack(1)
+        assert await p.client.events() == [0x51, 0x52]  # pending, then reset
+        assert not p.machine.handpay_pending
+        assert await p.client.request(RemoteHandpayReset(1)) == Ack(1)  # again: nothing
+        assert await p.client.events() == []
+
+
+async def test_aft_interrogation_before_any_transfer_is_status_ff() -> None:
+    async with paired("memory", tournament_supported=False) as p:
+        reply = await p.client.request(AftInterrogate(1))
+        assert reply == AftTransferReply.no_information(1)
+        assert reply.status is AftTransferStatus.NO_INFORMATION
+
+
+def _load(tid: str, cents: int) -> AftTransfer:
+    return AftTransfer(
+        1, transfer_type=AftTransferType.IN_HOUSE_TO_MACHINE, cashable_cents=0,
+        restricted_cents=cents, nonrestricted_cents=0, transaction_id=tid, asset_number=0,
+        expiration=2, pool_id=9,
+    )  # fmt: skip
+
+
+async def test_aft_replies_carry_date_expiration_pool_and_cumulative_meters() -> None:
+    async with paired("memory", tournament_supported=False) as p:
+        first = await p.client.aft_transfer(_load("H-1", 300))
+        assert (first.expiration, first.pool_id) == (2, 9)
+        assert first.cumulative_restricted_cents == 300
+        assert first.transaction_at is not None
+        await p.client.aft_transfer(_load("H-2", 200))
+        last = await p.client.request(AftInterrogate(1))
+        assert isinstance(last, AftTransferReply) and last.transaction_id == "H-2"
+        assert (last.restricted_cents, last.cumulative_restricted_cents) == (200, 500)
+        assert last.cumulative_cashable_cents == last.cumulative_nonrestricted_cents == 0
+        sweep = AftTransfer(
+            1, transfer_type=AftTransferType.IN_HOUSE_TO_HOST, cashable_cents=0,
+            restricted_cents=500, nonrestricted_cents=0, transaction_id="H-3", asset_number=0,
+        )  # fmt: skip
+        out = await p.client.aft_transfer(sweep)  # meters are kept per transfer type
+        assert out.cumulative_restricted_cents == 500 and p.machine.credits == 0
+
+
+def test_an_aft_reply_is_dated_by_the_machines_clock_in_venue_time() -> None:
+    utc = dt.datetime(2026, 11, 29, 16, 0, 5, 250_000, tzinfo=dt.UTC)
+    machine = EmulatedMachine("A1", tournament_supported=False, wall_clock=lambda: utc)
+    reply = PollAnswers(machine, 1).answer(_load("H-1", 300))
+    assert isinstance(reply, AftTransferReply)
+    assert reply.transaction_at == dt.datetime(2026, 11, 29, 18, 0, 5)  # SAST, whole seconds
 
 
 def test_every_exception_code_is_a_valid_sas_code() -> None:

@@ -34,6 +34,7 @@ _BY_TYPE: dict[str, st.SearchStrategy[Any]] = {
     "str": st.text(max_size=44),
     "bytes": st.binary(max_size=44),
     "dt.datetime": st.datetimes(),
+    "dt.datetime | None": st.none() | st.datetimes(),
     "tuple[int, ...]": st.lists(ints, max_size=12).map(tuple),
     "tuple[tuple[int, int], ...]": st.lists(st.tuples(ints, ints), max_size=12).map(tuple),
 }

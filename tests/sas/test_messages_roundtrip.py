@@ -167,7 +167,12 @@ REPLY_STRATEGIES: list[tuple[type, st.SearchStrategy[Any]]] = [
         u8,
         st.integers(0, 2**32 - 1),
         ascii_text,
-        st.binary(max_size=30),
+        st.none() | wall,
+        meter4,
+        st.integers(0, 0xFFFF),
+        cents,
+        cents,
+        cents,
     ),
     b(
         sas.AftStatusReply,

@@ -4,8 +4,9 @@
   unlocks like a plain LP 02; it refuses (nothing sent) inside the poll spacing or on a
   closed link, so the heat runner can fall back to the plain path.
 * ``SasDriver.tournament_meters`` reads LP 99 alone (native machines only).
-* The emulator's fast receive path (:class:`FastEgmLink`) behaves exactly like the plain
-  :class:`EgmLink` for any chunking of any byte stream: same replies, same events.
+* The EGM link's whole-message fast path (``EgmLink(fast_polls=...)``, as the emulator
+  uses it) behaves exactly like the plain :class:`EgmLink` for any chunking of any byte
+  stream: same replies, same events.
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from emulators.bank import Bank, BankMachine
-from emulators.sas_face import FastEgmLink
+from emulators.sas_face import fast_polls
 from gateway.machines.driver import DriverError, LinkDown, MachineRefused
 from gateway.machines.sas import SasDriver
 from protocols.sas import (
     EgmLink,
     GeneralPoll,
+    LinkSettings,
     SendCurrentCredits,
     SendGamingMachineMeters,
     SendTournamentMeters,
@@ -136,7 +138,7 @@ async def test_tournament_meters_alone_native_only(bank: Bank) -> None:
         await h.close()
 
 
-# -- the emulator's fast receive path ------------------------------------------------------
+# -- the EGM link's fast receive path ------------------------------------------------------
 
 _POLLS = [
     GeneralPoll(1),
@@ -169,9 +171,11 @@ def test_fast_path_link_equals_the_plain_link(pieces: list[bytes], cuts: list[in
     points = sorted({c for c in cuts if 0 < c < len(stream)})
     bounds = [0, *points, len(stream)]
     chunkings.append([stream[a:b] for a, b in itertools.pairwise(bounds)])
-    for chunks in chunkings:
-        plain = EgmLink(1, TestMachine(1), 0.0)
-        fast = FastEgmLink(1, TestMachine(1), 0.0)
+    # and with the 5 ms gap rule on: chunks 10 ms apart, so a split poll is dropped
+    runs = [(c, s) for c in chunkings for s in (None, LinkSettings(enforce_gap=True))]
+    for chunks, link_settings in runs:
+        plain = EgmLink(1, TestMachine(1), 0.0, link_settings)
+        fast = EgmLink(1, TestMachine(1), 0.0, link_settings, fast_polls=fast_polls(1))
         now = 0.0
         for chunk in chunks:
             now += 0.01
@@ -183,7 +187,7 @@ def test_fast_path_link_equals_the_plain_link(pieces: list[bytes], cuts: list[in
 
 
 def test_fast_path_is_taken_for_whole_short_polls() -> None:
-    fast = FastEgmLink(1, TestMachine(1), 0.0)
+    fast = EgmLink(1, TestMachine(1), 0.0, fast_polls=fast_polls(1))
     fast.receive_data(encode_host_message(Startup(1)), 0.1)
     fast.receive_data(encode_host_message(SendTournamentMeters(1, 0)), 0.3)
     assert fast.fast_hits == 2
@@ -192,6 +196,14 @@ def test_fast_path_is_taken_for_whole_short_polls() -> None:
     fast.receive_data(split[3:], 0.5)  # a split poll goes the full way
     assert fast.fast_hits == 2
     assert fast.data_to_send() != b""
+
+
+def test_fast_polls_must_be_for_the_links_own_address() -> None:
+    with pytest.raises(ValueError, match="address 1"):
+        EgmLink(1, TestMachine(1), 0.0, fast_polls=fast_polls(2))
+    plain = EgmLink(1, TestMachine(1), 0.0)  # the fast path is off unless asked for
+    plain.receive_data(encode_host_message(Startup(1)), 0.1)
+    assert plain.fast_hits == 0 and plain.data_to_send() == b"\x01"
 
 
 async def test_the_client_records_its_shortest_gap_between_polls(bank: Bank) -> None:
