@@ -66,7 +66,8 @@ All in :mod:`gateway.tournament.services`; ``at``/``now`` are aware datetimes.
 
 Ranking: ``stage_standings`` (every single entry of a stage, ranked in Python; ties
 broken only by recorded card draws, rule 19), ``top_standings`` (the live top N with the
-boundary tie whole, from SQL window functions in ``storage.ranking``; the season test
+boundary tie whole, from SQL window functions in ``storage.ranking`` placed by
+``services.live_standings``; the season test
 checks the two agree) and ``qualifiers`` (rules 13, 14, 17 and prize places).
 
 Settings (``load_settings`` / ``store_settings`` in ``services.common``) live in the
