@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from gateway.machines.driver import HeatScore
+from gateway.scores import HeatScore
 from gateway.tournament.rules.enums import HeatStatus, NoticeKind
 from gateway.tournament.rules.violations import RuleViolation
 from gateway.tournament.services import (
