@@ -60,7 +60,8 @@ All in :mod:`gateway.tournament.services`; ``at``/``now`` are aware datetimes.
     (announced, rule 10).  ``handle_system_failure`` picks restart or postpone from when
     the difficulties *began*; a heat whose attempt failed before its start is left due
     (nothing to void) within the period and postponed after it.  The gateway dates the
-    failure from its journal (``gateway.tournament.bridge.failure_began``).
+    failure from its journal (``gateway.tournament.bridge.failure_began``, by the rule
+    ``rules.incidents.difficulties_began``).
 ``finish_heat(session, heat_id, at=..., actor=...)``
     Closes a heat once every seat in play has a score.
 
