@@ -46,16 +46,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from storage.tournament import (
-    CardDraw,
-    Disqualification,
-    Entry,
-    EntryStatus,
-    Exclusion,
-    Player,
-    Score,
-    Stage,
-)
+from storage.enums import EntryStatus, Stage
+from storage.tournament import CardDraw, Disqualification, Entry, Exclusion, Player, Score
 
 DEFAULT_LIMIT = 100
 

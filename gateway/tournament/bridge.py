@@ -30,7 +30,6 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gateway.scores import HeatScore
-from gateway.tournament.rules.enums import HeatStatus
 from gateway.tournament.rules.incidents import (
     FRESH_START_NOTICES,
     FailedAttempt,
@@ -48,8 +47,9 @@ from gateway.tournament.services import (
     unit_of_work,
 )
 from gateway.tournament.services.seating import SeatInfo, heat_seats
+from storage.enums import HeatStatus, SeatStatus
 from storage.journal import HeatRun, HeatRunMachine, HeatRunStep, RunState, SeatState
-from storage.tournament import Heat, HeatNotice, SeatStatus
+from storage.tournament import Heat, HeatNotice
 
 log = logging.getLogger(__name__)
 
