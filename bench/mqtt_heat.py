@@ -47,9 +47,10 @@ from rich.table import Table  # noqa: E402
 
 from gateway.heats.runner import HeatRunner  # noqa: E402
 from gateway.heats.spool import JournalWriter  # noqa: E402
-from gateway.machines.driver import HeatScore, MachineDriver, TournamentMeters  # noqa: E402
+from gateway.machines.driver import MachineDriver  # noqa: E402
 from gateway.machines.links import MachineLink  # noqa: E402
 from gateway.machines.registry import open_driver  # noqa: E402
+from gateway.scores import HeatScore, TournamentMeters  # noqa: E402
 from storage.db import Base, make_engine, make_sessionmaker  # noqa: E402
 from storage.journal import Journal, RunState  # noqa: E402
 

@@ -40,8 +40,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import storage.models  # noqa: F401  (every table)
+from gateway.tournament.services.live_standings import qualifier_cut, standings
 from storage.db import Base, make_engine, make_sessionmaker
-from storage.ranking import qualifier_cut, standings
 
 DEFAULT_PG = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 GOAL_MS = 50.0

@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sqlalchemy import text
 
-from gateway.machines.driver import HeatScore, TournamentMeters
+from gateway.scores import HeatScore, TournamentMeters
 from gateway.tournament import services as svc
 from gateway.tournament.rules.enums import Stage
 from gateway.tournament.rules.ranking import ScoreLine, TieDraw, rank

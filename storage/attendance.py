@@ -13,22 +13,14 @@
 
 from __future__ import annotations
 
-import enum
 from datetime import datetime
 
 from sqlalchemy import BigInteger, Boolean, ForeignKey, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from storage.db import Base
+from storage.enums import UnmarkedAtStart
 from storage.types import UTCDateTime, check_text_lengths, enum_type
-
-
-class UnmarkedAtStart(enum.StrEnum):
-    """Rule 22: what the start does to a seat the roll call left unmarked."""
-
-    AUTO = "auto"  # forfeit if the heat had a roll call at all, else present
-    FORFEIT = "forfeit"
-    PRESENT = "present"  # venues that do not take a roll call
 
 
 class SeatAttendance(Base):

@@ -49,13 +49,15 @@ Enums are stored by value (``'semi-final'``) as VARCHAR + CHECK on both backends
                      NULL means the whole player.  Revocable (rule 23 decisions).
 ``refunds``          rule 20 refunds of an entry.
 
+The enums and setting defaults live in ``storage.enums`` (no SQLAlchemy), shared with the
+rules; they are importable from here too.
+
 Director overrides (rule 23) and every other change a person makes are written to the
 audit log (``storage.audit``); these tables hold the resulting state.
 """
 
 from __future__ import annotations
 
-import enum
 from datetime import date, datetime
 
 from sqlalchemy import (
@@ -74,111 +76,32 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column
 
 from storage.db import Base
+from storage.enums import (
+    DEFAULT_ENTRY_PRICE_CENTS,
+    DEFAULT_NOTICE_S,
+    DEFAULT_POSTPONE_AFTER_S,
+    DEFAULT_PRIZE_PLACES,
+    DEFAULT_SEMI_FINAL_SIZE,
+    DEFAULT_VENUE_TZ,
+    MAX_DRAW_ROUNDS,
+    CardSuit,
+    DrawMethod,
+    DrawnBy,
+    EntryStatus,
+    EntryValidity,
+    ExclusionKind,
+    HeatStatus,
+    NoticeKind,
+    PurchaseKind,
+    ScoreSource,
+    SeatStatus,
+    Stage,
+)
 from storage.types import UTCDateTime, check_text_lengths, enum_type, utcnow
-
-DEFAULT_VENUE_TZ = "Africa/Johannesburg"
-DEFAULT_ENTRY_PRICE_CENTS = 5000  # R50 per seat, rule 5
-DEFAULT_SEMI_FINAL_SIZE = 49  # rule 14
-DEFAULT_PRIZE_PLACES = 3  # rule 19: places that need a strict order
-DEFAULT_POSTPONE_AFTER_S = 30 * 60  # rule 20: "a reasonable period"
-DEFAULT_NOTICE_S = 60 * 60  # rule 10: announced before the change
-MAX_DRAW_ROUNDS = 10  # rule 19 re-draws; bounds the sort key in storage.ranking
-
-
-class EntryValidity(enum.StrEnum):
-    SAME_DAY = "same-day"  # rules 7/8
-    HOURS_48 = "48h"  # rules 5/6
-
-
-class Stage(enum.StrEnum):
-    QUALIFYING = "qualifying"
-    SEMI_FINAL = "semi-final"
-    FINAL = "final"
-
-
-class ExclusionKind(enum.StrEnum):
-    SELF_EXCLUSION = "self-exclusion"  # rule 2
-    REFUSAL_OF_ENTRY = "refusal-of-entry"  # rule 2
-    EXCLUDED_CATEGORY = "excluded-category"  # rule 2 "category of excluded persons"
-    STAFF = "staff"  # rule 3
-    CONNECTED_PERSON = "connected-person"  # rule 3 (family, partners, suppliers)
-
-
-class PurchaseKind(enum.StrEnum):
-    CASH = "cash"
-    CARD = "card"
-    PACKAGE = "package"  # rule 6: cash only, N seats + casino credit portion
-    COMPLIMENTARY = "complimentary"  # rule 5: paid by the casino, single entry
-
-
-class EntryStatus(enum.StrEnum):
-    AVAILABLE = "available"
-    SEATED = "seated"
-    PLAYED = "played"
-    FORFEITED = "forfeited"  # rule 22: absent at the start, no refund
-    REFUNDED = "refunded"  # rule 20
-    DISQUALIFIED = "disqualified"  # rules 2/3/20
-    EXPIRED = "expired"  # rules 5-8 validity window passed
-
-
-class HeatStatus(enum.StrEnum):
-    SCHEDULED = "scheduled"
-    ARMED = "armed"
-    RUNNING = "running"
-    ENDING = "ending"
-    COLLECTING = "collecting"
-    CLOSED = "closed"
-    RESTARTED = "restarted"  # rule 20
-    POSTPONED = "postponed"  # rules 20/21
-    ABORTED = "aborted"
-    CANCELLED = "cancelled"  # rule 10
-
-
-class NoticeKind(enum.StrEnum):
-    ADDED = "added"  # rule 21: extra heats
-    RESCHEDULED = "rescheduled"  # rule 10
-    BANK_CHANGED = "bank-changed"
-    CANCELLED = "cancelled"
-    RESTARTED = "restarted"  # rule 20
-    POSTPONED = "postponed"  # rules 20/21
-
-
-class SeatStatus(enum.StrEnum):
-    ASSIGNED = "assigned"
-    PRESENT = "present"
-    PLAYED = "played"
-    FORFEITED = "forfeited"  # rule 22
-    DISQUALIFIED = "disqualified"
-    MOVED = "moved"  # rules 20/21: malfunction, re-seated elsewhere (inactive)
-    CANCELLED = "cancelled"  # registration undone before the heat (inactive)
-
 
 # Seats in these states no longer hold their entry, machine or player slot.
 INACTIVE_SEAT_STATUSES = (SeatStatus.MOVED, SeatStatus.CANCELLED)
 _ACTIVE_SEAT_SQL = "status NOT IN ('moved', 'cancelled')"
-
-
-class ScoreSource(enum.StrEnum):
-    MACHINE = "machine"
-    MANUAL = "manual"
-
-
-class DrawnBy(enum.StrEnum):
-    PLAYER = "player"
-    NOMINEE = "nominee"
-    PUBLIC = "public"  # rule 19: a member of the public draws for an absent player
-
-
-class CardSuit(enum.StrEnum):
-    CLUBS = "clubs"
-    DIAMONDS = "diamonds"
-    HEARTS = "hearts"
-    SPADES = "spades"
-
-
-class DrawMethod(enum.StrEnum):
-    PHYSICAL = "physical"
-    DIGITAL = "digital"
 
 
 _ID = BigInteger().with_variant(Integer(), "sqlite")  # SQLite autoincrements INTEGER only

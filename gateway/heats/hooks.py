@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from gateway.machines.driver import HeatScore
+from gateway.scores import HeatScore
 
 
 class TournamentHooks(Protocol):

@@ -1,5 +1,9 @@
 """The live tournament for signs: one :class:`LiveHeatFeed` per heat the scheduler runs.
 
+:class:`LiveHeatFeed` turns one heat's progress notes into its signage topics (seats,
+countdown, and the heat's standings, ranked by ``gateway.tournament.rules.ranking``);
+``protocols.mqtt.feed.MqttFeed`` only encodes and publishes them.
+
 :class:`HeatFeeds` is the scheduler's ``progress=`` sink.  The runner's notes carry only
 the run id; the first note of a run finds its heat (``heat_of_run``, the scheduler's
 live heats), opens that heat's topics (``heat/<HEAT ID>/...``, ``current`` pointing at
@@ -12,18 +16,191 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gateway.heats.hooks import Progress, ProgressNote
-from protocols.mqtt.feed import LiveHeatFeed, NowaitPublisher
+from gateway.tournament.rules.ranking import heat_places
+from storage.journal import RunState
 
 log = logging.getLogger(__name__)
+
+# A heat's attempt whose result a sign shows, and one that is void (rule 20 restart).
+_ENDED_STATES = frozenset({RunState.COLLECTING.value, RunState.CLOSED.value})
+_VOID_STATES = frozenset({RunState.ABORTED.value, RunState.RESTARTED.value})
+_READINGS = (Progress.CREDITS, Progress.SCORE)  # a machine's credit meter
 
 _DONE = frozenset({"closed", "aborted", "restarted"})
 
 STAGE_TITLES = {"qualifying": "Qualifying", "semi-final": "Semi-final", "final": "Final"}
+
+
+class NowaitPublisher(Protocol):
+    """What :class:`LiveHeatFeed` needs: a publish that never waits
+    (``protocols.mqtt.feed.MqttFeed``, or the signage page's ``gateway.web.FanoutFeed``
+    wrapping one or nothing)."""
+
+    def publish_nowait(
+        self, topic: str, payload: dict[str, Any], *, retain: bool = False
+    ) -> None: ...
+
+
+class LiveHeatFeed:
+    """Turns a heat's progress notes (:class:`ProgressNote`, passed as ``progress=`` to
+    the heat runner) into the signage topics of one heat (``protocols.mqtt.feed``)."""
+
+    def __init__(
+        self,
+        feed: NowaitPublisher,
+        heat_key: str,
+        *,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        tick: float | None = 1.0,
+        name: str | None = None,
+        stage: str | None = None,
+        players: Mapping[str, str] | None = None,
+        machines: Sequence[str] = (),
+    ) -> None:
+        self.feed = feed
+        self.key = heat_key
+        self.clock = clock
+        self.tick = tick  # countdown interval while running; None: state changes only
+        self._ticker: asyncio.Task[None] | None = None
+        self.credits: dict[str, int] = {}
+        self.final: set[str] = set()
+        self.malfunctioned: dict[str, str] = {}
+        # What a sign shows beside the numbers (all optional, docs/signage.md).
+        self.name = name
+        self.stage = stage
+        self.players: dict[str, str] = dict(players or {})
+        self.machines: list[str] = list(machines) or list(self.players)
+        self._state: tuple[str, float | None] | None = None  # last state, for describe()
+        self._publish_current()
+
+    def _publish_current(self) -> None:
+        self.feed.publish_nowait("current", {"heat": self.key, **self._labels()}, retain=True)
+
+    def _labels(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.name:
+            out["name"] = self.name
+        if self.stage:
+            out["stage"] = self.stage
+        return out
+
+    def describe(
+        self,
+        *,
+        name: str | None = None,
+        stage: str | None = None,
+        players: Mapping[str, str] | None = None,
+    ) -> None:
+        """Add the heat's name, stage and seated players (looked up after the heat began)
+        and republish what a sign shows with them."""
+        self.name = name or self.name
+        self.stage = stage or self.stage
+        if players:
+            self.players.update(players)
+            self.machines += [m for m in players if m not in self.machines]
+        self._publish_current()
+        if self._state is not None:
+            self._publish_state(*self._state)
+        for machine_id in set(self.credits) | set(self.malfunctioned):
+            self._seat(machine_id)
+
+    def __call__(self, note: ProgressNote) -> None:
+        kind = note.kind
+        if kind is Progress.STATE:
+            left = None if note.seconds_left is None else float(note.seconds_left)
+            self._publish_state(note.state, left)
+            self._restart_ticker(note.state, left)
+            if note.state in _ENDED_STATES or note.state in _VOID_STATES:
+                self.publish_standings(void=note.state in _VOID_STATES)
+        elif kind in _READINGS and note.machine_id and note.value is not None:
+            self.credits[note.machine_id] = int(note.value)
+            if kind is Progress.SCORE:
+                self.final.add(note.machine_id)
+            self._seat(note.machine_id)
+        elif kind is Progress.MALFUNCTION and note.machine_id:
+            self.malfunctioned[note.machine_id] = note.detail  # rule 20
+            self._seat(note.machine_id)
+
+    def _publish_state(self, state: str, seconds_left: float | None) -> None:
+        self._state = (state, seconds_left)
+        payload: dict[str, Any] = {"heat": self.key, "state": state, "at": self.clock()}
+        payload["seconds_left"] = None if seconds_left is None else round(seconds_left, 1)
+        payload.update(self._labels())
+        if self.machines:
+            payload["machines"] = list(self.machines)
+        self.feed.publish_nowait(f"heat/{self.key}/state", payload, retain=True)
+
+    def _restart_ticker(self, state: str, seconds_left: float | None) -> None:
+        if self._ticker is not None:
+            self._ticker.cancel()
+            self._ticker = None
+        if state == "running" and seconds_left and self.tick:
+            ends = asyncio.get_running_loop().time() + float(seconds_left)
+            self._ticker = asyncio.create_task(self._count_down(ends, self.tick))
+
+    async def _count_down(self, ends: float, tick: float) -> None:
+        loop = asyncio.get_running_loop()
+        # Bounded: at most seconds_left / tick iterations, then the runner's next state.
+        while ends - loop.time() > tick:
+            await asyncio.sleep(tick)
+            self.countdown("running", max(0.0, ends - loop.time()))
+
+    def close(self) -> None:
+        if self._ticker is not None:
+            self._ticker.cancel()
+
+    def countdown(self, state: str, seconds_left: float) -> None:
+        """Publish a countdown tick between state changes (the runner notes only changes)."""
+        self._publish_state(state, seconds_left)
+
+    def _seat(self, machine_id: str) -> None:
+        payload: dict[str, Any] = {
+            "heat": self.key,
+            "machine": machine_id,
+            "credits": self.credits.get(machine_id),
+            "final": machine_id in self.final,
+            "malfunction": self.malfunctioned.get(machine_id),
+            "at": self.clock(),
+        }
+        if machine_id in self.players:
+            payload["player"] = self.players[machine_id]
+        self.feed.publish_nowait(f"heat/{self.key}/seat/{machine_id}", payload, retain=True)
+
+    def standings(self) -> list[dict[str, Any]]:
+        """The heat's result as a sign shows it: ranked by credits, highest first, equal
+        credits sharing a rank and flagged ``tie`` (rules 13/14/19, ranked by the
+        tournament rules); a malfunctioned seat is not ranked (rule 20)."""
+        out: list[dict[str, Any]] = []
+        for line in heat_places(self.credits, left_out=self.malfunctioned):
+            row: dict[str, Any] = {
+                "rank": line.rank,
+                "machine": line.machine_id,
+                "credits": line.credits,
+                "tie": line.tie,
+            }
+            if line.machine_id in self.players:
+                row["player"] = self.players[line.machine_id]
+            out.append(row)
+        return out
+
+    def publish_standings(self, *, void: bool = False) -> None:
+        self.feed.publish_nowait(
+            f"heat/{self.key}/standings",
+            {
+                "heat": self.key,
+                "void": void,
+                "rows": [] if void else self.standings(),
+                "at": self.clock(),
+            },
+            retain=True,
+        )
 
 
 class HeatFeeds:

@@ -48,14 +48,13 @@ from gateway.heats.spool import JournalWriter
 from gateway.machines.driver import (
     TRANSIENT_ERRORS,
     DriverError,
-    HeatScore,
     MachineEvent,
     MachineEventKind,
     MachineRefused,
-    TournamentMeters,
     TournamentSupport,
 )
 from gateway.machines.links import MachineLink, close_links, open_links
+from gateway.scores import HeatScore, TournamentMeters
 from storage.journal import ResultIn, RunState, RunView, SeatState
 
 S = RunState

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
+from gateway.scores import HeatScore
+
 
 class DriverError(Exception):
     """Base of every error a machine driver raises."""
@@ -60,24 +62,6 @@ class MachineIdentity:
     protocol_version: str
     serial_number: str
     tournament: TournamentSupport
-
-
-@dataclass(frozen=True, slots=True)
-class TournamentMeters:
-    """Meters kept by the EGM for the tournament only (SAS LP 95–99)."""
-
-    games_played: int
-    games_won: int
-    credits_wagered: int
-    credits_won: int
-
-
-@dataclass(frozen=True, slots=True)
-class HeatScore:
-    """What a machine reports at the end of a heat: the score and the raw meters behind it."""
-
-    credits: int  # tournament credit meter at the end = the score (rule 12)
-    meters: TournamentMeters
 
 
 class MachineEventKind(enum.Enum):

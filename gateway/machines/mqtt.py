@@ -29,7 +29,6 @@ from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 from gateway.machines.driver import (
-    HeatScore,
     LinkDown,
     LinkTimeout,
     MachineEvent,
@@ -37,9 +36,9 @@ from gateway.machines.driver import (
     MachineIdentity,
     MachineRefused,
     ProtocolFault,
-    TournamentMeters,
     TournamentSupport,
 )
+from gateway.scores import HeatScore, TournamentMeters
 from protocols.mqtt import codec
 from protocols.mqtt.client import MqttSession, MqttSettings, MqttUnavailable
 from protocols.mqtt.codec import BoardEventKind, Command, ErrorKind

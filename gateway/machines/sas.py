@@ -45,7 +45,6 @@ from zoneinfo import ZoneInfo
 
 from gateway.machines.driver import (
     DriverError,
-    HeatScore,
     LinkDown,
     LinkTimeout,
     MachineEvent,
@@ -53,9 +52,9 @@ from gateway.machines.driver import (
     MachineIdentity,
     MachineRefused,
     ProtocolFault,
-    TournamentMeters,
     TournamentSupport,
 )
+from gateway.scores import HeatScore, TournamentMeters
 from protocols.sas import (
     Ack,
     AftLockCode,

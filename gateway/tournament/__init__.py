@@ -60,13 +60,15 @@ All in :mod:`gateway.tournament.services`; ``at``/``now`` are aware datetimes.
     (announced, rule 10).  ``handle_system_failure`` picks restart or postpone from when
     the difficulties *began*; a heat whose attempt failed before its start is left due
     (nothing to void) within the period and postponed after it.  The gateway dates the
-    failure from its journal (``gateway.tournament.bridge.failure_began``).
+    failure from its journal (``gateway.tournament.bridge.failure_began``, by the rule
+    ``rules.incidents.difficulties_began``).
 ``finish_heat(session, heat_id, at=..., actor=...)``
     Closes a heat once every seat in play has a score.
 
 Ranking: ``stage_standings`` (every single entry of a stage, ranked in Python; ties
 broken only by recorded card draws, rule 19), ``top_standings`` (the live top N with the
-boundary tie whole, from SQL window functions in ``storage.ranking``; the season test
+boundary tie whole, from SQL window functions in ``storage.ranking`` placed by
+``services.live_standings``; the season test
 checks the two agree) and ``qualifiers`` (rules 13, 14, 17 and prize places).
 
 Settings (``load_settings`` / ``store_settings`` in ``services.common``) live in the

@@ -13,8 +13,10 @@ machine is never armed, unlocked or scored, and a mark changed after the machine
 armed is reported as a problem rather than half applied.
 
 Rule 20 (system failure): the difficulties are dated from the journal, not from when
-they were noticed (:func:`failure_began`), so a gateway that comes back after the
-reasonable period postpones the heat instead of restarting it.
+they were noticed (:func:`failure_began` reads the journal's failed attempts; the rule
+that dates them is :func:`~gateway.tournament.rules.incidents.difficulties_began`), so
+a gateway that comes back after the reasonable period postpones the heat instead of
+restarting it.
 """
 
 from __future__ import annotations
@@ -22,12 +24,18 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
+from itertools import takewhile
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from gateway.machines.driver import HeatScore
-from gateway.tournament.rules.enums import HeatStatus, NoticeKind
+from gateway.scores import HeatScore
+from gateway.tournament.rules.incidents import (
+    FRESH_START_NOTICES,
+    FailedAttempt,
+    difficulties_began,
+    failure_time,
+)
 from gateway.tournament.rules.violations import RuleViolation
 from gateway.tournament.services import (
     begin_heat,
@@ -39,8 +47,9 @@ from gateway.tournament.services import (
     unit_of_work,
 )
 from gateway.tournament.services.seating import SeatInfo, heat_seats
+from storage.enums import HeatStatus, SeatStatus
 from storage.journal import HeatRun, HeatRunMachine, HeatRunStep, RunState, SeatState
-from storage.tournament import Heat, HeatNotice, SeatStatus
+from storage.tournament import Heat, HeatNotice
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +58,6 @@ Clock = Callable[[], datetime]
 _CALLED = (SeatStatus.ASSIGNED, SeatStatus.PRESENT)
 _SCORED = (SeatStatus.PRESENT, SeatStatus.PLAYED)
 _NOT_STARTED = (HeatStatus.SCHEDULED, HeatStatus.RESTARTED)
-# A director's new time for the heat ends one spell of difficulties (rules 10, 20).
-_FRESH_START = (NoticeKind.RESCHEDULED, NoticeKind.POSTPONED)
 
 
 def _utc_now() -> datetime:
@@ -177,8 +184,7 @@ class ServiceHooks:
         now = self.clock()
         try:
             async with unit_of_work(self.sessions) as session:
-                began = await failure_began(session, heat_id)
-                failed_at = now if began is None else min(began, now)
+                failed_at = failure_time(await failure_began(session, heat_id), now)
                 outcome = await handle_system_failure(
                     session, heat_id, failed_at=failed_at, now=now, actor=self.actor, reason=reason
                 )
@@ -208,59 +214,46 @@ async def _run_machines(session: AsyncSession, heat_id: int) -> dict[str, SeatSt
 
 async def failure_began(session: AsyncSession, heat_id: int) -> datetime | None:
     """When the heat's current tournament-system difficulties began (rule 20), from the
-    journal; None if its latest run did not end in a restart.
+    journal; None if its latest run did not end in a restart.  The journal gives the
+    facts (:func:`_failed_attempts`, the director's new times); the rule dates them."""
+    failed = await _failed_attempts(session, heat_id)
+    if not failed:
+        return None
+    fresh = await session.scalars(
+        select(HeatNotice.announced_at).where(
+            HeatNotice.heat_id == heat_id, HeatNotice.kind.in_(FRESH_START_NOTICES)
+        )
+    )
+    return difficulties_began(failed, fresh.all())
 
-    A failed run is dated from its last step before the restart: the last moment the
-    journal shows the heat under control.  For a gateway that went down that is before
-    the outage, never the moment it came back (the crash itself is not journaled, so a
-    crash late in a long heat is dated from the heat's last step, erring towards
-    postponing).  A run that failed before play began (e.g. no machine could be armed)
-    continues the previous run's difficulties, so retries every few seconds never reset
-    the clock; a run that got under way, or a new time announced by the director
-    (rescheduled, postponed), starts a new count.
-    """
+
+async def _failed_attempts(session: AsyncSession, heat_id: int) -> list[FailedAttempt]:
+    """The heat's latest journal runs that ended in a restart, newest first."""
     runs = (
         await session.scalars(
             select(HeatRun).where(HeatRun.heat_id == heat_id).order_by(HeatRun.id.desc())
         )
     ).all()
-    began: datetime | None = None
-    later: HeatRun | None = None
-    for run in runs:
-        if run.state is not RunState.RESTARTED:
-            break
-        steps = (
-            await session.execute(
-                select(HeatRunStep.state, HeatRunStep.at)
-                .where(HeatRunStep.run_id == run.id)
-                .order_by(HeatRunStep.seq)
-            )
-        ).all()
-        cut = next((i for i, (state, _) in enumerate(steps) if state is RunState.RESTARTED), None)
-        before = steps if cut is None else steps[:cut]
-        failed = steps[cut][1] if cut is not None else run.updated_at
-        if later is not None and await _fresh_start_between(
-            session, heat_id, failed, later.created_at
-        ):
-            break
-        began = before[-1][1] if before else run.created_at
-        if any(state is RunState.RUNNING for state, _ in before):
-            break  # play was under way: the difficulties began in this run
-        later = run
-    return began
-
-
-async def _fresh_start_between(
-    session: AsyncSession, heat_id: int, since: datetime, until: datetime
-) -> bool:
-    notice = await session.scalar(
-        select(HeatNotice.id)
-        .where(
-            HeatNotice.heat_id == heat_id,
-            HeatNotice.kind.in_(_FRESH_START),
-            HeatNotice.announced_at >= since,
-            HeatNotice.announced_at <= until,
+    restarted = list(takewhile(lambda run: run.state is RunState.RESTARTED, runs))
+    steps: dict[int, list[tuple[RunState, datetime]]] = {run.id: [] for run in restarted}
+    if restarted:
+        rows = await session.execute(
+            select(HeatRunStep.run_id, HeatRunStep.state, HeatRunStep.at)
+            .where(HeatRunStep.run_id.in_(steps))
+            .order_by(HeatRunStep.run_id, HeatRunStep.seq)
         )
-        .limit(1)
+        for run_id, state, at in rows.all():
+            steps[run_id].append((state, at))
+    return [_attempt(run, steps[run.id]) for run in restarted]
+
+
+def _attempt(run: HeatRun, steps: list[tuple[RunState, datetime]]) -> FailedAttempt:
+    """A restarted run as the rule's facts: the steps before its restart step."""
+    cut = next((i for i, (state, _) in enumerate(steps) if state is RunState.RESTARTED), None)
+    before = steps if cut is None else steps[:cut]
+    return FailedAttempt(
+        opened_at=run.created_at,
+        failed_at=run.updated_at if cut is None else steps[cut][1],
+        last_in_control=before[-1][1] if before else None,
+        under_way=any(state is RunState.RUNNING for state, _ in before),
     )
-    return notice is not None

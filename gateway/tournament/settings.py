@@ -14,17 +14,18 @@ from datetime import timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from gateway.tournament.rules.attendance import UnmarkedAtStart, parse_unmarked
-from gateway.tournament.rules.enums import EntryValidity as Validity
+from gateway.tournament.rules.attendance import parse_unmarked
 from gateway.tournament.rules.violations import RuleViolation
-from storage.tournament import (
+from storage.enums import (
     DEFAULT_ENTRY_PRICE_CENTS,
     DEFAULT_NOTICE_S,
     DEFAULT_POSTPONE_AFTER_S,
     DEFAULT_PRIZE_PLACES,
     DEFAULT_SEMI_FINAL_SIZE,
     DEFAULT_VENUE_TZ,
+    UnmarkedAtStart,
 )
+from storage.enums import EntryValidity as Validity
 
 PACKAGE_CODE_LENGTH = 32  # tournament_packages.code
 

@@ -14,16 +14,15 @@ from datetime import UTC, datetime
 
 from emulators.machine import EmulatedMachine, Event, MachineRefusal, ModelEvent
 from gateway.machines.driver import (
-    HeatScore,
     LinkDown,
     LinkTimeout,
     MachineEvent,
     MachineEventKind,
     MachineIdentity,
     MachineRefused,
-    TournamentMeters,
     TournamentSupport,
 )
+from gateway.scores import HeatScore, TournamentMeters
 
 _EVENT_MAP = {
     Event.TILT: MachineEventKind.TILT,

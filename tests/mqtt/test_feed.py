@@ -13,8 +13,9 @@ import pytest
 
 from gateway.feed import FeedPublisher
 from gateway.heats.hooks import Progress, ProgressNote
+from gateway.heats.live_feed import LiveHeatFeed
 from protocols.mqtt.broker import EmbeddedBroker
-from protocols.mqtt.feed import LiveHeatFeed, MqttFeed
+from protocols.mqtt.feed import MqttFeed
 from protocols.mqtt.topics import TopicError
 
 

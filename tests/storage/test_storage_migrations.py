@@ -13,9 +13,9 @@ from sqlalchemy import inspect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 import storage.models  # noqa: F401  (every table on Base.metadata)
+from gateway.tournament.services.live_standings import qualifier_cut
 from storage import audit, migrate
 from storage.db import Base, make_sessionmaker
-from storage.ranking import qualifier_cut
 from storage.testing import T0, Builder, EmptyDatabase, unique_id_number
 from storage.tournament import Player, Tournament
 

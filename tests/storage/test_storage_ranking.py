@@ -11,8 +11,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
+from gateway.tournament.rules.ranking import TieGroup
+from gateway.tournament.services.live_standings import (
+    Cut,
+    Standings,
+    cut,
+    qualifier_cut,
+    standings,
+)
 from storage.db import make_sessionmaker
-from storage.ranking import Cut, Standings, TieGroup, cut, qualifier_cut, standings
 from storage.testing import T0, Builder
 from storage.tournament import (
     CardDraw,

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from gateway.machines.driver import HeatScore, TournamentMeters
+from gateway.scores import HeatScore, TournamentMeters
 from gateway.tournament import services as svc
 from gateway.tournament.rules.enums import Stage
 from gateway.tournament.settings import TournamentSettings

@@ -20,10 +20,13 @@ from gateway.tournament.rules.final_stages import (
     seats_forfeited_at_start,
 )
 from gateway.tournament.rules.incidents import (
+    FailedAttempt,
     FailureOutcome,
     MalfunctionOutcome,
     check_malfunction_allowed,
+    difficulties_began,
     failure_outcome,
+    failure_time,
     malfunction_outcome,
 )
 from gateway.tournament.rules.seating import (
@@ -261,6 +264,36 @@ def test_rule_20_restart_within_the_reasonable_period_else_postpone() -> None:
     assert failure_outcome(settings, T0, T0 + timedelta(minutes=31)) is FailureOutcome.POSTPONE
     with pytest.raises(RuleViolation, match=r"rule 20"):
         failure_outcome(settings, T0, T0 - timedelta(seconds=1))
+
+
+def _attempt(opened: int, failed: int, last: int | None, under_way: bool) -> FailedAttempt:
+    """An attempt ``opened``/``failed``/last step at these minutes after T0."""
+    minute = timedelta(minutes=1)
+    return FailedAttempt(
+        opened_at=T0 + opened * minute,
+        failed_at=T0 + failed * minute,
+        last_in_control=None if last is None else T0 + last * minute,
+        under_way=under_way,
+    )
+
+
+def test_rule_20_difficulties_date_from_the_last_controlled_step() -> None:
+    """T20: "a reasonable period" runs from when the difficulties began, not from when the
+    gateway noticed them: retries that never got under way continue the count."""
+    ran = _attempt(0, 20, 12, under_way=True)  # ran, last step at 12, restarted at 20
+    retry = _attempt(25, 26, 25, under_way=False)  # armed at 25, failed again
+    bare = _attempt(30, 30, None, under_way=False)  # failed before any step
+    assert difficulties_began([], []) is None
+    assert difficulties_began([ran], []) == T0 + timedelta(minutes=12)
+    assert difficulties_began([retry, ran], []) == T0 + timedelta(minutes=12)
+    assert difficulties_began([bare], []) == T0 + timedelta(minutes=30)
+    assert difficulties_began([bare, retry, ran], []) == T0 + timedelta(minutes=12)
+    # A new time announced by the director (rules 10, 20) starts a new count.
+    announced = [T0 + timedelta(minutes=22)]
+    assert difficulties_began([retry, ran], announced) == T0 + timedelta(minutes=25)
+    assert failure_time(None, T0) == T0
+    assert failure_time(T0 + timedelta(minutes=5), T0) == T0  # never later than now
+    assert failure_time(T0, T0 + timedelta(minutes=5)) == T0
 
 
 # --- settings --------------------------------------------------------------------------

@@ -7,9 +7,11 @@ import pytest
 from gateway.tournament.rules.cards import Card
 from gateway.tournament.rules.enums import CardSuit
 from gateway.tournament.rules.ranking import (
+    HeatPlace,
     ScoreLine,
     TieDraw,
     check_draw_round,
+    heat_places,
     prize_order,
     qualify_finalists,
     qualify_from_qualifying,
@@ -149,3 +151,16 @@ def test_rule_19_a_draw_round_is_for_exactly_the_tied_entries() -> None:
             tie,
             {1: Card(3, CardSuit.CLUBS), 2: Card(4, CardSuit.CLUBS), 3: Card(5, CardSuit.CLUBS)},
         )
+
+
+def test_heat_places_flag_ties_and_break_none_t19() -> None:
+    """T19: a heat's own result shares a rank between equal credits and flags the tie;
+    only a card draw breaks it.  T20: a malfunctioned machine is not ranked."""
+    credits = {"A03": 900, "A01": 900, "A02": 1200, "A04": 50, "A05": 40}
+    assert heat_places(credits, left_out={"A04"}) == [
+        HeatPlace(1, "A02", 1200, False),
+        HeatPlace(2, "A01", 900, True),
+        HeatPlace(2, "A03", 900, True),
+        HeatPlace(4, "A05", 40, False),
+    ]
+    assert heat_places({}) == []

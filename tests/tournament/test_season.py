@@ -54,10 +54,11 @@ from gateway.tournament.rules.cards import Card
 from gateway.tournament.rules.enums import CardSuit, DrawnBy, EntryStatus, SeatStatus, Stage
 from gateway.tournament.rules.incidents import MalfunctionOutcome
 from gateway.tournament.rules.violations import RuleViolation
+from gateway.tournament.services import live_standings
 from gateway.tournament.services.draws import DrawnCard
 from gateway.tournament.services.finals import verify_seat_draws
 from gateway.tournament.settings import TournamentSettings
-from storage import audit, ranking
+from storage import audit
 from storage.tournament import Entry
 
 from .conftest import Desk, at, score
@@ -671,11 +672,11 @@ async def test_25_week_season(desk: Desk) -> None:
 
 
 async def agrees_with_storage_ranking(desk: Desk, tid: int, stage: Stage, at_: datetime) -> None:
-    """The pure ranking and the SQL window-function ranking (``storage.ranking``) agree."""
+    """The pure ranking and the SQL window-function ranking (``live_standings``) agree."""
     ours = await desk.run(svc.stage_standings, tid, stage, as_of=at_)
 
     async def theirs_fn(session: AsyncSession) -> Any:
-        return await ranking.standings(session, tid, stage, limit=10_000, as_of=at_)
+        return await live_standings.standings(session, tid, stage, limit=10_000, as_of=at_)
 
     theirs = await desk.run(theirs_fn)
     assert [(r.entry_id, r.place, r.tied) for r in theirs.rows] == [

@@ -19,10 +19,11 @@ from gateway.app.cli import main
 from gateway.app.commands.signage import run_signage
 from gateway.errors import OperatorError
 from gateway.heats.hooks import Progress, ProgressNote
+from gateway.heats.live_feed import LiveHeatFeed
 from gateway.web import FanoutFeed
 from gateway.web.mqtt_source import MqttFeedSource
 from protocols.mqtt.broker import EmbeddedBroker
-from protocols.mqtt.feed import LiveHeatFeed, MqttFeed
+from protocols.mqtt.feed import MqttFeed
 from protocols.mqtt.topics import feed_topic
 
 

@@ -26,7 +26,7 @@ from gateway.app.tournament_options import (
     run,
 )
 from gateway.errors import OperatorError
-from gateway.machines.driver import HeatScore, TournamentMeters
+from gateway.scores import HeatScore, TournamentMeters
 from gateway.tournament import services as svc
 from gateway.tournament.rules.cards import parse_seed
 from gateway.tournament.rules.enums import Stage

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 
 from gateway.tournament.rules.enums import HeatStatus
 from gateway.tournament.rules.violations import RuleViolation
-from storage.attendance import UnmarkedAtStart
+from storage.enums import UnmarkedAtStart
 
 __all__ = ["UnmarkedAtStart", "check_roll_call_open", "counted_present", "parse_unmarked"]
 

@@ -1,13 +1,13 @@
 """Vocabulary shared by the rules, the services, the CLI and storage.
 
-One set of enums for the whole tournament: they live with the tables
-(:mod:`storage.tournament`, plain ``StrEnum`` definitions, no database needed) and are
-re-exported here with the rule facts the tables do not need.
+One set of enums for the whole tournament: they live below the tables in
+:mod:`storage.enums` (plain ``StrEnum`` definitions, no database) and are re-exported
+here with the rule facts the tables do not need.
 """
 
 from __future__ import annotations
 
-from storage.tournament import (
+from storage.enums import (
     CardSuit,
     DrawMethod,
     DrawnBy,

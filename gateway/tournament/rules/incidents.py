@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
-from gateway.tournament.rules.enums import IN_PROGRESS, HeatStatus
+from gateway.tournament.rules.enums import IN_PROGRESS, HeatStatus, NoticeKind
 from gateway.tournament.rules.seating import FreeSeat
 from gateway.tournament.rules.violations import RuleViolation
 from gateway.tournament.settings import TournamentSettings
@@ -53,3 +55,56 @@ def failure_outcome(
         if now - failed_at > settings.postpone_after
         else FailureOutcome.RESTART
     )
+
+
+# A director's new time for the heat ends one spell of difficulties (rules 10, 20).
+FRESH_START_NOTICES = frozenset({NoticeKind.RESCHEDULED, NoticeKind.POSTPONED})
+
+
+@dataclass(frozen=True, slots=True)
+class FailedAttempt:
+    """One attempt at a heat that ended in a restart (rule 20), as plain facts."""
+
+    opened_at: datetime  # when the attempt began
+    failed_at: datetime  # when it was restarted
+    last_in_control: datetime | None  # its last recorded step before the restart, if any
+    under_way: bool  # play had begun before the restart
+
+
+def difficulties_began(
+    failed: Sequence[FailedAttempt], fresh_starts: Iterable[datetime]
+) -> datetime | None:
+    """When the heat's current tournament-system difficulties began (rule 20).
+
+    ``failed``: the heat's latest attempts that ended in a restart, newest first (empty
+    when the latest attempt did not).  ``fresh_starts``: when the director announced a
+    new time for the heat (:data:`FRESH_START_NOTICES`).
+
+    An attempt's difficulties are dated from its last step before the restart: the last
+    moment the heat was known to be under control (before an outage, never the moment the
+    gateway came back; erring towards postponing).  An attempt that failed before play
+    began continues the previous one's difficulties, so retries every few seconds never
+    reset the clock; an attempt that got under way, or a new time announced in between,
+    starts a new count.
+    """
+    announced = sorted(fresh_starts)
+    began: datetime | None = None
+    later: FailedAttempt | None = None
+    for attempt in failed:
+        if later is not None and _announced_between(announced, attempt.failed_at, later.opened_at):
+            break
+        began = attempt.opened_at if attempt.last_in_control is None else attempt.last_in_control
+        if attempt.under_way:
+            break  # play was under way: the difficulties began in this attempt
+        later = attempt
+    return began
+
+
+def _announced_between(announced: Sequence[datetime], since: datetime, until: datetime) -> bool:
+    return any(since <= at <= until for at in announced)
+
+
+def failure_time(began: datetime | None, now: datetime) -> datetime:
+    """The failure time rule 20 measures the reasonable period from: when the difficulties
+    began (never later than ``now``), or ``now`` when there is no record of them."""
+    return now if began is None else min(began, now)

@@ -15,6 +15,13 @@ tied: they share a place and are reported as an unresolved :class:`TieGroup` wit
 round that has to be drawn next.  A draw is bound to the score it broke: if a director
 later corrects a score, draws recorded for the old score no longer apply.
 
+The same tie break orders the live top N that storage reads with SQL window functions
+(:mod:`gateway.tournament.services.live_standings`): :func:`placed_buckets` is the one
+rule 19 core of both, so the two rankings can never disagree on a draw.
+
+A heat's own result on the signs (:func:`heat_places`) breaks nothing: equal credits
+share a rank and are flagged, because only a card draw breaks a tie.
+
 Cuts: the top ``k`` qualify.  A tie that straddles the cut (some of its entries inside,
 some outside) must be drawn before the cut is final; until then the entries of that
 group are reported as pending, never guessed.
@@ -23,18 +30,19 @@ group are reported as pending, never guessed.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from gateway.tournament.rules.cards import Card
 from gateway.tournament.rules.violations import RuleViolation
 
-# One tie group and one round-by-round tie break for both rankings: this pure one and the
-# SQL one in storage (rule 19), so the two can never disagree on a draw.
-from storage.ranking import TieGroup, resolve_tie
+# (entry id, tied credits, round) -> card value, Ace 1 .. King 13 (rule 19).
+Cards = Mapping[tuple[int, int, int], int]
 
 __all__ = [
+    "Cards",
     "CutOutcome",
+    "HeatPlace",
     "QualifyingOutcome",
     "RankedLine",
     "ScoreLine",
@@ -42,11 +50,66 @@ __all__ = [
     "TieDraw",
     "TieGroup",
     "check_draw_round",
+    "heat_places",
+    "placed_buckets",
     "prize_order",
     "qualify_finalists",
     "qualify_from_qualifying",
     "rank",
+    "resolve_tie",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class TieGroup:
+    """Entries still tied: ``place`` is their shared place, ``next_round`` the round to draw."""
+
+    place: int
+    credits: int
+    entry_ids: tuple[int, ...]
+    next_round: int
+
+    @property
+    def last_place(self) -> int:
+        return self.place + len(self.entry_ids) - 1
+
+    def straddles(self, cut: int) -> bool:
+        """True when the top ``cut`` places take some but not all of this group."""
+        return self.place <= cut < self.last_place
+
+
+def resolve_tie(
+    members: list[int], credits: int, round_number: int, cards: Cards
+) -> list[tuple[list[int], int]]:
+    """Order tied entries by their cards (rule 19): [(bucket, next round)], best first.
+
+    A round counts only when every entry still tied has its card; equal cards go to the
+    next round among themselves."""
+    if len(members) == 1:
+        return [(members, round_number)]
+    values = {m: cards.get((m, credits, round_number)) for m in members}
+    if any(v is None for v in values.values()):
+        return [(members, round_number)]  # round not (fully) drawn: still tied
+    buckets: dict[int, list[int]] = defaultdict(list)
+    for member in members:
+        buckets[values[member] or 0].append(member)
+    out: list[tuple[list[int], int]] = []
+    for value in sorted(buckets, reverse=True):  # highest card wins, Ace low
+        out.extend(resolve_tie(buckets[value], credits, round_number + 1, cards))
+    return out
+
+
+def placed_buckets(
+    entry_ids: Iterable[int], credits: int, first_place: int, cards: Cards
+) -> Iterator[tuple[int, tuple[int, ...], TieGroup | None]]:
+    """The entries on ``credits``, whose best place is ``first_place``, in draw order
+    (rule 19): (place, the entries sharing it, their unresolved tie or None), best first."""
+    place = first_place
+    for bucket, next_round in resolve_tie(sorted(entry_ids), credits, 1, cards):
+        entries = tuple(bucket)
+        tie = TieGroup(place, credits, entries, next_round) if len(entries) > 1 else None
+        yield place, entries, tie
+        place += len(entries)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,15 +185,14 @@ def rank(
     ties: list[TieGroup] = []
     for credits in sorted(by_credits, reverse=True):
         group = {line.entry_id: line for line in by_credits[credits]}
-        for bucket, next_round in resolve_tie(sorted(group), credits, 1, cards):
-            place = len(lines) + 1
-            if len(bucket) > 1:
-                ties.append(TieGroup(place, credits, tuple(bucket), next_round))
+        for place, bucket, tie in placed_buckets(group, credits, len(lines) + 1, cards):
+            if tie is not None:
+                ties.append(tie)
             for entry_id in bucket:
                 line = group[entry_id]
                 lines.append(
                     RankedLine(
-                        len(lines) + 1, place, entry_id, line.player_id, credits, len(bucket) > 1
+                        len(lines) + 1, place, entry_id, line.player_id, credits, tie is not None
                     )
                 )
     return Standings(tuple(lines), tuple(ties))
@@ -198,3 +260,33 @@ def prize_order(standings: Standings, prize_places: int) -> CutOutcome:
         line.entry_id for line in standings.lines if line.place <= prize_places and not line.tied
     )
     return CutOutcome(selected, pending)
+
+
+@dataclass(frozen=True, slots=True)
+class HeatPlace:
+    """One machine's line in a heat's own result, as the signs show it."""
+
+    rank: int  # competition rank: equal credits share it
+    machine_id: str
+    credits: int
+    tie: bool  # equal credits with another machine: rule 19 breaks it by a card draw
+
+
+def heat_places(credits: Mapping[str, int], left_out: Collection[str] = ()) -> list[HeatPlace]:
+    """Rank a heat's machines by credits, highest first (rules 12-14), machine id inside a
+    tie for a stable listing.  Equal credits share a rank and are flagged ``tie``: rule 19
+    breaks ties by a card draw, never by the system.  ``left_out``: machines not ranked
+    (rule 20 malfunctions)."""
+    rows = sorted(
+        ((m, c) for m, c in credits.items() if m not in left_out),
+        key=lambda mc: (-mc[1], mc[0]),
+    )
+    counts: dict[int, int] = defaultdict(int)
+    for _, c in rows:
+        counts[c] += 1
+    out: list[HeatPlace] = []
+    for position, (machine_id, value) in enumerate(rows, start=1):
+        shared = bool(out) and out[-1].credits == value
+        rank_ = out[-1].rank if shared else position
+        out.append(HeatPlace(rank_, machine_id, value, counts[value] > 1))
+    return out

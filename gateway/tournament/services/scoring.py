@@ -13,7 +13,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from gateway.machines.driver import HeatScore, TournamentMeters
+from gateway.scores import HeatScore, TournamentMeters
 from gateway.tournament.rules.enums import (
     IN_PROGRESS,
     EntryStatus,

@@ -24,6 +24,7 @@ from gateway.tournament.rules.ranking import (
     rank,
 )
 from gateway.tournament.rules.violations import RuleViolation
+from gateway.tournament.services import live_standings
 from gateway.tournament.services.common import (
     find_tournament,
     load_settings,
@@ -31,7 +32,6 @@ from gateway.tournament.services.common import (
 )
 from gateway.tournament.services.people import disqualified_sets
 from gateway.tournament.settings import TournamentSettings
-from storage import ranking
 from storage.ranking import on_exclusion_register
 from storage.tournament import (
     CardDraw,
@@ -92,7 +92,8 @@ async def stage_standings(
     Left out (rule 2, rule 20): entries of players with a disqualification in force, and
     disqualified entries, and — as of ``as_of`` (default now) — scores of a player on an
     exclusion register that had started by ``as_of`` and had not ended before the score
-    was played ("prior to or during the tournament").  Same rules as ``storage.ranking``.
+    was played ("prior to or during the tournament").  Same rules as ``storage.ranking``
+    (the SQL live standings).
     """
     tournament = await find_tournament(session, tournament_ref)
     settings = await load_settings(session, tournament)
@@ -131,13 +132,13 @@ async def top_standings(
     as_of: datetime | None = None,
 ) -> StageStandings:
     """The top ``limit`` places (and everyone tied with the last of them) straight from
-    SQL window functions (:func:`storage.ranking.standings`): the live view, fast at any
+    SQL window functions (:func:`.live_standings.standings`): the live view, fast at any
     size.  Same lines, places and ties as the top of :func:`stage_standings`."""
     if limit < 1:
         raise RuleViolation(None, f"limit: at least 1 line, got {limit}")
     tournament = await find_tournament(session, tournament_ref)
     settings = await load_settings(session, tournament)
-    table = await ranking.standings(session, tournament.id, stage, limit=limit, as_of=as_of)
+    table = await live_standings.standings(session, tournament.id, stage, limit=limit, as_of=as_of)
     ids = [r.entry_id for r in table.rows]
     info = {
         r.entry_id: (r.name, r.number)

@@ -1,0 +1,120 @@
+"""Plain values the tables share with the rules: no SQLAlchemy here.
+
+The tournament rules (``gateway.tournament.rules``) and the tables
+(``storage.tournament``, ``storage.attendance``) speak one vocabulary.  It lives below
+both, so the rules can use it without importing a database.  Enums are stored by value
+(``'semi-final'``) through ``storage.types.enum_type``: a value changed here is a
+migration.  The defaults are those of the settings columns and of
+``gateway.tournament.settings.TournamentSettings``.
+"""
+
+from __future__ import annotations
+
+import enum
+
+DEFAULT_VENUE_TZ = "Africa/Johannesburg"
+DEFAULT_ENTRY_PRICE_CENTS = 5000  # R50 per seat, rule 5
+DEFAULT_SEMI_FINAL_SIZE = 49  # rule 14
+DEFAULT_PRIZE_PLACES = 3  # rule 19: places that need a strict order
+DEFAULT_POSTPONE_AFTER_S = 30 * 60  # rule 20: "a reasonable period"
+DEFAULT_NOTICE_S = 60 * 60  # rule 10: announced before the change
+MAX_DRAW_ROUNDS = 10  # rule 19 re-draws; bounds the round column of card_draws
+
+
+class EntryValidity(enum.StrEnum):
+    SAME_DAY = "same-day"  # rules 7/8
+    HOURS_48 = "48h"  # rules 5/6
+
+
+class Stage(enum.StrEnum):
+    QUALIFYING = "qualifying"
+    SEMI_FINAL = "semi-final"
+    FINAL = "final"
+
+
+class ExclusionKind(enum.StrEnum):
+    SELF_EXCLUSION = "self-exclusion"  # rule 2
+    REFUSAL_OF_ENTRY = "refusal-of-entry"  # rule 2
+    EXCLUDED_CATEGORY = "excluded-category"  # rule 2 "category of excluded persons"
+    STAFF = "staff"  # rule 3
+    CONNECTED_PERSON = "connected-person"  # rule 3 (family, partners, suppliers)
+
+
+class PurchaseKind(enum.StrEnum):
+    CASH = "cash"
+    CARD = "card"
+    PACKAGE = "package"  # rule 6: cash only, N seats + casino credit portion
+    COMPLIMENTARY = "complimentary"  # rule 5: paid by the casino, single entry
+
+
+class EntryStatus(enum.StrEnum):
+    AVAILABLE = "available"
+    SEATED = "seated"
+    PLAYED = "played"
+    FORFEITED = "forfeited"  # rule 22: absent at the start, no refund
+    REFUNDED = "refunded"  # rule 20
+    DISQUALIFIED = "disqualified"  # rules 2/3/20
+    EXPIRED = "expired"  # rules 5-8 validity window passed
+
+
+class HeatStatus(enum.StrEnum):
+    SCHEDULED = "scheduled"
+    ARMED = "armed"
+    RUNNING = "running"
+    ENDING = "ending"
+    COLLECTING = "collecting"
+    CLOSED = "closed"
+    RESTARTED = "restarted"  # rule 20
+    POSTPONED = "postponed"  # rules 20/21
+    ABORTED = "aborted"
+    CANCELLED = "cancelled"  # rule 10
+
+
+class NoticeKind(enum.StrEnum):
+    ADDED = "added"  # rule 21: extra heats
+    RESCHEDULED = "rescheduled"  # rule 10
+    BANK_CHANGED = "bank-changed"
+    CANCELLED = "cancelled"
+    RESTARTED = "restarted"  # rule 20
+    POSTPONED = "postponed"  # rules 20/21
+
+
+class SeatStatus(enum.StrEnum):
+    ASSIGNED = "assigned"
+    PRESENT = "present"
+    PLAYED = "played"
+    FORFEITED = "forfeited"  # rule 22
+    DISQUALIFIED = "disqualified"
+    MOVED = "moved"  # rules 20/21: malfunction, re-seated elsewhere (inactive)
+    CANCELLED = "cancelled"  # registration undone before the heat (inactive)
+
+
+class ScoreSource(enum.StrEnum):
+    MACHINE = "machine"
+    MANUAL = "manual"
+
+
+class DrawnBy(enum.StrEnum):
+    PLAYER = "player"
+    NOMINEE = "nominee"
+    PUBLIC = "public"  # rule 19: a member of the public draws for an absent player
+
+
+class CardSuit(enum.StrEnum):
+    CLUBS = "clubs"
+    DIAMONDS = "diamonds"
+    HEARTS = "hearts"
+    SPADES = "spades"
+
+
+class DrawMethod(enum.StrEnum):
+    PHYSICAL = "physical"
+    DIGITAL = "digital"
+
+
+class UnmarkedAtStart(enum.StrEnum):
+    """Rule 22: what the start does to a seat the roll call left unmarked."""
+
+    AUTO = "auto"  # forfeit if the heat had a roll call at all, else present
+    FORFEIT = "forfeit"
+    PRESENT = "present"  # venues that do not take a roll call
