@@ -42,6 +42,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from gateway.feed import FeedPublisher
+from gateway.heat_limits import check_heat_limits, heat_limit_problem
 from gateway.heats import states
 from gateway.heats.hooks import Progress, ProgressNote, ProgressSink, TournamentHooks
 from gateway.heats.spool import JournalWriter
@@ -167,6 +168,7 @@ class HeatRunner:
         heat_id: int | None = None,
         attempt: int = 1,
     ) -> HeatOutcome:
+        check_heat_limits(credits, seconds)  # nothing journaled, nothing touched
         run_id = await self.writer.journal.create_run(
             bank, machines, credits=credits, seconds=seconds, heat_id=heat_id, attempt=attempt
         )
@@ -216,6 +218,10 @@ class HeatRunner:
 
     # -- state actions -------------------------------------------------------------------
     async def _act(self, state: RunState) -> tuple[RunState | None, dict[str, Any]]:
+        if state in (S.SCHEDULED, S.ARMED):
+            problem = heat_limit_problem(self.view.credits, self.view.seconds)
+            if problem is not None:  # a journaled heat no machine can carry: never arm it
+                return S.ABORTED, {"note": f"heat refused: {problem}"}
         if state is S.SCHEDULED:
             return S.ARMED, {}
         if state is S.ARMED:
