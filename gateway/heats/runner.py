@@ -57,6 +57,7 @@ from gateway.machines.driver import (
     TournamentSupport,
 )
 from gateway.machines.links import MachineLink, close_links, open_links
+from gateway.machines.scoring import tournament_credits
 from storage.journal import ResultIn, RunState, RunView, SeatState
 
 S = RunState
@@ -583,7 +584,7 @@ class HeatRunner:
         except MachineRefused:
             return None  # no tournament meters after all: the full read decides
         # rule 12: the score is the tournament credit meter = start - wagered + won
-        score = self.view.credits - meters.credits_wagered + meters.credits_won
+        score = tournament_credits(self.view.credits, meters.credits_wagered, meters.credits_won)
         if score < 0:
             return None  # meters that cannot be right: let the credit meter decide
         return HeatScore(credits=score, meters=meters)

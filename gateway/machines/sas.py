@@ -59,6 +59,7 @@ from gateway.machines.driver import (
     TournamentMeters,
     TournamentSupport,
 )
+from gateway.machines.scoring import credits_won
 from protocols.sas import (
     Ack,
     AftLockCode,
@@ -365,7 +366,7 @@ class SasDriver:
                 games_played=now.games_played - start.games_played,
                 games_won=now.games_won - start.games_won,
                 credits_wagered=wagered,
-                credits_won=max(0, credits - self._start_credits + wagered),
+                credits_won=max(0, credits_won(self._start_credits, wagered, credits)),
             ),
         )
 
