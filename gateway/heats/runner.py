@@ -46,6 +46,13 @@ from gateway.heat_limits import check_heat_limits, heat_limit_problem
 from gateway.heats import states
 from gateway.heats.hooks import Progress, ProgressNote, ProgressSink, TournamentHooks
 from gateway.heats.spool import JournalWriter
+from gateway.machines.capabilities import (
+    PreparedLock,
+    PreparedUnlock,
+    TournamentMeterReader,
+    Trigger,
+    min_spacing,
+)
 from gateway.machines.driver import (
     TRANSIENT_ERRORS,
     DriverError,
@@ -155,6 +162,8 @@ class HeatRunner:
         # Scores whose credit-meter cross-check failed, with the flag journaled for each.
         self.mismatches: dict[str, str] = {}
         self.restart_reason = "tournament system failure (rule 20)"
+        # The run being driven (None before :meth:`drive`): the live feed finds heats by it.
+        self.current_run: int | None = None
         # Called once, as soon as the floor is back in hand (recovery measures this).
         self.on_control: Callable[[], None] | None = None
 
@@ -182,6 +191,7 @@ class HeatRunner:
     async def drive(self, view: RunView, *, resumed: bool = True) -> HeatOutcome:
         self.view = view
         self.run_id = view.id
+        self.current_run = view.id
         self.resumed = resumed
         self.ends_at = view.ends_at
         self.paused_left_ms = view.paused_left_ms
@@ -379,7 +389,7 @@ class HeatRunner:
         gather, each its own coroutine, which also leaves in one pass of the event loop.
         """
         targets = self._seats_in({SeatState.ARMED, SeatState.PLAYING})
-        fired = self._trigger_all(targets, "prepare_unlock")
+        fired = self._trigger_all(targets, _prepared_unlock)
         t0 = time.perf_counter()
 
         async def unlock(machine_id: str) -> float:
@@ -424,16 +434,18 @@ class HeatRunner:
                 retain=True,
             )
 
-    def _trigger_all(self, targets: list[str], prepare: str) -> dict[str, Awaitable[None]]:
-        """Fire a prepared command (``prepare_unlock`` / ``prepare_lock``) at every target
+    def _trigger_all(
+        self, targets: list[str], prepare: Callable[[object], Trigger | None]
+    ) -> dict[str, Awaitable[None]]:
+        """Fire a prepared command (:mod:`gateway.machines.capabilities`) at every target
         whose driver offers it, in one tight loop; returns the acknowledgements to await.
         A machine whose link is not ready (nothing sent) is left to the plain path."""
-        triggers: list[tuple[str, Callable[[], Awaitable[None]]]] = []
+        triggers: list[tuple[str, Trigger]] = []
         for machine_id in targets:
-            make = getattr(self.links[machine_id].driver, prepare, None)
-            if make is not None:
-                with contextlib.suppress(DriverError):
-                    triggers.append((machine_id, make()))
+            with contextlib.suppress(DriverError):
+                trigger = prepare(self.links[machine_id].driver)
+                if trigger is not None:
+                    triggers.append((machine_id, trigger))
         fired: dict[str, Awaitable[None]] = {}
         collecting = gc.isenabled()
         gc.disable()  # no collector pause in the middle of the burst (a bounded loop)
@@ -451,7 +463,7 @@ class HeatRunner:
         in one tight loop where the driver offers them, then the ordinary retried lock
         for any machine whose fired lock was not acknowledged."""
         targets = self._seats_in({SeatState.ARMED, SeatState.PLAYING, SeatState.LOCKED})
-        fired = self._trigger_all(targets, "prepare_lock")
+        fired = self._trigger_all(targets, _prepared_lock)
 
         async def lock(machine_id: str) -> None:
             link = self.links[machine_id]
@@ -576,11 +588,13 @@ class HeatRunner:
         """A NATIVE machine's score from its tournament meters alone (one poll), or None
         when the driver or the machine cannot (the caller then reads credits and meters)."""
         link = self.links[machine_id]
-        read_meters = getattr(link.driver, "tournament_meters", None)
-        if read_meters is None or self.out.seats[machine_id].support != _NATIVE:
+        driver = link.driver
+        if not isinstance(driver, TournamentMeterReader):
+            return None
+        if self.out.seats[machine_id].support != _NATIVE:
             return None
         try:
-            meters: TournamentMeters = await link.call(read_meters)
+            meters = await link.call(driver.tournament_meters)
         except MachineRefused:
             return None  # no tournament meters after all: the full read decides
         # rule 12: the score is the tournament credit meter = start - wagered + won
@@ -706,7 +720,7 @@ class HeatRunner:
         director decides on the score), else ""."""
         link = self.links[machine_id]
         # A paced driver (SAS: 200 ms) spaces its polls itself; pace the others here.
-        pause = 0.0 if getattr(link.driver, "min_spacing", 0.0) else self.poll_interval_s
+        pause = 0.0 if min_spacing(link.driver) else self.poll_interval_s
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.game_end_wait_s
         why = f"game still in progress {self.game_end_wait_s:g} s after the lock"
@@ -733,7 +747,9 @@ class HeatRunner:
         """An event about a seat from outside the heat's own polling (an SNMP trap from
         :mod:`gateway.machines.health`).  A malfunction kind on a playing seat ends its part in the
         heat (rules 20/21); returns True if it did."""
-        seat = self.out.seats.get(event.machine_id) if hasattr(self, "out") else None
+        if self.current_run is None:
+            return False  # not driving a heat yet
+        seat = self.out.seats.get(event.machine_id)
         if seat is None or event.kind not in TRAP_MALFUNCTION_EVENTS:
             return False
         if seat.state is not SeatState.PLAYING or self.out.state is not S.RUNNING:
@@ -793,10 +809,9 @@ class HeatRunner:
     def _spacing(self) -> float:
         """The longest minimum gap between two polls to one machine on any link (SAS: 200 ms).
 
-        Drivers that pace their polls expose ``min_spacing``; others are taken as unpaced.
+        Drivers that pace their polls are :class:`PacedLink`; others are taken as unpaced.
         """
-        return max((float(getattr(x.driver, "min_spacing", 0.0)) for x in self.links.values()),
-                   default=0.0)  # fmt: skip
+        return max((min_spacing(x.driver) for x in self.links.values()), default=0.0)
 
     def _seats_in(self, wanted: set[SeatState] | frozenset[SeatState]) -> list[str]:
         return [m for m, s in self.out.seats.items() if s.state in wanted]
@@ -814,6 +829,14 @@ class HeatRunner:
     def _emit(self, kind: Progress, **kw: Any) -> None:
         if self.progress is not None:
             self.progress(ProgressNote(kind=kind, run_id=self.run_id, **kw))
+
+
+def _prepared_unlock(driver: object) -> Trigger | None:
+    return driver.prepare_unlock() if isinstance(driver, PreparedUnlock) else None
+
+
+def _prepared_lock(driver: object) -> Trigger | None:
+    return driver.prepare_lock() if isinstance(driver, PreparedLock) else None
 
 
 def _why(exc: BaseException) -> str:
