@@ -12,7 +12,7 @@ import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from gateway.scores import HeatScore
 
@@ -34,6 +34,15 @@ class TournamentHooks(Protocol):
 
     async def heat_restarted(self, heat_id: int, reason: str) -> None:
         """Rule 20: this attempt is void, the entire heat runs again."""
+        ...
+
+
+@runtime_checkable
+class ClosesUnplayedHeats(Protocol):
+    """Hooks that can close a heat nobody would play (rule 22: every seat forfeited)."""
+
+    async def close_if_nobody_plays(self, heat_id: int, at: datetime) -> bool:
+        """Close the heat if no seat is in play; True if it did."""
         ...
 
 

@@ -18,13 +18,16 @@ import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gateway.heats.hooks import Progress, ProgressNote
 from gateway.tournament.rules.ranking import heat_places
 from storage.journal import RunState
+
+if TYPE_CHECKING:
+    from gateway.heats.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
 
@@ -264,13 +267,13 @@ class HeatFeeds:
             live.close()
 
 
-def scheduler_heat_of_run(scheduler: object) -> Callable[[int], int | None]:
+def scheduler_heat_of_run(scheduler: Scheduler) -> Callable[[int], int | None]:
     """``heat_of_run`` for a :class:`gateway.heats.scheduler.Scheduler`: its live heats' runners
     know their run id once the run is journaled (before their first note)."""
 
     def find(run_id: int) -> int | None:
-        for live in getattr(scheduler, "live", {}).values():
-            if getattr(live.runner, "run_id", None) == run_id:
+        for live in scheduler.live.values():
+            if live.runner.current_run == run_id:
                 return int(live.heat_id)
         return None
 

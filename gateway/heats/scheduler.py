@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gateway.feed import FeedPublisher
 from gateway.floor.model import Floor
-from gateway.heats.hooks import ProgressSink
+from gateway.heats.hooks import ClosesUnplayedHeats, ProgressSink
 from gateway.heats.runner import Command, HeatOutcome, HeatRunner
 from gateway.heats.spool import JournalWriter
 from gateway.heats.supervisor import BankSupervisor
@@ -153,8 +153,10 @@ class Scheduler:
         if not called:
             # Nobody would play (all absent, or nobody registered): rule 22 forfeits and
             # the heat is closed rather than retried for ever.
-            closer = getattr(self.hooks, "close_if_nobody_plays", None)
-            if closer is not None and await closer(heat.id, self.now()):
+            hooks = self.hooks
+            if isinstance(hooks, ClosesUnplayedHeats) and await hooks.close_if_nobody_plays(
+                heat.id, self.now()
+            ):
                 log.info("heat %s closed at its start: no seat in play (rule 22)", heat.id)
                 return None
         seated = [m for m in called if m in active]

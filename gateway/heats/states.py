@@ -30,9 +30,6 @@ TRANSITIONS: dict[RunState, frozenset[RunState]] = {
     S.RESTARTED: frozenset(),
 }
 
-# States in which machines may be in tournament mode and must be released on the way out.
-FLOOR_TOUCHED = frozenset({S.ARMED, S.RUNNING, S.PAUSED, S.ENDING, S.COLLECTING, S.CLOSED})
-
 
 class IllegalTransition(Exception):
     def __init__(self, current: RunState, wanted: RunState) -> None:

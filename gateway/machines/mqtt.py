@@ -13,6 +13,9 @@ with the *same* id; the board answers a repeated id from its cache without runni
 again.  A broker restart mid-heat therefore costs a delay, never a lost or doubled
 command, and scores are read from the board's tournament meters, not from anything the
 broker kept.
+
+A command whose fields the v1 schema refuses is never sent (:class:`MachineRefused`),
+and neither a board's ``refused`` nor its ``bad-request`` reply is retried.
 """
 
 from __future__ import annotations
@@ -246,8 +249,9 @@ class MqttMachineDriver:
         message = codec.CommandMessage(
             id=uuid.uuid4().hex, cmd=cmd, at=datetime.now(UTC), args=args or {}
         )
+        payload = self._encoded(message)
         future: asyncio.Future[codec.Reply] = asyncio.get_running_loop().create_future()
-        self._pending[message.id] = pending = _Pending(codec.encode(message), future)
+        self._pending[message.id] = pending = _Pending(payload, future)
         try:
             try:
                 await hub.session.publish(self._cmd_topic, pending.payload, expiry_s=self._expiry)
@@ -265,7 +269,21 @@ class MqttMachineDriver:
             return reply.result
         if reply.error is ErrorKind.REFUSED:
             raise MachineRefused(f"{self.machine_id}: {cmd.value} refused: {reply.reason}")
-        raise ProtocolFault(f"{self.machine_id}: board rejected {cmd.value}: {reply.reason}")
+        # BAD_REQUEST: the board cannot take this command as sent; resending the same
+        # command cannot help, so it is the machine's refusal (a malfunction, rule 20).
+        raise MachineRefused(f"{self.machine_id}: board rejected {cmd.value}: {reply.reason}")
+
+    def _encoded(self, message: codec.CommandMessage) -> bytes:
+        """The command's payload, checked as the board will check it: a field the v1
+        schema refuses (credits below 1, a non-integer) is MachineRefused, nothing sent."""
+        try:
+            payload = codec.encode(message)
+            codec.decode(Channel.CMD, payload)
+        except (ValueError, TypeError) as exc:  # PayloadError is a ValueError
+            raise MachineRefused(
+                f"{self.machine_id}: {message.cmd.value} not sent, field refused: {exc}"
+            ) from None
+        return payload
 
     async def _resend_pending(self) -> None:
         hub = self._hub

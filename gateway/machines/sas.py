@@ -31,7 +31,10 @@ from the meters, so the heat's end needs one poll after the lock, not two).
 
 Errors from the client map onto the driver's: timeout -> LinkTimeout, lost link ->
 LinkDown (the next call reconnects), garbage -> ProtocolFault, NACK / busy / unsupported /
-refused transfer -> MachineRefused.
+refused transfer -> MachineRefused.  A field a host message cannot carry (a BCD value too
+wide, a seconds field past 59: the builders in :mod:`protocols.sas` raise ``ValueError`` /
+:class:`~protocols.sas.errors.SasError`) is MachineRefused too: nothing was sent, and
+retrying cannot help, so the heat treats it as that machine's malfunction (rule 20).
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ from gateway.machines.driver import (
     ProtocolFault,
     TournamentSupport,
 )
+from gateway.machines.scoring import credits_won
 from gateway.scores import HeatScore, TournamentMeters
 from protocols.sas import (
     Ack,
@@ -62,6 +66,7 @@ from protocols.sas import (
     AftTransferType,
     EgmMessage,
     GamingMachineMetersReply,
+    TournamentMode,
 )
 from protocols.sas.client import (
     SAS_MIN_SPACING,
@@ -77,6 +82,7 @@ from protocols.sas.client import (
 )
 from protocols.sas.denominations import cents_per_credit
 from protocols.sas.endpoint import Endpoint, parse_endpoint
+from protocols.sas.errors import SasError
 
 VENUE_ZONE = ZoneInfo("Africa/Johannesburg")
 
@@ -97,8 +103,10 @@ EVENT_KINDS: dict[int, MachineEventKind] = {
 """SAS exception code -> the gateway's event vocabulary (others become OTHER)."""
 
 
-def driver_error(exc: SasClientError | OSError | TimeoutError, machine_id: str) -> DriverError:
-    """The :mod:`gateway.machines.driver` exception for a client or connection error."""
+def driver_error(
+    exc: SasClientError | SasError | OSError | TimeoutError | ValueError, machine_id: str
+) -> DriverError:
+    """The :mod:`gateway.machines.driver` exception for a client, connection or field error."""
     text = f"machine {machine_id}: {exc}"
     if isinstance(exc, SasTimeout | TimeoutError):
         return LinkTimeout(text)
@@ -110,6 +118,10 @@ def driver_error(exc: SasClientError | OSError | TimeoutError, machine_id: str) 
         return MachineRefused(text)
     if isinstance(exc, SasNotReady):
         return DriverError(text)  # nothing sent: the caller takes the ordinary path
+    if isinstance(exc, SasError | ValueError):
+        # A message builder refused a field (reply decoding errors arrive as
+        # SasProtocolFault): nothing was sent and a retry would fail the same way.
+        return MachineRefused(f"{text} (field refused, nothing sent)")
     return ProtocolFault(text)
 
 
@@ -170,7 +182,7 @@ class SasDriver:
     async def _errors(self) -> AsyncIterator[None]:
         try:
             yield
-        except (SasClientError, OSError, TimeoutError) as exc:
+        except (SasClientError, SasError, OSError, TimeoutError, ValueError) as exc:
             raise driver_error(exc, self.machine_id) from exc
 
     async def support(self) -> TournamentSupport:
@@ -232,12 +244,15 @@ class SasDriver:
         client = self._client
         if client is None or client.closed:
             raise LinkDown(f"machine {self.machine_id}: link not open")
-        prepared = make(client)
+        try:
+            prepared = make(client)
+        except (SasError, ValueError) as exc:  # a field the poll cannot carry
+            raise driver_error(exc, self.machine_id) from exc
 
         def trigger() -> Coroutine[Any, Any, None]:
             try:
                 pending = prepared.fire()
-            except SasClientError as exc:
+            except (SasClientError, SasError, ValueError) as exc:
                 raise driver_error(exc, self.machine_id) from exc
             return self._acked(pending, name)
 
@@ -254,8 +269,11 @@ class SasDriver:
             raise MachineRefused(f"machine {self.machine_id}: heat needs credits and time > 0")
         async with self._errors():
             c = await self._connected()
+            native = await self._support_mode(c) is TournamentSupport.NATIVE
+            if native:  # a field LP 8C cannot carry refuses here, before the machine is locked
+                TournamentMode.enter(c.address, 0, seconds, credits)
             await c.lock()
-            if await self._support_mode(c) is TournamentSupport.NATIVE:
+            if native:
                 await c.enter_tournament(credits, seconds)  # EGM refuses on cashable credits
                 self._start_credits = credits
                 return
@@ -347,7 +365,7 @@ class SasDriver:
                 games_played=now.games_played - start.games_played,
                 games_won=now.games_won - start.games_won,
                 credits_wagered=wagered,
-                credits_won=max(0, credits - self._start_credits + wagered),
+                credits_won=max(0, credits_won(self._start_credits, wagered, credits)),
             ),
         )
 

@@ -187,13 +187,6 @@ class MqttSession:
             with contextlib.suppress(aiomqtt.MqttError):  # the reconnect will subscribe
                 await client.subscribe(topic_filter, qos=1)
 
-    async def unroute(self, topic_filter: str) -> None:
-        self._routes = [(f, h) for f, h in self._routes if f != topic_filter]
-        client = self._client
-        if client is not None and self.connected.is_set():
-            with contextlib.suppress(aiomqtt.MqttError):
-                await client.unsubscribe(topic_filter)
-
     def on_connect(self, callback: ConnectCallback) -> None:
         """Run ``callback`` after every (re)connect, once routes are subscribed."""
         self._on_connect.append(callback)

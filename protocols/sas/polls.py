@@ -95,7 +95,3 @@ SELECTED_METER_WIDTHS: dict[int, int] = {}
 """[A] LP 2F meter widths by meter code, for meters an EGM sends wider than 4 bytes.
 The LP 2F reply is framed by its length byte, so a wrong width here garbles only the
 values of that reply, never the framing of the stream."""
-
-
-def poll_spec(code: int) -> PollSpec | None:
-    return POLLS.get(code)

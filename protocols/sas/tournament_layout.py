@@ -27,6 +27,11 @@ TOURNAMENT_MODE_BODY_LENGTH = TOURNAMENT_MODE_HOST_LENGTH - 4  # minus addr, cmd
 TOURNAMENT_METER_REPLY_LENGTH = 10  # LP 95..98 [A]
 TOURNAMENT_METERS_REPLY_LENGTH = 22  # LP 99 [A]
 METER_WIDTH = 4  # BCD bytes per tournament meter [A]
+# LP 8C host field widths in BCD bytes [A]; gateway.heat_limits derives a heat's limits here.
+GAME_WIDTH = 2
+MINUTES_WIDTH = 1
+SECONDS_WIDTH = 1
+CREDITS_WIDTH = 4
 
 
 def encode_tournament_mode(
@@ -36,10 +41,10 @@ def encode_tournament_mode(
     if not 0 <= seconds <= 59:
         raise FieldError(f"tournament time seconds must be 0..59, not {seconds}")
     return (
-        bcd_encode(game, 2)
-        + bcd_encode(minutes, 1)
-        + bcd_encode(seconds, 1)
-        + bcd_encode(credits, 4)
+        bcd_encode(game, GAME_WIDTH)
+        + bcd_encode(minutes, MINUTES_WIDTH)
+        + bcd_encode(seconds, SECONDS_WIDTH)
+        + bcd_encode(credits, CREDITS_WIDTH)
         + (b"\x01" if pulses else b"\x00")
     )
 

@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from gateway.heat_limits import heat_limit_problem
 from gateway.tournament.rules.enums import EntryStatus, HeatStatus, NoticeKind, SeatStatus, Stage
 from gateway.tournament.rules.seating import check_reschedule
 from gateway.tournament.rules.violations import RuleViolation
@@ -122,6 +123,9 @@ async def schedule_heat(
         raise RuleViolation(None, f"duration_seconds: must be positive, got {duration_seconds}")
     if starting_credits <= 0:  # rule 12: every seat starts with the same tournament credits
         raise RuleViolation(12, f"starting_credits: must be positive, got {starting_credits}")
+    problem = heat_limit_problem(starting_credits, duration_seconds)  # what a machine can carry
+    if problem is not None:
+        raise RuleViolation(None, problem)
     if await session.get(FloorBank, bank_name) is None:
         raise RuleViolation(None, f"bank {bank_name!r} is not on the floor")
     if not await seat_numbers(session, bank_name):

@@ -1,0 +1,211 @@
+"""Score collection after a heat's end (rule 12), stored in group commits."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from gateway.heats.heat_core import _NATIVE, HeatCore, _why
+from gateway.heats.hooks import Progress
+from gateway.machines.capabilities import TournamentMeterReader, min_spacing
+from gateway.machines.driver import DriverError, MachineRefused
+from gateway.machines.scoring import tournament_credits
+from gateway.scores import HeatScore, TournamentMeters
+from storage.journal import ResultIn, SeatState
+
+
+@dataclass(slots=True)
+class _Collection:
+    """One collection's working set: rows on their way to the journal, seats to check."""
+
+    t_end: float  # perf_counter at the start of collection
+    queue: asyncio.Queue[ResultIn | None] = field(default_factory=asyncio.Queue)
+    to_check: list[str] = field(default_factory=list)  # scored from meters: cross-check
+    unfinished: dict[str, str] = field(default_factory=dict)  # game still on: the flag
+
+
+async def _next_batch(queue: asyncio.Queue[ResultIn | None]) -> list[ResultIn | None]:
+    """The next row and any that follow it closely: replies of one poll round arrive within
+    a few ms, so wait until 1 ms passes with none (10 ms at most) and commit them at once."""
+    batch = [await queue.get()]
+    for _ in range(10):
+        seen = queue.qsize()
+        await asyncio.sleep(0.001)
+        if queue.qsize() == seen:
+            break
+    while not queue.empty():
+        batch.append(queue.get_nowait())
+    return batch
+
+
+def _result_row(machine_id: str, score: HeatScore) -> ResultIn:
+    m = score.meters
+    return ResultIn(
+        machine_id=machine_id,
+        score=score.credits,
+        games_played=m.games_played,
+        games_won=m.games_won,
+        credits_wagered=m.credits_wagered,
+        credits_won=m.credits_won,
+        collected_at=datetime.now(UTC),
+    )
+
+
+class Collecting(HeatCore):
+    """Score collection after the end (a phase of the runner)."""
+
+    async def _collect(self) -> None:
+        """Read every locked machine's score and store it (group commits as they arrive).
+
+        The locks were acknowledged before this state (``_lock_all``), but SAS LP 01 lets
+        a game in progress complete first: a machine whose last game event seen was
+        GAME_STARTED is polled for events until GAME_ENDED (``game_end_wait_s`` at most;
+        then scored as its meters stand and flagged for the director, rule 23) before its
+        meters are read.  The others are read at once.  A NATIVE machine whose driver
+        reads the tournament meters alone (SAS LP 99) is scored from them: starting credits
+        - credits wagered + credits won is its tournament credit meter (rule 12), stored
+        with the raw meters one poll after the lock.  Its credit meter (LP 1A) is read one
+        poll later, after the commit, as a cross-check: a difference is flagged for the
+        director (journal seat note, the seat's error, the outcome's notes), the stored
+        score stands.  Other machines report credits and meters in one driver call.
+        """
+        run = _Collection(t_end=time.perf_counter())
+        targets = self._seats_in({SeatState.LOCKED, SeatState.PLAYING, SeatState.ARMED})
+        committer = asyncio.create_task(self._commit_all(run))
+        await asyncio.gather(*(self._read_guarded(run, m) for m in targets))
+        await run.queue.put(None)
+        await committer
+        if self.out.committed_at is None:  # nothing to store (every seat already scored)
+            self._note_commit(run)
+        # Only after the commit: a flag must never reach the journal ahead of its score.
+        for machine_id, flag in run.unfinished.items():
+            if machine_id in self._results:
+                await self._flag(machine_id, flag)
+        await asyncio.gather(*(self._cross_check(m) for m in run.to_check))
+        await self._settle_malfunctions()  # rule 20/21 handled before the heat closes
+        await self._report_scores()
+
+    async def _read_guarded(self, run: _Collection, machine_id: str) -> None:
+        try:
+            await self._read_seat(run, machine_id)
+        except DriverError as exc:  # the full read after a refused meter read
+            await self._malfunction(machine_id, f"score unreadable: {_why(exc)}")
+
+    async def _read_seat(self, run: _Collection, machine_id: str) -> None:
+        link = self.links[machine_id]
+        if machine_id in self._in_game:  # only then: the others are read at once
+            flag = await self._await_game_end(machine_id)
+            if flag:
+                run.unfinished[machine_id] = flag
+        try:
+            score = await self._read_score(machine_id)
+        except DriverError as exc:
+            await self._malfunction(machine_id, f"score unreadable: {_why(exc)}")
+            return
+        if score is None:
+            score = await link.call(link.driver.heat_score)
+        else:
+            run.to_check.append(machine_id)
+        self._results[machine_id] = score
+        await run.queue.put(_result_row(machine_id, score))
+
+    async def _commit_all(self, run: _Collection) -> None:
+        """Store rows as they arrive, a batch per commit, until the end marker (None)."""
+        done = False
+        while not done:
+            batch = await _next_batch(run.queue)
+            done = None in batch
+            rows = [r for r in batch if r is not None]
+            if rows:
+                await self.writer.store_results(self.run_id, rows)
+                self._note_commit(run)
+
+    def _note_commit(self, run: _Collection) -> None:
+        self.out.committed_at = datetime.now(UTC)
+        self.out.end_to_committed_ms = (time.perf_counter() - run.t_end) * 1000
+
+    async def _report_scores(self) -> None:
+        for machine_id, score in self._results.items():
+            seat = self.out.seats[machine_id]
+            if seat.state is not SeatState.MALFUNCTION:
+                seat.state = SeatState.SCORED
+            seat.score, seat.meters = score.credits, score.meters
+            self._emit(Progress.SCORE, machine_id=machine_id, value=score.credits)
+        if self.hooks is not None and self.view.heat_id is not None:
+            for machine_id, score in self._results.items():
+                await self.hooks.record_score(self.view.heat_id, machine_id, score)
+
+    async def _read_score(self, machine_id: str) -> HeatScore | None:
+        """A NATIVE machine's score from its tournament meters alone (one poll), or None
+        when the driver or the machine cannot (the caller then reads credits and meters)."""
+        link = self.links[machine_id]
+        driver = link.driver
+        if not isinstance(driver, TournamentMeterReader):
+            return None
+        if self.out.seats[machine_id].support != _NATIVE:
+            return None
+        try:
+            meters = await link.call(driver.tournament_meters)
+        except MachineRefused:
+            return None  # no tournament meters after all: the full read decides
+        # rule 12: the score is the tournament credit meter = start - wagered + won
+        score = tournament_credits(self.view.credits, meters.credits_wagered, meters.credits_won)
+        if score < 0:
+            return None  # meters that cannot be right: let the credit meter decide
+        return HeatScore(credits=score, meters=meters)
+
+    async def _cross_check(self, machine_id: str) -> None:
+        """Compare a score computed from the meters with the credit meter (SAS LP 1A)."""
+        link = self.links[machine_id]
+        computed = self._results[machine_id].credits
+        try:
+            meter = await link.call(link.driver.credits)
+        except DriverError as exc:
+            flag = f"cross-check unread ({_why(exc)}); score {computed} from meters stands"
+        else:
+            if meter == computed:
+                return
+            flag = (
+                f"cross-check mismatch: credit meter {meter}, score {computed} from the "
+                "tournament meters (stored; for the director to review)"
+            )
+        self.mismatches[machine_id] = flag
+        await self._flag(machine_id, flag)
+
+    async def _await_game_end(self, machine_id: str) -> str:
+        """After the lock: poll events until the game in progress ends, at most
+        ``game_end_wait_s``.  Returns a flag for the director if it did not (rule 23: the
+        director decides on the score), else ""."""
+        link = self.links[machine_id]
+        # A paced driver (SAS: 200 ms) spaces its polls itself; pace the others here.
+        pause = 0.0 if min_spacing(link.driver) else self.poll_interval_s
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.game_end_wait_s
+        why = f"game still in progress {self.game_end_wait_s:g} s after the lock"
+        while machine_id in self._in_game:
+            left = deadline - loop.time()
+            if left <= 0:
+                break
+            try:
+                events = await asyncio.wait_for(link.call(link.driver.poll_events), left)
+            except TimeoutError:
+                break
+            except DriverError as exc:
+                why = f"game end not seen ({_why(exc)})"
+                break
+            self._track_games(machine_id, events)
+            if pause and machine_id in self._in_game:
+                await asyncio.sleep(min(pause, max(0.0, deadline - loop.time())))
+        if machine_id not in self._in_game:
+            return ""
+        self._in_game.discard(machine_id)
+        return f"{why}; scored from the meters as they stood (for the director, rule 23)"
+
+    async def _reload_results(self) -> None:
+        for r in await self.writer.journal.results(self.run_id):
+            seat = self.out.seats[r.machine_id]
+            meters = TournamentMeters(r.games_played, r.games_won, r.credits_wagered, r.credits_won)
+            self._results[r.machine_id] = HeatScore(credits=r.score, meters=meters)
+            seat.score, seat.meters = r.score, meters

@@ -1,0 +1,174 @@
+"""Floor commands of a heat: arm, the start's unlock, the end's lock and the release.
+
+Each is safe to do again after a crash (the runner's theory of operation).  The start
+and the end fire prepared commands (:mod:`gateway.machines.capabilities`) at the whole
+bank in one tight loop where drivers offer them; other machines go in one gather.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import time
+from collections.abc import Awaitable, Callable
+
+from gateway.heats.heat_core import HeatCore, _why
+from gateway.machines.capabilities import PreparedLock, PreparedUnlock, Trigger
+from gateway.machines.driver import DriverError
+from storage.journal import SeatState
+
+
+class FloorActions(HeatCore):
+    """The floor commands (a phase of :class:`gateway.heats.runner.HeatRunner`)."""
+
+    async def _arm(self) -> None:
+        """Lock each machine and enter tournament mode (idempotent on a resume)."""
+        credits, seconds = self.view.credits, self.view.seconds
+        targets = self._seats_in({SeatState.PENDING, SeatState.ARMED})
+
+        async def arm(machine_id: str) -> tuple[str, str]:
+            link = self.links[machine_id]
+            ident = await link.call(link.driver.identity)
+            await link.call(link.driver.lock)
+            await link.call(lambda: link.driver.enter_tournament(credits, seconds))
+            return machine_id, ident.tournament.value
+
+        results = await asyncio.gather(*(arm(m) for m in targets), return_exceptions=True)
+        supports: dict[str, str] = {}
+        for machine_id, result in zip(targets, results, strict=True):
+            if isinstance(result, BaseException):
+                if not isinstance(result, DriverError):
+                    raise result
+                await self._malfunction(machine_id, f"arming failed: {_why(result)}")
+            else:
+                supports[machine_id] = result[1]
+                self.out.seats[machine_id].support = result[1]
+                self.out.seats[machine_id].state = SeatState.ARMED
+        await self.writer.set_seats(
+            self.run_id, dict.fromkeys(supports, SeatState.ARMED), supports=supports
+        )
+
+    async def _fire(self) -> None:
+        """Unlock every armed machine together: one gather, no retries on the first try.
+
+        A driver may offer ``prepare_unlock()``: everything done ahead (frame built, link
+        idle), returning a zero-argument callable that sends at once and returns an
+        awaitable for the acknowledgement.  Then all sends go out in one tight loop
+        before any acknowledgement is awaited (least skew); other machines unlock in one
+        gather, each its own coroutine, which also leaves in one pass of the event loop.
+        """
+        targets = self._seats_in({SeatState.ARMED, SeatState.PLAYING})
+        fired = self._trigger_all(targets, _prepared_unlock)
+        t0 = time.perf_counter()
+
+        async def unlock(machine_id: str) -> float:
+            link = self.links[machine_id]
+            if machine_id in fired:
+                await fired[machine_id]
+            else:
+                await link.once(link.driver.unlock)
+            return (time.perf_counter() - t0) * 1000
+
+        results = await asyncio.gather(*(unlock(m) for m in targets), return_exceptions=True)
+        for machine_id, result in zip(targets, results, strict=True):
+            seat = self.out.seats[machine_id]
+            if isinstance(result, BaseException):
+                if not isinstance(result, DriverError):
+                    raise result
+                try:  # a late start beats no start; the retry is recorded as such
+                    link = self.links[machine_id]
+                    await link.call(link.driver.unlock)
+                    seat.unlock_ack_ms = (time.perf_counter() - t0) * 1000
+                    seat.error = f"late start after {_why(result)}"
+                except DriverError as exc:
+                    await self._malfunction(machine_id, f"unlock failed: {_why(exc)}")
+                    continue
+            else:
+                seat.unlock_ack_ms = result
+            seat.state = SeatState.PLAYING
+
+    def _trigger_all(
+        self, targets: list[str], prepare: Callable[[object], Trigger | None]
+    ) -> dict[str, Awaitable[None]]:
+        """Fire a prepared command (:mod:`gateway.machines.capabilities`) at every target
+        whose driver offers it, in one tight loop; returns the acknowledgements to await.
+        A machine whose link is not ready (nothing sent) is left to the plain path."""
+        triggers: list[tuple[str, Trigger]] = []
+        for machine_id in targets:
+            with contextlib.suppress(DriverError):
+                trigger = prepare(self.links[machine_id].driver)
+                if trigger is not None:
+                    triggers.append((machine_id, trigger))
+        fired: dict[str, Awaitable[None]] = {}
+        collecting = gc.isenabled()
+        gc.disable()  # no collector pause in the middle of the burst (a bounded loop)
+        try:
+            for machine_id, trigger in triggers:
+                with contextlib.suppress(DriverError):
+                    fired[machine_id] = trigger()  # sends now; an awaitable for the ACK
+        finally:
+            if collecting:
+                gc.enable()
+        return fired
+
+    async def _lock_all(self, new_state: SeatState | None) -> None:
+        """Lock every machine in play together (the heat's end, a pause): prepared locks
+        in one tight loop where the driver offers them, then the ordinary retried lock
+        for any machine whose fired lock was not acknowledged."""
+        targets = self._seats_in({SeatState.ARMED, SeatState.PLAYING, SeatState.LOCKED})
+        fired = self._trigger_all(targets, _prepared_lock)
+
+        async def lock(machine_id: str) -> None:
+            link = self.links[machine_id]
+            if machine_id in fired:
+                try:
+                    await fired[machine_id]
+                    return
+                except DriverError:
+                    pass  # not acknowledged: the retried lock below
+            await link.call(link.driver.lock)
+
+        results = await asyncio.gather(*(lock(m) for m in targets), return_exceptions=True)
+        for machine_id, result in zip(targets, results, strict=True):
+            if isinstance(result, BaseException):
+                if not isinstance(result, DriverError):
+                    raise result
+                await self._malfunction(machine_id, f"lock at the end failed: {_why(result)}")
+            elif new_state is not None:
+                self.out.seats[machine_id].state = new_state
+
+    async def _release(self) -> None:
+        """Return every machine to normal play: exit tournament mode, enable play."""
+        targets = [m for m, s in self.out.seats.items() if s.state is not SeatState.RELEASED]
+
+        async def release(machine_id: str) -> None:
+            link = self.links[machine_id]
+            await link.call(link.driver.exit_tournament)
+            await link.call(link.driver.unlock)
+
+        results = await asyncio.gather(*(release(m) for m in targets), return_exceptions=True)
+        released: list[str] = []
+        for machine_id, result in zip(targets, results, strict=True):
+            if isinstance(result, BaseException):
+                if not isinstance(result, DriverError):
+                    raise result
+                seat = self.out.seats[machine_id]
+                pending = f"release pending: {_why(result)}"
+                seat.error = f"{seat.error}; {pending}" if seat.error else pending
+                self.out.notes.append(f"{machine_id}: not yet back in normal play")
+            else:
+                released.append(machine_id)
+                self.out.seats[machine_id].state = SeatState.RELEASED
+        if released:
+            await self.writer.set_seats(self.run_id, dict.fromkeys(released, SeatState.RELEASED))
+        if all(s.state is SeatState.RELEASED for s in self.out.seats.values()):
+            await self.writer.settle(self.run_id)
+
+
+def _prepared_unlock(driver: object) -> Trigger | None:
+    return driver.prepare_unlock() if isinstance(driver, PreparedUnlock) else None
+
+
+def _prepared_lock(driver: object) -> Trigger | None:
+    return driver.prepare_lock() if isinstance(driver, PreparedLock) else None

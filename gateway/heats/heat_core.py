@@ -1,0 +1,183 @@
+"""The state every phase of a heat shares (:class:`HeatCore`), and the rule 20/21 path.
+
+The heat runner is split by phase: :mod:`gateway.heats.floor_actions` (arm, unlock, end
+lock, release), :mod:`gateway.heats.watch` (play), :mod:`gateway.heats.collect` (scores)
+and :mod:`gateway.heats.runner` (the state loop).  Each phase is a mixin over this class,
+which holds the heat being driven, its seats, and marks a machine malfunctioned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from gateway.feed import FeedPublisher
+from gateway.heats.hooks import Progress, ProgressNote, ProgressSink, TournamentHooks
+from gateway.heats.spool import JournalWriter
+from gateway.machines.capabilities import (
+    min_spacing,
+)
+from gateway.machines.driver import (
+    DriverError,
+    MachineEvent,
+    MachineEventKind,
+    TournamentSupport,
+)
+from gateway.machines.links import MachineLink
+from gateway.scores import HeatScore, TournamentMeters
+from storage.journal import RunState, RunView, SeatState
+
+S = RunState
+
+_LIVE = frozenset({SeatState.ARMED, SeatState.PLAYING, SeatState.LOCKED})
+_NATIVE = TournamentSupport.NATIVE.value
+
+
+class Command(enum.Enum):
+    PAUSE = "pause"
+    RESUME = "resume"
+    ABORT = "abort"
+    RESTART = "restart"
+
+
+@dataclass(frozen=True, slots=True)
+class Directive:
+    command: Command
+    reason: str = ""
+
+
+@dataclass(slots=True)
+class SeatOutcome:
+    machine_id: str
+    support: str | None = None
+    state: SeatState = SeatState.PENDING
+    unlock_ack_ms: float | None = None  # when its unlock was acknowledged, after the fire
+    score: int | None = None
+    meters: TournamentMeters | None = None
+    error: str = ""
+
+
+@dataclass(slots=True)
+class HeatOutcome:
+    run_id: int
+    state: RunState
+    started_at: datetime | None
+    ends_at: datetime | None
+    seats: dict[str, SeatOutcome]
+    end_to_committed_ms: float | None = None  # from the start of collection
+    committed_at: datetime | None = None  # when the last score of the heat was committed
+    notes: list[str] = field(default_factory=list)
+
+
+class HeatCore:
+    """What every phase of a heat shares: the heat, its seats and the rule 20/21 path."""
+
+    view: RunView
+    run_id: int
+    resumed: bool
+    ends_at: datetime | None
+    paused_left_ms: int | None
+    out: HeatOutcome
+
+    def __init__(
+        self,
+        writer: JournalWriter,
+        links: Mapping[str, MachineLink],
+        *,
+        hooks: TournamentHooks | None = None,
+        feed: FeedPublisher | None = None,
+        progress: ProgressSink | None = None,
+        poll_interval_s: float = 0.2,  # SAS: at most one poll every 200 ms per machine
+        late_grace_s: float = 2.0,
+        game_end_wait_s: float = 30.0,
+        stop_after: RunState | None = None,
+    ) -> None:
+        self.writer = writer
+        self.links = links
+        self.hooks = hooks
+        self.feed = feed
+        self.progress = progress
+        self.poll_interval_s = poll_interval_s
+        self.late_grace_s = late_grace_s
+        # After the end-of-heat lock, how long to wait for a game in progress to end
+        # before scoring what the meters say (flagged for the director, rule 23).
+        self.game_end_wait_s = game_end_wait_s
+        # Machines whose last game event seen was GAME_STARTED (no GAME_ENDED yet): the
+        # lock lets that game complete first (SAS LP 01), so its meters are read after it.
+        self._in_game: set[str] = set()
+        self.stop_after = stop_after  # tests: stop driving once this state is journaled
+        self.directives: asyncio.Queue[Directive] = asyncio.Queue()
+        self._stop_watch = asyncio.Event()
+        self._watchers: list[asyncio.Task[None]] = []
+        self._results: dict[str, HeatScore] = {}
+        self._handling: list[asyncio.Task[None]] = []  # malfunctions being handled
+        # Scores whose credit-meter cross-check failed, with the flag journaled for each.
+        self.mismatches: dict[str, str] = {}
+        self.restart_reason = "tournament system failure (rule 20)"
+        # The run being driven (None before :meth:`drive`): the live feed finds heats by it.
+        self.current_run: int | None = None
+        # Called once, as soon as the floor is back in hand (recovery measures this).
+        self.on_control: Callable[[], None] | None = None
+
+    async def _flag(self, machine_id: str, flag: str) -> None:
+        """A scored seat for the director to review: seat error, outcome note, journal."""
+        seat = self.out.seats[machine_id]
+        seat.error = f"{seat.error}; {flag}" if seat.error else flag
+        self.out.notes.append(f"{machine_id}: {flag}")
+        await self.writer.set_seats(self.run_id, {machine_id: SeatState.SCORED}, note=flag)
+
+    def _track_games(self, machine_id: str, events: list[MachineEvent]) -> None:
+        """Follow whether a game is in progress: the last game event seen decides."""
+        for e in events:
+            if e.kind is MachineEventKind.GAME_STARTED:
+                self._in_game.add(machine_id)
+            elif e.kind is MachineEventKind.GAME_ENDED:
+                self._in_game.discard(machine_id)
+
+    def _spawn_malfunction(self, machine_id: str, reason: str) -> None:
+        """Handle a malfunction in its own task: stopping the watchers (which may cancel
+        the watcher that found it) must never cut the rule 20/21 handling short."""
+        task = asyncio.create_task(self._malfunction(machine_id, reason))
+        self._handling.append(task)
+
+    async def _settle_malfunctions(self) -> None:
+        while self._handling:
+            pending, self._handling = self._handling, []
+            await asyncio.gather(*pending)
+
+    async def _malfunction(self, machine_id: str, reason: str) -> None:
+        """Rule 20/21: the machine leaves the heat; its player is handled by the services."""
+        seat = self.out.seats[machine_id]
+        if seat.state is SeatState.MALFUNCTION:
+            return
+        seat.state, seat.error = SeatState.MALFUNCTION, reason
+        await self.writer.set_seats(self.run_id, {machine_id: SeatState.MALFUNCTION}, note=reason)
+        self._emit(Progress.MALFUNCTION, machine_id=machine_id, detail=reason)
+        link = self.links[machine_id]
+        with contextlib.suppress(DriverError, TimeoutError):
+            await asyncio.wait_for(link.once(link.driver.lock), 1.0)  # stop play if it can
+        if self.hooks is not None and self.view.heat_id is not None:
+            await self.hooks.machine_malfunctioned(self.view.heat_id, machine_id, reason)
+
+    def _seats_in(self, wanted: set[SeatState] | frozenset[SeatState]) -> list[str]:
+        return [m for m, s in self.out.seats.items() if s.state in wanted]
+
+    def _spacing(self) -> float:
+        """The longest minimum gap between two polls to one machine on any link (SAS: 200 ms).
+
+        Drivers that pace their polls are :class:`PacedLink`; others are taken as unpaced.
+        """
+        return max((min_spacing(x.driver) for x in self.links.values()), default=0.0)
+
+    def _emit(self, kind: Progress, **kw: Any) -> None:
+        if self.progress is not None:
+            self.progress(ProgressNote(kind=kind, run_id=self.run_id, **kw))
+
+
+def _why(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

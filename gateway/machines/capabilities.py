@@ -1,0 +1,55 @@
+"""Optional abilities a :class:`~gateway.machines.driver.MachineDriver` may have.
+
+The heat runner asks ``isinstance(driver, PreparedUnlock)`` and so on (all
+``runtime_checkable``); a driver declares an ability simply by implementing its members,
+as :class:`gateway.machines.sas.SasDriver` does.  A driver without one is driven the
+plain way, so every ability is an optimisation or an extra reading, never a requirement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Protocol, runtime_checkable
+
+from gateway.scores import TournamentMeters
+
+Trigger = Callable[[], Awaitable[None]]
+"""Sends a prepared command at once (synchronously) and returns an awaitable for its ACK."""
+
+
+@runtime_checkable
+class PreparedUnlock(Protocol):
+    def prepare_unlock(self) -> Trigger:
+        """Frame the unlock ahead; raise a DriverError (nothing sent) if the link is not ready."""
+        ...
+
+
+@runtime_checkable
+class PreparedLock(Protocol):
+    def prepare_lock(self) -> Trigger:
+        """Frame the lock ahead, like :meth:`PreparedUnlock.prepare_unlock`."""
+        ...
+
+
+@runtime_checkable
+class PreparedCommands(PreparedUnlock, PreparedLock, Protocol):
+    """Both: the bank starts and stops in one tight loop of sends (least skew)."""
+
+
+@runtime_checkable
+class TournamentMeterReader(Protocol):
+    async def tournament_meters(self) -> TournamentMeters:
+        """The tournament meters alone (SAS LP 99): one poll; MachineRefused if there are none."""
+        ...
+
+
+@runtime_checkable
+class PacedLink(Protocol):
+    """A driver that spaces its own polls (SAS: at least 200 ms between polls to a machine)."""
+
+    min_spacing: float
+
+
+def min_spacing(driver: object) -> float:
+    """The driver's own gap between two polls, 0 for an unpaced driver."""
+    return float(driver.min_spacing) if isinstance(driver, PacedLink) else 0.0
