@@ -61,7 +61,7 @@ def loads(
 ) -> Any:
     """Parse untrusted JSON bytes; :class:`JsonLimitError` for anything unacceptable."""
     if len(payload) > max_bytes:
-        raise JsonLimitError(f"payload of {len(payload)} bytes is over {max_bytes}")
+        raise JsonLimitError(f"payload of {len(payload)} bytes is too large (over {max_bytes})")
     payload = bytes(payload)
     if payload.count(b"[") + payload.count(b"{") > max_depth:
         depth = nesting_depth(payload)
@@ -70,7 +70,7 @@ def loads(
     try:
         text = payload.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise JsonLimitError(f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
+        raise JsonLimitError(f"not JSON: not UTF-8 ({exc.reason} at byte {exc.start})") from None
 
     def parse_int(raw: str) -> int:
         if len(raw) > max_digits:

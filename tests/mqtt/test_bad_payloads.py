@@ -68,7 +68,8 @@ def test_the_limits_leave_real_payloads_alone() -> None:
     reply = b'{"v":1,"id":"c1","ok":false,"at":"2026-01-01T00:00:00Z","error":"refused",'
     msg = codec.decode(Channel.REPLY, reply + f'"reason":"{reason}"}}'.encode())
     assert isinstance(msg, codec.Reply) and msg.reason.startswith("[[[")
-    paired = b'{"v":1,"id":"c1","ok":true,"at":"2026-01-01T00:00:00Z","result":{"n":"\\ud83c\\udfb0"}}'
+    paired = b'{"v":1,"id":"c1","ok":true,"at":"2026-01-01T00:00:00Z",'
+    paired += b'"result":{"n":"\\ud83c\\udfb0"}}'
     reply_ok = codec.decode(Channel.REPLY, paired)
     assert isinstance(reply_ok, codec.Reply) and reply_ok.result == {"n": "\U0001f3b0"}
 
@@ -110,7 +111,7 @@ def test_decode_of_json_shaped_garbage_raises_only_payload_error(
     value: object, channel: Channel, wrap: int, cut: int
 ) -> None:
     text = "[" * wrap + json.dumps(value) + "]" * wrap
-    for payload in (text.encode(), text.encode()[:-cut or None]):
+    for payload in (text.encode(), text.encode()[: -cut or None]):
         try:
             codec.decode(channel, payload)
         except PayloadError:
