@@ -12,10 +12,11 @@ framers and codecs).  Counted per decoder:
   by the stream parsers, which never raise);
 * untyped: any other exception -- a bug; the first few are printed with their input;
 * p99 / max: wall time per input, and max CPU time (``process_time``, which a scheduler
-  hiccup on a shared machine does not inflate).  The 20 slowest inputs by wall time are
-  timed again (best of 5, fresh decoder): the "re-timed" column.
+  hiccup on a shared machine does not inflate, but a garbage collection does).  The 20
+  slowest inputs by wall time and the slowest by CPU time are timed again (best of 5,
+  fresh decoder): the "re-timed" column, which the goal is judged on.
 
-Goal: untyped 0, and max CPU and re-timed max under 50 ms.  Every loop is bounded by ``--count``.
+Goal: untyped 0, and re-timed max under 50 ms.  Every loop is bounded by ``--count``.
 """
 
 from __future__ import annotations
@@ -357,6 +358,7 @@ class Result:
     untyped: int = 0
     times_ns: list[int] = field(default_factory=list)
     max_cpu_ns: int = 0
+    max_cpu_input: tuple[int, bytes] = (0, b"")
     slowest: list[tuple[int, int, bytes]] = field(default_factory=list)  # (ns, golden, input)
     samples: list[str] = field(default_factory=list)
     retimed_ms: float = 0.0
@@ -383,7 +385,8 @@ def fuzz(decoder: Decoder, count: int, seed: int) -> Result:
         start, start_cpu = clock(), cpu()
         outcome = _call(run, decoder.typed, g, data)
         spent, spent_cpu = clock() - start, cpu() - start_cpu
-        res.max_cpu_ns = max(res.max_cpu_ns, spent_cpu)
+        if spent_cpu > res.max_cpu_ns:
+            res.max_cpu_ns, res.max_cpu_input = spent_cpu, (g, data)
         res.inputs += 1
         res.times_ns.append(spent)
         if outcome == "typed":
@@ -397,7 +400,8 @@ def fuzz(decoder: Decoder, count: int, seed: int) -> Result:
             heapq.heappush(res.slowest, (spent, g, data))
         elif spent > res.slowest[0][0]:
             heapq.heapreplace(res.slowest, (spent, g, data))
-    res.retimed_ms = max((_retime(decoder, g, data) for _, g, data in res.slowest), default=0.0)
+    again = [(g, data) for _, g, data in res.slowest] + [res.max_cpu_input]
+    res.retimed_ms = max(_retime(decoder, g, data) for g, data in again)
     return res
 
 
@@ -437,7 +441,7 @@ def main() -> int:
         res = fuzz(decoder, args.count, args.seed)
         times = sorted(res.times_ns)
         p99 = times[min(len(times) - 1, int(len(times) * 0.99))] / 1e6
-        ok = res.untyped == 0 and max(res.retimed_ms, res.max_cpu_ns / 1e6) < GOAL_MS
+        ok = res.untyped == 0 and res.retimed_ms < GOAL_MS
         failed |= not ok
         print(
             f"{res.name:<11} {res.inputs:>10,} {res.typed:>10,} {res.untyped:>8,} {p99:>8.3f} "
