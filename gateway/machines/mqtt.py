@@ -170,6 +170,7 @@ class BoardHub:
         if driver is None:
             self.stats.unknown_machine += 1
             return
+        # PayloadError too; any other exception is logged by the session, which carries on
         driver._receive(where.channel, codec.decode(where.channel, payload))
 
     async def _on_connect(self) -> None:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from typing import Any
 
 from gateway.web.fanout import FanoutFeed, FeedPayloadError
+from protocols.mqtt import safejson
 from protocols.mqtt.client import MqttSession, MqttSettings
 from protocols.mqtt.topics import VERSION, site_prefix
 
@@ -23,6 +23,9 @@ from protocols.mqtt.topics import VERSION, site_prefix
 # (MQTT delivers live messages to a subscriber with the retain flag cleared, so the
 # flag cannot tell us; the feed tree's convention does.)
 _TRANSIENT_LAST_LEVEL = "event"
+
+# A standings message for a few hundred seats is tens of kilobytes; far more is not ours.
+MAX_FEED_PAYLOAD = 256 * 1024
 
 
 class MqttFeedSource:
@@ -81,10 +84,12 @@ class MqttFeedSource:
 
 
 def decode(topic: str, payload: bytes) -> dict[str, Any]:
+    """One feed payload to its body; :class:`FeedPayloadError` for anything else (bounded
+    in size, nesting and number length before parsing, like board payloads)."""
     try:
-        body = json.loads(payload)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise FeedPayloadError(f"{topic}: payload is not JSON ({exc})") from None
+        body = safejson.loads(payload, max_bytes=MAX_FEED_PAYLOAD)
+    except safejson.JsonLimitError as exc:
+        raise FeedPayloadError(f"{topic}: {exc}") from None
     if not isinstance(body, dict):
         raise FeedPayloadError(f"{topic}: payload must be a JSON object")
     version = body.pop("v", VERSION)  # MqttFeed adds "v": 1; older publishers omit it

@@ -12,8 +12,10 @@ Theory of operation:
   publish while disconnected waits for the reconnect up to ``publish_timeout`` and then
   raises :class:`MqttUnavailable` (the caller's retry policy decides).
 * Incoming messages go to the handler of the first matching route.  Handler errors
-  (malformed or unknown payloads) are logged, counted in :class:`SessionStats` and
-  dropped; they never stop the receive loop.
+  (malformed or unknown payloads: ``ValueError`` such as ``PayloadError``) are logged,
+  counted in :class:`SessionStats` and dropped; any other exception from a handler is a
+  bug and is logged with its traceback and counted as ``handler-bug:<type>``.  Neither
+  stops the receive loop, which every board and driver on the broker shares.
 """
 
 from __future__ import annotations
@@ -305,6 +307,9 @@ class MqttSession:
                 except ValueError as exc:  # PayloadError, TopicError: bad input, not a bug
                     self.stats.count_drop(type(exc).__name__)
                     log.warning("dropped message on %s: %s", topic, exc)
+                except Exception as exc:  # a handler bug: one message lost, not the session
+                    self.stats.count_drop(f"handler-bug:{type(exc).__name__}")
+                    log.exception("handler for %s failed; message dropped", topic)
                 return
         self.stats.count_drop("unrouted")
 

@@ -8,6 +8,8 @@ commands and event kinds as this module, so the two cannot drift apart.
 
 Decoding never trusts the wire: every problem raises :class:`PayloadError` (a
 ``ValueError``) naming the field, and the caller logs, counts and drops the message.
+Size, nesting depth, number length and UTF-8 are bounded before or while parsing
+(:mod:`protocols.mqtt.safejson`), so no payload can raise anything else.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
+from protocols.mqtt import safejson
 from protocols.mqtt.topics import VERSION, Channel
 
 MAX_PAYLOAD = 16 * 1024  # bytes; a board message is a few hundred
@@ -367,10 +370,8 @@ def from_json(channel: Channel, data: Any) -> BoardMessage:
 
 def decode(channel: Channel, payload: bytes) -> BoardMessage:
     """Bytes from the wire to a typed message, or :class:`PayloadError`."""
-    if len(payload) > MAX_PAYLOAD:
-        raise PayloadError(f"{channel.value}: payload of {len(payload)} bytes is too large")
     try:
-        data = json.loads(payload)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise PayloadError(f"{channel.value}: not JSON ({exc})") from None
+        data = safejson.loads(payload, max_bytes=MAX_PAYLOAD)
+    except safejson.JsonLimitError as exc:
+        raise PayloadError(f"{channel.value}: {exc}") from None
     return from_json(channel, data)
