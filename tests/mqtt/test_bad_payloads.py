@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gateway.drivers.mqtt import BoardHub, MqttMachineDriver
-from gateway.drivers.registry import open_driver
+from gateway.machines.mqtt import BoardHub, MqttMachineDriver
+from gateway.machines.registry import open_driver
 from protocols.mqtt import codec, safejson
 from protocols.mqtt.broker import EmbeddedBroker
 from protocols.mqtt.client import MqttSession, MqttSettings
