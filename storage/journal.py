@@ -28,7 +28,10 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Mapped, mapped_column
 
+from storage import effects as heat_effects
+from storage import lease
 from storage.db import Base
+from storage.effects import EffectIn, EffectKind
 from storage.types import UTCDateTime, enum_type
 
 
@@ -172,6 +175,14 @@ class JournalConflict(Exception):
     """A second, different score for the same (run, machine): refused, the first stands."""
 
 
+class NotSettled(Exception):
+    """A run cannot be settled yet: a machine is not back in normal play, or a
+    tournament effect is still pending."""
+
+
+SETTLED_SEATS = frozenset({SeatState.PENDING, SeatState.RELEASED})  # never touched, or back
+
+
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -214,10 +225,33 @@ async def _update_seats(
 
 
 class Journal:
-    """Writes and reads the heat run journal.  Every write is its own committed transaction."""
+    """Writes and reads the heat run journal.  Every write is its own committed transaction.
+
+    Every write is fenced (:mod:`storage.lease`): it carries the lease token this process
+    holds for the run's bank (:meth:`hold`), and is refused with
+    :class:`~storage.lease.StaleOwner` if another owner has the bank now.
+    """
 
     def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
+        self._tokens: dict[str, int] = {}
+
+    def hold(self, bank_name: str, token: int) -> None:
+        """Write for ``bank_name`` under this lease token from now on."""
+        self._tokens[bank_name] = token
+
+    def drop(self, bank_name: str) -> None:
+        self._tokens.pop(bank_name, None)
+
+    def token(self, bank_name: str) -> int | None:
+        return self._tokens.get(bank_name)
+
+    async def _fenced_run(self, session: AsyncSession, run_id: int) -> HeatRun:
+        run = await session.get(HeatRun, run_id, with_for_update=True)
+        if run is None:
+            raise KeyError(f"heat run {run_id} not found")
+        await lease.check_token(session, run.bank_name, self._tokens.get(run.bank_name), now=_now())
+        return run
 
     async def create_run(
         self,
@@ -235,6 +269,7 @@ class Journal:
             raise ValueError("a heat needs at least one machine")
         now = _now()
         async with self._sessions.begin() as session:
+            await lease.check_token(session, bank_name, self._tokens.get(bank_name), now=now)
             run = HeatRun(
                 bank_name=bank_name,
                 heat_id=heat_id,
@@ -275,17 +310,18 @@ class Journal:
         paused_left_ms: int | None = None,
         clear_pause: bool = False,
         seats: Mapping[str, SeatState] | None = None,
+        effects: Sequence[EffectIn] = (),
     ) -> None:
         """Persist a state change (call it *before* acting on the floor).
 
         ``seats`` updates machine rows in the same transaction, so one commit covers a
-        whole bank (200 separate commits would cost more than the heat's end budget).
+        whole bank (200 separate commits would cost more than the heat's end budget);
+        ``effects`` are the step's tournament effects (:mod:`storage.effects`), committed
+        with it.
         """
         now = _now()
         async with self._sessions.begin() as session:
-            run = await session.get(HeatRun, run_id, with_for_update=True)
-            if run is None:
-                raise KeyError(f"heat run {run_id} not found")
+            run = await self._fenced_run(session, run_id)
             seq = await session.scalar(
                 select(func.coalesce(func.max(HeatRunStep.seq), 0)).where(
                     HeatRunStep.run_id == run_id
@@ -306,6 +342,7 @@ class Journal:
                 run.paused_left_ms = None
             if seats:
                 await _update_seats(session, run_id, seats, {}, "")
+            heat_effects.add(session, run_id, run.heat_id, list(effects), now=now)
 
     async def set_seats(
         self,
@@ -314,15 +351,34 @@ class Journal:
         *,
         supports: Mapping[str, str] | None = None,
         note: str = "",
+        effects: Sequence[EffectIn] = (),
     ) -> None:
+        now = _now()
         async with self._sessions.begin() as session:
+            run = await self._fenced_run(session, run_id)
             await _update_seats(session, run_id, seats, supports or {}, note)
+            heat_effects.add(session, run_id, run.heat_id, list(effects), now=now)
 
     async def settle(self, run_id: int) -> None:
+        """Mark the run done with.  Refused (:class:`NotSettled`) while any machine is
+        still in tournament mode or locked, or a tournament effect is pending."""
         async with self._sessions.begin() as session:
-            run = await session.get(HeatRun, run_id)
-            if run is None:
-                raise KeyError(f"heat run {run_id} not found")
+            run = await self._fenced_run(session, run_id)
+            stuck = (
+                await session.scalars(
+                    select(HeatRunMachine.machine_id).where(
+                        HeatRunMachine.run_id == run_id,
+                        HeatRunMachine.state.not_in(list(SETTLED_SEATS)),
+                    )
+                )
+            ).all()
+            if stuck:
+                raise NotSettled(
+                    f"heat run {run_id}: machine {', '.join(sorted(stuck))} not back in normal play"
+                )
+            waiting = await heat_effects.pending_count(session, run_id)
+            if waiting:
+                raise NotSettled(f"heat run {run_id}: {waiting} tournament effect(s) pending")
             run.settled = True
             run.updated_at = _now()
 
@@ -339,6 +395,7 @@ class Journal:
         if len(set(ids)) != len(ids):
             raise ValueError("a machine appears twice in one batch of results")
         async with self._sessions.begin() as session:
+            run = await self._fenced_run(session, run_id)
             existing = {
                 row.machine_id: row
                 for row in await session.scalars(
@@ -381,6 +438,13 @@ class Journal:
             await _update_seats(
                 session, run_id, {r.machine_id: SeatState.SCORED for r in fresh}, {}, ""
             )
+            if fresh:  # the bank's scores reach the tournament in one effect (T12)
+                at = max(r.collected_at for r in fresh)
+                scored = {"machines": sorted(r.machine_id for r in fresh)}
+                heat_effects.add(
+                    session, run_id, run.heat_id, [EffectIn(EffectKind.SCORES, at, None, scored)],
+                    now=_now(),
+                )
             return len(fresh)
 
     async def results(self, run_id: int) -> list[ResultRow]:

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import storage.attendance
 import storage.audit
+import storage.effects
 import storage.floor
 import storage.journal
+import storage.lease
 import storage.super9
 import storage.tournament  # noqa: F401  (slot tournament)
