@@ -7,7 +7,6 @@ Revision ID: 0006
 Revises: 0005
 Create Date: 2026-12-01 09:33:57.187455
 """
-# ruff: noqa: E501
 
 from __future__ import annotations
 
