@@ -66,6 +66,7 @@ async def one_heat(
         database=f"sqlite+aiosqlite:///{folder / 'bench.db'}",
         floor_path=str(folder / "floor.toml"),
         spool=folder / "spool",
+        upgrade=True,
     )
     try:
         spec = ctx.bank("A")
@@ -108,6 +109,10 @@ def one_recovery(folder: Path) -> float:
         "--spool", str(folder / "spool"),
     ]  # fmt: skip
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    subprocess.run(
+        [sys.executable, "-m", "gateway", "db", "upgrade", "--database", common[3]],
+        cwd=ROOT, check=True, capture_output=True, env=env, timeout=60,
+    )  # fmt: skip
     gw = subprocess.Popen(
         [sys.executable, "-m", "gateway", "heat", "run", *common, "--bank", "A",
          "--seconds", "3", "--credits", "1000", "--hold-in", "running"],

@@ -1,41 +1,92 @@
 """The `reelgate` command line.
 
-Every module in :mod:`gateway.app.commands` contributes its own sub-commands through a
-``register(subparsers)`` function, so a new area (SAS, heats, Super 9, ...) adds a
-module instead of editing one shared file.  A command's handler returns an exit code.
-Errors meant for the operator are raised as :class:`OperatorError` and printed as one
-line; nothing else is caught, so real bugs keep their traceback.
+:data:`COMMANDS` names every command, the module that builds it and its one-line help.
+Only the chosen command's module is imported (``reelgate tournament list`` never loads
+the SAS driver or the Super 9 desk); ``reelgate --help`` is built from the table alone.
+A command module offers ``register(subparsers)``; its handler returns an exit code.
+
+Every parser is a :class:`~gateway.app.options.OneLineParser`, so a usage mistake is one
+line.  Errors meant for the operator are raised as :class:`OperatorError` and printed as
+one line; nothing else is caught, so real bugs keep their traceback.  Output to a pipe
+closed early (``| head``) ends the command quietly.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import pkgutil
+import os
 import sys
 from collections.abc import Sequence
 
-from gateway.app import commands
+from gateway.app.options import OneLineParser
 from gateway.errors import OperatorError
 
+# name -> (module in gateway.app.commands, help); keep in the order --help shows them.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "db": ("db", "create, migrate or check the database schema"),
+    "serve": ("serve", "run the gateway: recovery, bank supervision, scheduled heats"),
+    "bank": ("bank", "check, enable or disable a tournament bank; add or move machines"),
+    "heat": ("heat", "heats: schedule, registration, scores, incidents; test heat, recovery"),
+    "tournament": ("tournament", "slot tournament: settings, standings, qualifiers, card draws"),
+    "players": ("players", "tournament players, exclusion registers, disqualification"),
+    "entries": ("entries", "cash desk: sell tournament entries, refunds, list entries"),
+    "super9": ("super9", "the Super 9 roulette promotion: tickets, wheel, draw, jackpot"),
+    "audit": ("audit", "verify or read the audit log of every change people made"),
+    "signage": ("signage", "serve the leaderboard / Super 9 signage page from the MQTT feed"),
+    "sas": ("sas", "talk SAS to one machine"),
+    "emulate": ("emulate", "run emulated devices on loopback for tests, demos and benchmarks"),
+    "demo": ("demo", "run a whole qualifying heat on an emulated bank, no set-up needed"),
+}
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+
+def _top_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
+    parser = OneLineParser(
         prog="reelgate",
         description="Reelgate: slot tournament and Super 9 promotion gateway.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module_info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{commands.__name__}.{module_info.name}")
-        module.register(sub)
+    return parser, sub
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser with ``command`` built in full and every other command by name only."""
+    parser, sub = _top_parser()
+    for name, (module_name, help_text) in COMMANDS.items():
+        if name == command:
+            module = importlib.import_module(f"gateway.app.commands.{module_name}")
+            module.register(sub)
+        else:
+            sub.add_parser(name, help=help_text)
     return parser
 
 
+def _chosen(argv: Sequence[str]) -> str | None:
+    """The command named on the line (the first word not an option), if it is one."""
+    first = next((a for a in argv if not a.startswith("-")), None)
+    return first if first in COMMANDS else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args_list = list(sys.argv[1:] if argv is None else argv)
     try:
-        code: int = args.handler(args)
+        return _main(args_list)
+    except BrokenPipeError:
+        # The reader left (``| head``): nothing more to say, and nothing to flush at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+
+
+def _main(argv: list[str]) -> int:
+    parser = build_parser(_chosen(argv))
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:  # a placeholder: only reached for a command the table mislabels
+        parser.error(f"{args.command}: not available")
+    try:
+        code: int = handler(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
     except OperatorError as exc:
         print(f"reelgate: error: {exc}", file=sys.stderr)
         return 2

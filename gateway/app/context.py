@@ -1,66 +1,71 @@
 """What every gateway command opens: the database, the journal writer, the floor.
 
-``--database`` (or ``REELGATE_DATABASE_URL``, or the embedded SQLite file) is migrated
-to head before use; ``--floor`` seeds banks and machines the database does not know yet
-(the database is the truth after that); ``--spool`` names the local file that keeps
-journal writes while the database is unreachable.
+The database (``--database``, see :mod:`gateway.app.database`) must be at this
+Reelgate's revision; ``--floor`` seeds banks and machines the database does not know yet
+(the database is the truth after that) and is validated whole, every machine's endpoint
+parsed by its driver, before anything is stored; ``--spool`` names the local file that
+keeps journal writes while the database is unreachable.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import inspect
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from gateway.app.database import guarded, open_engine
+from gateway.app.database import upgrade as upgrade_database
+from gateway.app.options import DEFAULT_SPOOL
 from gateway.errors import OperatorError
-from gateway.floor.model import BankSpec, Floor, load_floor_file
+from gateway.floor.model import BankSpec, Floor, MachineSpec, parse_floor
+from gateway.floor.snmp import SnmpSecrets
 from gateway.floor.store import load_floor, sync_floor
 from gateway.heats.spool import JournalWriter
 from gateway.machines.driver import MachineDriver
 from gateway.machines.links import MachineLink, close_links, open_links
-from storage.db import Base, database_url, make_engine, make_sessionmaker
+from storage.db import make_sessionmaker
 from storage.journal import Journal
 
-DEFAULT_SPOOL = Path("reelgate-journal.spool")
+
+def load_floor_seed(path: str | Path) -> Floor:
+    """The floor file, checked whole: TOML, names, and every endpoint by its driver's
+    parser (one line naming the machine), so nothing of a bad file is ever stored."""
+    p = Path(path)
+    try:
+        text = p.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise OperatorError(f"--floor {p}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise OperatorError(f"--floor {p}: not UTF-8 text (byte {exc.start})") from None
+    floor = parse_floor(text, source=str(p))
+    for bank in floor.banks.values():
+        for machine in bank.machines:
+            check_endpoint(machine.id, machine.endpoint)
+    return floor
 
 
-def add_common_arguments(parser: argparse.ArgumentParser, *, floor_required: bool) -> None:
-    parser.add_argument(
-        "--floor", required=floor_required, help="floor file (TOML) naming banks and machines"
-    )
-    parser.add_argument("--database", help="database URL (default: REELGATE_DATABASE_URL)")
-    parser.add_argument(
-        "--spool",
-        default=str(DEFAULT_SPOOL),
-        help="local file keeping journal writes while the database is unreachable",
-    )
+def snmp_secrets_for(
+    path: str | None, floor_path: str | None, machines: Iterable[MachineSpec]
+) -> SnmpSecrets:
+    """The run's SNMP secrets, checked at start-up: every machine with an SNMP agent must
+    have its own (one-line OperatorError naming the machine and the key otherwise)."""
+    from gateway.floor.model import resolve_snmp
+    from gateway.floor.snmp import load_snmp_secrets
+
+    secrets = load_snmp_secrets(path, floor_path=floor_path)
+    resolve_snmp(machines, secrets)
+    return secrets
 
 
-async def prepare_database(engine: AsyncEngine) -> None:
-    """Migrate to head, then check that every table of the running code exists."""
-    from storage.migrate import upgrade_async
+def check_endpoint(machine_id: str, endpoint: str) -> None:
+    """Parse an endpoint with the driver registry (the driver made is never opened)."""
+    from gateway.machines.registry import open_driver
 
-    await upgrade_async(engine)
-    import storage.models  # noqa: F401  (registers every table)
-
-    def missing(conn: Any) -> list[str]:
-        have = set(inspect(conn).get_table_names())
-        return [t for t in Base.metadata.tables if t not in have]
-
-    async with engine.connect() as conn:
-        absent = await conn.run_sync(missing)
-    if absent:
-        # Never patched up with create_all: a later migration would then collide with it.
-        raise OperatorError(
-            f"database: tables {', '.join(sorted(absent)[:3])} have no migration yet "
-            "(python -m storage.migrate revision -m ...)"
-        )
+    open_driver(machine_id, endpoint)
 
 
 @dataclass
@@ -79,19 +84,20 @@ class GatewayContext:
         database: str | None,
         floor_path: str | None,
         spool: str | Path = DEFAULT_SPOOL,
-        migrate: bool = True,
+        upgrade: bool = False,
     ) -> GatewayContext:
-        seed = load_floor_file(floor_path) if floor_path else None  # validate before writing
-        url = database_url(database)
-        engine = make_engine(url)
+        """Open a database at this Reelgate's revision (``upgrade``: migrate it first,
+        for tests and the demo's own fresh file)."""
+        seed = load_floor_seed(floor_path) if floor_path else None  # validate before writing
+        if upgrade:
+            await upgrade_database(database)
+        url, engine = await open_engine(database)
         try:
-            if migrate:
-                await prepare_database(engine)
             sessions = make_sessionmaker(engine)
             journal = Journal(sessions)
             writer = JournalWriter(journal, spool)
-            await writer.flush()  # anything kept during an outage goes in first
-            floor = await (sync_floor(sessions, seed) if seed else load_floor(sessions))
+            await guarded(url, writer.flush())  # anything kept during an outage goes in first
+            floor = await guarded(url, sync_floor(sessions, seed) if seed else load_floor(sessions))
         except BaseException:
             await engine.dispose()
             raise
@@ -133,4 +139,4 @@ async def bank_links(
     return await open_links(machines, build)
 
 
-__all__ = ["GatewayContext", "add_common_arguments", "bank_links", "close_links"]
+__all__ = ["GatewayContext", "bank_links", "check_endpoint", "close_links", "load_floor_seed"]

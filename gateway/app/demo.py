@@ -23,7 +23,6 @@ import contextlib
 import time
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console, Group
 from rich.live import Live
@@ -31,16 +30,15 @@ from rich.table import Table
 from rich.text import Text
 
 from emulators.bank import Bank
-from gateway.app.context import GatewayContext, bank_links, close_links
+from gateway.app.context import GatewayContext
+from gateway.app.gateway import GatewaySettings, RunningGateway
 from gateway.errors import OperatorError
 from gateway.floor.store import set_bank_enabled
 from gateway.heats.hooks import Progress, ProgressNote
-from gateway.heats.live_feed import HeatFeeds, scheduler_heat_of_run
 from gateway.heats.preflight import check_bank
 from gateway.heats.runner import HeatOutcome
 from gateway.heats.scheduler import Scheduler
-from gateway.heats.supervisor import BankSupervisor
-from gateway.tournament.bridge import ServiceHooks
+from gateway.machines.links import MachineLink
 from gateway.tournament.rules.enums import Stage
 from gateway.tournament.services import (
     add_player,
@@ -147,65 +145,73 @@ async def _run(args: argparse.Namespace, folder: Path, console: Console, feed: F
     )
     floor.write_text(f'[[bank]]\nname = "{BANK}"\nmachines = [\n{rows},\n]\n')
     console.print(f"{args.machines} emulated machines on loopback SAS/TCP; floor file {floor}")
-    ctx = await GatewayContext.open(
+    settings = GatewaySettings(
         database=f"sqlite+aiosqlite:///{folder / 'reelgate.db'}",
-        floor_path=str(floor),
+        floor=str(floor),
         spool=folder / "journal.spool",
+        poll_interval_s=0.5,
+        tick_s=0.25,
+        actor=ACTOR,
+        upgrade=True,  # the demo's own fresh file
+        active_only=True,
     )
-    links: dict[str, Any] = {}
     try:
-        spec = ctx.bank(BANK)
-        links, _ = await bank_links(spec)
-        checks = await check_bank(links)
-        blocked = [c for c in checks if not c.ok]
-        if blocked:
-            raise OperatorError(f"bank check failed: {blocked[0].machine_id} {blocked[0].blockers}")
-        host_timed = [c.machine_id for c in checks if c.tournament == "host-timed"]
-        console.print(
-            f"bank check: {len(checks)} machines ready "
-            f"({len(checks) - len(host_timed)} native 8C, host-timed: {', '.join(host_timed)})"
-        )
-        await set_bank_enabled(ctx.sessions, BANK, enabled=True, actor=ACTOR)
-        await ctx.reload_floor()
-
-        _heat_id, seated = await _tournament(ctx, args, [m.id for m in spec.active])
-        console.print(
-            f"{len(PLAYERS)} players bought entries; {len(seated)} registered for the heat "
-            "(first come, first served, machines in order: rule 11)"
-        )
-        board = Board([m.id for m in spec.active], seated)
-        supervisor = BankSupervisor(links, interval_s=0.5, feed=feed)
-        supervisor.start()
-        scheduler = Scheduler(
-            ctx,
-            {BANK: links},
-            hooks=ServiceHooks(ctx.sessions, actor=ACTOR),
-            supervisors={BANK: supervisor},
-            tick_s=0.25,
-        )
-        feeds = HeatFeeds(feed, ctx.sessions, scheduler_heat_of_run(scheduler))
-
-        def progress(note: ProgressNote) -> None:
-            board.on_progress(note)  # the console
-            feeds(note)  # the signage page (and MQTT with --mqtt)
-
-        scheduler.progress = progress
-        stop = asyncio.Event()
-        sched_task = asyncio.create_task(scheduler.run(stop))
-        outcome = await _watch(console, board, scheduler, args.seconds)
-        stop.set()
-        await sched_task
-        await supervisor.stop()
-        await feeds.close()
-        await ctx.writer.drain(10.0)
-        console.print()
-        _summary(console, outcome)
-        await _standings(console, ctx)
-        return 0 if outcome.state.value == "closed" else 1
+        async with RunningGateway(settings, feed) as gateway:
+            return await _play(args, console, gateway)
     finally:
-        await close_links(links)
-        await ctx.close()
         await bank.close()
+
+
+async def _play(args: argparse.Namespace, console: Console, gateway: RunningGateway) -> int:
+    ctx = gateway.context
+    spec = ctx.bank(BANK)
+    links = gateway.links[BANK]
+    await _check_and_enable(console, ctx, links)
+    _heat_id, seated = await _tournament(ctx, args, [m.id for m in spec.active])
+    console.print(
+        f"{len(PLAYERS)} players bought entries; {len(seated)} registered for the heat "
+        "(first come, first served, machines in order: rule 11)"
+    )
+    board = Board([m.id for m in spec.active], seated)
+    scheduler = gateway.running
+    to_feed = scheduler.progress
+
+    def progress(note: ProgressNote) -> None:
+        board.on_progress(note)  # the console
+        if to_feed is not None:
+            to_feed(note)  # the signage page (and MQTT with --mqtt)
+
+    scheduler.progress = progress
+    stop = asyncio.Event()
+    running = asyncio.create_task(gateway.run(stop))
+    try:
+        outcome = await _watch(console, board, scheduler, args.seconds)
+    finally:
+        stop.set()
+        await running
+    await ctx.writer.drain(10.0)
+    console.print()
+    _summary(console, outcome)
+    await _standings(console, ctx)
+    return 0 if outcome.state.value == "closed" else 1
+
+
+async def _check_and_enable(
+    console: Console, ctx: GatewayContext, links: dict[str, MachineLink]
+) -> None:
+    """The technician's bank check, then the bank enabled (the scheduler only starts
+    heats on enabled banks)."""
+    checks = await check_bank(links)
+    blocked = [c for c in checks if not c.ok]
+    if blocked:
+        raise OperatorError(f"bank check failed: {blocked[0].machine_id} {blocked[0].blockers}")
+    host_timed = [c.machine_id for c in checks if c.tournament == "host-timed"]
+    console.print(
+        f"bank check: {len(checks)} machines ready "
+        f"({len(checks) - len(host_timed)} native 8C, host-timed: {', '.join(host_timed)})"
+    )
+    await set_bank_enabled(ctx.sessions, BANK, enabled=True, actor=ACTOR)
+    await ctx.reload_floor()
 
 
 async def _tournament(

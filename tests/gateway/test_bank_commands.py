@@ -23,12 +23,15 @@ def bank() -> Iterator[Any]:
         yield b
 
 
-def _args(bank: Any, tmp_path: Path) -> list[str]:
+def _args(bank: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
     floor = tmp_path / "floor.toml"
     floor.write_text(bank.floor_toml())
+    url = f"sqlite+aiosqlite:///{tmp_path / 'gw.db'}"
+    assert main(["db", "upgrade", "--database", url]) == 0
+    capsys.readouterr()  # the upgrade's line
     return [
         "--floor", str(floor),
-        "--database", f"sqlite+aiosqlite:///{tmp_path / 'gw.db'}",
+        "--database", url,
         "--spool", str(tmp_path / "spool"),
     ]  # fmt: skip
 
@@ -36,7 +39,7 @@ def _args(bank: Any, tmp_path: Path) -> list[str]:
 def test_check_enable_disable(
     bank: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    common = _args(bank, tmp_path)
+    common = _args(bank, tmp_path, capsys)
     assert main(["bank", "check", "A", *common, "--json"]) == 0
     checks = {c["machine_id"]: c for c in json.loads(capsys.readouterr().out)}
     assert all(c["ok"] and c["answers"] for c in checks.values())

@@ -101,6 +101,7 @@ def test_technician_adds_and_moves_machines_from_the_cli(
     floor = tmp_path / "floor.toml"
     floor.write_text(FLOOR)
     db = f"sqlite+aiosqlite:///{tmp_path / 'gw.db'}"
+    assert main(["db", "upgrade", "--database", db]) == 0
     common = ["--floor", str(floor), "--database", db, "--spool", str(tmp_path / "spool")]
     assert main(["bank", "add-machine", "A", "A09", "--endpoint", "sas+tcp://127.0.0.1:7009",
                  *common, "--actor", "tech3"]) == 0  # fmt: skip

@@ -78,7 +78,7 @@ def _floor(bank: Bank, agents: dict[str, SnmpAgent]) -> str:
 async def _tournament(db: str, floor: Path, spool: Path) -> tuple[int, int]:
     """Heat 1 due in two seconds with three seated players; heat 2 later with free seats
     (where rule 20 re-seats a player whose machine failed)."""
-    ctx = await GatewayContext.open(database=db, floor_path=str(floor), spool=spool)
+    ctx = await GatewayContext.open(database=db, floor_path=str(floor), spool=spool, upgrade=True)
     try:
         await set_bank_enabled(ctx.sessions, "A", enabled=True, actor="tech")
         now = datetime.now(UTC)
@@ -183,7 +183,7 @@ async def test_serve_publishes_the_live_heat_and_a_door_trap_ends_one_seat(
         assert (await serving.health.preflight([TRAPPED]))[TRAPPED] == ["marked: door-opened"]
 
         # Rule 20: the player is given the first free seat in the next similar heat.
-        ctx = await GatewayContext.open(database=db, floor_path=None, spool=spool, migrate=False)
+        ctx = await GatewayContext.open(database=db, floor_path=None, spool=spool)
         try:
             async with ctx.sessions() as s:
                 seats = (await s.scalars(select(Seat).order_by(Seat.id))).all()

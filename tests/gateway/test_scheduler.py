@@ -73,6 +73,7 @@ async def test_due_heat_starts_by_itself_and_scores_reach_the_tournament(
         database=f"sqlite+aiosqlite:///{tmp_path / 'gw.db'}",
         floor_path=str(floor),
         spool=tmp_path / "spool",
+        upgrade=True,
     )
     links: dict[str, Any] = {}
     try:
@@ -143,6 +144,7 @@ async def test_machine_failing_mid_heat_moves_its_player_to_a_future_heat(
         database=f"sqlite+aiosqlite:///{tmp_path / 'gw.db'}",
         floor_path=str(floor),
         spool=tmp_path / "spool",
+        upgrade=True,
     )
     links: dict[str, Any] = {}
     try:

@@ -29,7 +29,7 @@ from .emulated import ROOT, BankProcess
 
 
 async def _prepare(db: str, floor: Path, spool: Path) -> int:
-    ctx = await GatewayContext.open(database=db, floor_path=str(floor), spool=spool)
+    ctx = await GatewayContext.open(database=db, floor_path=str(floor), spool=spool, upgrade=True)
     try:
         await set_bank_enabled(ctx.sessions, "A", enabled=True, actor="tech")
         now = datetime.now(UTC)
@@ -55,7 +55,7 @@ async def _prepare(db: str, floor: Path, spool: Path) -> int:
 
 
 async def _state(db: str, spool: Path) -> tuple[RunState | None, HeatStatus | None, int]:
-    ctx = await GatewayContext.open(database=db, floor_path=None, spool=spool, migrate=False)
+    ctx = await GatewayContext.open(database=db, floor_path=None, spool=spool)
     try:
         run = await ctx.journal.latest_run("A")
         async with ctx.sessions() as s:

@@ -67,6 +67,7 @@ async def _open(tmp_path: Path, bank: Any) -> GatewayContext:
         database=f"sqlite+aiosqlite:///{tmp_path / 'gw.db'}",
         floor_path=str(_floor(bank, tmp_path)),
         spool=tmp_path / "spool",
+        upgrade=True,
     )
 
 
@@ -175,6 +176,8 @@ def test_sigkill_in_every_state_then_recover(banks: Banks, tmp_path: Path, kill_
     db = f"sqlite+aiosqlite:///{tmp_path / 'gw.db'}"
     common = ["--floor", str(floor), "--database", db, "--spool", str(tmp_path / "spool")]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    subprocess.run(_reelgate("db", "upgrade", "--database", db, cwd=tmp_path),
+                   cwd=ROOT, check=True, capture_output=True, env=env, timeout=60)  # fmt: skip
     gw = subprocess.Popen(
         _reelgate("heat", "run", *common, "--bank", "A", "--seconds", "2",
                   "--credits", "400", "--trace", "--hold-in", kill_in, cwd=tmp_path),

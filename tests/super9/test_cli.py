@@ -49,7 +49,7 @@ def test_cli_session_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
         "T1",
         "--player",
         "C1",
-        "--by",
+        "--actor",
         "cashier",
         "--now",
         "2026-12-02T10:00+02:00",
@@ -60,7 +60,7 @@ def test_cli_session_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
         "T1",
         "--numbers",
         "1 2 3 4 5 6 7 8 9",
-        "--by",
+        "--actor",
         "grd",
         "--now",
         "2026-12-02T18:00+02:00",
@@ -69,7 +69,7 @@ def test_cli_session_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
         "open",
         "--session-at",
         "2026-12-02T19:00+02:00",
-        "--by",
+        "--actor",
         "director",
         "--now",
         "2026-12-02T19:00+02:00",
@@ -102,7 +102,7 @@ def test_cli_session_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
             "T1",
             "--duplicate",
             "1 2 3 4 5 6 7 8 9",
-            "--by",
+            "--actor",
             "grd",
             "--json",
             "--now",
@@ -115,7 +115,7 @@ def test_cli_session_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
             "close",
             "--session",
             "1",
-            "--by",
+            "--actor",
             "director",
             "--json",
             "--now",
@@ -139,7 +139,7 @@ def test_cli_session_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
         "slip 77",
         "--witness",
         "director",
-        "--by",
+        "--actor",
         "cashier",
     )
     jackpot = json.loads(run("jackpot", "--history", "--json"))
@@ -150,6 +150,7 @@ def test_cli_session_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 def test_cli_operator_error_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path / 'r.db'}"
+    assert main(["db", "upgrade", "--database", url]) == 0
     code = main(
         [
             "super9",
@@ -158,7 +159,7 @@ def test_cli_operator_error_is_one_line(tmp_path: Path, capsys: pytest.CaptureFi
             "X",
             "--player",
             "nobody",
-            "--by",
+            "--actor",
             "cashier",
             "--now",
             "2026-11-29T10:00+02:00",
@@ -195,7 +196,7 @@ def test_cli_publishes_live_draw_to_broker(
                 "T1",
                 "--player",
                 "C1",
-                "--by",
+                "--actor",
                 "c",
                 "--now",
                 "2026-12-02T10:00+02:00",
@@ -213,7 +214,7 @@ def test_cli_publishes_live_draw_to_broker(
                 "T1",
                 "--numbers",
                 "1 2 3 4 5 6 7 8 9",
-                "--by",
+                "--actor",
                 "g",
                 "--now",
                 "2026-12-02T18:00+02:00",
@@ -229,7 +230,7 @@ def test_cli_publishes_live_draw_to_broker(
                 "open",
                 "--session-at",
                 "2026-12-02T19:00+02:00",
-                "--by",
+                "--actor",
                 "d",
                 "--now",
                 "2026-12-02T19:00+02:00",

@@ -224,32 +224,32 @@ def test_roll_call_commands(
         return err
 
     ok("tournament", "create", "Ridge")
-    ok("heats", "schedule", "-t", "Ridge", "--start", "2026-11-02 18:00", "--bank", "A",
+    ok("heat", "schedule", "-t", "Ridge", "--start", "2026-11-02 18:00", "--bank", "A",
        "--now", "2026-11-01 09:00")  # fmt: skip
     for i, name in enumerate(("Ann", "Ben", "Cy")):
         ok("players", "add", "--id-number", f"80{i}1015009087", "--name", name,
            "--dob", "1980-01-01")  # fmt: skip
         ok("entries", "sell", f"80{i}1015009087", "-t", "Ridge", "--now", "2026-11-02 12:00")
-        ok("heats", "register", "1", f"80{i}1015009087", "--now", "2026-11-02 17:00")
-    call = ok("heats", "roll-call", "1")
+        ok("heat", "register", "1", f"80{i}1015009087", "--now", "2026-11-02 17:00")
+    call = ok("heat", "roll-call", "1")
     assert (call["roll_call_taken"], call["forfeit_at_start"]) == (False, [])
-    call = ok("heats", "present", "1", "1", "3", "--now", "2026-11-02 17:50")
+    call = ok("heat", "present", "1", "1", "3", "--now", "2026-11-02 17:50")
     assert (call["present"], call["forfeit_at_start"]) == ([1, 3], [2])
-    call = ok("heats", "absent", "1", "3", "--now", "2026-11-02 17:55")
+    call = ok("heat", "absent", "1", "3", "--now", "2026-11-02 17:55")
     assert [(s["seat_number"], s["mark"], s["marked_by"]) for s in call["seats"]] == [
         (1, True, "attendant:zee"),
         (2, None, None),
         (3, False, "attendant:zee"),
     ]
     assert call["seats"][0]["marked_at"] == "2026-11-02T17:50:00+02:00"  # venue time
-    assert "rule 22: seats [9] hold nobody" in fails("heats", "present", "1", "9")
-    assert "SEAT 'x'" in fails("heats", "absent", "1", "x")
-    assert ok("heats", "roll-call", "1")["forfeit_at_start"] == [2, 3]  # nothing changed
-    begun = ok("heats", "begin", "1", "--now", "2026-11-02 18:00")
+    assert "rule 22: seats [9] hold nobody" in fails("heat", "present", "1", "9")
+    assert "SEAT 'x'" in fails("heat", "absent", "1", "x")
+    assert ok("heat", "roll-call", "1")["forfeit_at_start"] == [2, 3]  # nothing changed
+    begun = ok("heat", "begin", "1", "--now", "2026-11-02 18:00")
     assert (begun["present"], begun["forfeited"]) == ([1], [2, 3])
-    assert "the roll call is taken before the start" in fails("heats", "present", "1", "2")
+    assert "the roll call is taken before the start" in fails("heat", "present", "1", "2")
     capsys.readouterr()
-    assert main(["heats", "roll-call", "1", "--database", url]) == 0
+    assert main(["heat", "roll-call", "1", "--database", url]) == 0
     assert "roll call" in capsys.readouterr().out
 
 

@@ -98,7 +98,7 @@ def test_director_and_cashier_commands(
         "2026-11-02 09:00",
     )
     heat = ok(
-        "heats",
+        "heat",
         "schedule",
         "-t",
         "Ridge",
@@ -123,23 +123,23 @@ def test_director_and_cashier_commands(
     )
     assert (sale["seats"], sale["amount"], sale["kind"]) == (4, "R200.00", "package")
     ok("entries", "sell", "8101015009086", "-t", "1", "--now", "2026-11-02 12:00")
-    seat = ok("heats", "register", "1", "8001015009087", "--now", "2026-11-02 17:00")
+    seat = ok("heat", "register", "1", "8001015009087", "--now", "2026-11-02 17:00")
     assert (seat["seat"], seat["machine"]) == (1, "A-1")
-    err = fails("heats", "register", "1", "8001015009087", "--now", "2026-11-02 17:01")
+    err = fails("heat", "register", "1", "8001015009087", "--now", "2026-11-02 17:01")
     assert err == (
         "reelgate: error: rule 16: player already holds a seat in qualifying heat 1 "
         "(one seat per heat)"
     )
     assert "rule 11" in fails(
-        "heats", "register", "1", "8101015009086", "--now", "2026-11-02 18:00"
+        "heat", "register", "1", "8101015009086", "--now", "2026-11-02 18:00"
     )
-    ok("heats", "register", "1", "8101015009086", "--now", "2026-11-02 17:30")
-    begun = ok("heats", "begin", "1", "--present", "1,2", "--now", "2026-11-02 18:00")
+    ok("heat", "register", "1", "8101015009086", "--now", "2026-11-02 17:30")
+    begun = ok("heat", "begin", "1", "--present", "1,2", "--now", "2026-11-02 18:00")
     assert begun["forfeited"] == []
-    shown = ok("heats", "show", "1")
+    shown = ok("heat", "show", "1")
     seat_ids = [s["seat_id"] for s in shown["seats"]]
     ok(
-        "heats",
+        "heat",
         "score",
         str(seat_ids[0]),
         "--credits",
@@ -150,7 +150,7 @@ def test_director_and_cashier_commands(
         "2026-11-02 18:11",
     )
     ok(
-        "heats",
+        "heat",
         "score",
         str(seat_ids[1]),
         "--credits",
@@ -160,7 +160,7 @@ def test_director_and_cashier_commands(
         "--now",
         "2026-11-02 18:11",
     )
-    ok("heats", "finish", "1", "--now", "2026-11-02 18:12")
+    ok("heat", "finish", "1", "--now", "2026-11-02 18:12")
     standings = ok("tournament", "standings", "Ridge")
     assert [(x["place"], x["player_name"], x["tied"]) for x in standings["lines"]] == [
         (1, "Ann", True),
@@ -208,7 +208,7 @@ def test_director_and_cashier_commands(
     changed = ok("tournament", "set", "Ridge", "prize_places=4", "--reason", "sponsor")
     assert changed["settings"]["prize_places"] == 4  # rule 19
     assert ok("tournament", "show", "Ridge")["settings"]["prize_places"] == 4
-    assert "does not exist" in fails("heats", "show", "99")
+    assert "does not exist" in fails("heat", "show", "99")
     # exclusion CSV: one bad line refuses the whole file
     bad = tmp_path / "bad.csv"
     bad.write_text("kind,id_number,valid_from\nstaff,8101015009086,2026-11-01\nstaff,,2026-11-01\n")
@@ -244,7 +244,7 @@ def test_bad_input_is_one_line_and_changes_nothing(
     assert "--database nonsense://" in fails("tournament", "list", "--database", "nonsense://")
     assert "--database nonsense://" in fails("audit", "verify", "--database", "nonsense://")
     missing = f"sqlite+aiosqlite:///{tmp_path / 'no' / 'such' / 'dir.db'}"
-    assert "does not exist" in fails("heats", "list", "-t", "1", "--database", missing)
+    assert "does not exist" in fails("heat", "list", "-t", "1", "--database", missing)
 
     assert run("tournament", "create", "Ridge", *db)[0] == 0
     assert fails(
@@ -281,10 +281,10 @@ def test_tables_show_venue_time_and_settings_by_key(
     shown = capsys.readouterr().out
     for text in ("prize_places", "postpone_after_s", "30 min (1800 s)", "R300", "R25.00"):
         assert text in shown
-    schedule = ["heats", "schedule", *db, "-t", "Ridge", "--bank", "A"]
+    schedule = ["heat", "schedule", *db, "-t", "Ridge", "--bank", "A"]
     assert main([*schedule, "--start", "2026-11-21 18:00", "--now", "2026-11-20 10:00"]) == 0
     capsys.readouterr()
-    assert main(["heats", "list", *db, "-t", "Ridge"]) == 0
+    assert main(["heat", "list", *db, "-t", "Ridge"]) == 0
     assert "2026-11-21 18:00" in capsys.readouterr().out  # venue-local, to the minute
 
 

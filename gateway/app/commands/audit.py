@@ -9,10 +9,11 @@ from typing import Any
 
 from sqlalchemy import select
 
-from gateway.app.tournament_options import OneLineParser, open_database, safe_url
+from gateway.app.database import guarded, open_engine, safe_url
+from gateway.app.options import OneLineParser, add_database, add_json
 from gateway.errors import OperatorError
 from storage import audit
-from storage.db import make_engine, make_sessionmaker
+from storage.db import make_sessionmaker
 
 
 def register(sub: Any) -> None:
@@ -35,13 +36,12 @@ def register(sub: Any) -> None:
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--database", help="database URL (default: REELGATE_DATABASE_URL)")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_database(parser)
+    add_json(parser)
 
 
 def _verify(args: argparse.Namespace) -> int:
-    url = asyncio.run(open_database(args.database))
-    result = asyncio.run(_run_verify(url))
+    url, result = asyncio.run(_run_verify(args.database))
     if args.json:
         print(json.dumps({"database": safe_url(url), **result.as_dict()}))
     elif result.ok:
@@ -52,11 +52,11 @@ def _verify(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
-async def _run_verify(url: str) -> audit.VerifyResult:
-    engine = make_engine(url)
+async def _run_verify(given: str | None) -> tuple[str, audit.VerifyResult]:
+    url, engine = await open_engine(given)
     try:
         async with make_sessionmaker(engine)() as session:
-            return await audit.verify(session)
+            return url, await guarded(url, audit.verify(session))
     finally:
         await engine.dispose()
 
@@ -64,8 +64,7 @@ async def _run_verify(url: str) -> audit.VerifyResult:
 def _show(args: argparse.Namespace) -> int:
     if args.limit < 1 or args.limit > 10_000:
         raise OperatorError("--limit must be between 1 and 10000")
-    url = asyncio.run(open_database(args.database))
-    rows = asyncio.run(_run_show(url, args.subject, args.limit))
+    rows = asyncio.run(_run_show(args.database, args.subject, args.limit))
     if args.json:
         print(json.dumps(rows))
         return 0
@@ -77,14 +76,14 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _run_show(url: str, subject: str | None, limit: int) -> list[dict[str, Any]]:
-    engine = make_engine(url)
+async def _run_show(given: str | None, subject: str | None, limit: int) -> list[dict[str, Any]]:
+    url, engine = await open_engine(given)
     try:
         async with make_sessionmaker(engine)() as session:
             query = select(audit.AuditEntry).order_by(audit.AuditEntry.id.desc()).limit(limit)
             if subject is not None:
                 query = query.where(audit.AuditEntry.subject == subject)
-            entries = (await session.execute(query)).scalars().all()
+            entries = (await guarded(url, session.execute(query))).scalars().all()
     finally:
         await engine.dispose()
     return [

@@ -12,7 +12,8 @@ from rich.console import Console
 from rich.table import Table
 
 from gateway.app.commands.serve import add_snmp_secrets_argument, snmp_secrets
-from gateway.app.context import GatewayContext, add_common_arguments, bank_links, close_links
+from gateway.app.context import GatewayContext, bank_links, check_endpoint, close_links
+from gateway.app.options import actor_of, add_actor, add_gateway, add_json
 from gateway.errors import OperatorError
 from gateway.floor.model import MachineSpec
 from gateway.floor.snmp import SnmpSecrets
@@ -31,22 +32,22 @@ def register(sub: Any) -> None:
 
     check = actions.add_parser("check", help="preflight every machine of a bank")
     check.add_argument("bank")
-    add_common_arguments(check, floor_required=False)
-    check.add_argument("--json", action="store_true", help="machine-readable output")
+    add_gateway(check, floor_required=False)
+    add_json(check)
     add_snmp_secrets_argument(check)
     check.set_defaults(handler=_check)
 
     enable = actions.add_parser("enable", help="enable a bank whose machines pass the check")
     enable.add_argument("bank")
-    add_common_arguments(enable, floor_required=False)
+    add_gateway(enable, floor_required=False)
     enable.add_argument(
         "--exclude", action="append", default=[], metavar="MACHINE", help="leave a machine out"
     )
     enable.add_argument(
         "--reason", action="append", default=[], help="why (one per --exclude, logged)"
     )
-    enable.add_argument("--actor", default="technician", help="who does it (audit log)")
-    enable.add_argument("--json", action="store_true")
+    add_actor(enable)
+    add_json(enable)
     add_snmp_secrets_argument(enable)
     enable.set_defaults(handler=_enable)
 
@@ -59,22 +60,22 @@ def register(sub: Any) -> None:
         help="its board's SNMP agent: udp://host:port?user=U (v3 authPriv) or "
         "?version=2c; passphrases and communities go in the SNMP secrets file",
     )
-    add_common_arguments(add, floor_required=False)
-    add.add_argument("--actor", default="technician", help="who does it (audit log)")
+    add_gateway(add, floor_required=False)
+    add_actor(add)
     add.set_defaults(handler=_add_machine)
 
     move = actions.add_parser("move-machine", help="move a machine to another bank/endpoint")
     move.add_argument("machine")
     move.add_argument("--to", dest="to_bank", help="the bank it moves to")
     move.add_argument("--endpoint", help="its new endpoint")
-    add_common_arguments(move, floor_required=False)
-    move.add_argument("--actor", default="technician", help="who does it (audit log)")
+    add_gateway(move, floor_required=False)
+    add_actor(move)
     move.set_defaults(handler=_move_machine)
 
     disable = actions.add_parser("disable", help="return every machine to normal play")
     disable.add_argument("bank")
-    add_common_arguments(disable, floor_required=False)
-    disable.add_argument("--actor", default="technician", help="who does it (audit log)")
+    add_gateway(disable, floor_required=False)
+    add_actor(disable)
     disable.set_defaults(handler=_disable)
 
 
@@ -150,7 +151,7 @@ async def _run_enable(args: argparse.Namespace, exclusions: dict[str, str]) -> l
                 + (f" ({len(blocked) - 1} more blocked)" if len(blocked) > 1 else "")
             )
         await set_bank_enabled(
-            ctx.sessions, bank.name, enabled=True, exclusions=exclusions, actor=args.actor
+            ctx.sessions, bank.name, enabled=True, exclusions=exclusions, actor=actor_of(args)
         )
         return checks
     finally:
@@ -173,7 +174,10 @@ def _move_machine(args: argparse.Namespace) -> int:
 
 async def _floor_change(args: argparse.Namespace, action: str) -> MachineSpec:
     """A technician's change to the floor: stored (the database is the truth) and audited
-    in the same transaction (:mod:`gateway.floor`)."""
+    in the same transaction (:mod:`gateway.floor`).  The endpoint is parsed by its driver
+    first, so a bad one is never stored."""
+    if args.endpoint is not None:
+        check_endpoint(args.machine, args.endpoint)
     ctx = await GatewayContext.open(database=args.database, floor_path=args.floor, spool=args.spool)
     try:
         for run in await ctx.journal.unsettled_runs():
@@ -188,10 +192,14 @@ async def _floor_change(args: argparse.Namespace, action: str) -> MachineSpec:
                 args.machine,
                 args.endpoint,
                 snmp=args.snmp,
-                actor=args.actor,
+                actor=actor_of(args),
             )
         return await move_machine(
-            ctx.sessions, args.machine, bank=args.to_bank, endpoint=args.endpoint, actor=args.actor
+            ctx.sessions,
+            args.machine,
+            bank=args.to_bank,
+            endpoint=args.endpoint,
+            actor=actor_of(args),
         )
     finally:
         await ctx.close()
@@ -221,7 +229,7 @@ async def _run_disable(args: argparse.Namespace) -> list[str]:
             results = await asyncio.gather(*(_normal_play(link) for link in links.values()))
         finally:
             await close_links(links)
-        await set_bank_enabled(ctx.sessions, bank.name, enabled=False, actor=args.actor)
+        await set_bank_enabled(ctx.sessions, bank.name, enabled=False, actor=actor_of(args))
         return [m for m, ok in zip(links, results, strict=True) if not ok]
     finally:
         await ctx.close()

@@ -9,15 +9,9 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from gateway.app.tournament_options import (
-    OneLineParser,
-    actor_of,
-    add_common,
-    emit,
-    now_of,
-    rands,
-    run,
-)
+from gateway.app.database import run
+from gateway.app.options import OneLineParser, actor_of, add_common, now_of
+from gateway.app.output import emit, rands
 from gateway.tournament import services as svc
 from gateway.tournament.rules.enums import PurchaseKind
 from gateway.tournament.services.common import find_tournament
@@ -85,7 +79,7 @@ def _sell(args: argparse.Namespace) -> int:
             "entries": sale.entry_ids,
         }, t.venue_tz
 
-    data, zone = run(args, work)
+    data, zone = run(args.database, work)
     return emit(args, data, zone=zone)
 
 
@@ -105,7 +99,7 @@ def _refund(args: argparse.Namespace) -> int:
             "amount_cents": refund.amount_cents,
         }
 
-    return emit(args, run(args, work))
+    return emit(args, run(args.database, work))
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -137,7 +131,7 @@ def _list(args: argparse.Namespace) -> int:
         ]
         return rows, t.venue_tz
 
-    data, zone = run(args, work)
+    data, zone = run(args.database, work)
     return emit(
         args,
         data,

@@ -1,4 +1,9 @@
-"""``reelgate heat run|recover``: a technician's test heat on a bank, and crash recovery.
+"""``reelgate heat ...``: every heat command, the director's and the technician's.
+
+The director's (schedule, register, roll call, begin, score, incidents ...) are in
+:mod:`gateway.app.commands.heat_desk`; here the technician's test heat (``heat run``),
+crash recovery (``heat recover``) and the director's orders to the running gateway
+(``heat direct``).
 
 ``heat run`` first brings any heat the journal left unfinished on the bank to rest (a
 crashed gateway), then runs one heat now on the bank's active machines and prints, per
@@ -17,7 +22,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from gateway.app.context import GatewayContext, add_common_arguments, bank_links, close_links
+from gateway.app.commands import heat_desk
+from gateway.app.context import GatewayContext, bank_links, close_links
+from gateway.app.options import actor_of, add_actor, add_gateway, add_json
 from gateway.errors import OperatorError
 from gateway.heats.hooks import Progress, ProgressNote
 from gateway.heats.recovery import Recovery, recover_bank
@@ -26,15 +33,18 @@ from storage.journal import RunState
 
 
 def register(sub: Any) -> None:
-    parser: argparse.ArgumentParser = sub.add_parser("heat", help="run or recover heats")
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "heat", help="heats: schedule, registration, scores, incidents; test heat, recovery"
+    )
     actions = parser.add_subparsers(dest="heat_action", required=True, metavar="ACTION")
+    heat_desk.add_actions(actions)
 
     run = actions.add_parser("run", help="run one heat now on a bank (technician's test heat)")
-    add_common_arguments(run, floor_required=True)
+    add_gateway(run, floor_required=True)
     run.add_argument("--bank", required=True)
     run.add_argument("--seconds", type=int, required=True, help="heat length in seconds")
     run.add_argument("--credits", type=int, required=True, help="tournament credits per seat")
-    run.add_argument("--json", action="store_true", help="machine-readable output")
+    add_json(run)
     run.add_argument("--trace", action="store_true", help="print each state step to stderr")
     # Fault tests: stop right after journaling this state, before its floor action, and
     # wait there to be killed (the worst moment for a crash).
@@ -45,17 +55,17 @@ def register(sub: Any) -> None:
         "direct", help="a director's order to the running gateway (reelgate serve)"
     )
     direct.add_argument("order", choices=["start", "pause", "resume", "abort", "restart"])
-    add_common_arguments(direct, floor_required=False)
+    add_gateway(direct, floor_required=False)
     direct.add_argument("--bank", required=True)
     direct.add_argument("--heat", type=int, help="the heat to start (start only)")
     direct.add_argument("--reason", default="", help="why (required to abort or restart)")
-    direct.add_argument("--actor", default="director", help="who orders it (audit log)")
+    add_actor(direct)
     direct.set_defaults(handler=_direct)
 
     rec = actions.add_parser("recover", help="finish or restart what a crash left on a bank")
-    add_common_arguments(rec, floor_required=False)
+    add_gateway(rec, floor_required=False)
     rec.add_argument("--bank", required=True)
-    rec.add_argument("--json", action="store_true")
+    add_json(rec)
     rec.add_argument("--trace", action="store_true", help="print each state step to stderr")
     rec.set_defaults(handler=_recover)
 
@@ -160,14 +170,14 @@ async def _queue_direct(args: argparse.Namespace) -> int:
                 heat_id=args.heat,
                 command=args.order,
                 reason=args.reason.strip(),
-                actor=args.actor,
+                actor=actor_of(args),
                 created_at=datetime.now(UTC),
             )
             session.add(cmd)
             await session.flush()
             await audit.record(
                 session,
-                actor=args.actor,
+                actor=actor_of(args),
                 action=f"heat.{args.order}",
                 subject=f"bank:{args.bank}",
                 reason=args.reason.strip() or None,

@@ -10,15 +10,9 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from gateway.app.tournament_options import (
-    OneLineParser,
-    actor_of,
-    add_common,
-    emit,
-    now_of,
-    parse_date,
-    run,
-)
+from gateway.app.database import run
+from gateway.app.options import OneLineParser, actor_of, add_common, now_of, parse_date
+from gateway.app.output import emit
 from gateway.errors import OperatorError
 from gateway.tournament import services as svc
 from gateway.tournament.services.common import find_tournament
@@ -90,7 +84,7 @@ def _add(args: argparse.Namespace) -> int:
         )
         return {"id": p.id, "id_number": p.id_number, "name": p.name}
 
-    return emit(args, run(args, work))
+    return emit(args, run(args.database, work))
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -106,7 +100,7 @@ def _list(args: argparse.Namespace) -> int:
             for p in await list_players(session)
         ]
 
-    data = run(args, work)
+    data = run(args.database, work)
     return emit(
         args,
         data,
@@ -181,7 +175,7 @@ def _show(args: argparse.Namespace) -> int:
             ],
         }
 
-    data = run(args, work)
+    data = run(args.database, work)
     if args.json:
         return emit(args, data)
     print(
@@ -225,7 +219,7 @@ def _import(args: argparse.Namespace) -> int:
             ],
         }
 
-    return emit(args, run(args, work))
+    return emit(args, run(args.database, work))
 
 
 def _disqualify(args: argparse.Namespace) -> int:
@@ -242,7 +236,7 @@ def _disqualify(args: argparse.Namespace) -> int:
         )
         return {"disqualification": dq.id, "player": dq.player_id, "rule": dq.rule}
 
-    return emit(args, run(args, work))
+    return emit(args, run(args.database, work))
 
 
 def _reinstate(args: argparse.Namespace) -> int:
@@ -256,4 +250,4 @@ def _reinstate(args: argparse.Namespace) -> int:
         )
         return {"disqualification": dq.id, "revoked_at": dq.revoked_at}
 
-    return emit(args, run(args, work))
+    return emit(args, run(args.database, work))

@@ -28,18 +28,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gateway.app.context import add_common_arguments
+from gateway.app.options import add_gateway, trap_host
 from gateway.errors import OperatorError
 
 if TYPE_CHECKING:
-    from gateway.app.context import GatewayContext
     from gateway.floor.model import MachineSpec
     from gateway.floor.snmp import SnmpSecrets
     from gateway.heats.scheduler import Scheduler
-    from gateway.heats.supervisor import BankSupervisor
     from gateway.machines.health import HealthMonitor
-    from gateway.machines.links import MachineLink
-    from gateway.tournament.bridge import ServiceHooks
     from gateway.web import FanoutFeed, SignageServer
     from protocols.mqtt.feed import MqttFeed
 
@@ -50,7 +46,7 @@ def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
         "serve", help="run the gateway: recovery, bank supervision, scheduled heats"
     )
-    add_common_arguments(parser, floor_required=True)
+    add_gateway(parser, floor_required=True)
     parser.add_argument(
         "--poll-interval", type=float, default=0.2, help="general poll cadence per machine (s)"
     )
@@ -121,23 +117,13 @@ def add_snmp_secrets_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def snmp_secrets(args: argparse.Namespace, machines: Iterable[MachineSpec]) -> SnmpSecrets:
-    """The run's SNMP secrets, checked at start-up: every machine with an SNMP agent must
-    have its own (one-line OperatorError naming the machine and the key otherwise)."""
-    from gateway.floor.model import resolve_snmp
-    from gateway.floor.snmp import load_snmp_secrets
+    """The run's SNMP secrets from ``--snmp-secrets`` and ``--floor`` (see
+    :func:`gateway.app.gateway.snmp_secrets_for`)."""
+    from gateway.app.context import snmp_secrets_for
 
-    secrets = load_snmp_secrets(
-        getattr(args, "snmp_secrets", None), floor_path=getattr(args, "floor", None)
+    return snmp_secrets_for(
+        getattr(args, "snmp_secrets", None), getattr(args, "floor", None), machines
     )
-    resolve_snmp(machines, secrets)
-    return secrets
-
-
-def trap_host(spec: str) -> tuple[str, int]:
-    host, _, port = spec.rpartition(":")
-    if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise OperatorError("--snmp-traps must be HOST:PORT (port 0: a free one)")
-    return host, int(port)
 
 
 @dataclass
@@ -161,68 +147,36 @@ async def serve(
     *,
     on_ready: Callable[[Serving], None] | None = None,
 ) -> int:
-    # Imported here: the CLI loads every command module just to build its parser.
-    from gateway.app.context import GatewayContext, bank_links, close_links
-    from gateway.heats.live_feed import HeatFeeds, scheduler_heat_of_run
-    from gateway.heats.scheduler import Scheduler
-    from gateway.heats.supervisor import BankSupervisor
-    from gateway.tournament.bridge import ServiceHooks
+    # Imported here: bank and the parser import this module for its options only.
+    from gateway.app.gateway import GatewaySettings, RunningGateway
 
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
-    ctx = await GatewayContext.open(database=args.database, floor_path=args.floor, spool=args.spool)
-    links: dict[str, dict[str, MachineLink]] = {}
-    supervisors: dict[str, BankSupervisor] = {}
-    recoveries: list[asyncio.Task[Any]] = []
-    serving: Serving | None = None
-    feeds: HeatFeeds | None = None
-    routing: asyncio.Task[None] | None = None
+    settings = GatewaySettings(
+        database=args.database,
+        floor=args.floor,
+        spool=args.spool,
+        poll_interval_s=args.poll_interval,
+        tick_s=args.tick,
+        snmp_secrets=getattr(args, "snmp_secrets", None),
+        snmp_traps=getattr(args, "snmp_traps", "127.0.0.1:0"),
+    )
+    if settings.floor:  # the whole file, endpoints included, before any feed or socket
+        from gateway.app.context import load_floor_seed
+
+        load_floor_seed(settings.floor)
+    fanout, mqtt, signage = await _open_feed(args)
     try:
-        secrets = snmp_secrets(args, (m for b in ctx.floor.banks.values() for m in b.machines))
-        fanout, mqtt, signage = await _open_feed(args)
-        hooks = ServiceHooks(ctx.sessions)
-        for bank in ctx.floor.banks.values():
-            bank_link, failed = await bank_links(bank, include_excluded=True)
-            links[bank.name] = bank_link
-            for machine_id, why in failed.items():
-                log.warning("bank %s: %s not answering yet (%s)", bank.name, machine_id, why)
-            supervisor = BankSupervisor(bank_link, interval_s=args.poll_interval, feed=fanout)
-            supervisor.claim(bank_link)  # recovery first; supervision once it is done
-            supervisors[bank.name] = supervisor
-            supervisor.start()
-        scheduler = Scheduler(ctx, links, hooks=hooks, supervisors=supervisors, tick_s=args.tick)
-        serving = Serving(scheduler, fanout, signage, mqtt)
-        if fanout is not None:
-            feeds = HeatFeeds(fanout, ctx.sessions, scheduler_heat_of_run(scheduler))
-            scheduler.progress = feeds
-        serving.health, routing = await _watch_health(ctx, args, scheduler, secrets)
-        for name, bank_link in links.items():
-            task = asyncio.create_task(_recover(ctx, bank_link, name, hooks, supervisors[name]))
-            scheduler.busy[name] = task
-            recoveries.append(task)
-        log.info("serving %d bank(s): %s", len(links), ", ".join(sorted(links)))
-        if on_ready is not None:
-            on_ready(serving)
-        await scheduler.run(stop)
+        async with RunningGateway(settings, fanout) as gateway:
+            serving = Serving(gateway.running, fanout, signage, mqtt, gateway.health)
+            if on_ready is not None:
+                on_ready(serving)
+            await gateway.run(stop)
     finally:
-        for task in recoveries:
-            task.cancel()
-        await asyncio.gather(*recoveries, return_exceptions=True)
-        if routing is not None:
-            routing.cancel()
-            await asyncio.gather(routing, return_exceptions=True)
-        for supervisor in supervisors.values():
-            await supervisor.stop()
-        for bank_link in links.values():
-            await close_links(bank_link)
-        if feeds is not None:
-            await feeds.close()
-        if serving is not None:
-            await _close_feed(serving)
-        await ctx.close()
+        await _close_feed(signage, mqtt)
     return 0
 
 
@@ -256,65 +210,10 @@ async def _open_feed(
     return fanout, mqtt, signage
 
 
-async def _close_feed(serving: Serving) -> None:
-    if serving.signage is not None:
-        await serving.signage.close()
-    if serving.mqtt is not None:
+async def _close_feed(signage: SignageServer | None, mqtt: MqttFeed | None) -> None:
+    if signage is not None:
+        await signage.close()
+    if mqtt is not None:
         with contextlib.suppress(TimeoutError):
-            await serving.mqtt.flush(2.0)  # the standings of a heat that just closed
-        await serving.mqtt.close()
-    if serving.health is not None:
-        serving.health.close()
-
-
-async def _watch_health(
-    ctx: GatewayContext, args: argparse.Namespace, scheduler: Scheduler, secrets: SnmpSecrets
-) -> tuple[HealthMonitor | None, asyncio.Task[None] | None]:
-    """Watch every board with an SNMP agent; its traps go to the heat under way."""
-    machines = [m for bank in ctx.floor.banks.values() for m in bank.machines if m.snmp]
-    if not machines:
-        return None, None
-    from gateway.machines.health import HealthMonitor, rewatch, route_events, watch_boards
-    from protocols.snmp.manager import HealthPoller, TrapReceiver
-
-    host, port = trap_host(getattr(args, "snmp_traps", "127.0.0.1:0"))
-    monitor = HealthMonitor(TrapReceiver(host=host, port=port), HealthPoller())
-    try:
-        await monitor.start()
-    except OSError as exc:
-        raise OperatorError(f"--snmp-traps {host}:{port}: {exc.strerror or exc}") from None
-    print(f"SNMP traps on udp://{host}:{monitor.receiver.port}", flush=True)
-    for machine_id, why in (await watch_boards(monitor, machines, secrets)).items():
-        log.warning("SNMP: %s not reachable yet (%s)", machine_id, why)
-
-    def deliver(event: Any) -> None:
-        # Rules 20/21: the heat under way on the machine's bank decides (playing seats).
-        for live in list(scheduler.live.values()):
-            live.runner.report_event(event)
-
-    async def watch() -> None:
-        async with asyncio.TaskGroup() as group:  # both run until cancelled at shutdown
-            group.create_task(route_events(monitor, deliver))
-            group.create_task(rewatch(monitor, machines, secrets))
-
-    return monitor, asyncio.create_task(watch(), name="snmp-health")
-
-
-async def _recover(
-    ctx: GatewayContext,
-    links: dict[str, MachineLink],
-    bank: str,
-    hooks: ServiceHooks,
-    supervisor: BankSupervisor,
-) -> None:
-    from gateway.heats.recovery import recover_bank
-
-    try:
-        for r in await recover_bank(ctx.writer, links, bank, hooks=hooks):
-            log.info(
-                "bank %s: heat run %s found %s -> %s%s",
-                bank, r.run_id, r.found_state.value, r.decision,
-                f" (silent: {', '.join(r.silent)})" if r.silent else "",
-            )  # fmt: skip
-    finally:
-        supervisor.release(links)
+            await mqtt.flush(2.0)  # the standings of a heat that just closed
+        await mqtt.close()

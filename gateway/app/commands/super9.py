@@ -1,7 +1,8 @@
 """``reelgate super9 …``: the Super 9 roulette promotion at the desk and the table.
 
-Every command names the person acting (``--by``); times default to now in the venue's
-zone and can be given with ``--now`` (ISO 8601 with offset) when keying from paper.
+Every change names the person acting (``--actor``, default ``$REELGATE_ACTOR`` or the
+login); times default to now and can be given with ``--now`` (ISO 8601; without an
+offset, venue-local) when keying from paper.
 Reads (calendar, settings, report, jackpot) accept ``--json``.
 """
 
@@ -15,12 +16,20 @@ from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 from zoneinfo import ZoneInfo
 
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
-
+from gateway.app.database import open_engine
+from gateway.app.options import (
+    DEFAULT_ZONE,
+    TIME_HELP,
+    actor_of,
+    add_actor,
+    add_database,
+    add_json,
+    add_now,
+    parse_time,
+)
 from gateway.errors import OperatorError
 from gateway.feed import FeedPublisher
-from storage.db import database_url, make_engine, make_sessionmaker
+from storage.db import make_sessionmaker
 
 # The Super 9 desk and alembic load slowly; every other command (a heat's recovery among
 # them) would pay for them at start-up, so the handlers import them when they run.
@@ -29,7 +38,6 @@ if TYPE_CHECKING:
     from gateway.super9.desk.wheel import WheelRun
 
 T = TypeVar("T")
-DEFAULT_ZONE = "Africa/Johannesburg"
 
 
 def register(sub: Any) -> None:
@@ -47,15 +55,15 @@ def register(sub: Any) -> None:
         read: bool = False,
     ) -> argparse.ArgumentParser:
         p = actions.add_parser(name, help=help_text)
-        p.add_argument("--database", help="database URL (default: REELGATE_DATABASE_URL)")
-        p.add_argument("--now", help="the time of the action (ISO 8601 with offset)")
+        add_database(p)
+        add_now(p)
         if by:
-            p.add_argument("--by", required=True, help="who does it (recorded in the audit log)")
+            add_actor(p)
         if not read or name in ("close", "claim"):
             p.add_argument("--mqtt", help="publish the live draw to this broker (mqtt://H:P)")
             p.add_argument("--site", default="venue", help="MQTT site prefix (venue)")
         if read:
-            p.add_argument("--json", action="store_true", help="machine-readable output")
+            add_json(p)
         p.set_defaults(handler=handler)
         return p
 
@@ -67,7 +75,7 @@ def register(sub: Any) -> None:
         p = action(
             name, f"one-off change: {'cancel a' if cancel else 'add a'} session", _calendar_change
         )
-        p.add_argument("--at", required=True, help="session start (ISO 8601 with offset)")
+        p.add_argument("--at", required=True, help=f"session start: {TIME_HELP}")
         p.add_argument("--reason", required=True)
         p.set_defaults(cancel=cancel)
 
@@ -77,7 +85,7 @@ def register(sub: Any) -> None:
     p.add_argument("--reason", required=True)
 
     p = action("open", "start the draw of a session", _open)
-    p.add_argument("--session-at", required=True, help="session start (ISO 8601 with offset)")
+    p.add_argument("--session-at", required=True, help=f"session start: {TIME_HELP}")
 
     p = action("close", "settle a session: winners, prizes, jackpot", _close, read=True)
     p.add_argument("--session", type=int, required=True)
@@ -161,24 +169,11 @@ def register(sub: Any) -> None:
 # -- plumbing -----------------------------------------------------------------------------
 
 
-def _url(args: argparse.Namespace) -> str:
-    resolved = database_url(args.database)
-    try:
-        make_url(resolved)
-    except ArgumentError as exc:
-        raise OperatorError(f"--database: not a database URL: {resolved!r}") from exc
-    return resolved
-
-
 def _run(args: argparse.Namespace, work: Callable[[Super9Desk], Awaitable[T]]) -> T:
     from gateway.super9.desk import Super9Desk
-    from storage import migrate
-
-    url = _url(args)
-    migrate.upgrade(url)
 
     async def go() -> T:
-        engine = make_engine(url)
+        _url, engine = await open_engine(args.database)
         mqtt: Any = None
         try:
             feed: FeedPublisher | None = None
@@ -209,13 +204,7 @@ async def _open_feed(url: str, site: str) -> tuple[Any, FeedPublisher]:
 
 
 def _parse_time(text: str, field: str) -> datetime:
-    try:
-        value = datetime.fromisoformat(text)
-    except ValueError:
-        raise OperatorError(f"{field}: {text!r} is not an ISO 8601 time") from None
-    if value.tzinfo is None:
-        raise OperatorError(f"{field}: give a UTC offset, e.g. {text}+02:00")
-    return value
+    return parse_time(text, DEFAULT_ZONE, field)
 
 
 def _now(args: argparse.Namespace) -> datetime:
@@ -280,7 +269,7 @@ def _calendar_change(args: argparse.Namespace) -> int:
     _run(
         args,
         lambda d: d.change_calendar(
-            starts, cancel=args.cancel, actor=args.by, reason=args.reason, now=_now(args)
+            starts, cancel=args.cancel, actor=actor_of(args), reason=args.reason, now=_now(args)
         ),
     )
     print(f"{'cancelled' if args.cancel else 'added'} session {starts.isoformat()}")
@@ -321,7 +310,9 @@ def _set(args: argparse.Namespace) -> int:
         changes[key.strip()] = _coerce(key.strip(), value.strip())
     new = _run(
         args,
-        lambda d: d.change_settings(changes, actor=args.by, reason=args.reason, now=_now(args)),
+        lambda d: d.change_settings(
+            changes, actor=actor_of(args), reason=args.reason, now=_now(args)
+        ),
     )
     print("\n".join(f"{k} = {new.to_json()[k]}" for k in changes))
     return 0
@@ -329,14 +320,14 @@ def _set(args: argparse.Namespace) -> int:
 
 def _open(args: argparse.Namespace) -> int:
     starts = _parse_time(args.session_at, "--session-at")
-    sid = _run(args, lambda d: d.open_session(starts, actor=args.by, now=_now(args)))
+    sid = _run(args, lambda d: d.open_session(starts, actor=actor_of(args), now=_now(args)))
     print(f"session {sid} drawing")
     return 0
 
 
 def _close(args: argparse.Namespace) -> int:
     async def work(desk: Super9Desk) -> dict[str, Any]:
-        await desk.close_session(args.session, actor=args.by, now=_now(args))
+        await desk.close_session(args.session, actor=actor_of(args), now=_now(args))
         return await desk.report(args.session)
 
     report = _run(args, work)
@@ -351,13 +342,17 @@ def _close(args: argparse.Namespace) -> int:
 
 
 def _sell(args: argparse.Namespace) -> int:
-    sid = _run(args, lambda d: d.sell(args.ticket, args.player, actor=args.by, now=_now(args)))
+    sid = _run(
+        args, lambda d: d.sell(args.ticket, args.player, actor=actor_of(args), now=_now(args))
+    )
     print(f"ticket {args.ticket} sold for session {sid}")
     return 0
 
 
 def _hand_in(args: argparse.Namespace) -> int:
-    sid = _run(args, lambda d: d.hand_in(args.ticket, args.numbers, actor=args.by, now=_now(args)))
+    sid = _run(
+        args, lambda d: d.hand_in(args.ticket, args.numbers, actor=actor_of(args), now=_now(args))
+    )
     print(f"ticket {args.ticket} entered into session {sid}")
     return 0
 
@@ -368,7 +363,7 @@ def _change(args: argparse.Namespace) -> int:
         lambda d: d.change_numbers(
             args.ticket,
             args.numbers,
-            actor=args.by,
+            actor=actor_of(args),
             approved_by=args.approved_by,
             reason=args.reason,
             now=_now(args),
@@ -382,7 +377,7 @@ def _disqualify(args: argparse.Namespace) -> int:
     _run(
         args,
         lambda d: d.disqualify(
-            args.ticket, actor=args.by, reason=args.reason, rule=args.rule, now=_now(args)
+            args.ticket, actor=actor_of(args), reason=args.reason, rule=args.rule, now=_now(args)
         ),
     )
     print(f"ticket {args.ticket} disqualified (rule {args.rule})")
@@ -440,7 +435,7 @@ def _void(args: argparse.Namespace) -> int:
             args.session,
             game_no=args.game,
             seq=args.seq,
-            actor=args.by,
+            actor=actor_of(args),
             reason=args.reason,
             now=_now(args),
         ),
@@ -471,7 +466,9 @@ def _manual(args: argparse.Namespace) -> int:
 def _claim(args: argparse.Namespace) -> int:
     claim = _run(
         args,
-        lambda d: d.claim(args.session, args.ticket, args.duplicate, actor=args.by, now=_now(args)),
+        lambda d: d.claim(
+            args.session, args.ticket, args.duplicate, actor=actor_of(args), now=_now(args)
+        ),
     )
     data = {
         "ticket": claim.ticket,
@@ -497,7 +494,7 @@ def _sign(args: argparse.Namespace) -> int:
             args.kind,
             signature=args.signature,
             witness=args.witness,
-            actor=args.by,
+            actor=actor_of(args),
             now=_now(args),
         ),
     )

@@ -15,16 +15,9 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from gateway.app.tournament_options import (
-    OneLineParser,
-    actor_of,
-    add_common,
-    emit,
-    now_of,
-    parse_time,
-    rands,
-    run,
-)
+from gateway.app.database import run
+from gateway.app.options import OneLineParser, actor_of, add_common, now_of, parse_time
+from gateway.app.output import emit, rands
 from gateway.errors import OperatorError
 from gateway.tournament import services as svc
 from gateway.tournament.rules.cards import Card, parse_seed
@@ -239,7 +232,7 @@ def _create(args: argparse.Namespace) -> int:
         t = await svc.create_tournament(session, args.name, settings, actor=actor_of(args))
         return t.id, t.name
 
-    tid, name = run(args, work)
+    tid, name = run(args.database, work)
     return _settings_out(args, tid, name, settings)
 
 
@@ -251,7 +244,7 @@ def _list(args: argparse.Namespace) -> int:
             for t in rows
         ]
 
-    data = run(args, work)
+    data = run(args.database, work)
     return emit(
         args,
         data,
@@ -265,7 +258,7 @@ def _show(args: argparse.Namespace) -> int:
         t = await find_tournament(session, args.tournament)
         return t.id, t.name, await load_settings(session, t)
 
-    return _settings_out(args, *run(args, work))
+    return _settings_out(args, *run(args.database, work))
 
 
 def _set(args: argparse.Namespace) -> int:
@@ -286,7 +279,7 @@ def _set(args: argparse.Namespace) -> int:
         t = await find_tournament(session, args.tournament)
         return t.id, t.name, merged
 
-    return _settings_out(args, *run(args, work))
+    return _settings_out(args, *run(args.database, work))
 
 
 def _decision(args: argparse.Namespace) -> int:
@@ -301,7 +294,7 @@ def _decision(args: argparse.Namespace) -> int:
         )
         return {"recorded": True, "about": args.about, "decision": args.decision}
 
-    return emit(args, run(args, work))
+    return emit(args, run(args.database, work))
 
 
 def _standings(args: argparse.Namespace) -> int:
@@ -316,7 +309,7 @@ def _standings(args: argparse.Namespace) -> int:
 
     if args.limit < 0:
         raise OperatorError("--limit: a number of lines, 0 for all")
-    table = run(args, work)
+    table = run(args.database, work)
     lines = table.lines
     data = {
         "stage": table.stage,
@@ -354,7 +347,7 @@ def _qualifiers(args: argparse.Namespace) -> int:
             lines.update({(stage, x.entry_id): x for x in table.lines})
         return await svc.qualifiers(session, t.id, as_of=as_of), lines, t.venue_tz
 
-    q, lines, zone = run(args, work)
+    q, lines, zone = run(args.database, work)
     data = {
         "qualifying_over": q.qualifying_over,
         "direct_finalists": q.qualifying.direct_finalists,
@@ -445,7 +438,7 @@ def _draw(args: argparse.Namespace) -> int:
         still = [t for t in table.ties_to_draw if t.credits == args.credits]
         return {"still_tied": still}
 
-    result = run(args, work)
+    result = run(args.database, work)
     if args.json:
         return emit(args, result)
     if "seed" in result:
@@ -466,7 +459,7 @@ def _verify(args: argparse.Namespace) -> int:
         cards = await svc.verify_digital_draws(session, t.id)
         return cards + await verify_seat_draws(session, t.id)
 
-    problems = run(args, work)
+    problems = run(args.database, work)
     emit(args, {"ok": not problems, "problems": problems})
     return 0 if not problems else 1
 
@@ -489,7 +482,7 @@ def _seat_draw(args: argparse.Namespace) -> int:
             },
         }
 
-    return emit(args, run(args, work))
+    return emit(args, run(args.database, work))
 
 
 def _expire(args: argparse.Namespace) -> int:
@@ -500,4 +493,4 @@ def _expire(args: argparse.Namespace) -> int:
         )
         return {"expired": expired}
 
-    return emit(args, run(args, work))
+    return emit(args, run(args.database, work))

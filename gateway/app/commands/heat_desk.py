@@ -1,10 +1,11 @@
-"""``reelgate heats ...``: the heat schedule and what the director does around a heat.
+"""``reelgate heat ...`` at the desk: the heat schedule and what the director does around a heat.
 
 schedule / reschedule / cancel (rule 10) / list / show; register a player (rules 9, 11, 16);
 the floor attendant's roll call: present / absent / roll-call (rule 22); begin (rules 16,
 22) and finish; manual score (rule 23); malfunction (rules 20–21),
 restart / postpone (rule 20); proxy forms (rule 16); seat draw for an added final-stage
-heat (rule 21).  Running a heat on the machines is ``reelgate heat``.
+heat (rule 21).  The technician's side (test heat, recovery, orders to the running
+gateway) is in :mod:`gateway.app.commands.heat`, which builds the ``heat`` command.
 """
 
 from __future__ import annotations
@@ -14,17 +15,9 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from gateway.app.tournament_options import (
-    OneLineParser,
-    actor_of,
-    add_common,
-    cell,
-    emit,
-    now_of,
-    parse_date,
-    parse_time,
-    run,
-)
+from gateway.app.database import run
+from gateway.app.options import actor_of, add_common, now_of, parse_date, parse_time
+from gateway.app.output import cell, emit
 from gateway.errors import OperatorError
 from gateway.scores import HeatScore, TournamentMeters
 from gateway.tournament import services as svc
@@ -38,14 +31,8 @@ from storage.tournament import Heat, Seat, Tournament
 STAGES = [s.value for s in Stage]
 
 
-def register(sub: Any) -> None:
-    parser: argparse.ArgumentParser = sub.add_parser(
-        "heats", help="tournament heat schedule, registration, scores and incidents"
-    )
-    actions = parser.add_subparsers(
-        dest="heats_action", required=True, metavar="ACTION", parser_class=OneLineParser
-    )
-
+def add_actions(actions: Any) -> None:
+    """The director's actions, added to the ``heat`` command's sub-parsers."""
     p = actions.add_parser("schedule", help="put a heat on the schedule")
     add_common(p, read=True)
     p.add_argument("--tournament", "-t", required=True)
@@ -123,7 +110,7 @@ def register(sub: Any) -> None:
 
     p = actions.add_parser("score", help="key in or correct a seat's score (rule 23)")
     add_common(p, read=True)
-    p.add_argument("seat", type=int, help="seat id (see heats show)")
+    p.add_argument("seat", type=int, help="seat id (see heat show)")
     p.add_argument("--credits", type=int, required=True)
     p.add_argument("--games-played", type=int, default=0)
     p.add_argument("--games-won", type=int, default=0)
@@ -206,7 +193,7 @@ def _schedule(args: argparse.Namespace) -> int:
         )
         return await summarise_heat(session, heat)
 
-    return emit(args, run(args, work))
+    return emit(args, run(args.database, work))
 
 
 def _reschedule(args: argparse.Namespace) -> int:
@@ -225,7 +212,7 @@ def _reschedule(args: argparse.Namespace) -> int:
         )
         return await summarise_heat(session, heat)
 
-    return emit(args, run(args, work))
+    return emit(args, run(args.database, work))
 
 
 def _cancel(args: argparse.Namespace) -> int:
@@ -241,12 +228,12 @@ def _cancel(args: argparse.Namespace) -> int:
         )
         return {"heat": args.heat, "status": "cancelled", "entries_released": entries}
 
-    return emit(args, run(args, work))
+    return emit(args, run(args.database, work))
 
 
 def _list(args: argparse.Namespace) -> int:
     stage = Stage(args.stage) if args.stage else None
-    heats = run(args, lambda session: svc.list_heats(session, args.tournament, stage))
+    heats = run(args.database, lambda session: svc.list_heats(session, args.tournament, stage))
     return emit(
         args,
         heats,
@@ -266,7 +253,7 @@ def _show(args: argparse.Namespace) -> int:
             "seats": await svc.heat_seats(session, heat.id, include_inactive=args.all),
         }
 
-    data = run(args, work)
+    data = run(args.database, work)
     if args.json:
         return emit(args, data)
     h = data["heat"]
@@ -309,7 +296,7 @@ def _register(args: argparse.Namespace) -> int:
             "entry": seat.entry_id,
         }
 
-    return emit(args, run(args, work))
+    return emit(args, run(args.database, work))
 
 
 def _seat_list(text: str, field: str = "--present") -> list[int]:
@@ -338,7 +325,7 @@ def _begin(args: argparse.Namespace) -> int:
         )
         return {"heat": args.heat, "present": present, "forfeited": forfeited}
 
-    return emit(args, run(args, work))
+    return emit(args, run(args.database, work))
 
 
 def _roll_call_out(args: argparse.Namespace, call: svc.RollCall, zone: str) -> int:
@@ -397,7 +384,7 @@ def _mark(args: argparse.Namespace) -> int:
         )
         return call, zone
 
-    call, zone = run(args, work)
+    call, zone = run(args.database, work)
     return _roll_call_out(args, call, zone)
 
 
@@ -405,7 +392,7 @@ def _roll_call(args: argparse.Namespace) -> int:
     async def work(session: AsyncSession) -> tuple[svc.RollCall, str]:
         return await svc.roll_call(session, args.heat), await _zone_of_heat(session, args.heat)
 
-    call, zone = run(args, work)
+    call, zone = run(args.database, work)
     return _roll_call_out(args, call, zone)
 
 
@@ -417,7 +404,7 @@ def _finish(args: argparse.Namespace) -> int:
         )
         return {"heat": heat.id, "status": heat.status, "ended_at": heat.ended_at}, zone
 
-    data, zone = run(args, work)
+    data, zone = run(args.database, work)
     return emit(args, data, zone=zone)
 
 
@@ -443,7 +430,7 @@ def _score(args: argparse.Namespace) -> int:
             "source": s.source,
         }
 
-    return emit(args, run(args, work))
+    return emit(args, run(args.database, work))
 
 
 def _reinstate_seat(args: argparse.Namespace) -> int:
@@ -454,7 +441,7 @@ def _reinstate_seat(args: argparse.Namespace) -> int:
         )
         return {"seat": seat.id, "status": seat.status}
 
-    return emit(args, run(args, work))
+    return emit(args, run(args.database, work))
 
 
 def _malfunction(args: argparse.Namespace) -> int:
@@ -469,7 +456,7 @@ def _malfunction(args: argparse.Namespace) -> int:
             negligence=args.negligence,
         )
 
-    return emit(args, run(args, work))
+    return emit(args, run(args.database, work))
 
 
 def _restart(args: argparse.Namespace) -> int:
@@ -485,7 +472,7 @@ def _restart(args: argparse.Namespace) -> int:
         )
         return {"heat": heat.id, "status": heat.status, "restarts": heat.restarts}
 
-    return emit(args, run(args, work))
+    return emit(args, run(args.database, work))
 
 
 def _postpone(args: argparse.Namespace) -> int:
@@ -496,7 +483,7 @@ def _postpone(args: argparse.Namespace) -> int:
         )
         return {"heat": heat.id, "status": heat.status}
 
-    return emit(args, run(args, work))
+    return emit(args, run(args.database, work))
 
 
 def _proxy(args: argparse.Namespace) -> int:
@@ -516,7 +503,7 @@ def _proxy(args: argparse.Namespace) -> int:
         )
         return {"proxy": proxy.id, "seat": proxy.seat_id, "nominee": proxy.nominee_name}
 
-    return emit(args, run(args, work))
+    return emit(args, run(args.database, work))
 
 
 def _added(args: argparse.Namespace) -> int:
@@ -534,4 +521,4 @@ def _added(args: argparse.Namespace) -> int:
             "seats": {e: s.seat_number for e, s in sorted(draw.seats.items())},
         }
 
-    return emit(args, run(args, work))
+    return emit(args, run(args.database, work))

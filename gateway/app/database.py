@@ -1,0 +1,193 @@
+"""The one way a command opens the database.
+
+:func:`resolve` turns ``--database`` (else ``$REELGATE_DATABASE_URL``, else
+``./reelgate.db``) into an async URL: plain ``sqlite:///path`` and ``postgresql://``
+are mapped to the drivers Reelgate runs on (aiosqlite, asyncpg); anything else is one
+line naming the option.  A SQLite file must exist (only ``reelgate db upgrade`` and the
+demo create one), so a typo never leaves an empty ``reelgate.db`` behind.
+
+:func:`open_engine` connects and compares the database's Alembic revision with the
+newest one this Reelgate ships: a database at another revision is refused with the fix
+(``reelgate db upgrade``).  Migrations run only when asked (:func:`upgrade`).  The
+revision check is a plain ``SELECT`` and the head is read from the revision files'
+names, so ordinary commands never load Alembic (it is slow to import).
+
+Every failure to reach or read the database becomes one :class:`OperatorError` line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TypeVar
+
+from sqlalchemy import text
+from sqlalchemy.engine import URL, Connection, make_url
+from sqlalchemy.exc import (
+    ArgumentError,
+    DBAPIError,
+    IntegrityError,
+    NoSuchModuleError,
+)
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+
+from gateway.errors import OperatorError
+from storage.db import database_url, make_engine, make_sessionmaker
+from storage.types import ValueTooLong
+
+T = TypeVar("T")
+VERSIONS = Path(__file__).resolve().parents[2] / "storage" / "migrations" / "versions"
+DRIVERS = {"sqlite": "aiosqlite", "postgresql": "asyncpg"}
+UPGRADE = "reelgate db upgrade"
+
+
+def safe_url(url: str | URL) -> str:
+    """The URL as it may be printed (no password)."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return repr(url)
+
+
+def resolve(given: str | None, *, create: bool = False) -> str:
+    """The async URL for ``given`` (checked; see the module docstring)."""
+    raw = database_url(given)
+    try:
+        url = make_url(raw)
+    except ArgumentError:
+        raise OperatorError(f"--database: not a database URL: {raw!r}") from None
+    backend = "postgresql" if url.get_backend_name() == "postgres" else url.get_backend_name()
+    driver = DRIVERS.get(backend)
+    if driver is None:
+        known = ", ".join(f"{b}://" for b in DRIVERS)
+        raise OperatorError(f"--database {safe_url(url)}: unknown scheme (use {known})")
+    if "+" in url.drivername and url.get_driver_name() != driver:
+        raise OperatorError(
+            f"--database {safe_url(url)}: driver {url.get_driver_name()} is not supported "
+            f"(use {backend}:// or {backend}+{driver}://)"
+        )
+    url = url.set(drivername=f"{backend}+{driver}")
+    if backend == "sqlite":
+        _check_sqlite_file(url, create=create)
+    return url.render_as_string(hide_password=False)
+
+
+def _check_sqlite_file(url: URL, *, create: bool) -> None:
+    file = url.database or ""
+    if not file or file == ":memory:" or file.startswith("file:"):
+        return
+    path = Path(file).expanduser()
+    if not path.resolve().parent.is_dir():  # say so before SQLite's "unable to open"
+        raise OperatorError(f"--database {url}: folder {path.resolve().parent} does not exist")
+    if not create and not path.exists():
+        raise OperatorError(
+            f"--database {url}: no database file {path}; run {UPGRADE} --database ... to create it"
+        )
+
+
+def cannot_open(url: str, exc: BaseException) -> OperatorError:
+    """One line for a database that cannot be reached or read."""
+    text_ = str(getattr(exc, "orig", None) or exc).strip()
+    first = text_.splitlines()[0] if text_ else type(exc).__name__
+    return OperatorError(f"--database {safe_url(url)}: cannot open: {first}")
+
+
+def head_revision() -> str:
+    """The newest revision this Reelgate ships (revision ids are sequential file names)."""
+    return max(p.name.split("_", 1)[0] for p in VERSIONS.glob("[0-9]*_*.py"))
+
+
+async def stored_revision(engine: AsyncEngine) -> str | None:
+    """The database's Alembic revision, None for a database Reelgate never migrated."""
+    async with engine.connect() as conn:
+
+        def read(sync_conn: Connection) -> str | None:
+            from sqlalchemy import inspect
+
+            if not inspect(sync_conn).has_table("alembic_version"):
+                return None
+            found = sync_conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+            return None if found is None else str(found)
+
+        return await conn.run_sync(read)
+
+
+def refuse_other_revision(found: str | None) -> None:
+    head = head_revision()
+    if found != head:
+        at = f"at revision {found}" if found else "not set up (no revision)"
+        raise OperatorError(f"database is {at}, this reelgate needs {head}: run {UPGRADE}")
+
+
+async def open_engine(given: str | None) -> tuple[str, AsyncEngine]:
+    """Resolve, connect and check the revision; the caller disposes of the engine."""
+    url = resolve(given)
+    engine = make_engine(url)
+    try:
+        refuse_other_revision(await guarded(url, stored_revision(engine)))
+    except BaseException:
+        await engine.dispose()
+        raise
+    return url, engine
+
+
+async def guarded(url: str, work: Awaitable[T]) -> T:
+    """``work`` with every way of not reaching the database turned into one line."""
+    try:
+        return await work
+    except (ArgumentError, NoSuchModuleError) as exc:  # e.g. a driver not installed
+        raise OperatorError(f"--database {safe_url(url)}: {exc}") from None
+    except (OSError, DBAPIError, TimeoutError, UnicodeDecodeError) as exc:
+        raise cannot_open(url, exc) from None
+
+
+async def upgrade(given: str | None) -> tuple[str | None, str]:
+    """Create or migrate the database to head; returns (revision before, revision after)."""
+    from alembic.util.exc import CommandError  # alembic loads slowly: only here
+
+    from storage.migrate import upgrade_async
+
+    url = resolve(given, create=True)
+    engine = make_engine(url)
+    try:
+        before = await guarded(url, stored_revision(engine))
+        try:
+            await guarded(url, upgrade_async(engine))
+        except CommandError as exc:  # e.g. a revision this Reelgate does not know
+            raise OperatorError(f"--database {safe_url(url)}: {exc}") from None
+        return before, head_revision()
+    finally:
+        await engine.dispose()
+
+
+async def revision_of(given: str | None) -> str | None:
+    url = resolve(given)
+    engine = make_engine(url)
+    try:
+        return await guarded(url, stored_revision(engine))
+    finally:
+        await engine.dispose()
+
+
+def run(given: str | None, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+    """Open the database (checked) and run ``work`` in one transaction."""
+    return asyncio.run(_run(given, work))
+
+
+async def _run(given: str | None, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+    from gateway.tournament.services.common import unit_of_work
+
+    url, engine = await open_engine(given)
+    try:
+        async with unit_of_work(make_sessionmaker(engine)) as session:
+            return await work(session)
+    except ValueTooLong as exc:
+        raise OperatorError(f"{exc}; nothing saved") from exc
+    except IntegrityError as exc:
+        # Two desks changed the same seat at the same moment; the loser's change is void.
+        raise OperatorError(f"conflicting change, nothing saved; try again ({exc.orig})") from exc
+    except (DBAPIError, OSError) as exc:  # server gone, database locked
+        raise cannot_open(url, exc) from exc
+    finally:
+        await engine.dispose()

@@ -1,0 +1,201 @@
+"""The running gateway, assembled in one place for ``reelgate serve`` and the demo.
+
+:class:`RunningGateway` is an async context manager.  Entering opens, in order: the
+context (database at this Reelgate's revision, floor, journal writer), every bank's
+machine links, one supervisor per bank (started, but holding off the machines until
+their recovery is done), the scheduler, the live heat feed (when a feed is given), the
+SNMP health watch (when a board on the floor has an agent), and one recovery task per
+bank (heats under way are resumed or restarted, rule 20).  :meth:`run` drives the
+scheduler until ``stop`` is set.  Leaving closes the same pieces in reverse order; a
+failure part-way through entering closes what was opened.  The feed itself (MQTT,
+signage page) belongs to the caller: it may outlive the gateway (the demo's lingers).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from gateway.app.context import GatewayContext, bank_links, close_links, snmp_secrets_for
+from gateway.app.options import DEFAULT_SPOOL, trap_host
+from gateway.errors import OperatorError
+from gateway.heats.live_feed import HeatFeeds, scheduler_heat_of_run
+from gateway.heats.scheduler import Scheduler
+from gateway.heats.supervisor import BankSupervisor
+from gateway.tournament.bridge import ServiceHooks
+
+if TYPE_CHECKING:
+    from gateway.floor.model import MachineSpec
+    from gateway.floor.snmp import SnmpSecrets
+    from gateway.machines.health import HealthMonitor
+    from gateway.machines.links import MachineLink
+    from gateway.web import FanoutFeed
+
+log = logging.getLogger("reelgate.serve")
+
+
+@dataclass(frozen=True)
+class GatewaySettings:
+    database: str | None
+    floor: str | None
+    spool: str | Path = DEFAULT_SPOOL
+    poll_interval_s: float = 0.2
+    tick_s: float = 0.5
+    actor: str = "gateway"  # who the scheduler's tournament writes are by (audit log)
+    snmp_secrets: str | None = None  # path; else $REELGATE_SNMP_SECRETS and the floor file
+    snmp_traps: str = "127.0.0.1:0"
+    upgrade: bool = False  # migrate first: only for a database the caller just made
+    active_only: bool = False  # links to the bank's active machines only (the demo)
+
+
+class RunningGateway:
+    def __init__(self, settings: GatewaySettings, feed: FanoutFeed | None = None) -> None:
+        self.settings = settings
+        self.feed = feed
+        self.ctx: GatewayContext | None = None
+        self.links: dict[str, dict[str, MachineLink]] = {}
+        self.supervisors: dict[str, BankSupervisor] = {}
+        self.scheduler: Scheduler | None = None
+        self.heat_feeds: HeatFeeds | None = None
+        self.health: HealthMonitor | None = None
+        self._routing: asyncio.Task[None] | None = None
+        self._recoveries: list[asyncio.Task[None]] = []
+
+    @property
+    def context(self) -> GatewayContext:
+        assert self.ctx is not None, "enter the RunningGateway first"
+        return self.ctx
+
+    @property
+    def running(self) -> Scheduler:
+        assert self.scheduler is not None, "enter the RunningGateway first"
+        return self.scheduler
+
+    async def __aenter__(self) -> RunningGateway:
+        try:
+            await self._open()
+        except BaseException:
+            await self.close()
+            raise
+        return self
+
+    async def __aexit__(
+        self, _t: type[BaseException] | None, _e: BaseException | None, _tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    async def _open(self) -> None:
+        s = self.settings
+        self.ctx = ctx = await GatewayContext.open(
+            database=s.database, floor_path=s.floor, spool=s.spool, upgrade=s.upgrade
+        )
+        machines = [m for bank in ctx.floor.banks.values() for m in bank.machines]
+        secrets = snmp_secrets_for(s.snmp_secrets, s.floor, machines)  # before any link
+        hooks = ServiceHooks(ctx.sessions, actor=s.actor)
+        await self._open_banks()
+        self.scheduler = Scheduler(
+            ctx, self.links, hooks=hooks, supervisors=self.supervisors, tick_s=s.tick_s
+        )
+        if self.feed is not None:
+            self.heat_feeds = HeatFeeds(
+                self.feed, ctx.sessions, scheduler_heat_of_run(self.scheduler)
+            )
+            self.scheduler.progress = self.heat_feeds
+        await self._watch_health(machines, secrets)
+        for name, links in self.links.items():
+            task = asyncio.create_task(self._recover(links, name, hooks), name=f"recover-{name}")
+            self.scheduler.busy[name] = task
+            self._recoveries.append(task)
+        log.info("serving %d bank(s): %s", len(self.links), ", ".join(sorted(self.links)))
+
+    async def _open_banks(self) -> None:
+        for bank in self.context.floor.banks.values():
+            links, failed = await bank_links(bank, include_excluded=not self.settings.active_only)
+            self.links[bank.name] = links
+            for machine_id, why in failed.items():
+                log.warning("bank %s: %s not answering yet (%s)", bank.name, machine_id, why)
+            supervisor = BankSupervisor(
+                links, interval_s=self.settings.poll_interval_s, feed=self.feed
+            )
+            supervisor.claim(links)  # recovery first; supervision once it is done
+            self.supervisors[bank.name] = supervisor
+            supervisor.start()
+
+    async def _watch_health(self, machines: list[MachineSpec], secrets: SnmpSecrets) -> None:
+        """Watch every board with an SNMP agent; its traps go to the heat under way."""
+        watched = [m for m in machines if m.snmp]
+        if not watched:
+            return
+        from gateway.machines.health import HealthMonitor, rewatch, route_events, watch_boards
+        from protocols.snmp.manager import HealthPoller, TrapReceiver
+
+        host, port = trap_host(self.settings.snmp_traps)
+        monitor = HealthMonitor(TrapReceiver(host=host, port=port), HealthPoller())
+        try:
+            await monitor.start()
+        except OSError as exc:
+            raise OperatorError(f"--snmp-traps {host}:{port}: {exc.strerror or exc}") from None
+        self.health = monitor
+        print(f"SNMP traps on udp://{host}:{monitor.receiver.port}", flush=True)
+        for machine_id, why in (await watch_boards(monitor, watched, secrets)).items():
+            log.warning("SNMP: %s not reachable yet (%s)", machine_id, why)
+        scheduler = self.running
+
+        def deliver(event: Any) -> None:
+            # Rules 20/21: the heat under way on the machine's bank decides (playing seats).
+            for live in list(scheduler.live.values()):
+                live.runner.report_event(event)
+
+        async def watch() -> None:
+            async with asyncio.TaskGroup() as group:  # both run until cancelled at close
+                group.create_task(route_events(monitor, deliver))
+                group.create_task(rewatch(monitor, watched, secrets))
+
+        self._routing = asyncio.create_task(watch(), name="snmp-health")
+
+    async def _recover(self, links: dict[str, MachineLink], bank: str, hooks: ServiceHooks) -> None:
+        from gateway.heats.recovery import recover_bank
+
+        try:
+            for r in await recover_bank(self.context.writer, links, bank, hooks=hooks):
+                log.info(
+                    "bank %s: heat run %s found %s -> %s%s",
+                    bank, r.run_id, r.found_state.value, r.decision,
+                    f" (silent: {', '.join(r.silent)})" if r.silent else "",
+                )  # fmt: skip
+        finally:
+            self.supervisors[bank].release(links)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Start due heats and stop them by the heat clock until ``stop`` is set."""
+        await self.running.run(stop)
+
+    async def close(self) -> None:
+        """Close what was opened, newest first; safe to call twice."""
+        recoveries, self._recoveries = self._recoveries, []
+        for task in recoveries:
+            task.cancel()
+        await asyncio.gather(*recoveries, return_exceptions=True)
+        routing, self._routing = self._routing, None
+        if routing is not None:
+            routing.cancel()
+            await asyncio.gather(routing, return_exceptions=True)
+        supervisors, self.supervisors = self.supervisors, {}
+        for supervisor in supervisors.values():
+            await supervisor.stop()
+        links, self.links = self.links, {}
+        for bank_links_ in links.values():
+            await close_links(bank_links_)
+        heat_feeds, self.heat_feeds = self.heat_feeds, None
+        if heat_feeds is not None:
+            await heat_feeds.close()
+        health, self.health = self.health, None
+        if health is not None:
+            health.close()
+        ctx, self.ctx = self.ctx, None
+        if ctx is not None:
+            await ctx.close()
