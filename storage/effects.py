@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, Integer, String, Text, func, select
+from sqlalchemy import ForeignKey, Integer, String, Text, UniqueConstraint, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -48,12 +48,15 @@ class EffectKind(enum.Enum):
 
 class HeatEffect(Base):
     __tablename__ = "heat_effect"
+    # A journal write replayed from the outage spool must not write its effects twice.
+    __table_args__ = (UniqueConstraint("run_id", "key"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     run_id: Mapped[int] = mapped_column(ForeignKey("heat_run.id"), nullable=False, index=True)
     heat_id: Mapped[int] = mapped_column(Integer, nullable=False)
     kind: Mapped[EffectKind] = mapped_column(enum_type(EffectKind, "effect_kind"), nullable=False)
     machine_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    key: Mapped[str] = mapped_column(String(120), nullable=False)  # kind:machine:at
     at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)  # when it happened
     details: Mapped[str] = mapped_column(Text, nullable=False, default="{}")  # JSON object
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
@@ -70,6 +73,10 @@ class EffectIn:
     at: datetime
     machine_id: str | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind.value}:{self.machine_id or ''}:{self.at.isoformat()}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +106,7 @@ def _view(row: HeatEffect) -> EffectView:
     )
 
 
-def add(
+async def add(
     session: AsyncSession,
     run_id: int,
     heat_id: int | None,
@@ -107,17 +114,31 @@ def add(
     *,
     now: datetime,
 ) -> None:
-    """Write ``effects`` in the caller's (journal step's) transaction.  A test heat
-    (``heat_id`` None) has no tournament side: nothing is written."""
-    if heat_id is None:
+    """Write ``effects`` in the caller's (journal step's) transaction, each once: an
+    effect already written for the run (a replayed write) is not written again.  A test
+    heat (``heat_id`` None) has no tournament side: nothing is written."""
+    if heat_id is None or not effects:
         return
-    for e in effects:
+    keys = {e.key: e for e in effects}
+    known = set(
+        (
+            await session.scalars(
+                select(HeatEffect.key).where(
+                    HeatEffect.run_id == run_id, HeatEffect.key.in_(list(keys))
+                )
+            )
+        ).all()
+    )
+    for key, e in keys.items():
+        if key in known:
+            continue
         session.add(
             HeatEffect(
                 run_id=run_id,
                 heat_id=heat_id,
                 kind=e.kind,
                 machine_id=e.machine_id,
+                key=key,
                 at=e.at,
                 details=json.dumps(dict(e.details), sort_keys=True, default=str),
                 created_at=now,

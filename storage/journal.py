@@ -102,6 +102,9 @@ class HeatRunMachine(Base):
     position: Mapped[int] = mapped_column(Integer, nullable=False)
     state: Mapped[SeatState] = mapped_column(enum_type(SeatState, "seat_state"), nullable=False)
     support: Mapped[str | None] = mapped_column(String(16), nullable=True)  # native/host-timed
+    # When its unlock for the heat was acknowledged: the machine's own proof that it
+    # started playing the heat (T20: a heat resumed past its end stands only on proof).
+    unlocked_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     note: Mapped[str] = mapped_column(Text, nullable=False, default="")
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
 
@@ -136,6 +139,7 @@ class RunView:
     settled: bool
     machines: dict[str, SeatState]
     supports: dict[str, str | None]
+    unlocked: frozenset[str] = frozenset()  # machines whose unlock was acknowledged
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,6 +228,19 @@ async def _update_seats(
         row.updated_at = now
 
 
+async def _mark_unlocked(
+    session: AsyncSession, run_id: int, unlocked_at: Mapping[str, datetime]
+) -> None:
+    rows = await session.scalars(
+        select(HeatRunMachine).where(
+            HeatRunMachine.run_id == run_id, HeatRunMachine.machine_id.in_(list(unlocked_at))
+        )
+    )
+    for row in rows:
+        if row.unlocked_at is None:  # the first acknowledgement is the proof
+            row.unlocked_at = unlocked_at[row.machine_id]
+
+
 class Journal:
     """Writes and reads the heat run journal.  Every write is its own committed transaction.
 
@@ -235,6 +252,10 @@ class Journal:
     def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
         self._tokens: dict[str, int] = {}
+
+    @property
+    def sessions(self) -> async_sessionmaker[AsyncSession]:
+        return self._sessions
 
     def hold(self, bank_name: str, token: int) -> None:
         """Write for ``bank_name`` under this lease token from now on."""
@@ -342,7 +363,7 @@ class Journal:
                 run.paused_left_ms = None
             if seats:
                 await _update_seats(session, run_id, seats, {}, "")
-            heat_effects.add(session, run_id, run.heat_id, list(effects), now=now)
+            await heat_effects.add(session, run_id, run.heat_id, list(effects), now=now)
 
     async def set_seats(
         self,
@@ -352,12 +373,17 @@ class Journal:
         supports: Mapping[str, str] | None = None,
         note: str = "",
         effects: Sequence[EffectIn] = (),
+        unlocked_at: Mapping[str, datetime] | None = None,
     ) -> None:
+        """Update machine rows; ``unlocked_at`` records when each machine acknowledged
+        its unlock (the proof that it played, T20)."""
         now = _now()
         async with self._sessions.begin() as session:
             run = await self._fenced_run(session, run_id)
             await _update_seats(session, run_id, seats, supports or {}, note)
-            heat_effects.add(session, run_id, run.heat_id, list(effects), now=now)
+            if unlocked_at:
+                await _mark_unlocked(session, run_id, unlocked_at)
+            await heat_effects.add(session, run_id, run.heat_id, list(effects), now=now)
 
     async def settle(self, run_id: int) -> None:
         """Mark the run done with.  Refused (:class:`NotSettled`) while any machine is
@@ -441,7 +467,7 @@ class Journal:
             if fresh:  # the bank's scores reach the tournament in one effect (T12)
                 at = max(r.collected_at for r in fresh)
                 scored = {"machines": sorted(r.machine_id for r in fresh)}
-                heat_effects.add(
+                await heat_effects.add(
                     session, run_id, run.heat_id, [EffectIn(EffectKind.SCORES, at, None, scored)],
                     now=_now(),
                 )
@@ -491,6 +517,7 @@ class Journal:
                 settled=run.settled,
                 machines={s.machine_id: s.state for s in seats},
                 supports={s.machine_id: s.support for s in seats},
+                unlocked=frozenset(s.machine_id for s in seats if s.unlocked_at is not None),
             )
 
     async def unsettled_runs(self, bank_name: str | None = None) -> list[RunView]:

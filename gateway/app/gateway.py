@@ -26,7 +26,7 @@ from gateway.errors import OperatorError
 from gateway.heats.live_feed import HeatFeeds, scheduler_heat_of_run
 from gateway.heats.scheduler import Scheduler
 from gateway.heats.supervisor import BankSupervisor
-from gateway.tournament.bridge import ServiceHooks
+from gateway.tournament.bridge import TournamentBridge
 
 if TYPE_CHECKING:
     from gateway.floor.model import MachineSpec
@@ -95,10 +95,10 @@ class RunningGateway:
         )
         machines = [m for bank in ctx.floor.banks.values() for m in bank.machines]
         secrets = snmp_secrets_for(s.snmp_secrets, s.floor, machines)  # before any link
-        hooks = ServiceHooks(ctx.sessions, actor=s.actor)
+        tournament = TournamentBridge(ctx.sessions, actor=s.actor)
         await self._open_banks()
         self.scheduler = Scheduler(
-            ctx, self.links, hooks=hooks, supervisors=self.supervisors, tick_s=s.tick_s
+            ctx, self.links, tournament=tournament, supervisors=self.supervisors, tick_s=s.tick_s
         )
         if self.feed is not None:
             self.heat_feeds = HeatFeeds(
@@ -107,7 +107,9 @@ class RunningGateway:
             self.scheduler.progress = self.heat_feeds
         await self._watch_health(machines, secrets)
         for name, links in self.links.items():
-            task = asyncio.create_task(self._recover(links, name, hooks), name=f"recover-{name}")
+            task = asyncio.create_task(
+                self._recover(links, name, tournament), name=f"recover-{name}"
+            )
             self.scheduler.busy[name] = task
             self._recoveries.append(task)
         log.info("serving %d bank(s): %s", len(self.links), ", ".join(sorted(self.links)))
@@ -157,11 +159,13 @@ class RunningGateway:
 
         self._routing = asyncio.create_task(watch(), name="snmp-health")
 
-    async def _recover(self, links: dict[str, MachineLink], bank: str, hooks: ServiceHooks) -> None:
+    async def _recover(
+        self, links: dict[str, MachineLink], bank: str, tournament: TournamentBridge
+    ) -> None:
         from gateway.heats.recovery import recover_bank
 
         try:
-            for r in await recover_bank(self.context.writer, links, bank, hooks=hooks):
+            for r in await recover_bank(self.context.writer, links, bank, tournament=tournament):
                 log.info(
                     "bank %s: heat run %s found %s -> %s%s",
                     bank, r.run_id, r.found_state.value, r.decision,

@@ -133,9 +133,7 @@ class Collecting(HeatCore):
                 seat.state = SeatState.SCORED
             seat.score, seat.meters = score.credits, score.meters
             self._emit(Progress.SCORE, machine_id=machine_id, value=score.credits)
-        if self.hooks is not None and self.view.heat_id is not None:
-            for machine_id, score in self._results.items():
-                await self.hooks.record_score(self.view.heat_id, machine_id, score)
+        await self._drain()  # the bank's scores reach the tournament in one transaction
 
     async def _read_score(self, machine_id: str) -> HeatScore | None:
         """A NATIVE machine's score from its tournament meters alone (one poll), or None
@@ -155,6 +153,17 @@ class Collecting(HeatCore):
         if score < 0:
             return None  # meters that cannot be right: let the credit meter decide
         return HeatScore(credits=score, meters=meters)
+
+    async def _meters_if_readable(self, machine_id: str) -> TournamentMeters | None:
+        """The machine's tournament meters, if its driver reads them and it answers."""
+        link = self.links[machine_id]
+        driver = link.driver
+        if not isinstance(driver, TournamentMeterReader):
+            return None
+        try:
+            return await link.call(driver.tournament_meters)
+        except DriverError:
+            return None
 
     async def _cross_check(self, machine_id: str) -> None:
         """Compare a score computed from the meters with the credit meter (SAS LP 1A)."""

@@ -10,20 +10,31 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import logging
 import time
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 
 from gateway.heats.heat_core import HeatCore, _why
 from gateway.machines.capabilities import PreparedLock, PreparedUnlock, Trigger
-from gateway.machines.driver import DriverError
+from gateway.machines.driver import TRANSIENT_ERRORS, DriverError
 from storage.journal import SeatState
+
+log = logging.getLogger(__name__)
+
+# A release that fails is tried again this many times, with a doubling pause, before the
+# run is left "release pending" for the scheduler's periodic settling (no restart).
+RELEASE_ROUNDS = 3
+RELEASE_PAUSE_S = 0.5
 
 
 class FloorActions(HeatCore):
     """The floor commands (a phase of :class:`gateway.heats.runner.HeatRunner`)."""
 
-    async def _arm(self) -> None:
-        """Lock each machine and enter tournament mode (idempotent on a resume)."""
+    async def _arm(self) -> list[str]:
+        """Lock each machine and enter tournament mode (idempotent on a resume).  Returns
+        the machines that were silent (link errors, not refusals): the runner judges
+        whether that is a system failure (:mod:`gateway.heats.decisions`)."""
         credits, seconds = self.view.credits, self.view.seconds
         targets = self._seats_in({SeatState.PENDING, SeatState.ARMED})
 
@@ -36,10 +47,13 @@ class FloorActions(HeatCore):
 
         results = await asyncio.gather(*(arm(m) for m in targets), return_exceptions=True)
         supports: dict[str, str] = {}
+        silent: list[str] = []
         for machine_id, result in zip(targets, results, strict=True):
             if isinstance(result, BaseException):
                 if not isinstance(result, DriverError):
                     raise result
+                if isinstance(result, TRANSIENT_ERRORS):
+                    silent.append(machine_id)
                 await self._malfunction(machine_id, f"arming failed: {_why(result)}")
             else:
                 supports[machine_id] = result[1]
@@ -48,6 +62,7 @@ class FloorActions(HeatCore):
         await self.writer.set_seats(
             self.run_id, dict.fromkeys(supports, SeatState.ARMED), supports=supports
         )
+        return silent
 
     async def _fire(self) -> None:
         """Unlock every armed machine together: one gather, no retries on the first try.
@@ -80,12 +95,14 @@ class FloorActions(HeatCore):
                     link = self.links[machine_id]
                     await link.call(link.driver.unlock)
                     seat.unlock_ack_ms = (time.perf_counter() - t0) * 1000
+                    seat.unlocked_at = datetime.now(UTC)
                     seat.error = f"late start after {_why(result)}"
                 except DriverError as exc:
                     await self._malfunction(machine_id, f"unlock failed: {_why(exc)}")
                     continue
             else:
                 seat.unlock_ack_ms = result
+                seat.unlocked_at = datetime.now(UTC)
             seat.state = SeatState.PLAYING
 
     def _trigger_all(
@@ -139,7 +156,33 @@ class FloorActions(HeatCore):
                 self.out.seats[machine_id].state = new_state
 
     async def _release(self) -> None:
-        """Return every machine to normal play: exit tournament mode, enable play."""
+        """Return every machine to normal play: exit tournament mode, enable play.  A
+        machine that fails is tried again (a few rounds, doubling pauses); one still out
+        is reported (seat error, feed) and left to the scheduler's periodic settling —
+        the run is never settled while a machine is in tournament mode."""
+        pause = RELEASE_PAUSE_S
+        for round_number in range(1, RELEASE_ROUNDS + 1):
+            failed = await self._release_once()
+            if not failed:
+                return
+            if round_number < RELEASE_ROUNDS:
+                await asyncio.sleep(pause)
+                pause *= 2
+        for machine_id, why in failed.items():
+            seat = self.out.seats[machine_id]
+            pending = f"release pending: {why}"
+            seat.error = f"{seat.error}; {pending}" if seat.error else pending
+            self.out.notes.append(f"{machine_id}: not yet back in normal play")
+        log.warning("heat run %s: release pending for %s", self.run_id, ", ".join(failed))
+        if self.feed is not None:
+            await self.feed.publish(
+                f"heat/{self._feed_key()}/release",
+                {"pending": sorted(failed), "state": "release-pending"},
+                retain=True,
+            )
+
+    async def _release_once(self) -> dict[str, str]:
+        """One release round over every machine not yet back; the failures and why."""
         targets = [m for m, s in self.out.seats.items() if s.state is not SeatState.RELEASED]
 
         async def release(machine_id: str) -> None:
@@ -149,21 +192,26 @@ class FloorActions(HeatCore):
 
         results = await asyncio.gather(*(release(m) for m in targets), return_exceptions=True)
         released: list[str] = []
+        failed: dict[str, str] = {}
         for machine_id, result in zip(targets, results, strict=True):
             if isinstance(result, BaseException):
                 if not isinstance(result, DriverError):
                     raise result
-                seat = self.out.seats[machine_id]
-                pending = f"release pending: {_why(result)}"
-                seat.error = f"{seat.error}; {pending}" if seat.error else pending
-                self.out.notes.append(f"{machine_id}: not yet back in normal play")
+                failed[machine_id] = _why(result)
             else:
                 released.append(machine_id)
                 self.out.seats[machine_id].state = SeatState.RELEASED
         if released:
             await self.writer.set_seats(self.run_id, dict.fromkeys(released, SeatState.RELEASED))
+        return failed
+
+    async def _settle(self) -> None:
+        """Settle the run once every machine is back and every effect applied."""
         if all(s.state is SeatState.RELEASED for s in self.out.seats.values()):
             await self.writer.settle(self.run_id)
+
+    def _feed_key(self) -> str:
+        return str(self.view.heat_id) if self.view.heat_id is not None else f"run-{self.run_id}"
 
 
 def _prepared_unlock(driver: object) -> Trigger | None:

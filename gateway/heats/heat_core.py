@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from gateway.feed import FeedPublisher
-from gateway.heats.hooks import Progress, ProgressNote, ProgressSink, TournamentHooks
+from gateway.heats.hooks import Progress, ProgressNote, ProgressSink, TournamentSide
 from gateway.heats.spool import JournalWriter
 from gateway.machines.capabilities import (
     min_spacing,
@@ -30,7 +31,11 @@ from gateway.machines.driver import (
 )
 from gateway.machines.links import MachineLink
 from gateway.scores import HeatScore, TournamentMeters
+from storage.effects import EffectIn, EffectKind
 from storage.journal import RunState, RunView, SeatState
+from storage.lease import StaleOwner
+
+log = logging.getLogger(__name__)
 
 S = RunState
 
@@ -57,6 +62,7 @@ class SeatOutcome:
     support: str | None = None
     state: SeatState = SeatState.PENDING
     unlock_ack_ms: float | None = None  # when its unlock was acknowledged, after the fire
+    unlocked_at: datetime | None = None  # the same, as a time: its proof of play (T20)
     score: int | None = None
     meters: TournamentMeters | None = None
     error: str = ""
@@ -89,7 +95,7 @@ class HeatCore:
         writer: JournalWriter,
         links: Mapping[str, MachineLink],
         *,
-        hooks: TournamentHooks | None = None,
+        tournament: TournamentSide | None = None,
         feed: FeedPublisher | None = None,
         progress: ProgressSink | None = None,
         poll_interval_s: float = 0.2,  # SAS: at most one poll every 200 ms per machine
@@ -99,7 +105,11 @@ class HeatCore:
     ) -> None:
         self.writer = writer
         self.links = links
-        self.hooks = hooks
+        if tournament is None:  # every path drains: a tournament heat's effects never wait
+            from gateway.tournament.bridge import TournamentBridge
+
+            tournament = TournamentBridge(writer.journal.sessions)
+        self.tournament = tournament
         self.feed = feed
         self.progress = progress
         self.poll_interval_s = poll_interval_s
@@ -156,13 +166,28 @@ class HeatCore:
         if seat.state is SeatState.MALFUNCTION:
             return
         seat.state, seat.error = SeatState.MALFUNCTION, reason
-        await self.writer.set_seats(self.run_id, {machine_id: SeatState.MALFUNCTION}, note=reason)
+        effect = EffectIn(EffectKind.MALFUNCTION, datetime.now(UTC), machine_id, {"reason": reason})
+        await self.writer.set_seats(
+            self.run_id, {machine_id: SeatState.MALFUNCTION}, note=reason, effects=[effect]
+        )
         self._emit(Progress.MALFUNCTION, machine_id=machine_id, detail=reason)
         link = self.links[machine_id]
         with contextlib.suppress(DriverError, TimeoutError):
             await asyncio.wait_for(link.once(link.driver.lock), 1.0)  # stop play if it can
-        if self.hooks is not None and self.view.heat_id is not None:
-            await self.hooks.machine_malfunctioned(self.view.heat_id, machine_id, reason)
+        await self._drain()
+
+    async def _drain(self) -> None:
+        """Carry the run's pending tournament effects into the tournament now.  One that
+        cannot be applied now (the database away, a bug) stays pending: the scheduler's
+        periodic drain or a recovery applies it later, and the run is not settled before."""
+        if self.view.heat_id is None:
+            return  # a technician's test heat: no tournament side
+        try:
+            await self.tournament.drain(self.run_id)
+        except StaleOwner:
+            raise
+        except Exception:
+            log.exception("heat run %s: tournament effects left pending", self.run_id)
 
     def _seats_in(self, wanted: set[SeatState] | frozenset[SeatState]) -> list[str]:
         return [m for m, s in self.out.seats.items() if s.state in wanted]

@@ -1,9 +1,12 @@
 """What a heat tells the tournament side, and the progress it reports to a screen.
 
-The heat orchestration knows machines; the tournament services (``gateway.tournament``)
-know players, seats and entries.  :class:`TournamentHooks` is the seam: a technician's
-test heat runs with no hooks at all, a tournament heat with
-:class:`gateway.tournament.bridge.ServiceHooks`.
+The heat orchestration knows machines; the tournament (``gateway.tournament``) knows
+players, seats and entries.  The seam is the journal: each step of a tournament heat
+writes its tournament effects in the same commit (:mod:`storage.effects`), and a
+:class:`TournamentSide` — :class:`gateway.tournament.bridge.TournamentBridge` — drains
+them into the tournament tables.  The runner asks it to drain after each step that
+wrote one; a drain that fails (the database away) is simply done again later, by the
+runner, the scheduler's periodic drain, or a recovery.
 """
 
 from __future__ import annotations
@@ -11,38 +14,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Protocol, runtime_checkable
-
-from gateway.scores import HeatScore
+from typing import Protocol
 
 
-class TournamentHooks(Protocol):
-    async def heat_started(self, heat_id: int, started_at: datetime) -> None:
-        """Rule 22: the start is announced; absent players forfeit their seats."""
-        ...
-
-    async def record_score(self, heat_id: int, machine_id: str, score: HeatScore) -> None:
-        """Store the seat's score (idempotent: a replay stores nothing twice)."""
-        ...
-
-    async def machine_malfunctioned(self, heat_id: int, machine_id: str, reason: str) -> None:
-        """Rules 20/21: the seat's player gets a future seat or a refund."""
-        ...
-
-    async def heat_finished(self, heat_id: int, ended_at: datetime) -> None: ...
-
-    async def heat_restarted(self, heat_id: int, reason: str) -> None:
-        """Rule 20: this attempt is void, the entire heat runs again."""
-        ...
-
-
-@runtime_checkable
-class ClosesUnplayedHeats(Protocol):
-    """Hooks that can close a heat nobody would play (rule 22: every seat forfeited)."""
-
-    async def close_if_nobody_plays(self, heat_id: int, at: datetime) -> bool:
-        """Close the heat if no seat is in play; True if it did."""
+class TournamentSide(Protocol):
+    async def drain(self, run_id: int | None = None) -> int:
+        """Apply the pending tournament effects (of one run, or all); how many applied."""
         ...
 
 

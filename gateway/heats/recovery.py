@@ -15,9 +15,15 @@ Then, per run:
 * paused — left paused for the director (machines stay locked by design).
 
 More than half of a run's machines silent at once is a tournament-system failure, not
-a machine malfunction: the run is restarted (rule 20) rather than played short-handed.
-A machine silent on its own is malfunctioned (rules 20/21) and the heat goes on.
-Scores are stored through the journal's unique key, so nothing is lost or stored twice.
+a machine malfunction: the run is restarted (T20) rather than played short-handed —
+the same judgement the runner makes while arming (:mod:`gateway.heats.decisions`).  A
+machine silent on its own is malfunctioned (T20/T21) and the heat goes on.
+
+Every recovery first drains the bank's pending tournament effects (a crash between a
+step and its drain), and every run it drives drains its own: no path finishes a heat on
+the floor without its tournament side.  Scores are stored through the journal's unique
+key and reach the tournament through effects applied exactly once, so nothing is lost
+or stored twice.
 """
 
 from __future__ import annotations
@@ -30,11 +36,13 @@ from datetime import UTC, datetime
 
 from gateway.feed import FeedPublisher
 from gateway.heats import states
-from gateway.heats.hooks import ProgressSink, TournamentHooks
+from gateway.heats.decisions import is_system_failure
+from gateway.heats.hooks import ProgressSink, TournamentSide
 from gateway.heats.runner import HeatOutcome, HeatRunner
 from gateway.heats.spool import JournalWriter
 from gateway.machines.driver import DriverError
 from gateway.machines.links import MachineLink
+from storage.effects import EffectIn, EffectKind
 from storage.journal import RunState, RunView, SeatState
 
 S = RunState
@@ -85,7 +93,7 @@ async def recover_bank(
     links: Mapping[str, MachineLink],
     bank: str,
     *,
-    hooks: TournamentHooks | None = None,
+    tournament: TournamentSide | None = None,
     feed: FeedPublisher | None = None,
     progress: ProgressSink | None = None,
     on_control: Callable[[Recovery], None] | None = None,
@@ -94,33 +102,43 @@ async def recover_bank(
     """Bring every unsettled run of ``bank`` to rest (or back under way)."""
     t0 = time.perf_counter()
     await writer.flush()
+    if tournament is None:
+        from gateway.tournament.bridge import TournamentBridge
+
+        tournament = TournamentBridge(writer.journal.sessions)
     reports: list[Recovery] = []
     for view in await writer.journal.unsettled_runs(bank):
-        report = await _recover_run(
-            writer, links, view, t0, hooks=hooks, feed=feed, progress=progress,
-            on_control=on_control, drive=drive,
-        )  # fmt: skip
-        reports.append(report)
+        if view.heat_id is not None:
+            await tournament.drain(view.id)  # effects a crash left behind, first
+        context = _Context(writer, links, t0, tournament, feed, progress, on_control, drive)
+        reports.append(await _recover_run(context, view))
     return reports
 
 
-async def _recover_run(
-    writer: JournalWriter,
-    links: Mapping[str, MachineLink],
-    view: RunView,
-    t0: float,
-    *,
-    hooks: TournamentHooks | None,
-    feed: FeedPublisher | None,
-    progress: ProgressSink | None,
-    on_control: Callable[[Recovery], None] | None,
-    drive: bool,
-) -> Recovery:
-    missing = [m for m in view.machines if m not in links]
+@dataclass(slots=True)
+class _Context:
+    writer: JournalWriter
+    links: Mapping[str, MachineLink]
+    t0: float
+    tournament: TournamentSide
+    feed: FeedPublisher | None
+    progress: ProgressSink | None
+    on_control: Callable[[Recovery], None] | None
+    drive: bool
+
+    def in_control(self, report: Recovery) -> None:
+        """The floor is back in hand: say so once."""
+        if report.in_control_s is None:
+            report.in_control_s = time.perf_counter() - self.t0
+        callback, self.on_control = self.on_control, None
+        if callback is not None:
+            callback(report)
+
+
+async def _recover_run(ctx: _Context, view: RunView) -> Recovery:
+    missing = [m for m in view.machines if m not in ctx.links]
     if missing:
         raise RuntimeError(f"heat run {view.id}: no link for {', '.join(missing)}")
-    touched = [m for m, s in view.machines.items() if s in _NEEDS_RELEASE]
-    live = [m for m, s in view.machines.items() if s not in {SeatState.RELEASED}]
     still_running = (
         view.state is S.RUNNING and view.ends_at is not None and view.ends_at > datetime.now(UTC)
     )
@@ -128,63 +146,56 @@ async def _recover_run(
         m for m, s in view.machines.items() if s in (SeatState.ARMED, SeatState.PLAYING)
     )
     unlock = playing_seats if still_running else frozenset()
-    silent = await interrogate(links, live, unlock=unlock) if live else []
+    live = [m for m, s in view.machines.items() if s is not SeatState.RELEASED]
+    silent = await interrogate(ctx.links, live, unlock=unlock) if live else []
     report = Recovery(view.id, view.state, "resume", silent=silent)
-    if unlock and len(set(silent) & unlock) * 2 <= len(unlock):
-        # Play is already back on for the answering machines: the floor is in hand.
-        report.in_control_s = time.perf_counter() - t0
-        if on_control is not None:
-            on_control(report)
-            on_control = None
-
-    if view.state is S.PAUSED:
-        report.decision = "paused"
-    elif view.state in (S.CLOSED, S.ABORTED, S.RESTARTED):
-        report.decision = "release"
-    elif (
-        view.state in (S.ARMED, S.RUNNING, S.ENDING)
-        and touched
-        and len([m for m in silent if m in touched]) * 2 > len(touched)
-    ):
-        # Most of the bank silent at once: the tournament system itself is in trouble.
-        report.decision = "restart"
-        note = f"recovery: {len(silent)} of {len(touched)} machines silent (rule 20)"
-        states.check(view.state, S.RESTARTED)
-        await writer.step(view.id, S.RESTARTED, note=note)  # the runner tells the services
-        view = await writer.journal.run(view.id)
-    elif silent:
-        # Single machines silent: malfunctioned (rules 20/21), the heat goes on.
-        playing = [m for m in silent if view.machines[m] not in {SeatState.MALFUNCTION}]
-        if playing:
-            await writer.set_seats(
-                view.id,
-                dict.fromkeys(playing, SeatState.MALFUNCTION),
-                note="silent at gateway restart",
-            )
-            if hooks is not None and view.heat_id is not None:
-                for m in playing:
-                    await hooks.machine_malfunctioned(view.heat_id, m, "silent at gateway restart")
-            view = await writer.journal.run(view.id)
-
-    if report.decision == "paused" or not drive:
-        report.in_control_s = time.perf_counter() - t0
-        if on_control is not None:
-            on_control(report)
+    if unlock and not is_system_failure(silent, unlock):
+        ctx.in_control(report)  # play is already back on for the answering machines
+    view = await _decide(ctx, view, report)
+    if report.decision == "paused" or not ctx.drive:
+        ctx.in_control(report)
         return report
-
-    runner = HeatRunner(writer, links, hooks=hooks, feed=feed, progress=progress)
-    if report.decision == "restart":
-        runner.restart_reason = f"recovery: {len(silent)} machines silent (rule 20)"
-
-    def controlled() -> None:
-        if on_control is not None:
-            report.in_control_s = time.perf_counter() - t0
-            on_control(report)
-        elif report.in_control_s is None:
-            report.in_control_s = time.perf_counter() - t0
-
-    runner.on_control = controlled
+    runner = HeatRunner(
+        ctx.writer, ctx.links, tournament=ctx.tournament, feed=ctx.feed, progress=ctx.progress
+    )
+    runner.on_control = lambda: ctx.in_control(report)
     report.outcome = await runner.drive(view, resumed=True)
     if report.outcome.state is S.RESTARTED and report.decision == "resume":
         report.decision = "restart"
     return report
+
+
+async def _decide(ctx: _Context, view: RunView, report: Recovery) -> RunView:
+    """Paused, release, restart (most of the bank silent) or resume (single machines
+    silent are malfunctions); returns the run as journaled after the decision."""
+    touched = [m for m, s in view.machines.items() if s in _NEEDS_RELEASE]
+    silent = report.silent
+    if view.state is S.PAUSED:
+        report.decision = "paused"
+    elif view.state in (S.CLOSED, S.ABORTED, S.RESTARTED):
+        report.decision = "release"
+    elif view.state in (S.ARMED, S.RUNNING, S.ENDING) and is_system_failure(silent, touched):
+        # Most of the bank silent at once: the tournament system itself is in trouble.
+        report.decision = "restart"
+        reason = f"recovery: {len(silent)} of {len(touched)} machines silent (T20)"
+        states.check(view.state, S.RESTARTED)
+        effect = EffectIn(EffectKind.RESTARTED, datetime.now(UTC), None, {"reason": reason})
+        await ctx.writer.step(view.id, S.RESTARTED, note=reason, effects=[effect])
+    elif silent:
+        # Single machines silent: malfunctioned (T20/T21), the heat goes on.
+        playing = [m for m in silent if view.machines[m] is not SeatState.MALFUNCTION]
+        if not playing:
+            return view
+        reason = "silent at gateway restart"
+        now = datetime.now(UTC)
+        await ctx.writer.set_seats(
+            view.id,
+            dict.fromkeys(playing, SeatState.MALFUNCTION),
+            note=reason,
+            effects=[EffectIn(EffectKind.MALFUNCTION, now, m, {"reason": reason}) for m in playing],
+        )
+        if view.heat_id is not None:
+            await ctx.tournament.drain(view.id)
+    else:
+        return view
+    return await ctx.writer.journal.run(view.id)

@@ -25,8 +25,16 @@ than a moment's pause the director should restart the heat (rule 20) instead.
 
 Each playing machine is watched by its own task (events and live credits at the SAS
 poll cadence); a machine that stops answering past the retry budget, tilts or loses
-power is marked malfunctioned (rules 20/21 through the tournament hooks) and the heat
-goes on for the others.
+power is marked malfunctioned (T20/T21) and the heat goes on for the others.
+
+The tournament side follows from the journal alone: the steps that matter to it (the
+start, the bank's scores, a malfunction, the close, a restart, an abort) write their
+tournament effects in the same commit (:mod:`storage.effects`), and the runner drains
+them through :class:`~gateway.heats.hooks.TournamentSide` after the floor action —
+never in the way of the start's unlocks or the end's lock.  A crash between a step and
+its drain leaves the effect pending for the next drain (a recovery, the scheduler);
+a run is settled only once its effects are applied and its machines back in normal
+play.
 
 The phases live beside this module, each a mixin over :class:`~gateway.heats.heat_core.HeatCore`:
 :mod:`~gateway.heats.floor_actions` (arm, unlock, end lock, release),
@@ -44,6 +52,7 @@ from typing import Any
 from gateway.heat_limits import check_heat_limits, heat_limit_problem
 from gateway.heats import states
 from gateway.heats.collect import Collecting
+from gateway.heats.decisions import is_system_failure, unproven_seats
 from gateway.heats.floor_actions import FloorActions
 from gateway.heats.heat_core import _LIVE, Command, Directive, HeatOutcome, SeatOutcome
 from gateway.heats.hooks import Progress
@@ -53,6 +62,7 @@ from gateway.machines.driver import (
     TournamentSupport,
 )
 from gateway.machines.links import close_links, open_links
+from storage.effects import EffectIn, EffectKind
 from storage.journal import RunState, RunView, SeatState
 
 S = RunState
@@ -149,22 +159,32 @@ class HeatRunner(FloorActions, Watching, Collecting):
         return S.ARMED, {}
 
     async def _armed(self) -> Step:
-        await self._arm()
+        silent = await self._arm()
         if not self._seats_in(_LIVE):
             # Not one machine could be armed: the tournament system is in trouble.
-            self.restart_reason = "no machine of the bank could be armed (rule 20)"
-            return S.RESTARTED, {"note": self.restart_reason}
+            return self._restart("no machine of the bank could be armed (T20)")
+        if is_system_failure(silent, list(self.out.seats)):
+            # The same outage found during a recovery restarts the heat: so does this.
+            return self._restart(
+                f"{len(silent)} of {len(self.out.seats)} machines silent while arming (T20)"
+            )
         # Let every link's poll spacing run out, so no unlock waits on its link.
         await asyncio.sleep(self._spacing())
         now = datetime.now(UTC)
         self.ends_at = now + timedelta(seconds=self.view.seconds)
         self.out.started_at, self.out.ends_at = now, self.ends_at
         playing = {m: SeatState.PLAYING for m in self._seats_in({SeatState.ARMED})}
-        return S.RUNNING, {"started_at": now, "ends_at": self.ends_at, "seats": playing}
+        started = EffectIn(EffectKind.STARTED, now)  # T22: the announced start
+        return S.RUNNING, {
+            "started_at": now,
+            "ends_at": self.ends_at,
+            "seats": playing,
+            "effects": [started],
+        }
 
     async def _ending(self) -> Step:
         if self.resumed and self.ends_at is not None:
-            late = self._late_end(datetime.now(UTC))
+            late = await self._late_end(datetime.now(UTC))
             if late[0] is S.RESTARTED:
                 return late
         if self.ends_at is not None:  # never a moment early: the clock is the authority
@@ -176,31 +196,28 @@ class HeatRunner(FloorActions, Watching, Collecting):
 
     async def _collecting(self) -> Step:
         await self._collect()
-        return S.CLOSED, {}
+        return S.CLOSED, {"effects": [EffectIn(EffectKind.CLOSED, datetime.now(UTC))]}
 
     async def _closed(self) -> Step:
+        """Scores stored: the heat closes (its effect), the machines go back to play."""
+        await self._drain()
         await self._release()
-        if self.hooks is not None and self.view.heat_id is not None:
-            await self.hooks.heat_finished(self.view.heat_id, datetime.now(UTC))
+        await self._settle()
         return None, {}
 
     async def _finished(self) -> Step:
-        """ABORTED or RESTARTED: release the floor; a restart is announced (rule 20)."""
+        """ABORTED or RESTARTED: release the floor; the tournament voids the attempt
+        (T20: the heat runs again, or is postponed; an abort waits for the director)."""
+        await self._drain()
         await self._release()
-        if (
-            self.out.state is S.RESTARTED
-            and self.hooks is not None
-            and self.view.heat_id is not None
-        ):
-            # Rule 20: the tournament side voids this attempt and the heat runs again.
-            await self.hooks.heat_restarted(self.view.heat_id, self.restart_reason)
+        await self._settle()
         return None, {}
 
     async def _running(self) -> tuple[RunState | None, dict[str, Any]]:
         assert self.ends_at is not None
         now = datetime.now(UTC)
         if self.resumed and now >= self.ends_at:
-            return self._late_end(now)
+            return await self._late_end(now)
         if self.resumed:
             # Recovery has just interrogated every machine: let the poll spacing run out,
             # so the unlocks leave in one tight loop again (else each waits on its link).
@@ -208,8 +225,8 @@ class HeatRunner(FloorActions, Watching, Collecting):
         await self._fire()
         self._start_watchers()
         self._in_control()
-        if not self.resumed:
-            await self._announce_start()
+        await self._record_unlocks()
+        await self._announce_start()
         # The watchers stop a poll spacing before the end, so every link is idle and the
         # lock at the end leaves on time; then wait out the clock to the exact end.
         # The ENDING step is journaled just ahead of the end (its write must not delay the
@@ -227,29 +244,47 @@ class HeatRunner(FloorActions, Watching, Collecting):
             self.paused_left_ms = left_ms
             return S.PAUSED, {"paused_left_ms": left_ms, "note": directive.reason}
         if directive.command is Command.ABORT:
-            return S.ABORTED, {"note": directive.reason}
+            return self._abort(directive.reason)
         if directive.command is Command.RESTART:
-            return await self._restart(directive.reason)
+            return self._restart(directive.reason or "director restart (T20)")
         raise AssertionError(f"unexpected directive {directive}")  # pragma: no cover
 
-    def _late_end(self, now: datetime) -> tuple[RunState, dict[str, Any]]:
-        """Resumed after the heat's end: fair only if every machine stopped by itself."""
+    async def _late_end(self, now: datetime) -> tuple[RunState, dict[str, Any]]:
+        """Resumed after the heat's end: the heat stands only on each machine's own proof
+        that it played (T20; :mod:`gateway.heats.decisions`)."""
         assert self.ends_at is not None
         if now <= self.ends_at + timedelta(seconds=self.late_grace_s):
             return S.ENDING, {}
+        in_play = self._seats_in({SeatState.ARMED, SeatState.PLAYING})
         unwatched = [
-            m
-            for m in self._seats_in({SeatState.ARMED, SeatState.PLAYING})
-            if self.out.seats[m].support == TournamentSupport.HOST_TIMED.value
+            m for m in in_play if self.out.seats[m].support == TournamentSupport.HOST_TIMED.value
         ]
         if unwatched:
             # Host-timed machines have no timer of their own: they may have played on
-            # after the end while the gateway was down.  Rule 20: restart the heat.
-            self.restart_reason = (
-                f"gateway down past the end; host-timed {', '.join(unwatched)} (rule 20)"
+            # after the end while the gateway was down.  T20: restart the heat.
+            return self._restart(
+                f"gateway down past the end; host-timed {', '.join(unwatched)} (T20)"
             )
-            return S.RESTARTED, {"note": self.restart_reason}
+        unproven = unproven_seats(in_play, self.view.unlocked, await self._games_played(in_play))
+        if in_play and len(unproven) == len(in_play):
+            return self._restart(
+                "the heat never started on the floor: no unlock acknowledged (T20)"
+            )
+        for machine_id in unproven:  # never played: the seat's T20 remedy, not a score
+            self._spawn_malfunction(machine_id, "never started: no unlock acknowledged (T20)")
+        await self._settle_malfunctions()
         return S.ENDING, {"note": "resumed after the end: machine timers stopped play"}
+
+    async def _games_played(self, machines: list[str]) -> dict[str, int]:
+        """Games each machine's tournament meters show (proof of play), where it says."""
+        counts: dict[str, int] = {}
+        for machine_id in machines:
+            if machine_id in self.view.unlocked:
+                continue  # proven already: no need to ask
+            meters = await self._meters_if_readable(machine_id)
+            if meters is not None:
+                counts[machine_id] = meters.games_played
+        return counts
 
     async def _paused(self) -> tuple[RunState | None, dict[str, Any]]:
         await self._lock_all(None)
@@ -261,18 +296,34 @@ class HeatRunner(FloorActions, Watching, Collecting):
                 self.out.ends_at = self.ends_at
                 return S.RUNNING, {"ends_at": self.ends_at, "clear_pause": True}
             if directive.command is Command.ABORT:
-                return S.ABORTED, {"note": directive.reason}
+                return self._abort(directive.reason)
             if directive.command is Command.RESTART:
-                return await self._restart(directive.reason)
+                return self._restart(directive.reason or "director restart (T20)")
 
-    async def _restart(self, reason: str) -> tuple[RunState, dict[str, Any]]:
-        self.restart_reason = reason or "director restart (rule 20)"
-        return S.RESTARTED, {"note": self.restart_reason}
+    def _restart(self, reason: str) -> tuple[RunState, dict[str, Any]]:
+        """T20: this attempt is void; its effect tells the tournament with the step."""
+        self.restart_reason = reason
+        effect = EffectIn(EffectKind.RESTARTED, datetime.now(UTC), None, {"reason": reason})
+        return S.RESTARTED, {"note": reason, "effects": [effect]}
+
+    def _abort(self, reason: str) -> tuple[RunState, dict[str, Any]]:
+        effect = EffectIn(EffectKind.ABORTED, datetime.now(UTC), None, {"reason": reason})
+        return S.ABORTED, {"note": reason, "effects": [effect]}
+
+    async def _record_unlocks(self) -> None:
+        """Journal which machines acknowledged their unlock: their proof of play (T20).
+        After the fire and the watchers' start, so it never delays the start."""
+        acked = {
+            m: seat.unlocked_at
+            for m, seat in self.out.seats.items()
+            if seat.unlocked_at is not None and m not in self.view.unlocked
+        }
+        if acked:
+            await self.writer.set_seats(self.run_id, {}, unlocked_at=acked)
 
     async def _announce_start(self) -> None:
         started = self.out.started_at or datetime.now(UTC)
-        if self.hooks is not None and self.view.heat_id is not None:
-            await self.hooks.heat_started(self.view.heat_id, started)  # rule 22
+        await self._drain()  # T22: the start reaches the tournament (after a restart too)
         if self.feed is not None:
             await self.feed.publish(
                 f"heat/{self._feed_key()}/state",
@@ -316,9 +367,6 @@ class HeatRunner(FloorActions, Watching, Collecting):
                 return None
             if directive.command is not Command.RESUME:
                 return directive
-
-    def _feed_key(self) -> str:
-        return str(self.view.heat_id) if self.view.heat_id is not None else f"run-{self.run_id}"
 
     def _note_state(self, state: RunState) -> None:
         self.out.state = state

@@ -23,13 +23,14 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gateway.feed import FeedPublisher
 from gateway.floor.model import Floor
-from gateway.heats.hooks import ClosesUnplayedHeats, ProgressSink
+from gateway.heats.hooks import ProgressSink
+from gateway.heats.recovery import recover_bank
 from gateway.heats.runner import Command, HeatOutcome, HeatRunner
 from gateway.heats.spool import JournalWriter
 from gateway.heats.supervisor import BankSupervisor
 from gateway.machines.driver import MachineDriver
 from gateway.machines.links import MachineLink
-from gateway.tournament.bridge import ServiceHooks
+from gateway.tournament.bridge import TournamentBridge
 from storage.journal import DirectorCommand, RunState
 from storage.tournament import Heat, HeatStatus
 
@@ -70,7 +71,7 @@ class Scheduler:
         ctx: HeatContext,
         links: Mapping[str, Mapping[str, MachineLink]],  # bank -> machine -> link
         *,
-        hooks: ServiceHooks | None = None,
+        tournament: TournamentBridge | None = None,
         supervisors: Mapping[str, BankSupervisor] | None = None,
         feed: FeedPublisher | None = None,
         progress: ProgressSink | None = None,
@@ -82,7 +83,7 @@ class Scheduler:
         self.ctx = ctx
         self.open_driver = open_driver
         self.links = links
-        self.hooks = hooks or ServiceHooks(ctx.sessions)
+        self.tournament = tournament or TournamentBridge(ctx.sessions)
         self.supervisors = supervisors or {}
         self.feed = feed
         self.progress = progress
@@ -94,6 +95,11 @@ class Scheduler:
         self.busy: dict[str, asyncio.Task[None]] = {}
         self.finished: list[HeatOutcome] = []
         self._not_before: dict[int, datetime] = {}  # heat -> earliest retry after a restart
+        # Runs left unsettled (a release pending, effects pending, a runner that failed):
+        # recovered in the background, with a doubling pause per bank.
+        self._settling: dict[str, asyncio.Task[None]] = {}
+        self._settle_at: dict[str, datetime] = {}
+        self._settle_pause: dict[str, float] = {}
         # bank -> machine -> the endpoint its link was opened for
         self._endpoints: dict[str, dict[str, str]] = {
             bank: {m.id: m.endpoint for m in ctx.floor.bank(bank).machines if m.id in linked}
@@ -111,21 +117,60 @@ class Scheduler:
                 await asyncio.wait_for(stop.wait(), self.tick_s)
         for live in list(self.live.values()):
             live.task.cancel()  # the journal says where it was; the next start recovers
+        for task in self._settling.values():
+            task.cancel()
         await asyncio.gather(*(x.task for x in self.live.values()), return_exceptions=True)
+        await asyncio.gather(*self._settling.values(), return_exceptions=True)
 
     async def tick(self) -> None:
         self._reap()
         await self._director_commands()
+        await self.tournament.drain()  # effects a failed drain left pending, all runs
         floor = await self.ctx.reload_floor()
         now = self.now()
         for bank in floor.banks.values():
-            if not bank.enabled or bank.name in self.live or bank.name not in self.links:
+            if bank.name in self.live or bank.name not in self.links:
                 continue
             if bank.name in self.busy and not self.busy[bank.name].done():
+                continue
+            if await self._settle_leftovers(bank.name, now) or not bank.enabled:
                 continue
             heat = await self._due(bank.name, now)
             if heat is not None:
                 await self.start(heat)
+
+    async def _settle_leftovers(self, bank: str, now: datetime) -> bool:
+        """Recover the bank's unsettled runs in the background (a release that failed is
+        tried again, pending effects applied), backing off while they stay unsettled.
+        True while such a recovery is under way (no new heat meanwhile)."""
+        task = self._settling.get(bank)
+        if task is not None and not task.done():
+            return True
+        if self._settle_at.get(bank, now) > now:
+            return False
+        runs = await self.ctx.writer.journal.unsettled_runs(bank)
+        if not runs:
+            self._settle_pause.pop(bank, None)
+            return False
+        pause = self._settle_pause.get(bank, 1.0)
+        self._settle_at[bank] = now + timedelta(seconds=pause)
+        self._settle_pause[bank] = min(pause * 2, 60.0)
+        machines = sorted({m for run in runs for m in run.machines})
+        links = await self._ensure_links(bank, machines)
+        self._settling[bank] = asyncio.create_task(
+            self._recover(bank, links), name=f"settle-{bank}"
+        )
+        return True
+
+    async def _recover(self, bank: str, links: Mapping[str, MachineLink]) -> None:
+        try:
+            for report in await recover_bank(
+                self.ctx.writer, links, bank, tournament=self.tournament,
+                feed=self.feed, progress=self.progress,
+            ):  # fmt: skip
+                log.info("bank %s: run %s %s", bank, report.run_id, report.decision)
+        except Exception:  # logged; tried again after the pause
+            log.exception("bank %s: settling failed", bank)
 
     async def _due(self, bank: str, now: datetime) -> Heat | None:
         async with self.ctx.sessions() as session:
@@ -149,14 +194,11 @@ class Scheduler:
         """Start a heat now on its bank's seated, active machines."""
         bank = self.ctx.floor.bank(heat.bank_name)
         active = {m.id for m in bank.active}
-        called = await self.hooks.seated_machines(heat.id)
+        called = await self.tournament.seated_machines(heat.id)
         if not called:
-            # Nobody would play (all absent, or nobody registered): rule 22 forfeits and
+            # Nobody would play (all absent, or nobody registered): T22 forfeits and
             # the heat is closed rather than retried for ever.
-            hooks = self.hooks
-            if isinstance(hooks, ClosesUnplayedHeats) and await hooks.close_if_nobody_plays(
-                heat.id, self.now()
-            ):
+            if await self.tournament.close_if_nobody_plays(heat.id, self.now()):
                 log.info("heat %s closed at its start: no seat in play (rule 22)", heat.id)
                 return None
         seated = [m for m in called if m in active]
@@ -166,7 +208,11 @@ class Scheduler:
             return None
         links = await self._ensure_links(bank.name, seated)
         runner = HeatRunner(
-            self.ctx.writer, links, hooks=self.hooks, feed=self.feed, progress=self.progress
+            self.ctx.writer,
+            links,
+            tournament=self.tournament,
+            feed=self.feed,
+            progress=self.progress,
         )
         supervisor = self.supervisors.get(bank.name)
         if supervisor is not None:

@@ -24,7 +24,9 @@ from typing import Any
 
 from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, OperationalError
 
-from storage.journal import Journal, ResultIn, RunState, SeatState
+from storage.effects import EffectIn, EffectKind
+from storage.journal import Journal, NotSettled, ResultIn, RunState, SeatState
+from storage.lease import StaleOwner
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +57,8 @@ class JournalWriter:
         self._lock = asyncio.Lock()
         self._flusher: asyncio.Task[None] | None = None
         self.spooled_total = 0  # how many writes ever went through the spool
+        # Runs whose settling waited on the database: settled once the spool is replayed.
+        self._settle_wanted: set[int] = set()
 
     # -- writes --------------------------------------------------------------------
     async def step(
@@ -68,6 +72,7 @@ class JournalWriter:
         paused_left_ms: int | None = None,
         clear_pause: bool = False,
         seats: Mapping[str, SeatState] | None = None,
+        effects: Sequence[EffectIn] = (),
     ) -> None:
         await self._write(
             {
@@ -80,6 +85,7 @@ class JournalWriter:
                 "paused_left_ms": paused_left_ms,
                 "clear_pause": clear_pause,
                 "seats": {k: v.value for k, v in (seats or {}).items()},
+                "effects": [_effect_record(e) for e in effects],
             }
         )
 
@@ -90,6 +96,8 @@ class JournalWriter:
         *,
         supports: Mapping[str, str] | None = None,
         note: str = "",
+        effects: Sequence[EffectIn] = (),
+        unlocked_at: Mapping[str, datetime] | None = None,
     ) -> None:
         await self._write(
             {
@@ -98,6 +106,8 @@ class JournalWriter:
                 "seats": {k: v.value for k, v in seats.items()},
                 "supports": dict(supports or {}),
                 "note": note,
+                "effects": [_effect_record(e) for e in effects],
+                "unlocked_at": {k: v.isoformat() for k, v in (unlocked_at or {}).items()},
             }
         )
 
@@ -121,8 +131,32 @@ class JournalWriter:
             }
         )
 
-    async def settle(self, run_id: int) -> None:
-        await self._write({"op": "settle", "run_id": run_id})
+    async def settle(self, run_id: int) -> bool:
+        """Mark the run settled if the database agrees it may be (every machine back in
+        normal play, every tournament effect applied).  Never spooled: a run left
+        unsettled is settled later by whoever holds the bank (recovery, ``serve``)."""
+        if self.pending:
+            self._settle_wanted.add(run_id)
+            return False
+        try:
+            await self.journal.settle(run_id)
+        except NotSettled as exc:
+            log.info("%s", exc)
+            return False
+        except StaleOwner:
+            raise
+        except Exception as exc:
+            if not is_outage(exc):
+                raise
+            log.warning("run %s left unsettled: database unreachable (%s)", run_id, exc)
+            self._settle_wanted.add(run_id)
+            return False
+        self._settle_wanted.discard(run_id)
+        return True
+
+    async def _settle_waiting(self) -> None:
+        for run_id in sorted(self._settle_wanted):
+            await self.settle(run_id)
 
     # -- spool -----------------------------------------------------------------------
     @property
@@ -162,7 +196,14 @@ class JournalWriter:
             done = await self.flush()
 
     async def flush(self) -> bool:
-        """Replay the spool into the database.  True when the spool is empty afterwards."""
+        """Replay the spool into the database, then settle the runs that waited on it.
+        True when the spool is empty afterwards."""
+        done = await self._replay()
+        if done and self._settle_wanted:
+            await self._settle_waiting()
+        return done
+
+    async def _replay(self) -> bool:
         async with self._lock:
             if not self.pending:
                 return True
@@ -224,6 +265,24 @@ def _read_records(path: Path) -> list[dict[str, Any]]:
     return records
 
 
+def _effect_record(e: EffectIn) -> dict[str, Any]:
+    return {
+        "kind": e.kind.value,
+        "at": e.at.isoformat(),
+        "machine_id": e.machine_id,
+        "details": dict(e.details),
+    }
+
+
+def _effects(records: list[dict[str, Any]] | None) -> list[EffectIn]:
+    return [
+        EffectIn(
+            EffectKind(r["kind"]), datetime.fromisoformat(r["at"]), r["machine_id"], r["details"]
+        )
+        for r in records or []
+    ]
+
+
 def _iso(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat()
 
@@ -240,7 +299,7 @@ async def _apply(journal: Journal, r: dict[str, Any]) -> None:
         # Idempotent replay: a step already applied (same state, crash before the spool
         # was cleared) is not written twice.
         if view.state is state and r["ends_at"] is None and not r["seats"]:
-            return
+            return  # (its effects were committed with it)
         await journal.step(
             r["run_id"],
             state,
@@ -250,6 +309,7 @@ async def _apply(journal: Journal, r: dict[str, Any]) -> None:
             paused_left_ms=r["paused_left_ms"],
             clear_pause=r["clear_pause"],
             seats={k: SeatState(v) for k, v in r["seats"].items()},
+            effects=_effects(r.get("effects")),
         )
     elif op == "seats":
         await journal.set_seats(
@@ -257,6 +317,8 @@ async def _apply(journal: Journal, r: dict[str, Any]) -> None:
             {k: SeatState(v) for k, v in r["seats"].items()},
             supports=r["supports"],
             note=r["note"],
+            effects=_effects(r.get("effects")),
+            unlocked_at={k: datetime.fromisoformat(v) for k, v in r.get("unlocked_at", {}).items()},
         )
     elif op == "results":
         await journal.store_results(
@@ -274,7 +336,8 @@ async def _apply(journal: Journal, r: dict[str, Any]) -> None:
                 for x in r["results"]
             ],
         )
-    elif op == "settle":
-        await journal.settle(r["run_id"])
+    elif op == "settle":  # written by earlier versions only
+        with contextlib.suppress(NotSettled):
+            await journal.settle(r["run_id"])
     else:
         raise ValueError(f"spool: unknown operation {op!r}")

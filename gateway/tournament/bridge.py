@@ -1,35 +1,47 @@
-"""The heat's tournament side, through the tournament services (``gateway.tournament``).
+"""The heat's tournament side: the heat's effects carried into the tournament tables.
 
-Seats are found by machine: a heat seats one player per machine (rule 16), in machine
-order (rule 11).  A refusal from the services (a :class:`RuleViolation`) never stops the
-heat on the floor: the machine result is already in the journal, and the refusal is
-logged and kept in :attr:`ServiceHooks.problems` for the director.
+A heat has one truth, the journal.  Each step of it that matters to the tournament writes
+a tournament *effect* in the same commit (:mod:`storage.effects`: the heat started, the
+bank's scores, a seat's malfunction, the heat closed, restarted or aborted).  The
+:class:`TournamentBridge` drains them: one transaction per effect, in which the effect is
+claimed, applied through the tournament services and stamped applied — so each effect
+reaches the tournament exactly once, whichever process drains it (``serve``, a test heat,
+a recovery, a standby) and however often.  A run is only settled once none of its
+effects is pending (:meth:`storage.journal.Journal.settle`).
 
-Rule 22 (attendance): the machines the runner arms are those of the seats that would
-play if the heat started now (:func:`playing_at_start`: the floor attendant's roll call
-and the tournament's ``unmarked_at_start`` setting).  At the start the heat's journal run
-is the truth: a seat plays if and only if its machine is in the run, so an absent seat's
-machine is never armed, unlocked or scored, and a mark changed after the machines were
-armed is reported as a problem rather than half applied.
+Seats are found by machine: a heat seats one player per machine (T16), in machine order
+(T11).  A refusal from the services (a :class:`RuleViolation`) never stops the heat on
+the floor: the machine result is already in the journal; the effect is stamped with the
+refusal as its outcome (for the director), logged, and kept in
+:attr:`TournamentBridge.problems`.
 
-Rule 20 (system failure): the difficulties are dated from the journal, not from when
-they were noticed (:func:`failure_began` reads the journal's failed attempts; the rule
-that dates them is :func:`~gateway.tournament.rules.incidents.difficulties_began`), so
-a gateway that comes back after the reasonable period postpones the heat instead of
-restarting it.
+T22 (attendance): the machines the runner arms are those of the seats that would play if
+the heat started now (:func:`playing_at_start`: the floor attendant's roll call and the
+tournament's ``unmarked_at_start`` setting).  At the start the heat's journal run is the
+truth: a seat plays if and only if its machine is in the run, so an absent seat's machine
+is never armed, unlocked or scored, and a mark changed after the machines were armed is
+reported as a problem rather than half applied.
+
+T20 (system failure): the difficulties are dated from the journal, not from when they
+were noticed (:func:`failure_began` reads the journal's failed attempts; the rule that
+dates them is :func:`~gateway.tournament.rules.incidents.difficulties_began`), so a
+gateway that comes back after the reasonable period postpones the heat instead of
+restarting it.  A director's abort voids the attempt and postpones the heat for the
+director to reschedule (T10, T20).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from itertools import takewhile
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from gateway.scores import HeatScore
+from gateway.scores import HeatScore, TournamentMeters
 from gateway.tournament.rules.incidents import (
     FRESH_START_NOTICES,
     FailedAttempt,
@@ -43,12 +55,15 @@ from gateway.tournament.services import (
     handle_system_failure,
     mark_seat_malfunctioned,
     playing_at_start,
+    postpone_heat,
     record_machine_score,
     unit_of_work,
 )
 from gateway.tournament.services.seating import SeatInfo, heat_seats
+from storage import effects
+from storage.effects import EffectKind, EffectView
 from storage.enums import HeatStatus, SeatStatus
-from storage.journal import HeatRun, HeatRunMachine, HeatRunStep, RunState, SeatState
+from storage.journal import HeatResult, HeatRun, HeatRunMachine, HeatRunStep, RunState, SeatState
 from storage.tournament import Heat, HeatNotice
 
 log = logging.getLogger(__name__)
@@ -58,13 +73,16 @@ Clock = Callable[[], datetime]
 _CALLED = (SeatStatus.ASSIGNED, SeatStatus.PRESENT)
 _SCORED = (SeatStatus.PRESENT, SeatStatus.PLAYED)
 _NOT_STARTED = (HeatStatus.SCHEDULED, HeatStatus.RESTARTED)
+OK = "ok"
 
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class ServiceHooks:
+class TournamentBridge:
+    """Drains a heat's tournament effects into the tournament tables (see the module)."""
+
     def __init__(
         self,
         sessions: async_sessionmaker[AsyncSession],
@@ -74,59 +92,21 @@ class ServiceHooks:
     ) -> None:
         self.sessions = sessions
         self.actor = actor
-        self.clock = clock  # tests pass time in (rule 20's reasonable period)
+        self.clock = clock  # tests pass time in (T20's reasonable period)
         self.problems: list[str] = []
+        self._draining = asyncio.Lock()  # one drain at a time in this process
 
     async def seated_machines(self, heat_id: int) -> list[str]:
-        """Machines to arm for the heat, in seat order (rule 11): only seats that would
-        play if it started now (rule 22 roll call, rule 16 proxies, rule 2)."""
+        """Machines to arm for the heat, in seat order (T11): only seats that would play
+        if it started now (T22 roll call, T16 proxies, T2)."""
         async with self.sessions() as session:
             seats = await playing_at_start(session, heat_id)
         return [s.machine_id for s in seats]
 
-    async def _seat(self, session: AsyncSession, heat_id: int, machine_id: str) -> SeatInfo | None:
-        for seat in await heat_seats(session, heat_id):
-            if seat.machine_id == machine_id:
-                return seat
-        return None
-
-    async def heat_started(self, heat_id: int, started_at: datetime) -> None:
-        try:
-            async with unit_of_work(self.sessions) as session:
-                run = await _run_machines(session, heat_id)
-                present: set[int] | None = None
-                if run is not None:
-                    called = [s for s in await heat_seats(session, heat_id) if s.status in _CALLED]
-                    present = {s.seat_number for s in called if s.machine_id in run}
-                    expected = {s.seat_number for s in await playing_at_start(session, heat_id)}
-                    if present != expected:
-                        self._problem(
-                            f"heat {heat_id} start: roll call changed after the machines were "
-                            f"armed; seats {sorted(present)} play, the roll call now says "
-                            f"{sorted(expected)} (rule 22; the director decides, rule 23)"
-                        )
-                await begin_heat(
-                    session, heat_id, present_seats=present, at=started_at, actor=self.actor
-                )
-                # Machines that failed while being armed or unlocked, before the start: their
-                # players were there, so rule 20 (a future seat or a refund), not rule 22.
-                failed = [m for m, s in (run or {}).items() if s is SeatState.MALFUNCTION]
-                for seat in await heat_seats(session, heat_id):
-                    if seat.machine_id in failed and seat.status is SeatStatus.PRESENT:
-                        await mark_seat_malfunctioned(
-                            session,
-                            seat.seat_id,
-                            at=started_at,
-                            actor=self.actor,
-                            reason=f"machine {seat.machine_id} failed at the start",
-                        )
-        except RuleViolation as exc:
-            self._problem(f"heat {heat_id} start: {exc}")
-
     async def close_if_nobody_plays(self, heat_id: int, at: datetime) -> bool:
         """A due heat in which no seat would play (everyone marked absent, or nobody
-        registered): announce the start so the absent forfeit (rule 22; no late entries,
-        rule 11) and close it.  Returns whether the heat was closed."""
+        registered): announce the start so the absent forfeit (T22; no late entries,
+        T11) and close it.  Returns whether the heat was closed."""
         try:
             async with unit_of_work(self.sessions) as session:
                 if await playing_at_start(session, heat_id):
@@ -138,72 +118,151 @@ class ServiceHooks:
             return False
         return True
 
-    async def record_score(self, heat_id: int, machine_id: str, score: HeatScore) -> None:
-        try:
-            async with unit_of_work(self.sessions) as session:
-                seat = await self._seat(session, heat_id, machine_id)
-                if seat is None:
-                    return  # no player on this machine: a result for the record only
-                if seat.status not in _SCORED:
-                    # e.g. forfeited at the start (rule 22): the machine's result is not
-                    # that player's score; it stays in the journal only.
-                    self._problem(
-                        f"heat {heat_id} {machine_id}: seat {seat.seat_number} is "
-                        f"{seat.status.value}; its machine's result is not counted"
-                    )
-                    return
-                await record_machine_score(session, seat.seat_id, score, at=self.clock())
-        except RuleViolation as exc:
-            self._problem(f"heat {heat_id} {machine_id} score: {exc}")
+    async def drain(self, run_id: int | None = None) -> int:
+        """Apply every pending effect (of ``run_id``, or of every run), oldest first;
+        returns how many this call applied.  Safe to call from any process, any time."""
+        async with self._draining:
+            async with self.sessions() as session:
+                waiting = [e.id for e in await effects.pending(session, run_id=run_id)]
+            applied = 0
+            for effect_id in waiting:
+                applied += await self._apply_one(effect_id)
+            return applied
 
-    async def machine_malfunctioned(self, heat_id: int, machine_id: str, reason: str) -> None:
-        try:
-            async with unit_of_work(self.sessions) as session:
-                heat = await session.get(Heat, heat_id)
-                if heat is not None and heat.status in _NOT_STARTED:
-                    return  # before the start: heat_started handles it (rule 20)
-                seat = await self._seat(session, heat_id, machine_id)
-                if seat is None:
-                    return
+    async def _apply_one(self, effect_id: int) -> int:
+        async with unit_of_work(self.sessions) as session:
+            effect = await effects.claim(session, effect_id)
+            if effect is None:
+                return 0  # another process applied it meanwhile
+            try:
+                async with session.begin_nested():  # a refusal undoes only its own changes
+                    outcome = await self._apply(session, effect)
+            except RuleViolation as exc:
+                outcome = f"refused: {exc}"
+                self._problem(f"heat {effect.heat_id} {effect.kind.value}: {exc}")
+            await effects.finish(session, effect.id, outcome=outcome, now=self.clock())
+        log.info(
+            "heat %s run %s: %s effect applied (%s)",
+            effect.heat_id, effect.run_id, effect.kind.value, outcome,
+        )  # fmt: skip
+        return 1
+
+    async def _apply(self, session: AsyncSession, effect: EffectView) -> str:
+        appliers: dict[EffectKind, Callable[[AsyncSession, EffectView], Awaitable[str]]] = {
+            EffectKind.STARTED: self._started,
+            EffectKind.SCORES: self._scores,
+            EffectKind.MALFUNCTION: self._malfunction,
+            EffectKind.CLOSED: self._closed,
+            EffectKind.RESTARTED: self._restarted,
+            EffectKind.ABORTED: self._aborted,
+        }
+        return await appliers[effect.kind](session, effect)
+
+    async def _started(self, session: AsyncSession, effect: EffectView) -> str:
+        heat_id = effect.heat_id
+        run = await _run_machines(session, effect.run_id)
+        called = [s for s in await heat_seats(session, heat_id) if s.status in _CALLED]
+        present = {s.seat_number for s in called if s.machine_id in run}
+        expected = {s.seat_number for s in await playing_at_start(session, heat_id)}
+        notes = []
+        if present != expected:
+            notes.append(
+                f"roll call changed after the machines were armed; seats {sorted(present)} "
+                f"play, the roll call now says {sorted(expected)} (T22; the director decides, T23)"
+            )
+            self._problem(f"heat {heat_id} start: {notes[-1]}")
+        await begin_heat(session, heat_id, present_seats=present, at=effect.at, actor=self.actor)
+        # Machines that failed while being armed, before the start: their players were
+        # there, so T20 (a future seat or a refund), not T22.
+        failed = {m for m, s in run.items() if s is SeatState.MALFUNCTION}
+        for seat in await heat_seats(session, heat_id):
+            if seat.machine_id in failed and seat.status is SeatStatus.PRESENT:
                 await mark_seat_malfunctioned(
-                    session, seat.seat_id, at=self.clock(), actor=self.actor, reason=reason
+                    session,
+                    seat.seat_id,
+                    at=effect.at,
+                    actor=self.actor,
+                    reason=f"machine {seat.machine_id} failed at the start",
                 )
-        except RuleViolation as exc:
-            self._problem(f"heat {heat_id} {machine_id} malfunction: {exc}")
+        return "; ".join([OK, *notes]) if notes else OK
 
-    async def heat_finished(self, heat_id: int, ended_at: datetime) -> None:
-        try:
-            async with unit_of_work(self.sessions) as session:
-                await finish_heat(session, heat_id, at=ended_at, actor=self.actor)
-        except RuleViolation as exc:
-            self._problem(f"heat {heat_id} finish: {exc}")
+    async def _scores(self, session: AsyncSession, effect: EffectView) -> str:
+        """T12: every stored result of the bank to its seat, in this one transaction."""
+        wanted = set(effect.details.get("machines", []))
+        rows = (
+            await session.scalars(select(HeatResult).where(HeatResult.run_id == effect.run_id))
+        ).all()
+        seats = {s.machine_id: s for s in await heat_seats(session, effect.heat_id)}
+        skipped = []
+        for row in rows:
+            if wanted and row.machine_id not in wanted:
+                continue
+            seat = seats.get(row.machine_id)
+            if seat is None:
+                continue  # no player on this machine: a result for the record only
+            if seat.status not in _SCORED:
+                # e.g. forfeited at the start (T22): the machine's result is not that
+                # player's score; it stays in the journal only.
+                skipped.append(f"{row.machine_id} (seat {seat.seat_number} {seat.status.value})")
+                continue
+            meters = TournamentMeters(
+                row.games_played, row.games_won, row.credits_wagered, row.credits_won
+            )
+            score = HeatScore(credits=row.score, meters=meters)
+            await record_machine_score(session, seat.seat_id, score, at=row.collected_at)
+        if skipped:
+            self._problem(f"heat {effect.heat_id}: not counted {', '.join(skipped)}")
+            return f"{OK}; not counted: {', '.join(skipped)}"
+        return OK
 
-    async def heat_restarted(self, heat_id: int, reason: str) -> None:
-        """Rule 20: restart the heat, or postpone it when the difficulties began longer
-        ago than the tournament's reasonable period."""
+    async def _malfunction(self, session: AsyncSession, effect: EffectView) -> str:
+        heat = await session.get(Heat, effect.heat_id)
+        if heat is not None and heat.status in _NOT_STARTED:
+            return "before the start: the start's effect handles it (T20)"
+        seat = _seat_of(await heat_seats(session, effect.heat_id), effect.machine_id)
+        if seat is None:
+            return "no seat on this machine"
+        reason = str(effect.details.get("reason", "machine malfunction"))
+        await mark_seat_malfunctioned(
+            session, seat.seat_id, at=effect.at, actor=self.actor, reason=reason
+        )
+        return OK
+
+    async def _closed(self, session: AsyncSession, effect: EffectView) -> str:
+        await finish_heat(session, effect.heat_id, at=effect.at, actor=self.actor)
+        return OK
+
+    async def _restarted(self, session: AsyncSession, effect: EffectView) -> str:
+        """T20: restart the heat, or postpone it when the difficulties began longer ago
+        than the tournament's reasonable period."""
         now = self.clock()
-        try:
-            async with unit_of_work(self.sessions) as session:
-                failed_at = failure_time(await failure_began(session, heat_id), now)
-                outcome = await handle_system_failure(
-                    session, heat_id, failed_at=failed_at, now=now, actor=self.actor, reason=reason
-                )
-            log.info("heat %s: system failure since %s -> %s", heat_id, failed_at, outcome.value)
-        except RuleViolation as exc:
-            self._problem(f"heat {heat_id} restart: {exc}")
+        reason = str(effect.details.get("reason", "tournament system failure (T20)"))
+        failed_at = failure_time(await failure_began(session, effect.heat_id), now)
+        outcome = await handle_system_failure(
+            session, effect.heat_id, failed_at=failed_at, now=now, actor=self.actor, reason=reason
+        )
+        return outcome.value
+
+    async def _aborted(self, session: AsyncSession, effect: EffectView) -> str:
+        """A director's abort: nothing of the attempt counts; the heat waits, postponed,
+        for the director to reschedule it (T10) or restart it (T20)."""
+        reason = str(effect.details.get("reason") or "director abort")
+        await postpone_heat(
+            session, effect.heat_id, now=self.clock(), actor=self.actor, reason=reason
+        )
+        return "postponed"
 
     def _problem(self, text: str) -> None:
-        log.warning("tournament services refused: %s", text)
+        log.warning("tournament refused a heat effect: %s", text)
         self.problems.append(text)
 
 
-async def _run_machines(session: AsyncSession, heat_id: int) -> dict[str, SeatState] | None:
-    """The machines of the heat's latest journal run that the runner took into the heat."""
-    run_id = await session.scalar(
-        select(HeatRun.id).where(HeatRun.heat_id == heat_id).order_by(HeatRun.id.desc()).limit(1)
-    )
-    if run_id is None:
-        return None
+def _seat_of(seats: list[SeatInfo], machine_id: str | None) -> SeatInfo | None:
+    return next((s for s in seats if s.machine_id == machine_id), None)
+
+
+async def _run_machines(session: AsyncSession, run_id: int) -> dict[str, SeatState]:
+    """The machines the runner took into the run (not left pending)."""
     rows = await session.execute(
         select(HeatRunMachine.machine_id, HeatRunMachine.state).where(
             HeatRunMachine.run_id == run_id

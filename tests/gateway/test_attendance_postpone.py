@@ -26,7 +26,7 @@ from gateway.heats.runner import HeatRunner
 from gateway.heats.spool import JournalWriter
 from gateway.machines.links import MachineLink
 from gateway.tournament import services as svc
-from gateway.tournament.bridge import ServiceHooks, failure_began
+from gateway.tournament.bridge import TournamentBridge, failure_began
 from gateway.tournament.rules.enums import EntryValidity, Stage
 from gateway.tournament.settings import TournamentSettings
 from storage.audit import AuditEntry
@@ -144,10 +144,10 @@ async def test_absent_seat_forfeits_and_its_machine_stays_out_of_the_heat(floor:
     setting: forfeit), seat 1 present.  Only A01 is armed, unlocked and scored."""
     await _mark(floor, [1], present=True)
     await _mark(floor, [3], present=False)
-    hooks = ServiceHooks(floor.sessions)
+    hooks = TournamentBridge(floor.sessions)
     seated = await hooks.seated_machines(floor.heat_id)
     assert seated == ["A01"]
-    runner = HeatRunner(floor.writer, floor.links(seated), hooks=hooks, poll_interval_s=0.05)
+    runner = HeatRunner(floor.writer, floor.links(seated), tournament=hooks, poll_interval_s=0.05)
     outcome = await runner.run_new("A", seated, credits=300, seconds=1, heat_id=floor.heat_id)
     assert outcome.state is RunState.CLOSED
     assert hooks.problems == []
@@ -175,10 +175,10 @@ async def test_absent_seat_forfeits_and_its_machine_stays_out_of_the_heat(floor:
 
 async def test_no_roll_call_means_everyone_present_by_default(floor: Floor) -> None:
     """Default setting (auto): a heat nobody called starts with every seat present."""
-    hooks = ServiceHooks(floor.sessions)
+    hooks = TournamentBridge(floor.sessions)
     seated = await hooks.seated_machines(floor.heat_id)
     assert seated == MACHINES
-    runner = HeatRunner(floor.writer, floor.links(seated), hooks=hooks, poll_interval_s=0.05)
+    runner = HeatRunner(floor.writer, floor.links(seated), tournament=hooks, poll_interval_s=0.05)
     outcome = await runner.run_new("A", seated, credits=300, seconds=1, heat_id=floor.heat_id)
     assert outcome.state is RunState.CLOSED and hooks.problems == []
     assert {s.status for s in (await floor.seats()).values()} == {SeatStatus.PLAYED}
@@ -188,7 +188,7 @@ async def test_a_heat_where_everyone_is_absent_is_closed_at_its_start(floor: Flo
     """Rule 22: every seat marked absent; at the start nobody plays, so every seat is
     forfeited without refund and the heat is closed instead of waiting for ever."""
     await _mark(floor, [1, 2, 3], present=False)
-    hooks = ServiceHooks(floor.sessions)
+    hooks = TournamentBridge(floor.sessions)
     assert await hooks.seated_machines(floor.heat_id) == []
     assert await hooks.close_if_nobody_plays(floor.heat_id, datetime.now(UTC))
     assert hooks.problems == []
@@ -200,7 +200,7 @@ async def test_a_heat_where_everyone_is_absent_is_closed_at_its_start(floor: Flo
 
 
 async def test_close_if_nobody_plays_leaves_a_heat_with_players_alone(floor: Floor) -> None:
-    hooks = ServiceHooks(floor.sessions)
+    hooks = TournamentBridge(floor.sessions)
     assert not await hooks.close_if_nobody_plays(floor.heat_id, datetime.now(UTC))
     assert (await floor.heat()).status is HeatStatus.SCHEDULED
 
@@ -208,13 +208,14 @@ async def test_close_if_nobody_plays_leaves_a_heat_with_players_alone(floor: Flo
 async def test_a_mark_changed_after_arming_follows_the_machines(floor: Floor) -> None:
     """The start follows what the runner armed: a seat marked absent once its machine is
     in the heat still plays (and the director is told), never half applied."""
-    hooks = ServiceHooks(floor.sessions)
+    hooks = TournamentBridge(floor.sessions)
     seated = await hooks.seated_machines(floor.heat_id)
     await _mark(floor, [1, 2], present=True)  # seat 3 now unmarked in a called heat
-    runner = HeatRunner(floor.writer, floor.links(seated), hooks=hooks, poll_interval_s=0.05)
+    runner = HeatRunner(floor.writer, floor.links(seated), tournament=hooks, poll_interval_s=0.05)
     outcome = await runner.run_new("A", seated, credits=300, seconds=1, heat_id=floor.heat_id)
     assert outcome.state is RunState.CLOSED
-    assert len(hooks.problems) == 1 and "rule 22" in hooks.problems[0]
+    assert len(hooks.problems) == 1
+    assert "T22" in hooks.problems[0]
     assert {s.status for s in (await floor.seats()).values()} == {SeatStatus.PLAYED}
 
 
@@ -222,9 +223,9 @@ async def test_a_machine_dead_at_arming_is_a_malfunction_not_an_absence(floor: F
     """The player of a machine that fails while the bank is armed was present: rule 20 (a
     future seat, here none: a refund), not a rule 22 forfeit."""
     floor.drivers["A02"].fault = "down"
-    hooks = ServiceHooks(floor.sessions)
+    hooks = TournamentBridge(floor.sessions)
     seated = await hooks.seated_machines(floor.heat_id)
-    runner = HeatRunner(floor.writer, floor.links(seated), hooks=hooks, poll_interval_s=0.05)
+    runner = HeatRunner(floor.writer, floor.links(seated), tournament=hooks, poll_interval_s=0.05)
     outcome = await runner.run_new("A", seated, credits=300, seconds=1, heat_id=floor.heat_id)
     assert outcome.state is RunState.CLOSED
     assert hooks.problems == []
@@ -243,11 +244,11 @@ async def test_a_machine_dead_at_arming_is_a_malfunction_not_an_absence(floor: F
 # -- rule 20 -----------------------------------------------------------------------------
 
 
-async def _crash_while_running(floor: Floor, hooks: ServiceHooks) -> int:
+async def _crash_while_running(floor: Floor, hooks: TournamentBridge) -> int:
     """Run the heat until play is journaled, announce the start, then the gateway dies."""
     first = HeatRunner(floor.writer, floor.links(), stop_after=RunState.RUNNING)
     crashed = await first.run_new("A", MACHINES, credits=300, seconds=5, heat_id=floor.heat_id)
-    await hooks.heat_started(floor.heat_id, datetime.now(UTC))  # announced before the crash
+    await hooks.drain()  # the start (journaled with RUNNING) announced before the crash
     assert (await floor.heat()).status is HeatStatus.RUNNING
     return crashed.run_id
 
@@ -264,11 +265,11 @@ async def test_recovery_restarts_within_the_period_and_postpones_after(
 ) -> None:
     """Rule 20: the gateway comes back with most of the bank silent (a tournament-system
     failure).  Dated from the journal's last step, not from the moment it came back."""
-    hooks = ServiceHooks(floor.sessions, clock=clock(back_after))
+    hooks = TournamentBridge(floor.sessions, clock=clock(back_after))
     run_id = await _crash_while_running(floor, hooks)
     for machine_id in ("A01", "A02"):
         floor.drivers[machine_id].fault = "timeout"
-    reports = await recover_bank(floor.writer, floor.links(), "A", hooks=hooks)
+    reports = await recover_bank(floor.writer, floor.links(), "A", tournament=hooks)
     assert reports[0].decision == "restart"
     assert hooks.problems == []
     heat = await floor.heat()
@@ -281,7 +282,8 @@ async def test_recovery_restarts_within_the_period_and_postpones_after(
         assert await failure_began(s, floor.heat_id) == running_at
         action = "heat.restart" if expected is HeatStatus.RESTARTED else "heat.postpone"
         audited = (await s.scalars(select(AuditEntry).where(AuditEntry.action == action))).one()
-        assert audited.actor == "gateway" and "rule 20" in (audited.reason or "")
+        assert audited.actor == "gateway"
+        assert "T20" in (audited.reason or "")
     # The players keep their seats either way (rule 20).
     assert {seat.status for seat in seats.values()} == {SeatStatus.PRESENT}
 
@@ -298,19 +300,19 @@ async def test_failing_retries_count_from_the_first_failure(
 ) -> None:
     """Rule 20: after a restart, every retry fails while arming (no machine answers).  The
     reasonable period runs from the first failure, so the retries cannot reset it."""
-    restart_hooks = ServiceHooks(floor.sessions)
+    restart_hooks = TournamentBridge(floor.sessions)
     first_run = await _crash_while_running(floor, restart_hooks)
     for machine_id in ("A01", "A02"):
         floor.drivers[machine_id].fault = "timeout"
-    await recover_bank(floor.writer, floor.links(), "A", hooks=restart_hooks)
+    await recover_bank(floor.writer, floor.links(), "A", tournament=restart_hooks)
     assert (await floor.heat()).status is HeatStatus.RESTARTED
     running_at = next(
         at for state, at, _ in await floor.journal.steps(first_run) if state is RunState.RUNNING
     )
     for driver in floor.drivers.values():
         driver.fault = "down"
-    hooks = ServiceHooks(floor.sessions, clock=clock(retry_after))
-    retry = HeatRunner(floor.writer, floor.links(), hooks=hooks)
+    hooks = TournamentBridge(floor.sessions, clock=clock(retry_after))
+    retry = HeatRunner(floor.writer, floor.links(), tournament=hooks)
     outcome = await retry.run_new(
         "A", MACHINES, credits=300, seconds=5, heat_id=floor.heat_id, attempt=2
     )

@@ -5,7 +5,6 @@ double none, and are driven the plain way."""
 from __future__ import annotations
 
 from emulators.machine import EmulatedMachine
-from gateway.heats.hooks import ClosesUnplayedHeats
 from gateway.machines.capabilities import (
     PacedLink,
     PreparedCommands,
@@ -16,7 +15,6 @@ from gateway.machines.capabilities import (
 )
 from gateway.machines.mqtt import MqttMachineDriver
 from gateway.machines.sas import SasDriver
-from gateway.tournament.bridge import ServiceHooks
 
 from .direct_driver import DirectDriver, PreparedDirectDriver
 
@@ -42,6 +40,3 @@ def test_a_driver_may_offer_one_prepared_command_only() -> None:
     assert isinstance(driver, PreparedUnlock) and not isinstance(driver, PreparedLock)
 
 
-def test_tournament_hooks_close_unplayed_heats() -> None:
-    assert isinstance(ServiceHooks(None), ClosesUnplayedHeats)  # type: ignore[arg-type]
-    assert not isinstance(object(), ClosesUnplayedHeats)

@@ -20,7 +20,7 @@ from sqlalchemy import select
 from gateway.app.context import GatewayContext, bank_links, close_links
 from gateway.floor.store import set_bank_enabled
 from gateway.heats.scheduler import Scheduler
-from gateway.tournament.bridge import ServiceHooks
+from gateway.tournament.bridge import TournamentBridge
 from gateway.tournament.rules.enums import Stage
 from gateway.tournament.services import add_player, register_for_heat, sell_entries, unit_of_work
 from gateway.tournament.services.setup import create_tournament, schedule_heat
@@ -151,8 +151,8 @@ async def test_machine_failing_mid_heat_moves_its_player_to_a_future_heat(
         await set_bank_enabled(ctx.sessions, "A", enabled=True, actor="tech")
         heat_1, _ = await _setup(ctx, starts_in_s=0.5, seconds=3)
         links, _ = await bank_links(ctx.bank("A"))
-        hooks = ServiceHooks(ctx.sessions)
-        scheduler = Scheduler(ctx, {"A": links}, hooks=hooks, tick_s=0.2)
+        hooks = TournamentBridge(ctx.sessions)
+        scheduler = Scheduler(ctx, {"A": links}, tournament=hooks, tick_s=0.2)
         stop = asyncio.Event()
         task = asyncio.create_task(scheduler.run(stop))
         for _ in range(200):  # bounded: until the heat is running

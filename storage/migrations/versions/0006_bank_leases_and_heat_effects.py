@@ -2,6 +2,7 @@
 
 ``bank_lease``: one owner per bank, with a fencing token (storage.lease).
 ``heat_effect``: the transactional outbox of a heat's tournament effects (storage.effects).
+``heat_run_machine.unlocked_at``: when the machine acknowledged its unlock (proof of play, T20).
 
 Revision ID: 0006
 Revises: 0005
@@ -58,6 +59,7 @@ def upgrade() -> None:
             nullable=False,
         ),
         sa.Column("machine_id", sa.String(length=32), nullable=True),
+        sa.Column("key", sa.String(length=120), nullable=False),
         sa.Column("at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("details", sa.Text(), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
@@ -67,7 +69,10 @@ def upgrade() -> None:
             ["run_id"], ["heat_run.id"], name=op.f("fk_heat_effect_run_id_heat_run")
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_heat_effect")),
+        sa.UniqueConstraint("run_id", "key", name=op.f("uq_heat_effect_run_id_key")),
     )
+    with op.batch_alter_table("heat_run_machine", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("unlocked_at", sa.DateTime(timezone=True), nullable=True))
     with op.batch_alter_table("heat_effect", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_heat_effect_applied_at"), ["applied_at"], unique=False)
         batch_op.create_index(batch_op.f("ix_heat_effect_run_id"), ["run_id"], unique=False)
@@ -81,6 +86,8 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f("ix_heat_effect_run_id"))
         batch_op.drop_index(batch_op.f("ix_heat_effect_applied_at"))
 
+    with op.batch_alter_table("heat_run_machine", schema=None) as batch_op:
+        batch_op.drop_column("unlocked_at")
     op.drop_table("heat_effect")
     op.drop_table("bank_lease")
     # ### end Alembic commands ###
