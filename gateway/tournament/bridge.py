@@ -45,6 +45,7 @@ from gateway.scores import HeatScore, TournamentMeters
 from gateway.tournament.rules.incidents import (
     FRESH_START_NOTICES,
     FailedAttempt,
+    FailureOutcome,
     difficulties_began,
     failure_time,
 )
@@ -238,9 +239,13 @@ class TournamentBridge:
         now = self.clock()
         reason = str(effect.details.get("reason", "tournament system failure (T20)"))
         failed_at = failure_time(await failure_began(session, effect.heat_id), now)
+        heat = await session.get(Heat, effect.heat_id)
+        before_start = heat is not None and heat.status in _NOT_STARTED
         outcome = await handle_system_failure(
             session, effect.heat_id, failed_at=failed_at, now=now, actor=self.actor, reason=reason
         )
+        if before_start and outcome is FailureOutcome.RESTART:
+            return "left due: the attempt failed before its start, nothing to void (T20)"
         return outcome.value
 
     async def _aborted(self, session: AsyncSession, effect: EffectView) -> str:
