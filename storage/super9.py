@@ -130,6 +130,8 @@ class Super9Ticket(Base):
     numbers: Mapped[str | None] = mapped_column(String(64), nullable=True)
     handed_in_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     handed_in_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    # The verification section as keyed at hand-in (rule 7): name, id, contact, signature.
+    verification: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     disqualified_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 

@@ -62,6 +62,7 @@ from datetime import date, datetime
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     CheckConstraint,
     Date,
     ForeignKey,
@@ -72,6 +73,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     text,
+    true,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -169,6 +171,9 @@ class TournamentSetting(Base):
     reschedule_notice_seconds: Mapped[int] = mapped_column(
         Integer, default=DEFAULT_NOTICE_S, server_default=str(DEFAULT_NOTICE_S)
     )
+    # Rule 14: the top qualifier's other entries take no semi-final seat (the participant
+    # is excluded); false = only the top entry is.
+    top_player_excluded: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
 
 
 class TournamentPackage(Base):

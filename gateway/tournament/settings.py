@@ -68,6 +68,9 @@ class TournamentSettings:
     # rule 22: what the start does to a seat the roll call left unmarked (see
     # gateway.tournament.rules.attendance; default: forfeit only if a roll call was taken)
     unmarked_at_start: UnmarkedAtStart = UnmarkedAtStart.AUTO
+    # rule 14: "excluding the above-mentioned participant" — the top qualifier's other
+    # entries take no semi-final seat (false: only the top entry is left out)
+    top_player_excluded: bool = True
 
     def __post_init__(self) -> None:
         self.validate()
@@ -145,6 +148,7 @@ class TournamentSettings:
             "postpone_after_s": int(self.postpone_after.total_seconds()),
             "reschedule_notice_s": int(self.reschedule_notice.total_seconds()),
             "unmarked_at_start": self.unmarked_at_start.value,
+            "top_player_excluded": self.top_player_excluded,
         }
 
     @classmethod
@@ -169,12 +173,7 @@ class TournamentSettings:
             ):
                 if key in data:
                     kwargs[key] = _strict_int(key, data[key])
-            if "validity" in data:
-                kwargs["validity"] = _validity(data["validity"])
-            if "packages" in data:
-                kwargs["packages"] = _packages(data["packages"])
-            if "unmarked_at_start" in data:
-                kwargs["unmarked_at_start"] = parse_unmarked(data["unmarked_at_start"])
+            kwargs.update(_choices(data))
             if "postpone_after_s" in data:
                 seconds = _strict_int("postpone_after_s", data["postpone_after_s"])
                 kwargs["postpone_after"] = timedelta(seconds=seconds)
@@ -184,6 +183,28 @@ class TournamentSettings:
         except (KeyError, TypeError, ValueError) as exc:
             raise RuleViolation(None, f"settings: invalid value ({exc})") from exc
         return cls(**kwargs)
+
+
+def _choices(data: dict[str, Any]) -> dict[str, Any]:
+    """The non-integer settings present in ``data``, parsed."""
+    out: dict[str, Any] = {}
+    if "validity" in data:
+        out["validity"] = _validity(data["validity"])
+    if "packages" in data:
+        out["packages"] = _packages(data["packages"])
+    if "top_player_excluded" in data:
+        out["top_player_excluded"] = _strict_bool(
+            "top_player_excluded", data["top_player_excluded"]
+        )
+    if "unmarked_at_start" in data:
+        out["unmarked_at_start"] = parse_unmarked(data["unmarked_at_start"])
+    return out
+
+
+def _strict_bool(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise RuleViolation(None, f"settings: {name} must be true or false, got {value!r}")
+    return value
 
 
 def _strict_int(name: str, value: Any) -> int:

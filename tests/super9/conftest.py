@@ -6,11 +6,14 @@ from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
 import pytest
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.feed import MemoryFeed
 from gateway.super9.desk import Super9Desk
+from gateway.super9.rules.verification import Verification
 from storage.db import make_sessionmaker
+from storage.super9 import Super9Ticket
 from storage.tournament import Player
 
 SAST = ZoneInfo("Africa/Johannesburg")
@@ -52,3 +55,15 @@ async def desk(engine: AsyncEngine, feed: MemoryFeed) -> Super9Desk:
                 )
             )
     return Super9Desk(sm, feed=feed)
+
+
+async def key_in(desk: Super9Desk, serial: str, numbers: str, *, actor: str, now: datetime) -> int:
+    """A hand-in with the verification section filled in fully and correctly (rule 7)."""
+    async with desk._sm() as db:
+        ticket = (
+            await db.execute(select(Super9Ticket).where(Super9Ticket.serial == serial))
+        ).scalar_one()
+        player = await db.get(Player, ticket.player_id)
+        assert player is not None
+        section = Verification(player.name, player.card_number or "", "082 555 0100", True)
+    return await desk.hand_in(serial, numbers, actor=actor, now=now, verification=section)

@@ -43,6 +43,16 @@ def test_sales_and_hand_in_windows_rule_6() -> None:
     assert cal.sale_session(t(wed, 20, 30)) is None
     assert cal.sale_session(t(date(2026, 12, 3), 10)) is None  # Thursday: no draw
     assert cal.hand_in_session(t(wed, 18, 44), t(wed, 19)) == t(wed, 19)
-    assert cal.hand_in_session(t(wed, 18, 45), t(wed, 19)) == t(wed, 21)
+    assert cal.hand_in_session(t(wed, 18, 45), t(wed, 19)) == t(wed, 19)  # cut-off: on time
+    assert cal.hand_in_session(t(wed, 18, 46), t(wed, 19)) == t(wed, 21)
     # Late for 21:00 on Wednesday: valid for Sunday's first session.
     assert cal.hand_in_session(t(wed, 20, 50), t(wed, 21)) == t(date(2026, 12, 6), 15)
+
+
+def test_s9_6_late_ticket_is_valid_for_the_next_session_only() -> None:
+    """S9-6: a ticket handed in after its cut-off plays the very next session; after that
+    one's cut-off too it plays none (not a later one). The cut-off instant is on time."""
+    cal, wed = SessionCalendar(), date(2026, 12, 2)
+    assert cal.hand_in_session(t(wed, 20, 45), t(wed, 19)) == t(wed, 21)
+    assert cal.hand_in_session(t(wed, 20, 46), t(wed, 19)) is None
+    assert cal.hand_in_session(t(date(2026, 12, 6), 10), t(wed, 19)) is None

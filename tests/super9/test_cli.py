@@ -60,6 +60,13 @@ def test_cli_session_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
         "T1",
         "--numbers",
         "1 2 3 4 5 6 7 8 9",
+        "--name",
+        "Player 1",
+        "--id",
+        "C1",
+        "--contact",
+        "082 555 0100",
+        "--signed",
         "--actor",
         "grd",
         "--now",
@@ -137,13 +144,15 @@ def test_cli_session_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
         "jackpot",
         "--signature",
         "slip 77",
+        "--signer",
+        "C1",
         "--witness",
         "director",
         "--actor",
         "cashier",
     )
     jackpot = json.loads(run("jackpot", "--history", "--json"))
-    assert jackpot["jackpot_cents"] == 500_000 + 3_750  # re-seeded + 75% (rule 15 default)
+    assert jackpot["jackpot_cents"] == 500_000  # restarts at exactly R5,000 (S9-15 default)
     text = run("report", "--session", "1")
     assert "R5,000.00" in text and "closed" in text
 
@@ -214,6 +223,13 @@ def test_cli_publishes_live_draw_to_broker(
                 "T1",
                 "--numbers",
                 "1 2 3 4 5 6 7 8 9",
+                "--name",
+                "Player 1",
+                "--id",
+                "C1",
+                "--contact",
+                "082 555 0100",
+                "--signed",
                 "--actor",
                 "g",
                 "--now",

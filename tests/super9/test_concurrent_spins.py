@@ -19,14 +19,14 @@ from storage.audit import AuditEntry
 from storage.db import make_sessionmaker
 from storage.super9 import SpinSource, Super9Spin
 
-from .conftest import WED, at
+from .conftest import WED, at, key_in
 
 
 async def test_concurrent_spins_are_serialised_per_session(
     engine: AsyncEngine, desk: Super9Desk, feed: MemoryFeed
 ) -> None:
     await desk.sell("A", "C1", actor="cashier", now=at(WED, 10))
-    sid = await desk.hand_in("A", "1 2 3 4 5 6 7 8 9", actor="grd", now=at(WED, 18))
+    sid = await key_in(desk, "A", "1 2 3 4 5 6 7 8 9", actor="grd", now=at(WED, 18))
     await desk.open_session(at(WED, 19), actor="director", now=at(WED, 19))
     other = Super9Desk(make_sessionmaker(engine), feed=feed)  # a second terminal
     now = at(WED, 19, 5)
@@ -65,7 +65,7 @@ async def test_concurrent_spins_are_serialised_per_session(
 
 async def test_repeated_game_keeps_the_first_result(engine: AsyncEngine, desk: Super9Desk) -> None:
     await desk.sell("A", "C1", actor="cashier", now=at(WED, 10))
-    sid = await desk.hand_in("A", "1 2 3 4 5 6 7 8 9", actor="grd", now=at(WED, 18))
+    sid = await key_in(desk, "A", "1 2 3 4 5 6 7 8 9", actor="grd", now=at(WED, 18))
     await desk.open_session(at(WED, 19), actor="director", now=at(WED, 19))
     first = await desk.record_result(sid, 7, 4, now=at(WED, 19, 5))
     assert first is not None and first.seq == 1

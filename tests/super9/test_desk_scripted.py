@@ -20,6 +20,8 @@ from storage.audit import AuditEntry
 from storage.db import make_sessionmaker
 from storage.super9 import Super9Ticket, TicketStatus
 
+from .conftest import key_in
+
 SAST = ZoneInfo("Africa/Johannesburg")
 WED = date(2026, 12, 2)  # Wednesday: 19:00 and 21:00 (rule 4)
 P1, P2, P3, P4, P5, MINOR = "C1", "C2", "C3", "C4", "C5", "C6"
@@ -34,7 +36,7 @@ async def _sell_and_hand_in(desk: Super9Desk, tickets: dict[str, tuple[str, str]
     session_ids = set()
     for serial, (player, numbers) in tickets.items():
         await desk.sell(serial, player, actor="cashier", now=at(WED, 10))
-        session_ids.add(await desk.hand_in(serial, numbers, actor="grd", now=at(WED, 18)))
+        session_ids.add(await key_in(desk, serial, numbers, actor="grd", now=at(WED, 18)))
     assert len(session_ids) == 1
     return session_ids.pop()
 
@@ -72,16 +74,16 @@ async def test_jackpot_within_18_counted_spins_with_repeats(
     assert result.jackpot_won  # rules 14, 19
     paid = {(p.kind.value, p.amount_cents) for p in result.payouts}
     assert paid == {("jackpot", 500_000), ("consolation", 5_000)}  # rule 16 default: both
-    # SEEDS_NEXT (rule 15 default): the jackpot restarts at 500000 + this session's 15000.
-    assert await desk.jackpot() == 515_000
-    assert feed.retained["super9/jackpot"]["jackpot_cents"] == 515_000  # signage
+    # RESTART_AT_SEED (S9-15 default): exactly R5,000 again; this session adds nothing.
+    assert await desk.jackpot() == 500_000
+    assert feed.retained["super9/jackpot"]["jackpot_cents"] == 500_000  # signage
     history = await desk.jackpot_history()
     assert [(h["kind"], h["amount_cents"], h["balance_cents"]) for h in history] == [
         ("seed", 500_000, 500_000),
         ("payout", -500_000, 0),
         ("seed", 500_000, 500_000),
-        ("contribution", 15_000, 515_000),
     ]
+    assert result.retained_cents == 15_000
 
 
 async def test_literal_reading_counts_repeats_so_only_consolation(desk: Super9Desk) -> None:
@@ -158,7 +160,7 @@ async def test_mismatched_duplicate_voids_claim_and_disqualifies_for_the_day(
         },
     )
     await desk.sell("A2", P1, actor="cashier", now=at(WED, 12))
-    later = await desk.hand_in("A2", "20 21 22 23 24 25 26 27 28", actor="grd", now=at(WED, 18, 50))
+    later = await key_in(desk, "A2", "20 21 22 23 24 25 26 27 28", actor="grd", now=at(WED, 18, 50))
     assert later != sid  # after the 18:45 cut-off: rolled to 21:00 (rule 6)
     await desk.open_session(at(WED, 19), actor="director", now=at(WED, 19))
     await _spin_all(desk, sid, [1, 2, 3, 4, 5, 6, 7, 8, 9])
@@ -260,7 +262,7 @@ async def test_late_ticket_rolls_to_next_session(desk: Super9Desk) -> None:
     await desk.sell("L", P1, actor="cashier", now=at(WED, 10))
     first = await desk.session_for(at(WED, 19))
     # Rule 6: hand-in closes at 18:45 for the 19:00 session; 18:46 enters 21:00.
-    entered = await desk.hand_in("L", "1 2 3 4 5 6 7 8 9", actor="grd", now=at(WED, 18, 46))
+    entered = await key_in(desk, "L", "1 2 3 4 5 6 7 8 9", actor="grd", now=at(WED, 18, 46))
     assert entered == await desk.session_for(at(WED, 21)) and entered != first
     # Sales for 19:00 closed at 18:30; a sale at 18:31 is for 21:00.
     assert await desk.sell("M", P2, actor="cashier", now=at(WED, 18, 31)) == entered
@@ -299,15 +301,13 @@ async def test_eligibility_and_bad_input_change_nothing(desk: Super9Desk) -> Non
     with pytest.raises(OperatorError, match="rule 1"):
         await desk.sell("K", MINOR, actor="cashier", now=at(WED, 10))
     await desk.sell("T", P1, actor="cashier", now=at(WED, 10))
-    with pytest.raises(OperatorError, match="rule 9"):
-        await desk.hand_in("T", "1 2 3 4 5 6 7 8 8", actor="grd", now=at(WED, 18))
-    with pytest.raises(OperatorError, match="rule 9"):
-        await desk.hand_in("T", "1 2 3 4 5 6 7 8 9 10", actor="grd", now=at(WED, 18))
     with pytest.raises(OperatorError, match="rule 8"):
-        await desk.hand_in("T", "1 2 3 4 5 6 7 8 37", actor="grd", now=at(WED, 18))
+        await key_in(desk, "T", "1 2 3 4 5 6 7 8", actor="grd", now=at(WED, 18))
+    with pytest.raises(OperatorError, match="rule 8"):
+        await key_in(desk, "T", "1 2 3 4 5 6 7 8 37", actor="grd", now=at(WED, 18))
     with pytest.raises(OperatorError, match="already sold"):
         await desk.sell("T", P2, actor="cashier", now=at(WED, 10))
-    sid = await desk.hand_in("T", "1 2 3 4 5 6 7 8 9", actor="grd", now=at(WED, 18))
+    sid = await key_in(desk, "T", "1 2 3 4 5 6 7 8 9", actor="grd", now=at(WED, 18))
     # Rule 23: a change needs the director's sign-off, and only before the game.
     with pytest.raises(OperatorError, match="rule 23"):
         await desk.change_numbers(
@@ -366,6 +366,7 @@ async def test_marked_ticket_is_out_and_jackpot_survives_restart(
         "B",
         "consolation",
         signature="receipt 0042 signed",
+        signer="C2",
         witness="grd",
         actor="cashier",
         now=at(WED, 19, 50),
@@ -384,14 +385,14 @@ async def test_late_ticket_plays_next_session_and_unplayed_ticket_rolls_once(
     await desk.sell("L", P1, actor="cashier", now=at(WED, 10))
     await desk.sell("U", P2, actor="cashier", now=at(WED, 10))
     await desk.sell("K", P3, actor="cashier", now=at(WED, 10))
-    first = await desk.hand_in("K", "20 21 22 23 24 25 26 27 28", actor="grd", now=at(WED, 18))
-    second = await desk.hand_in("L", "1 2 3 4 5 6 7 8 9", actor="grd", now=at(WED, 18, 50))
+    first = await key_in(desk, "K", "20 21 22 23 24 25 26 27 28", actor="grd", now=at(WED, 18))
+    second = await key_in(desk, "L", "1 2 3 4 5 6 7 8 9", actor="grd", now=at(WED, 18, 50))
     await desk.open_session(at(WED, 19), actor="director", now=at(WED, 19))
     closed = await desk.close_session(first, actor="director", now=at(WED, 19, 45))
     # 19:00 keeps only K's R50: U rolled on to 21:00 with L (rule 6).
     assert closed.buy_ins_cents == 5_000 and closed.payouts == ()
     with pytest.raises(OperatorError, match="rule 6"):  # U's hand-in after 21:00's cut-off
-        await desk.hand_in("U", "1 2 3 4 5 6 7 8 10", actor="grd", now=at(WED, 20, 50))
+        await key_in(desk, "U", "1 2 3 4 5 6 7 8 10", actor="grd", now=at(WED, 20, 50))
     await desk.open_session(at(WED, 21), actor="director", now=at(WED, 21))
     await _spin_all(desk, second, list(range(1, 10)))
     await desk.claim(second, "L", "1 2 3 4 5 6 7 8 9", actor="grd", now=at(WED, 21, 20))
@@ -403,4 +404,4 @@ async def test_late_ticket_plays_next_session_and_unplayed_ticket_rolls_once(
         ("jackpot", 505_000),
         ("consolation", 2_500),
     ]
-    assert await desk.jackpot() == 500_000 + 7_500
+    assert await desk.jackpot() == 500_000  # S9-15 default: restarts at exactly R5,000

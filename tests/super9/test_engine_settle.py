@@ -9,9 +9,19 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from gateway.super9.rules.engine import DrawEngine
-from gateway.super9.rules.settings import RepeatRule, Super9Settings, WinningContribution
+from gateway.super9.rules.settings import (
+    Leftovers,
+    RepeatRule,
+    Super9Settings,
+    WinningContribution,
+)
 from gateway.super9.rules.settle import ClaimFact, ClaimVerdict, PrizeKind, SpinFact, settle
-from gateway.super9.rules.tickets import TicketNumbersError, duplicate_mismatch, validate_numbers
+from gateway.super9.rules.tickets import (
+    TicketNumbersError,
+    duplicate_mismatch,
+    parse_numbers,
+    validate_numbers,
+)
 
 
 def test_engine_reports_completions_at_the_ninth_number() -> None:
@@ -105,6 +115,19 @@ def test_ticket_validation_rules_8_and_9() -> None:
     assert "rule 9" in (duplicate_mismatch(range(9), "0 1 2 3 4 5 6 7 7") or "")
 
 
+def test_s9_9_a_keyed_minus_nine_is_refused_not_read_as_nine() -> None:
+    """S9-8/S9-9: only spaces and commas separate numbers, so "-9" is refused (rule 8),
+    never read as 9; rule 9 breaches carry their rule for the desk to act on."""
+    with pytest.raises(TicketNumbersError, match="rule 8: '-9'"):
+        parse_numbers("1 2 3 4 5 6 7 8 -9")
+    with pytest.raises(TicketNumbersError, match="rule 8"):
+        parse_numbers("1-2-3")
+    assert parse_numbers("1,2, 3") == (1, 2, 3)
+    with pytest.raises(TicketNumbersError) as caught:
+        validate_numbers([1, 1, 2, 3, 4, 5, 6, 7, 8])
+    assert caught.value.rule == 9
+
+
 def _spins(numbers: list[int], voided: frozenset[int] = frozenset()) -> list[SpinFact]:
     return [SpinFact(i + 1, n, i + 1 in voided) for i, n in enumerate(numbers)]
 
@@ -135,11 +158,36 @@ def test_claim_window_and_first_completion() -> None:
 
 
 def test_jackpot_winner_not_taking_consolation_passes_it_on() -> None:
-    tickets = {"a": range(9), "b": range(1, 10)}
+    tickets = {"a": range(9), "b": range(1, 10), "c": range(20, 29)}
     no_double = Super9Settings(
         jackpot_winner_takes_consolation=False,
         winning_contribution=WinningContribution.PAID_WITH_JACKPOT,
     )
+    spins = [*range(10), *range(10, 20), *range(20, 29)]  # c completes on spin 29
+    result = settle(
+        tickets,
+        _spins(spins),
+        [ClaimFact("a", 9, True), ClaimFact("b", 10, True), ClaimFact("c", 29, True)],
+        settings=no_double,
+        jackpot_in_cents=500_000,
+        buy_ins_cents=15_000,
+    )
+    # a: jackpot = 500000 + 75% of 15000 (paid with it); c, the first to complete after
+    # the 18th spin, takes the consolation 3750 (rule 16); b, inside the window, nothing.
+    assert [(p.ticket, p.kind, p.amount_cents) for p in result.payouts] == [
+        ("a", PrizeKind.JACKPOT, 511_250),
+        ("c", PrizeKind.CONSOLATION, 3_750),
+    ]
+    assert result.verdicts["b"] is ClaimVerdict.BEATEN
+    assert result.jackpot_out_cents == 500_000  # restarts at the seed
+
+
+def test_s9_16_consolation_is_for_the_first_to_complete_after_the_18th_spin() -> None:
+    """S9-16: with the jackpot winner not also taking it, the consolation goes to the
+    first ticket(s) to complete *after the 18th spin*, never to a second completion
+    within the first 18; if none completes after it, the consolation is unwon."""
+    tickets = {"a": range(9), "b": range(1, 10)}
+    no_double = Super9Settings(jackpot_winner_takes_consolation=False)
     result = settle(
         tickets,
         _spins([*range(10)]),
@@ -148,12 +196,80 @@ def test_jackpot_winner_not_taking_consolation_passes_it_on() -> None:
         jackpot_in_cents=500_000,
         buy_ins_cents=10_000,
     )
-    # a: jackpot = 500000 + 75% of 10000 (paid with it); b: consolation 2500 (rule 16).
-    assert [(p.ticket, p.kind, p.amount_cents) for p in result.payouts] == [
-        ("a", PrizeKind.JACKPOT, 507_500),
-        ("b", PrizeKind.CONSOLATION, 2_500),
-    ]
-    assert result.jackpot_out_cents == 500_000  # restarts at the seed
+    assert [(p.ticket, p.kind) for p in result.payouts] == [("a", PrizeKind.JACKPOT)]
+    assert result.unwon_consolation_cents == 2_500
+    # Restart at the seed (S9-15 default): the winning session adds nothing, even its
+    # unwon consolation, which the house keeps.
+    assert result.jackpot_out_cents == 500_000
+    assert result.retained_cents == 7_500 + 2_500
+
+
+def test_s9_15_jackpot_restarts_at_r5000() -> None:
+    """S9-15: after a win the jackpot starts again at exactly R5,000 (default
+    ``restart-at-seed``); the winning session adds nothing.  The two other readings stay
+    as settings: ``seeds-next`` adds its 75% on top, ``paid-with-jackpot`` pays it out."""
+    tickets = {"a": range(9), "b": range(1, 10)}  # both complete within 18: split pot
+    spins = _spins([*range(1, 10), 0])  # b on spin 9, a on spin 10
+    claims = [ClaimFact("a", 10, True), ClaimFact("b", 9, True)]
+
+    def run(**changes: object) -> tuple[list[tuple[str, int]], int, int]:
+        cfg = Super9Settings().with_changes(changes)
+        r = settle(
+            tickets, spins, claims, settings=cfg, jackpot_in_cents=600_001, buy_ins_cents=10_000
+        )
+        return (
+            [(p.kind.value, p.amount_cents) for p in r.payouts],
+            r.jackpot_out_cents,
+            (r.retained_cents),
+        )
+
+    assert Super9Settings().winning_contribution is WinningContribution.RESTART_AT_SEED
+    assert run() == ([("jackpot", 600_001), ("consolation", 2_500)], 500_000, 7_500)
+    assert run(winning_contribution="seeds-next") == (
+        [("jackpot", 600_001), ("consolation", 2_500)],
+        507_500,
+        0,
+    )
+    paid = run(winning_contribution="paid-with-jackpot")
+    assert paid == ([("jackpot", 607_501), ("consolation", 2_500)], 500_000, 0)
+
+
+def test_s9_20_leftovers_go_where_the_setting_says() -> None:
+    """S9-16/S9-20: the odd cents of an equal split and an unwon consolation are
+    leftovers; ``leftovers`` = ``jackpot`` (default) adds them to the progressive jackpot,
+    ``house`` keeps them (recorded as retained)."""
+    tickets = {"x": range(9), "y": range(9)}
+    spins = _spins([*range(19, 37), *range(9)])  # both complete after the 18th spin
+    claims = [ClaimFact("x", 27, True), ClaimFact("y", 27, True)]
+    default = settle(
+        tickets,
+        spins,
+        claims,
+        settings=Super9Settings(),
+        jackpot_in_cents=500_000,
+        buy_ins_cents=9_999,
+    )
+    assert Super9Settings().leftovers is Leftovers.JACKPOT
+    assert default.remainder_cents == 1 and default.retained_cents == 0
+    assert default.jackpot_out_cents == 500_000 + 7_500 + 1
+    house = settle(
+        tickets,
+        spins,
+        claims,
+        settings=Super9Settings(leftovers=Leftovers.HOUSE),
+        jackpot_in_cents=500_000,
+        buy_ins_cents=9_999,
+    )
+    assert house.jackpot_out_cents == 500_000 + 7_500 and house.retained_cents == 1
+    unwon = settle(
+        tickets,
+        spins,
+        [],
+        settings=Super9Settings(leftovers=Leftovers.HOUSE),
+        jackpot_in_cents=500_000,
+        buy_ins_cents=9_999,
+    )
+    assert unwon.unwon_consolation_cents == 2_499 and unwon.retained_cents == 2_499
 
 
 def test_voided_spin_is_never_called() -> None:
@@ -198,6 +314,7 @@ settings_strategy = st.builds(
     claim_window_spins=st.integers(0, 3),
     jackpot_winner_takes_consolation=st.booleans(),
     winning_contribution=st.sampled_from(list(WinningContribution)),
+    leftovers=st.sampled_from(list(Leftovers)),
 )
 
 
@@ -205,7 +322,7 @@ settings_strategy = st.builds(
 @given(st.lists(st.tuples(session_strategy, settings_strategy), min_size=1, max_size=6))
 def test_money_is_conserved_to_the_cent(sessions: list[tuple[dict, Super9Settings]]) -> None:  # type: ignore[type-arg]
     first_seed = sessions[0][1].jackpot_seed_cents
-    seeds, buy_ins, paid = first_seed, 0, 0
+    seeds, buy_ins, paid, retained = first_seed, 0, 0, 0
     carry = first_seed
     for facts, cfg in sessions:
         tickets = {i: t for i, t in enumerate(facts["tickets"])}
@@ -234,5 +351,6 @@ def test_money_is_conserved_to_the_cent(sessions: list[tuple[dict, Super9Setting
         seeds += result.seed_added_cents
         buy_ins += session_buy_ins
         paid += result.paid_cents
+        retained += result.retained_cents
         carry = result.jackpot_out_cents
-        assert seeds + buy_ins == paid + carry
+        assert seeds + buy_ins == paid + carry + retained

@@ -16,6 +16,8 @@ from gateway.feed import MemoryFeed
 from gateway.super9.desk import Super9Desk
 from gateway.super9.desk.wheel import follow_wheel
 
+from .conftest import key_in
+
 SAST = ZoneInfo("Africa/Johannesburg")
 WED = date(2026, 12, 2)
 
@@ -31,7 +33,7 @@ async def test_emulated_wheel_drives_the_draw(desk: Super9Desk, feed: MemoryFeed
         ("C", "C3", "18 19 20 21 22 23 24 25 26"),
     ):
         await desk.sell(serial, player, actor="cashier", now=at(10))
-        await desk.hand_in(serial, numbers, actor="grd", now=at(18))
+        await key_in(desk, serial, numbers, actor="grd", now=at(18))
     sid = await desk.open_session(at(19), actor="director", now=at(19))
     model = WheelModel(seed=21, garbage_rate=0.1, restart_rate=0.1, misspin_rate=0.1)
     server = WheelServer(model, line_interval=0, games=60)
@@ -66,7 +68,7 @@ async def test_wheel_errors_are_one_line_and_change_nothing(desk: Super9Desk) ->
     with pytest.raises(OperatorError, match="session 99 does not exist"):
         await follow_wheel(desk, 99, "wheel+tcp://127.0.0.1:1", clock=lambda: at(19))
     await desk.sell("A", "C1", actor="cashier", now=at(10))
-    await desk.hand_in("A", "0 1 2 3 4 5 6 7 8", actor="grd", now=at(18))
+    await key_in(desk, "A", "0 1 2 3 4 5 6 7 8", actor="grd", now=at(18))
     sid = await desk.session_for(at(19))
     assert sid is not None
     with pytest.raises(OperatorError, match="not drawing"):  # not opened yet

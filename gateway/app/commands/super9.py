@@ -97,6 +97,11 @@ def register(sub: Any) -> None:
     p = action("hand-in", "key the top copy (rules 6-11)", _hand_in)
     p.add_argument("--ticket", required=True)
     p.add_argument("--numbers", required=True, help='nine numbers, e.g. "3 7 12 ..."')
+    # Rule 7: the verification section as the player filled it in.
+    p.add_argument("--name", default="", help="name on the verification section")
+    p.add_argument("--id", dest="id_ref", default="", help="ID or card number on it")
+    p.add_argument("--contact", default="", help="contact details on it")
+    p.add_argument("--signed", action="store_true", help="the section is signed")
 
     p = action("change-numbers", "change numbers before the game (rule 23)", _change)
     p.add_argument("--ticket", required=True)
@@ -151,6 +156,7 @@ def register(sub: Any) -> None:
     p.add_argument("--ticket", required=True)
     p.add_argument("--kind", required=True, choices=("jackpot", "consolation"))
     p.add_argument("--signature", required=True, help="receipt / signature reference")
+    p.add_argument("--signer", required=True, help="ID or card number of who signs")
     p.add_argument("--witness", required=True)
 
     p = action("report", "session report", _report, by=False, read=True)
@@ -350,8 +356,14 @@ def _sell(args: argparse.Namespace) -> int:
 
 
 def _hand_in(args: argparse.Namespace) -> int:
+    from gateway.super9.rules.verification import Verification
+
+    section = Verification(args.name, args.id_ref, args.contact, args.signed)
     sid = _run(
-        args, lambda d: d.hand_in(args.ticket, args.numbers, actor=actor_of(args), now=_now(args))
+        args,
+        lambda d: d.hand_in(
+            args.ticket, args.numbers, actor=actor_of(args), now=_now(args), verification=section
+        ),
     )
     print(f"ticket {args.ticket} entered into session {sid}")
     return 0
@@ -494,6 +506,7 @@ def _sign(args: argparse.Namespace) -> int:
             args.kind,
             signature=args.signature,
             witness=args.witness,
+            signer=args.signer,
             actor=actor_of(args),
             now=_now(args),
         ),

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -29,6 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from gateway.errors import OperatorError
 from gateway.feed import FeedPublisher
 from gateway.super9.desk import ledger, records
+from gateway.super9.desk.eligibility import check_eligible, day_bounds
 from gateway.super9.desk.live import LiveDraw, LiveSpin, publish
 from gateway.super9.rules.calendar import SessionCalendar
 from gateway.super9.rules.engine import SpinOutcome
@@ -42,6 +43,7 @@ from storage.super9 import (
     Super9Ticket,
     TicketStatus,
 )
+from storage.tournament import Player
 
 ACTOR_SYSTEM = "reelgate"
 
@@ -268,6 +270,53 @@ class DeskCore:
                 # Under both locks: displays never get an older draw after a newer one.
                 await publish(self._feed, session_id, payload)
         return fresh, at_seq
+
+    async def _player_of(self, db: AsyncSession, ticket: Super9Ticket) -> Player:
+        player = await db.get(Player, ticket.player_id)
+        if player is None:  # the foreign key forbids it
+            raise OperatorError(f"ticket {ticket.serial}: its player is not in the register")
+        return player
+
+    async def _check_registers(self, db: AsyncSession, ticket: Super9Ticket, now: datetime) -> None:
+        """Rules 2 and 3 again, at hand-in, claim and payout: a register line that took
+        effect after the sale still bars the player (rule 1 cannot change)."""
+        zone = ZoneInfo((await self.settings(db)).timezone)
+        await check_eligible(db, await self._player_of(db, ticket), now.astimezone(zone))
+
+    async def _disqualify_day(
+        self, db: AsyncSession, ticket: Super9Ticket, day: date, zone: ZoneInfo, why: str
+    ) -> list[str]:
+        """Rule 9: the participant is out of that day's promotion, every ticket.
+
+        Tickets in sessions already closed keep their result (rule 27); the reasons all
+        start ``rule 9:``, which is how later sales and hand-ins that day are refused
+        (:func:`gateway.super9.desk.eligibility.out_for_the_day`).
+        """
+        start, end = day_bounds(zone, day)
+        day_sessions = select(Super9Session.id).where(
+            Super9Session.starts_at >= start,
+            Super9Session.starts_at < end,
+            Super9Session.status != SessionStatus.CLOSED,  # settled results are final (27)
+        )
+        rows = (
+            (
+                await db.execute(
+                    select(Super9Ticket).where(
+                        Super9Ticket.player_id == ticket.player_id,
+                        Super9Ticket.session_id.in_(day_sessions),
+                        Super9Ticket.status.in_([TicketStatus.SOLD, TicketStatus.ENTERED]),
+                    )
+                )
+            )
+            .scalars()
+            .all()
+        )
+        ticket.status, ticket.disqualified_reason = TicketStatus.DISQUALIFIED, why
+        for row in rows:
+            if row.id != ticket.id:
+                row.status = TicketStatus.DISQUALIFIED
+                row.disqualified_reason = f"rule 9: out for the day (ticket {ticket.serial})"
+        return sorted({ticket.serial, *(r.serial for r in rows)})
 
     async def report(self, session_id: int) -> dict[str, Any]:
         async with self._sm() as db:

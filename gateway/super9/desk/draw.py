@@ -4,7 +4,7 @@ claims, closing a session and prize receipts (rules 9, 12-20, 22, 26, 29).
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import select
@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from gateway.errors import OperatorError
 from gateway.super9.desk import ledger, records
 from gateway.super9.desk.core import ACTOR_SYSTEM, ClaimRegistered, DeskCore, SpinRecorded
+from gateway.super9.desk.eligibility import find_player
 from gateway.super9.rules.settings import Super9Settings
 from gateway.super9.rules.settle import Settlement
 from gateway.super9.rules.tickets import duplicate_mismatch
@@ -22,7 +23,6 @@ from storage.super9 import (
     SpinSource,
     Super9Claim,
     Super9Prize,
-    Super9Session,
     Super9Spin,
     Super9Ticket,
     TicketStatus,
@@ -234,6 +234,7 @@ class DrawDesk(DeskCore):
             if ticket.status is not TicketStatus.ENTERED:
                 why = ticket.disqualified_reason or ticket.status.value
                 raise OperatorError(f"ticket {serial} cannot claim: {why}")
+            await self._check_registers(db, ticket, now)  # rules 2, 3
             mismatch = duplicate_mismatch(records.ticket_numbers(ticket), duplicate)
             at_seq = await self._next_seq(db, session_id) - 1
             live, _ = await self._sync(db, session_id)
@@ -253,7 +254,10 @@ class DrawDesk(DeskCore):
             )
             disqualified: list[str] = []
             if mismatch is not None:
-                disqualified = await self._disqualify_day(db, ticket, session, mismatch)
+                zone = ZoneInfo(Super9Settings.from_json(session.settings).timezone)
+                day = session.starts_at.astimezone(zone).date()
+                why = mismatch if mismatch.startswith("rule 9:") else f"rule 9: {mismatch}"
+                disqualified = await self._disqualify_day(db, ticket, day, zone, why)
             await audit.record(
                 db,
                 actor=actor,
@@ -271,38 +275,6 @@ class DrawDesk(DeskCore):
             )
         await self.publish(session_id)
         return ClaimRegistered(serial, mismatch is None, complete, reason)
-
-    async def _disqualify_day(
-        self, db: AsyncSession, ticket: Super9Ticket, session: Super9Session, why: str
-    ) -> list[str]:
-        """Rule 9: the participant is out of that day's promotion, every ticket."""
-        zone = ZoneInfo(Super9Settings.from_json(session.settings).timezone)
-        day = session.starts_at.astimezone(zone).date()
-        start = datetime.combine(day, datetime.min.time(), tzinfo=zone)
-        day_sessions = select(Super9Session.id).where(
-            Super9Session.starts_at >= start,
-            Super9Session.starts_at < start + timedelta(days=1),
-            Super9Session.status != SessionStatus.CLOSED,  # settled results are final (27)
-        )
-        rows = (
-            (
-                await db.execute(
-                    select(Super9Ticket).where(
-                        Super9Ticket.player_id == ticket.player_id,
-                        Super9Ticket.session_id.in_(day_sessions),
-                        Super9Ticket.status.in_([TicketStatus.SOLD, TicketStatus.ENTERED]),
-                    )
-                )
-            )
-            .scalars()
-            .all()
-        )
-        for row in rows:
-            row.status = TicketStatus.DISQUALIFIED
-            row.disqualified_reason = (
-                why if row.id == ticket.id else f"rule 9: claim on ticket {ticket.serial} void"
-            )
-        return sorted(r.serial for r in rows)
 
     async def close_session(self, session_id: int, *, actor: str, now: datetime) -> Settlement[int]:
         """Settle the draw (rules 13-16, 19, 20) and move the jackpot; final (rule 27)."""
@@ -368,14 +340,32 @@ class DrawDesk(DeskCore):
         *,
         signature: str,
         witness: str,
+        signer: str,
         actor: str,
         now: datetime,
     ) -> None:
-        """Rule 26: the winner signs for receipt; a staff witness is recorded too."""
+        """Rule 26: the winner signs for receipt; a staff witness is recorded too.
+
+        Prizes are not transferable (rule 26): ``signer`` is the ID or card number of
+        the person signing, who must be the ticket's player, and still eligible (rules
+        2, 3).  The witness is named and is not the signer.
+        """
         if not signature.strip():
             raise OperatorError("rule 26: record the winner's signature reference")
+        if not witness.strip():
+            raise OperatorError("rule 26: name the staff member who witnessed the receipt")
         async with self._sm.begin() as db:
             ticket = await self._ticket(db, serial)
+            winner = await self._player_of(db, ticket)
+            signed = await find_player(db, signer)
+            if signed.id != winner.id:
+                raise OperatorError(
+                    f"rule 26: prizes are not transferable; ticket {serial} belongs to "
+                    f"player {winner.id_number}, not {signed.id_number}"
+                )
+            if witness.strip() in {signer.strip(), winner.id_number, winner.card_number}:
+                raise OperatorError("rule 26: the witness must be someone other than the winner")
+            await self._check_registers(db, ticket, now)  # rules 2, 3
             prize = (
                 await db.execute(
                     select(Super9Prize).where(
@@ -400,6 +390,7 @@ class DrawDesk(DeskCore):
                     "kind": kind,
                     "amount_cents": prize.amount_cents,
                     "signature": signature,
+                    "signer": winner.id_number,
                     "witness": witness,
                     "rule": 26,
                 },

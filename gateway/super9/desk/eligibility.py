@@ -6,13 +6,15 @@ The slot tournament and Super 9 share one player register and one exclusion regi
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
 
 from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.errors import OperatorError
 from gateway.tournament.rules.eligibility import age_on, normalise_id
+from storage.super9 import Super9Session, Super9Ticket, TicketStatus
 from storage.tournament import Exclusion, Player
 
 MINIMUM_AGE = 18  # rule 1
@@ -61,3 +63,50 @@ async def check_eligible(db: AsyncSession, player: Player, at: datetime) -> None
         raise OperatorError(
             f"rule {rule}: player {player.id_number} is on the {barred.kind.value} register"
         )
+
+
+def day_bounds(zone: ZoneInfo, day: date) -> tuple[datetime, datetime]:
+    """The venue-local day ``day`` as [start, end) instants."""
+    start = datetime.combine(day, time.min, tzinfo=zone)
+    return start, datetime.combine(day + timedelta(days=1), time.min, tzinfo=zone)
+
+
+async def out_for_the_day(
+    db: AsyncSession, player_id: int, day: date, zone: ZoneInfo
+) -> str | None:
+    """Why the player is out of ``day``'s promotion (rule 9), or None.
+
+    A rule 9 disqualification (an invalid claim, a top copy with a repeated number or
+    more than nine, or staff's ``disqualify --rule 9``) marks every ticket of the
+    player that day with a reason starting ``rule 9:``; one such ticket is the record.
+    """
+    start, end = day_bounds(zone, day)
+    row = (
+        await db.execute(
+            select(Super9Ticket.serial)
+            .join(Super9Session, Super9Session.id == Super9Ticket.session_id)
+            .where(
+                Super9Ticket.player_id == player_id,
+                Super9Ticket.status == TicketStatus.DISQUALIFIED,
+                Super9Ticket.disqualified_reason.like("rule 9:%"),
+                Super9Session.starts_at >= start,
+                Super9Session.starts_at < end,
+            )
+            .order_by(Super9Ticket.id)
+            .limit(1)
+        )
+    ).first()
+    if row is None:
+        return None
+    return f"rule 9: the player is disqualified from the promotion on {day} (ticket {row[0]})"
+
+
+async def check_may_take_part(
+    db: AsyncSession, player: Player, at: datetime, zone: ZoneInfo
+) -> None:
+    """Rules 1-3 at ``at``, and not out for that venue-local day under rule 9."""
+    local = at.astimezone(zone)
+    await check_eligible(db, player, local)
+    why = await out_for_the_day(db, player.id, local.date(), zone)
+    if why is not None:
+        raise OperatorError(why)

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.super9.rules.settings import Super9Settings, WinningContribution
-from gateway.super9.rules.settle import Settlement
+from gateway.super9.rules.settle import Settlement, leftovers_to_house
 from storage.super9 import LedgerKind, Super9JackpotEntry
 
 
@@ -68,19 +68,28 @@ async def write_settlement(
         await append(db, LedgerKind.CONTRIBUTION, contribution, session_id, now)
         await append(db, LedgerKind.PAYOUT, -result.jackpot_pot_cents, session_id, now)
         await append(db, LedgerKind.SEED, result.seed_added_cents, session_id, now)
-    else:  # SEEDS_NEXT: paid, restarted at the seed, then this session's 75% on top
+    else:  # paid and restarted at the seed; SEEDS_NEXT adds this session's 75% on top
         await append(db, LedgerKind.PAYOUT, -result.jackpot_pot_cents, session_id, now)
         await append(db, LedgerKind.SEED, result.seed_added_cents, session_id, now)
-        await append(db, LedgerKind.CONTRIBUTION, contribution, session_id, now)
+        if settings.winning_contribution is WinningContribution.SEEDS_NEXT:
+            await append(db, LedgerKind.CONTRIBUTION, contribution, session_id, now)
+    if not leftovers_to_house(settings, jackpot_won=result.jackpot_won):
+        await _append_leftovers(db, session_id, result, now)
+    now_balance = await balance(db, 0)
+    if now_balance != result.jackpot_out_cents:  # a bug, never an operator mistake
+        raise RuntimeError(f"jackpot ledger {now_balance} != settlement {result.jackpot_out_cents}")
+
+
+async def _append_leftovers(
+    db: AsyncSession, session_id: int, result: Settlement[Any], now: datetime
+) -> None:
+    """Leftovers routed to the jackpot (``Leftovers.JACKPOT``), one row each."""
     if result.remainder_cents:  # rule 20 odd cents
         await append(db, LedgerKind.REMAINDER, result.remainder_cents, session_id, now)
     if result.unwon_consolation_cents:  # rule 16 pool nobody could take
         await append(
             db, LedgerKind.UNWON_CONSOLATION, result.unwon_consolation_cents, session_id, now
         )
-    now_balance = await balance(db, 0)
-    if now_balance != result.jackpot_out_cents:  # a bug, never an operator mistake
-        raise RuntimeError(f"jackpot ledger {now_balance} != settlement {result.jackpot_out_cents}")
 
 
 async def history(db: AsyncSession) -> list[dict[str, Any]]:

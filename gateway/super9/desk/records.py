@@ -92,6 +92,7 @@ def result_json(result: Settlement[int], serials: dict[int, str]) -> dict[str, A
         "remainder_cents": result.remainder_cents,
         "unwon_consolation_cents": result.unwon_consolation_cents,
         "jackpot_out_cents": result.jackpot_out_cents,
+        "retained_cents": result.retained_cents,
         "paid_cents": result.paid_cents,
         "valid_spins": result.valid_spins,
         "payouts": [

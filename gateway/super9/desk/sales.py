@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.errors import OperatorError
 from gateway.super9.desk.core import DeskCore, require_aware
-from gateway.super9.desk.eligibility import check_eligible, find_player
+from gateway.super9.desk.eligibility import check_may_take_part, find_player
 from gateway.super9.rules.calendar import SessionCalendar, hand_in_cutoff
 from gateway.super9.rules.settings import Super9Settings
 from gateway.super9.rules.tickets import (
@@ -20,6 +21,11 @@ from gateway.super9.rules.tickets import (
     format_numbers,
     parse_numbers,
     validate_numbers,
+)
+from gateway.super9.rules.verification import (
+    Verification,
+    VerificationError,
+    check_verification,
 )
 from storage import audit
 from storage.super9 import (
@@ -30,6 +36,33 @@ from storage.super9 import (
     Super9Ticket,
     TicketStatus,
 )
+from storage.tournament import Player
+
+
+def _top_copy(serial: str, numbers: str) -> tuple[tuple[int, ...], TicketNumbersError | None]:
+    """The top copy's numbers, or the rule 9 breach it shows (rules 8, 9).
+
+    A rule 8 error is a keying error and is refused (key it again); a rule 9 breach is
+    returned, because it is what the player wrote and disqualifies them for the day.
+    """
+    try:
+        return validate_numbers(parse_numbers(numbers)), None
+    except TicketNumbersError as exc:
+        if exc.rule != 9:
+            raise OperatorError(f"ticket {serial}: {exc}") from None
+        return (), exc
+
+
+def _check_section(section: Verification, settings: Super9Settings, player: Player) -> None:
+    try:
+        check_verification(
+            section,
+            settings.verification_fields,
+            id_number=player.id_number,
+            card_number=player.card_number,
+        )
+    except VerificationError as exc:
+        raise OperatorError(str(exc)) from None
 
 
 def _keyed_numbers(serial: str, numbers: str) -> tuple[int, ...]:
@@ -118,7 +151,7 @@ class SalesDesk(DeskCore):
             local = starts_at.astimezone(cal.tz)
             if local not in cal.on_day(local.date()):
                 raise OperatorError(f"rule 4: no Super 9 session at {local.isoformat()}")
-            if now < hand_in_cutoff(starts_at):
+            if now <= hand_in_cutoff(starts_at):  # the cut-off instant is still hand-in time
                 raise OperatorError(
                     f"rule 6: hand-ins run until {hand_in_cutoff(local).time():%H:%M}; "
                     "the draw cannot start before"
@@ -156,7 +189,7 @@ class SalesDesk(DeskCore):
                     "before a session"
                 )
             player = await find_player(db, player_ref)
-            await check_eligible(db, player, local)
+            await check_may_take_part(db, player, now, cal.tz)  # rules 1-3, 9
             if (
                 await db.execute(select(Super9Ticket.id).where(Super9Ticket.serial == serial))
             ).first() is not None:
@@ -185,22 +218,43 @@ class SalesDesk(DeskCore):
             )
             return session.id
 
-    async def _next_open_session(
-        self, db: AsyncSession, cal: SessionCalendar, now: datetime, sold_for: datetime
+    async def _hand_in_target(
+        self, db: AsyncSession, cal: SessionCalendar, ticket: Super9Ticket, now: datetime
     ) -> Super9Session:
-        """The session a hand-in at ``now`` enters (rule 6), skipping any already drawing."""
-        start = cal.hand_in_session(now, sold_for.astimezone(cal.tz))
-        for _ in range(64):  # bounded: sessions already drawing early are rare
-            row = await self._ensure_session(db, start, now)
-            if row.status is SessionStatus.SCHEDULED:
-                return row
-            start = next(cal.upcoming(start))
-        raise OperatorError("rule 6: no scheduled session to enter the ticket into")
+        """The session a hand-in at ``now`` enters (rule 6): the one sold for, or after
+        its cut-off the next one only — never a later one, whatever is still open."""
+        sold_for = await self._session(db, ticket.session_id)
+        start = cal.hand_in_session(now, sold_for.starts_at.astimezone(cal.tz))
+        if start is None or (start != sold_for.starts_at and ticket.rolled_from_id is not None):
+            raise OperatorError(
+                f"rule 6: ticket {ticket.serial} was valid for the next session only; it is past"
+            )
+        row = await self._ensure_session(db, start, now)
+        if row.status is not SessionStatus.SCHEDULED:
+            raise OperatorError(f"rule 6: session {row.id} is {row.status.value}; too late")
+        return row
 
-    async def hand_in(self, serial: str, numbers: str, *, actor: str, now: datetime) -> int:
-        """Key the top copy (rules 7, 8, 11); returns the session the ticket plays in."""
+    async def hand_in(
+        self,
+        serial: str,
+        numbers: str,
+        *,
+        actor: str,
+        now: datetime,
+        verification: Verification | None = None,
+    ) -> int:
+        """Key the top copy and its verification section (rules 6-9, 11); returns the
+        session the ticket plays in.
+
+        A keying error (rule 8: a number outside 0-36, fewer than nine) is refused and
+        can be keyed again.  A top copy with a number written twice or more than nine
+        numbers breaks rule 9: the ticket is disqualified and the player is out of that
+        day's promotion.  That is committed, then reported as an :class:`OperatorError`
+        so the desk sees it was not entered.
+        """
         require_aware(now)
-        keyed = _keyed_numbers(serial, numbers)
+        keyed, breach = _top_copy(serial, numbers)
+        section = verification or Verification()
         async with self._sm.begin() as db:
             ticket = await self._ticket(db, serial)
             if ticket.status is not TicketStatus.SOLD:
@@ -208,34 +262,61 @@ class SalesDesk(DeskCore):
                     f"ticket {serial} is {ticket.status.value}, not awaiting hand-in"
                 )
             cal = await self.calendar(db)
-            sold_for = await self._session(db, ticket.session_id)
-            target = await self._next_open_session(db, cal, now, sold_for.starts_at)
-            rolled = target.id != ticket.session_id
-            if rolled and ticket.rolled_from_id is not None:
-                raise OperatorError(
-                    f"rule 6: ticket {serial} was valid for the next session only; it is past"
-                )
-            if rolled:  # rule 6: late tickets are valid for the next session
-                ticket.rolled_from_id = ticket.session_id
-                ticket.session_id = target.id
-            ticket.numbers = format_numbers(keyed)
-            ticket.status = TicketStatus.ENTERED
-            ticket.handed_in_at, ticket.handed_in_by = now, actor
-            await audit.record(
-                db,
-                actor=actor,
-                action="super9.ticket.hand-in",
-                subject=f"super9/ticket/{serial}",
-                reason="rule 6: handed in after the cut-off, entered into the next session"
-                if rolled
-                else None,
-                details={
-                    "numbers": list(keyed),
-                    "session": target.id,
-                    "rolled_from": sold_for.id if rolled else None,
-                },
-            )
-            return target.id
+            player = await self._player_of(db, ticket)
+            await check_may_take_part(db, player, now, cal.tz)  # rules 1-3, 9
+            target = await self._hand_in_target(db, cal, ticket, now)
+            if breach is None:
+                _check_section(section, await self.settings(db), player)  # rule 7
+                rolled = target.id != ticket.session_id
+                if rolled:  # rule 6: late tickets are valid for the next session
+                    ticket.rolled_from_id = ticket.session_id
+                    ticket.session_id = target.id
+                ticket.numbers = format_numbers(keyed)
+                ticket.verification = section.to_json()
+                ticket.status = TicketStatus.ENTERED
+                ticket.handed_in_at, ticket.handed_in_by = now, actor
+                await self._audit_hand_in(db, ticket, actor, numbers, section, rolled=rolled)
+                return target.id
+            day = now.astimezone(cal.tz).date()
+            out = await self._disqualify_day(db, ticket, day, cal.tz, str(breach))
+            await self._audit_hand_in(db, ticket, actor, numbers, section, out=out)
+        raise OperatorError(
+            f"ticket {serial}: {breach}; disqualified, and the player is out of "
+            f"today's promotion (tickets {', '.join(out)})"
+        )
+
+    async def _audit_hand_in(
+        self,
+        db: AsyncSession,
+        ticket: Super9Ticket,
+        actor: str,
+        numbers: str,
+        section: Verification,
+        *,
+        rolled: bool = False,
+        out: list[str] | None = None,
+    ) -> None:
+        if out is not None:
+            reason: str | None = ticket.disqualified_reason
+        elif rolled:
+            reason = "rule 6: handed in after the cut-off, entered into the next session"
+        else:
+            reason = None
+        await audit.record(
+            db,
+            actor=actor,
+            action="super9.ticket.hand-in" if out is None else "super9.ticket.disqualify",
+            subject=f"super9/ticket/{ticket.serial}",
+            reason=reason,
+            details={
+                "keyed": numbers,
+                "session": ticket.session_id,
+                "rolled_from": ticket.rolled_from_id if rolled else None,
+                "verification": section.to_json(),
+                "disqualified": out,
+                "rule": 9 if out is not None else None,
+            },
+        )
 
     async def change_numbers(
         self,
@@ -279,7 +360,11 @@ class SalesDesk(DeskCore):
     async def disqualify(
         self, serial: str, *, actor: str, reason: str, rule: int, now: datetime
     ) -> None:
-        """Staff flag a marked or scratched ticket (rule 21) or a rule breach (24, 28)."""
+        """Staff flag a marked or scratched ticket (rule 21) or a rule breach (24, 28).
+
+        Under rule 9 the player is out of that day's promotion (the day of the ticket's
+        session): every ticket of theirs that day, and later sales and hand-ins.
+        """
         if rule not in (9, 21, 24, 28):
             raise OperatorError("disqualify: rule must be 9, 21, 24 or 28")
         async with self._sm.begin() as db:
@@ -291,13 +376,18 @@ class SalesDesk(DeskCore):
                 raise OperatorError(f"session {session.id} is closed; results are final (rule 27)")
             ticket.status = TicketStatus.DISQUALIFIED
             ticket.disqualified_reason = f"rule {rule}: {reason}"
+            out = [serial]
+            if rule == 9:
+                zone = ZoneInfo((await self.settings(db)).timezone)
+                day = session.starts_at.astimezone(zone).date()
+                out = await self._disqualify_day(db, ticket, day, zone, f"rule 9: {reason}")
             await audit.record(
                 db,
                 actor=actor,
                 action="super9.ticket.disqualify",
                 subject=f"super9/ticket/{serial}",
                 reason=reason,
-                details={"rule": rule},
+                details={"rule": rule, "disqualified": out},
             )
             session_id = session.id
         await self.publish(session_id)

@@ -108,14 +108,20 @@ class SessionCalendar:
                 return start
         return None
 
-    def hand_in_session(self, now: datetime, sold_for: datetime) -> datetime:
-        """The session a ticket handed in at ``now`` enters (rule 6: late ones roll on)."""
+    def hand_in_session(self, now: datetime, sold_for: datetime) -> datetime | None:
+        """The session a ticket handed in at ``now`` enters (rule 6), or None if too late.
+
+        On time (up to and including the cut-off instant) it plays the session it was
+        sold for; after the cut-off it is valid for the *next* session only, so it enters
+        the one after ``sold_for`` if that one's cut-off has not passed, and none beyond.
+        """
         local = self._local(now)
-        candidates = [sold_for] if sold_for in self.on_day(sold_for.date()) else []
-        for start in (*candidates, *self.upcoming(sold_for)):
-            if local < start - HAND_IN_CLOSE_BEFORE:
-                return start
-        raise ValueError("no Super 9 session in the calendar to enter the ticket into")
+        if sold_for in self.on_day(sold_for.date()) and local <= hand_in_cutoff(sold_for):
+            return sold_for
+        following = next(self.upcoming(sold_for), None)
+        if following is not None and local <= hand_in_cutoff(following):
+            return following
+        return None
 
 
 def sales_window(start: datetime) -> tuple[datetime, datetime]:

@@ -26,13 +26,39 @@ class RepeatRule(enum.Enum):
 class WinningContribution(enum.Enum):
     """What happens to the 75% of buy-ins (rule 15) of the session the jackpot is won in.
 
-    Rule 15 grows the jackpot "for each session that it is not won", so by default the
-    winning session's 75% does not join the jackpot paid out; it seeds the next one on
-    top of R5,000.
+    Rule 15 starts the jackpot at R5,000 and grows it "for each session that it is not
+    won", so by default the winning session adds nothing anywhere: its 75% is kept by
+    the house and the next jackpot starts at exactly the seed.
     """
 
-    SEEDS_NEXT = "seeds-next"  # default
-    PAID_WITH_JACKPOT = "paid-with-jackpot"
+    RESTART_AT_SEED = "restart-at-seed"  # default: the next jackpot is exactly the seed
+    SEEDS_NEXT = "seeds-next"  # the winning session's 75% seeds the next, on top of R5,000
+    PAID_WITH_JACKPOT = "paid-with-jackpot"  # ... or is paid to the winner with the pot
+
+
+class Leftovers(enum.Enum):
+    """Where money no prize can take goes: the odd cents of an equal split (rule 20) and
+    a consolation nobody won (rule 16).  The sheet routes only the 75% (rule 15) and the
+    25% (rule 16), so this is the venue's choice."""
+
+    #: Default: kept in the promotion, added to the progressive jackpot — except in the
+    #: session the jackpot is won under ``restart-at-seed``, which adds nothing (rule
+    #: 15), so there the house keeps them.
+    JACKPOT = "jackpot"
+    #: The house keeps them (recorded in the session result as retained).
+    HOUSE = "house"
+
+
+class VerificationField(enum.Enum):
+    """The parts of a ticket's verification section (rule 7), keyed at hand-in."""
+
+    NAME = "name"
+    ID = "id"  # ID or Rewards card number: must be the buyer's
+    CONTACT = "contact"
+    SIGNATURE = "signature"  # the player signed the section (present / absent)
+
+
+ALL_VERIFICATION = tuple(f.value for f in VerificationField)
 
 
 @dataclass(frozen=True)
@@ -50,7 +76,11 @@ class Super9Settings:
     #: Whether a jackpot winner also takes the consolation (rule 16). Default yes; when
     #: no, the consolation goes to the first ticket(s) to complete after them.
     jackpot_winner_takes_consolation: bool = True
-    winning_contribution: WinningContribution = WinningContribution.SEEDS_NEXT
+    winning_contribution: WinningContribution = WinningContribution.RESTART_AT_SEED
+    #: Odd cents of equal shares and unwon consolations (rules 16, 20).
+    leftovers: Leftovers = Leftovers.JACKPOT
+    #: Verification-section fields that must be filled in at hand-in (rule 7: "in full").
+    verification_fields: tuple[str, ...] = ALL_VERIFICATION
     #: Venue time zone for the calendar and sales windows (rules 4, 6).
     timezone: str = "Africa/Johannesburg"
 
@@ -63,6 +93,11 @@ class Super9Settings:
             raise ValueError("jackpot_spins below 9 could never be won (rule 14)")
         if self.claim_window_spins < 0:
             raise ValueError("claim_window_spins must not be negative")
+        unknown = set(self.verification_fields) - set(ALL_VERIFICATION)
+        if unknown:
+            raise ValueError(
+                f"verification_fields: unknown {sorted(unknown)}; use {list(ALL_VERIFICATION)}"
+            )
         try:
             ZoneInfo(self.timezone)
         except (ZoneInfoNotFoundError, ValueError):
@@ -72,6 +107,8 @@ class Super9Settings:
         out = asdict(self)
         out["repeat_rule"] = self.repeat_rule.value
         out["winning_contribution"] = self.winning_contribution.value
+        out["leftovers"] = self.leftovers.value
+        out["verification_fields"] = list(self.verification_fields)
         return out
 
     @classmethod
@@ -85,9 +122,20 @@ class Super9Settings:
             values["repeat_rule"] = RepeatRule(values["repeat_rule"])
         if "winning_contribution" in values:
             values["winning_contribution"] = WinningContribution(values["winning_contribution"])
+        if "leftovers" in values:
+            values["leftovers"] = Leftovers(values["leftovers"])
+        if "verification_fields" in values:
+            values["verification_fields"] = _field_list(values["verification_fields"])
         return cls(**values)
 
     def with_changes(self, changes: dict[str, Any]) -> Super9Settings:
         merged = self.to_json()
         merged.update(changes)
         return Super9Settings.from_json(merged)
+
+
+def _field_list(value: Any) -> tuple[str, ...]:
+    """A stored list, or the CLI's comma-separated text ("" = none required)."""
+    if isinstance(value, str):
+        return tuple(v.strip() for v in value.split(",") if v.strip())
+    return tuple(value)

@@ -8,16 +8,28 @@ NUMBERS_PER_TICKET = 9  # rule 8
 
 
 class TicketNumbersError(ValueError):
-    """The keyed numbers break rule 8 or 9; the message says which."""
+    """The keyed numbers break rule 8 or 9; the message says which, ``rule`` too.
+
+    Rule 8 errors (a number outside 0-36, fewer than nine) are keying errors to key
+    again; rule 9 errors (a number twice, more than nine) are what the player wrote, and
+    disqualify them for the day.
+    """
+
+    def __init__(self, rule: int, message: str) -> None:
+        super().__init__(f"rule {rule}: {message}")
+        self.rule = rule
 
 
 def parse_numbers(text: str) -> tuple[int, ...]:
-    """Keyed text ("3 7 12 ..." or "3,7,12,...") to numbers, in keyed order."""
-    tokens = text.replace(",", " ").replace("-", " ").split()
+    """Keyed text ("3 7 12 ..." or "3,7,12,...") to numbers, in keyed order.
+
+    Only spaces and commas separate numbers: a keyed "-9" is refused, never read as 9.
+    """
+    tokens = text.replace(",", " ").split()
     out: list[int] = []
     for token in tokens:
-        if not token.isdigit():
-            raise TicketNumbersError(f"rule 8: {token!r} is not a number from 0 to 36")
+        if not (token.isascii() and token.isdigit()):
+            raise TicketNumbersError(8, f"{token!r} is not a number from 0 to 36")
         out.append(int(token))
     return tuple(out)
 
@@ -27,14 +39,14 @@ def validate_numbers(numbers: Iterable[int]) -> tuple[int, ...]:
     values = tuple(numbers)
     for n in values:
         if not 0 <= n <= 36:
-            raise TicketNumbersError(f"rule 8: {n} is not a number from 0 to 36")
+            raise TicketNumbersError(8, f"{n} is not a number from 0 to 36")
     if len(set(values)) != len(values):
         repeated = sorted({n for n in values if values.count(n) > 1})
-        raise TicketNumbersError(f"rule 9: number(s) {repeated} written more than once")
+        raise TicketNumbersError(9, f"number(s) {repeated} written more than once")
     if len(values) > NUMBERS_PER_TICKET:
-        raise TicketNumbersError(f"rule 9: {len(values)} numbers selected, more than nine")
+        raise TicketNumbersError(9, f"{len(values)} numbers selected, more than nine")
     if len(values) < NUMBERS_PER_TICKET:
-        raise TicketNumbersError(f"rule 8: {len(values)} numbers selected, nine needed")
+        raise TicketNumbersError(8, f"{len(values)} numbers selected, nine needed")
     return tuple(sorted(values))
 
 

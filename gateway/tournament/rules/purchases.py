@@ -7,6 +7,10 @@ owns its own score (rule 12).  When an entry may be used depends on the tourname
 * ``same-day`` (rules 7/8): heats starting on the venue-local day of purchase;
 * ``48h`` (rules 5/6): heats starting that day or the next, and within 48 hours of the
   purchase.
+
+An entry keeps the terms it was sold with (rules 5-8 describe what the player bought):
+the sale stores the end of its window (``valid_until``) and every later check —
+registration and expiry alike — reads that, never the setting as it is now.
 """
 
 from __future__ import annotations
@@ -91,15 +95,26 @@ def validity_window(
 def check_entry_valid_for_heat(
     settings: TournamentSettings, purchased_at: datetime, heat_starts_at: datetime
 ) -> None:
+    """Rules 5-8 for an entry sold now under ``settings``."""
+    _, end = validity_window(settings, purchased_at)
+    check_entry_terms(settings.zone, purchased_at, end, heat_starts_at)
+
+
+def check_entry_terms(
+    zone: ZoneInfo, purchased_at: datetime, valid_until: datetime, heat_starts_at: datetime
+) -> None:
+    """Rules 5-8, by the terms sold: heats from the purchase day up to ``valid_until``."""
     _require_aware(heat_starts_at, "heat start")
-    start, end = validity_window(settings, purchased_at)
-    if not start <= heat_starts_at < end:
-        rule = 7 if settings.validity is Validity.SAME_DAY else 5
-        local = purchased_at.astimezone(settings.zone)
+    day = purchased_at.astimezone(zone).date()
+    start = local_day_start(day, zone)
+    if not start <= heat_starts_at < valid_until:
+        same_day = valid_until <= local_day_start(day + timedelta(days=1), zone)
+        local = purchased_at.astimezone(zone)
         raise RuleViolation(
-            rule,
+            7 if same_day else 5,
             f"entry bought {local:%Y-%m-%d %H:%M} is valid for heats starting before "
-            f"{end.astimezone(settings.zone):%Y-%m-%d %H:%M} ({settings.validity.value})",
+            f"{valid_until.astimezone(zone):%Y-%m-%d %H:%M} "
+            f"({'same-day' if same_day else '48h'}, as sold)",
         )
 
 

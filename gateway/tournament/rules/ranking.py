@@ -222,17 +222,40 @@ class QualifyingOutcome:
 
 
 def qualify_from_qualifying(
-    standings: Standings, semi_final_places: int, direct_places: int = 1
+    standings: Standings,
+    semi_final_places: int,
+    direct_places: int = 1,
+    *,
+    top_player_excluded: bool = True,
 ) -> QualifyingOutcome:
     """Rule 13: the top ``direct_places`` (1) entries; rule 14: the next ``semi_final_places``.
+
+    Rule 14 excludes "the participant who obtained the highest credit score", so by
+    default (``top_player_excluded``) that player's other entries take no semi-final seat
+    and the seats go further down the ranking; with it off only the top entry is left out.
 
     A tie straddling either cut leaves its entries out of both lists and in ``pending``
     until it is drawn (rule 19); nothing is guessed.
     """
     direct, direct_tie = standings.top(direct_places)
-    field_, field_tie = standings.top(direct_places + semi_final_places)
+    barred: set[int] = set()
+    if top_player_excluded:
+        top_players = {line.player_id for line in standings.lines if line.entry_id in direct}
+        barred = {
+            line.entry_id
+            for line in standings.lines
+            if line.player_id in top_players and line.entry_id not in direct
+        }
+    cut = direct_places + semi_final_places
+    for _ in range(len(standings.lines) + 1):  # widen past barred entries until stable
+        wider = direct_places + semi_final_places
+        wider += sum(1 for line in standings.lines if line.entry_id in barred and line.place <= cut)
+        if wider == cut:
+            break
+        cut = wider
+    field_, field_tie = standings.top(cut)
     pending = tuple(dict.fromkeys(t for t in (direct_tie, field_tie) if t is not None))
-    held = set(direct) | (set(direct_tie.entry_ids) if direct_tie else set())
+    held = set(direct) | (set(direct_tie.entry_ids) if direct_tie else set()) | barred
     semis = tuple(e for e in field_ if e not in held)
     return QualifyingOutcome(direct, semis, pending)
 

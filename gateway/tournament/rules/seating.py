@@ -26,6 +26,39 @@ class HeatFacts:
     seat_numbers: tuple[int, ...]  # seats with a machine in service, in floor order
 
 
+#: Heats that hold their bank for their advertised time (rules 10, 11).
+BANK_HOLDING = frozenset(
+    {
+        HeatStatus.SCHEDULED,
+        HeatStatus.ARMED,
+        HeatStatus.RUNNING,
+        HeatStatus.ENDING,
+        HeatStatus.COLLECTING,
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class BankSlot:
+    label: str  # e.g. "qualifying heat 3 of Ridge"
+    starts_at: datetime
+    ends_at: datetime
+
+
+def check_bank_free(
+    bank: str, starts_at: datetime, ends_at: datetime, others: Iterable[BankSlot]
+) -> None:
+    """Rules 10/11: heats are published at set times on a bank, and one bank plays one
+    heat at a time, so a heat whose time overlaps another on its bank is refused."""
+    for other in sorted(others, key=lambda o: o.starts_at):
+        if starts_at < other.ends_at and other.starts_at < ends_at:
+            raise RuleViolation(
+                10,
+                f"bank {bank} is taken from {other.starts_at:%Y-%m-%d %H:%M} to "
+                f"{other.ends_at:%H:%M} by {other.label}; heats on one bank cannot overlap",
+            )
+
+
 def next_free_seat(seat_numbers: Sequence[int], taken: Collection[int]) -> int | None:
     """Rule 11: first come, first served, machines in sequential order."""
     for number in seat_numbers:

@@ -98,6 +98,7 @@ async def load_settings(session: AsyncSession, tournament: Tournament) -> Tourna
         changes["prize_places"] = extra.prize_places
         changes["postpone_after"] = timedelta(seconds=extra.postpone_after_seconds)
         changes["reschedule_notice"] = timedelta(seconds=extra.reschedule_notice_seconds)
+        changes["top_player_excluded"] = extra.top_player_excluded
     roll_call = await session.get(TournamentAttendance, tournament.id)
     if roll_call is not None:  # no row: the default (rule 22, auto)
         changes["unmarked_at_start"] = roll_call.unmarked_at_start
@@ -123,6 +124,7 @@ async def store_settings(
     extra.prize_places = settings.prize_places
     extra.postpone_after_seconds = int(settings.postpone_after.total_seconds())
     extra.reschedule_notice_seconds = int(settings.reschedule_notice.total_seconds())
+    extra.top_player_excluded = settings.top_player_excluded
     roll_call = await session.get(TournamentAttendance, tournament.id)
     if roll_call is None:
         roll_call = TournamentAttendance(tournament_id=tournament.id)

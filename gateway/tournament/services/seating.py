@@ -20,7 +20,7 @@ from gateway.tournament.rules.enums import (
     is_final_stage,
 )
 from gateway.tournament.rules.final_stages import seats_forfeited_at_start
-from gateway.tournament.rules.purchases import check_entry_valid_for_heat
+from gateway.tournament.rules.purchases import check_entry_terms
 from gateway.tournament.rules.seating import absent_seats, check_registration
 from gateway.tournament.rules.violations import RuleViolation
 from gateway.tournament.services.attendance import keep_present, present_at_start
@@ -140,14 +140,18 @@ async def _entry_for(
         entry, purchase = rows[0]
         if entry.status is not EntryStatus.AVAILABLE:
             raise RuleViolation(9, f"entry {entry.id} is {entry.status.value}, not available")
-        check_entry_valid_for_heat(settings, purchase.purchased_at, heat.scheduled_start)
+        check_entry_terms(
+            settings.zone, purchase.purchased_at, purchase.valid_until, heat.scheduled_start
+        )
         return entry
     first_error: RuleViolation | None = None
     for entry, purchase in rows:
         if entry.status is not EntryStatus.AVAILABLE:
             continue
         try:
-            check_entry_valid_for_heat(settings, purchase.purchased_at, heat.scheduled_start)
+            check_entry_terms(
+                settings.zone, purchase.purchased_at, purchase.valid_until, heat.scheduled_start
+            )
         except RuleViolation as exc:
             first_error = first_error or exc
             continue

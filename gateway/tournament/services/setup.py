@@ -11,7 +11,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.heat_limits import heat_limit_problem
 from gateway.tournament.rules.enums import EntryStatus, HeatStatus, NoticeKind, SeatStatus, Stage
-from gateway.tournament.rules.seating import check_reschedule
+from gateway.tournament.rules.seating import (
+    BANK_HOLDING,
+    BankSlot,
+    check_bank_free,
+    check_reschedule,
+)
 from gateway.tournament.rules.violations import RuleViolation
 from gateway.tournament.services.common import (
     aware,
@@ -130,6 +135,7 @@ async def schedule_heat(
         raise RuleViolation(None, f"bank {bank_name!r} is not on the floor")
     if not await seat_numbers(session, bank_name):
         raise RuleViolation(None, f"bank {bank_name!r} has no machine in service")
+    await _check_bank_free(session, bank_name, starts_at, duration_seconds)
     if number is None:
         highest = await session.scalar(
             select(func.max(Heat.number)).where(
@@ -184,6 +190,41 @@ async def schedule_heat(
     return heat
 
 
+async def _check_bank_free(
+    session: AsyncSession,
+    bank_name: str,
+    starts_at: datetime,
+    duration_seconds: int,
+    moving: int | None = None,
+) -> None:
+    """Rules 10/11: refuse a time that overlaps another heat on the bank (any tournament)."""
+    ends_at = starts_at + timedelta(seconds=duration_seconds)
+    rows = await session.execute(
+        select(Heat, Tournament.name)
+        .join(Tournament, Tournament.id == Heat.tournament_id)
+        .where(
+            Heat.bank_name == bank_name,
+            Heat.status.in_(BANK_HOLDING),
+            Heat.scheduled_start < ends_at,
+            Heat.id != (moving or 0),
+        )
+    )
+    zone = starts_at.tzinfo
+    check_bank_free(
+        bank_name,
+        starts_at,
+        ends_at,
+        [
+            BankSlot(
+                f"{h.stage.value} heat {h.number} of {name}",
+                h.scheduled_start.astimezone(zone),
+                (h.scheduled_start + timedelta(seconds=h.duration_seconds)).astimezone(zone),
+            )
+            for h, name in rows.all()
+        ],
+    )
+
+
 async def reschedule_heat(
     session: AsyncSession,
     heat_id: int,
@@ -207,6 +248,7 @@ async def reschedule_heat(
     check_reschedule(
         await heat_facts(session, heat), new_start, now, announced_at, settings.reschedule_notice
     )
+    await _check_bank_free(session, heat.bank_name, new_start, heat.duration_seconds, heat.id)
     old = heat.scheduled_start
     session.add(
         HeatNotice(

@@ -233,7 +233,10 @@ async def qualifiers(
     f = await stage_standings(session, tournament.id, Stage.FINAL, as_of=as_of)
     return Qualifiers(
         qualifying=qualify_from_qualifying(
-            q.standings, settings.semi_final_qualifiers, settings.direct_final_places
+            q.standings,
+            settings.semi_final_qualifiers,
+            settings.direct_final_places,
+            top_player_excluded=settings.top_player_excluded,
         ),
         qualifying_over=await stage_over(session, tournament.id, Stage.QUALIFYING),
         finalists_from_semis=qualify_finalists(s.standings, settings.finalists_from_semis),
