@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -147,14 +147,18 @@ async def add(
 
 
 async def pending(
-    session: AsyncSession, *, run_id: int | None = None, bank_runs: list[int] | None = None
+    session: AsyncSession, *, run_id: int | None = None, skip_banks: Collection[str] = ()
 ) -> list[EffectView]:
-    """Effects not yet applied, oldest first (optionally of one run or a set of runs)."""
+    """Effects not yet applied, oldest first: of one run, or of every run except the
+    runs of ``skip_banks``."""
+    from storage.journal import HeatRun  # the journal imports this module
+
     query = select(HeatEffect).where(HeatEffect.applied_at.is_(None)).order_by(HeatEffect.id)
     if run_id is not None:
         query = query.where(HeatEffect.run_id == run_id)
-    if bank_runs is not None:
-        query = query.where(HeatEffect.run_id.in_(bank_runs))
+    if skip_banks:
+        busy = select(HeatRun.id).where(HeatRun.bank_name.in_(list(skip_banks)))
+        query = query.where(HeatEffect.run_id.not_in(busy))
     return [_view(r) for r in await session.scalars(query)]
 
 

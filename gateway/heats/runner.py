@@ -199,17 +199,18 @@ class HeatRunner(FloorActions, Watching, Collecting):
         return S.CLOSED, {"effects": [EffectIn(EffectKind.CLOSED, datetime.now(UTC))]}
 
     async def _closed(self) -> Step:
-        """Scores stored: the heat closes (its effect), the machines go back to play."""
-        await self._drain()
+        """Scores stored: the machines go back to play, then the heat closes (its effect,
+        journaled with the step, is applied now or by whoever drains next)."""
         await self._release()
+        await self._drain()
         await self._settle()
         return None, {}
 
     async def _finished(self) -> Step:
         """ABORTED or RESTARTED: release the floor; the tournament voids the attempt
         (T20: the heat runs again, or is postponed; an abort waits for the director)."""
-        await self._drain()
         await self._release()
+        await self._drain()
         await self._settle()
         return None, {}
 

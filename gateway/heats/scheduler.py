@@ -125,7 +125,8 @@ class Scheduler:
     async def tick(self) -> None:
         self._reap()
         await self._director_commands()
-        await self.tournament.drain()  # effects a failed drain left pending, all runs
+        # Effects a failed drain left pending; banks being driven drain their own.
+        await self.tournament.drain(skip_banks=self._driven_banks())
         floor = await self.ctx.reload_floor()
         now = self.now()
         for bank in floor.banks.values():
@@ -138,6 +139,12 @@ class Scheduler:
             heat = await self._due(bank.name, now)
             if heat is not None:
                 await self.start(heat)
+
+    def _driven_banks(self) -> set[str]:
+        """Banks a runner of this process is driving: a heat, a recovery, a settling."""
+        busy = {b for b, t in self.busy.items() if not t.done()}
+        settling = {b for b, t in self._settling.items() if not t.done()}
+        return set(self.live) | busy | settling
 
     async def _settle_leftovers(self, bank: str, now: datetime) -> bool:
         """Recover the bank's unsettled runs in the background (a release that failed is

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from datetime import UTC, datetime
 from itertools import takewhile
 
@@ -119,12 +119,17 @@ class TournamentBridge:
             return False
         return True
 
-    async def drain(self, run_id: int | None = None) -> int:
-        """Apply every pending effect (of ``run_id``, or of every run), oldest first;
-        returns how many this call applied.  Safe to call from any process, any time."""
+    async def drain(
+        self, run_id: int | None = None, *, skip_banks: Collection[str] = ()
+    ) -> int:
+        """Apply every pending effect (of ``run_id``, or of every run but those of
+        ``skip_banks``: banks this process is driving, whose runners drain their own in
+        step with the floor), oldest first; returns how many this call applied.  Safe to
+        call from any process, any time."""
         async with self._draining:
             async with self.sessions() as session:
-                waiting = [e.id for e in await effects.pending(session, run_id=run_id)]
+                found = await effects.pending(session, run_id=run_id, skip_banks=skip_banks)
+                waiting = [e.id for e in found]
             applied = 0
             for effect_id in waiting:
                 applied += await self._apply_one(effect_id)
