@@ -9,13 +9,21 @@ as a restarted gateway would run it — must then bring everything to rest.
 
 from __future__ import annotations
 
+import asyncio
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from gateway.floor.model import Floor as FloorModel
+from gateway.floor.store import load_floor
 from gateway.heats.recovery import recover_bank
 from gateway.heats.runner import HeatRunner
+from gateway.heats.scheduler import Scheduler
+from gateway.heats.spool import JournalWriter
+from gateway.machines.driver import LinkTimeout
 from gateway.tournament.bridge import TournamentBridge
 from storage import effects
 from storage.journal import HeatRun, RunState, SeatState
@@ -197,3 +205,54 @@ async def test_a_release_that_fails_once_is_retried_and_nothing_restarts(
     heat = await _assert_at_rest(floor, status=HeatStatus.CLOSED)
     assert heat.restarts == 0
     assert len(await _scores(floor)) == len(MACHINES)
+
+
+@dataclass
+class _Context:
+    """What the scheduler needs of a running gateway (``HeatContext``)."""
+
+    sessions: async_sessionmaker[AsyncSession]
+    writer: JournalWriter
+    floor: FloorModel
+
+    async def reload_floor(self) -> FloorModel:
+        self.floor = await load_floor(self.sessions)
+        return self.floor
+
+
+async def test_a_release_still_pending_at_the_end_is_finished_by_serve(
+    floor: Floor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A machine silent through every release round leaves the run unsettled, reported,
+    nothing restarted; once it answers again the scheduler's periodic settling releases
+    it and settles the run."""
+    monkeypatch.setattr("gateway.heats.floor_actions.RELEASE_PAUSE_S", 0.0)
+    driver = floor.drivers["A02"]
+    original = driver.exit_tournament
+    silent = {"on": True}
+
+    async def exit_tournament() -> None:
+        if silent["on"]:
+            raise LinkTimeout("A02: no reply")
+        await original()
+
+    monkeypatch.setattr(driver, "exit_tournament", exit_tournament)
+    links = floor.links()
+    runner = HeatRunner(floor.writer, links, poll_interval_s=0.05)
+    outcome = await runner.run_new("A", MACHINES, credits=300, seconds=1, heat_id=floor.heat_id)
+    assert outcome.state is RunState.CLOSED
+    assert "release pending" in outcome.seats["A02"].error
+    assert floor.machines["A02"].in_tournament
+    assert not (await floor.journal.run(outcome.run_id)).settled
+    heat = await floor.heat()
+    assert heat.status is HeatStatus.CLOSED  # the scores stand: nothing restarts
+    assert heat.restarts == 0
+
+    silent["on"] = False  # the machine answers again
+    ctx = _Context(floor.sessions, floor.writer, await load_floor(floor.sessions))
+    scheduler = Scheduler(ctx, {"A": links}, tick_s=0.05)
+    await scheduler.tick()
+    await asyncio.gather(*scheduler._settling.values())
+    assert (await floor.journal.run(outcome.run_id)).settled
+    assert not floor.machines["A02"].in_tournament
+    assert floor.machines["A02"].play_enabled()
