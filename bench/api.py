@@ -159,7 +159,7 @@ class Desks:
                 json={"player": idn},
                 headers=self.desk,
             )
-            if r.status_code == 201 or "free" not in r.text and "full" not in r.text:
+            if r.status_code == 201 or ("free" not in r.text and "full" not in r.text):
                 return
             self.errors["heat register"] -= 1  # a full heat is the desk's cue, not an error
             self.heat = max(self.heat, heat + 1)
@@ -206,8 +206,9 @@ async def main() -> None:
     args = parser.parse_args()
     if not 1 <= args.seconds <= 600 or not 1 <= args.desks <= 200:
         raise SystemExit("--seconds 1-600, --desks 1-200")
-    import storage.accounts
     from argon2 import PasswordHasher
+
+    import storage.accounts
 
     storage.accounts.HASHER = PasswordHasher(time_cost=1, memory_cost=64, parallelism=1)
     results: list[tuple[str, list[list[str]]]] = []
