@@ -73,6 +73,9 @@ def register(sub: Any) -> None:
         help="where boards send SNMP traps (port 0: a free port, printed)",
     )
     add_snmp_secrets_argument(parser)
+    from gateway.app.commands.api import add_http_argument
+
+    add_http_argument(parser)
     parser.set_defaults(handler=_serve)
 
 
@@ -168,7 +171,10 @@ async def serve(
         from gateway.app.context import load_floor_seed
 
         load_floor_seed(settings.floor)
+    from gateway.app.commands.api import start_http
+
     fanout, mqtt, signage = await _open_feed(args)
+    http = await start_http(args)  # the desks' API beside the gateway (--http)
     try:
         async with RunningGateway(settings, fanout) as gateway:
             serving = Serving(gateway.running, fanout, signage, mqtt, gateway.health)
@@ -176,6 +182,8 @@ async def serve(
                 on_ready(serving)
             await gateway.run(stop)
     finally:
+        if http is not None:
+            await http.close()
         await _close_feed(signage, mqtt)
     return 0
 

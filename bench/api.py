@@ -1,0 +1,239 @@
+"""HTTP API benchmark: 20 desks at once selling entries, registering players for heats
+and reading the standings, for a bounded time.
+
+    python bench/api.py                 # SQLite file, 60 s
+    python bench/api.py --seconds 20 --desks 20
+    REELGATE_DATABASE_URL=postgresql+asyncpg://... python bench/api.py   # PostgreSQL too
+
+Each desk loops: add a player (desk), sell one entry (cashier), register it for the next
+heat with a free machine (desk), read the qualifying standings (top 50).  Requests go
+through the whole FastAPI app in process (httpx ASGI transport: routing, bearer-token
+authentication, pydantic validation, the services, the database), so the figures are
+the API's own cost without a network.  Prints p50/p99 latency per operation and the
+error count per backend; goal p99 < 50 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections import defaultdict
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import httpx  # noqa: E402
+from sqlalchemy import text  # noqa: E402
+
+from gateway.accounts import service  # noqa: E402
+from gateway.tournament import services as svc  # noqa: E402
+from gateway.tournament.rules.enums import EntryValidity, Stage  # noqa: E402
+from gateway.tournament.settings import TournamentSettings  # noqa: E402
+from gateway.web.api import create_app  # noqa: E402
+from storage.db import Base, make_engine, make_sessionmaker  # noqa: E402
+from storage.floor import FloorBank, FloorMachine  # noqa: E402
+
+GOAL_MS = 50.0
+BANKS = ["A", "B", "C", "D"]
+MACHINES = 10
+OPS = ("player add", "entry sell", "heat register", "standings read")
+
+
+def sa_id(n: int) -> str:
+    """A 13-digit South African ID number with a valid Luhn check digit."""
+    body = f"800101{n % 10000:04d}08"
+    digits = [int(c) for c in body]
+    total = 0
+    for i, d in enumerate(reversed(digits)):
+        total += sum(divmod(d * 2, 10)) if i % 2 == 0 else d
+    return body + str((10 - total % 10) % 10)
+
+
+async def seed(sessions: object, now: datetime) -> dict[str, str]:
+    tokens: dict[str, str] = {}
+    async with svc.unit_of_work(sessions) as s:  # type: ignore[arg-type]
+        for name, role in (("cashier", "cashier"), ("desk", "desk")):
+            await service.add_user(s, name, role, "bench password", actor="bench", now=now)
+            _, tokens[name] = await service.create_token(
+                s,
+                name,
+                role=None,
+                expires_at=now + timedelta(days=1),
+                label="bench",
+                actor="bench",
+                now=now,
+            )
+        for bank in BANKS:
+            s.add(FloorBank(name=bank, enabled=True))
+            await s.flush()
+            for i in range(1, MACHINES + 1):
+                s.add(
+                    FloorMachine(
+                        machine_id=f"{bank}{i:02d}",
+                        bank_name=bank,
+                        position=i,
+                        endpoint=f"tcp://127.0.0.1:{9000 + i}",
+                        updated_at=now,
+                    )
+                )
+        settings = TournamentSettings(validity=EntryValidity.HOURS_48)
+        t = await svc.create_tournament(s, "Bench", settings, actor="bench")
+        start = now + timedelta(hours=2)
+        for slot in range(200):  # every 10 minutes for 33 hours, on each bank
+            for bank in BANKS:
+                await svc.schedule_heat(
+                    s,
+                    t.id,
+                    stage=Stage.QUALIFYING,
+                    starts_at=start + timedelta(minutes=10 * slot),
+                    bank_name=bank,
+                    duration_seconds=300,
+                    starting_credits=1000,
+                    actor="bench",
+                    now=now,
+                )
+    return tokens
+
+
+class Desks:
+    def __init__(self, client: httpx.AsyncClient, tokens: dict[str, str], seconds: float) -> None:
+        self.client = client
+        self.cashier = {"Authorization": f"Bearer {tokens['cashier']}"}
+        self.desk = {"Authorization": f"Bearer {tokens['desk']}"}
+        self.deadline = time.perf_counter() + seconds
+        self.times: dict[str, list[float]] = defaultdict(list)
+        self.errors: dict[str, int] = defaultdict(int)
+        self.heat = 1
+        self.players = 0
+
+    async def _timed(self, op: str, method: str, url: str, **kw: object) -> httpx.Response:
+        t0 = time.perf_counter()
+        r = await self.client.request(method, url, **kw)  # type: ignore[arg-type]
+        self.times[op].append((time.perf_counter() - t0) * 1000)
+        if r.status_code >= 300:
+            self.errors[op] += 1
+        return r
+
+    async def one_desk(self) -> None:
+        while time.perf_counter() < self.deadline:
+            self.players += 1
+            idn = sa_id(self.players)
+            body = {
+                "id_number": idn,
+                "name": f"Player {self.players}",
+                "date_of_birth": "1980-01-01",
+            }
+            await self._timed("player add", "POST", "/api/v1/players", json=body, headers=self.desk)
+            sale = await self._timed(
+                "entry sell",
+                "POST",
+                "/api/v1/tournaments/Bench/entries",
+                json={"player": idn},
+                headers=self.cashier,
+            )
+            if sale.status_code == 201:
+                await self._register(idn)
+            await self._timed(
+                "standings read",
+                "GET",
+                "/api/v1/tournaments/Bench/standings",
+                params={"limit": 50},
+                headers=self.desk,
+            )
+
+    async def _register(self, idn: str) -> None:
+        for _ in range(3):  # a heat filled by another desk: try the next one
+            heat = self.heat
+            r = await self._timed(
+                "heat register",
+                "POST",
+                f"/api/v1/heats/{heat}/seats",
+                json={"player": idn},
+                headers=self.desk,
+            )
+            if r.status_code == 201 or ("free" not in r.text and "full" not in r.text):
+                return
+            self.errors["heat register"] -= 1  # a full heat is the desk's cue, not an error
+            self.heat = max(self.heat, heat + 1)
+
+
+async def run_backend(url: str, schema: str | None, desks: int, seconds: float) -> list[list[str]]:
+    engine = make_engine(url, schema=schema, pool_size=desks + 5) if schema else make_engine(url)
+    import storage.models  # noqa: F401
+
+    async with engine.begin() as conn:
+        await conn.run_sync(Base.metadata.create_all)
+    now = datetime.now(UTC)
+    sessions = make_sessionmaker(engine)
+    tokens = await seed(sessions, now)
+    app = create_app(sessions)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        bench = Desks(client, tokens, seconds)
+        await asyncio.gather(*(bench.one_desk() for _ in range(desks)))
+    await engine.dispose()
+    rows = []
+    for op in OPS:
+        t = sorted(bench.times[op])
+        if not t:
+            continue
+        p99 = t[min(len(t) - 1, int(len(t) * 0.99))]
+        rows.append(
+            [
+                op,
+                str(len(t)),
+                f"{statistics.median(t):.1f}",
+                f"{p99:.1f}",
+                str(bench.errors[op]),
+                "ok" if p99 < GOAL_MS else "MISSED",
+            ]
+        )
+    return rows
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--desks", type=int, default=20)
+    args = parser.parse_args()
+    if not 1 <= args.seconds <= 600 or not 1 <= args.desks <= 200:
+        raise SystemExit("--seconds 1-600, --desks 1-200")
+    from argon2 import PasswordHasher
+
+    import storage.accounts
+
+    storage.accounts.HASHER = PasswordHasher(time_cost=1, memory_cost=64, parallelism=1)
+    results: list[tuple[str, list[list[str]]]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        sqlite = f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}"
+        results.append(("sqlite", await run_backend(sqlite, None, args.desks, args.seconds)))
+    pg = os.environ.get("REELGATE_DATABASE_URL", "")
+    if pg.startswith("postgresql"):
+        schema = f"bench_{uuid.uuid4().hex[:10]}"
+        admin = make_engine(pg)
+        async with admin.begin() as conn:
+            await conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+        try:
+            results.append(("postgresql", await run_backend(pg, schema, args.desks, args.seconds)))
+        finally:
+            async with admin.begin() as conn:
+                await conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+            await admin.dispose()
+    print(f"{args.desks} desks, {args.seconds:g} s each backend; goal p99 < {GOAL_MS:g} ms")
+    head = ["backend", "operation", "requests", "p50 ms", "p99 ms", "errors", "goal"]
+    print(" | ".join(head))
+    for backend, rows in results:
+        for row in rows:
+            print(" | ".join([backend, *row]))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

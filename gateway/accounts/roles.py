@@ -1,0 +1,86 @@
+"""The roles and the ONE permission table (docs/roles.md shows the same table).
+
+Every HTTP endpoint and every account command names a :class:`Permission`; a role may use
+it when the role is in :data:`PERMISSIONS`.  Dual-control permissions (:mod:`.dual`) are
+requested by a role listed here and approved by a role listed in ``dual.APPROVERS``.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Role(StrEnum):
+    TECHNICIAN = "technician"
+    DIRECTOR = "director"
+    PROMOTION_DIRECTOR = "promotion-director"
+    CASHIER = "cashier"
+    DESK = "desk"  # guest relations
+    DEALER = "dealer"
+    SUPERVISOR = "supervisor"
+    AUDITOR = "auditor"  # read-only
+    ADMIN = "admin"  # accounts only: separation of duties keeps admins off the floor
+
+
+class Permission(StrEnum):
+    TOURNAMENT_READ = "tournament.read"
+    TOURNAMENT_CREATE = "tournament.create"
+    TOURNAMENT_SETTINGS = "tournament.settings"
+    PLAYER_READ = "player.read"
+    PLAYER_ADD = "player.add"
+    PLAYER_REINSTATE = "player.reinstate"
+    ENTRY_SELL = "entry.sell"
+    ENTRY_REFUND = "entry.refund"
+    HEAT_READ = "heat.read"
+    HEAT_SCHEDULE = "heat.schedule"
+    HEAT_REGISTER = "heat.register"
+    HEAT_MANUAL_SCORE = "heat.manual-score"
+    HEAT_DIRECT = "heat.direct"
+    BANK_READ = "bank.read"
+    SUPER9_READ = "super9.read"
+    AUDIT_READ = "audit.read"
+    ACCOUNTS_MANAGE = "accounts.manage"
+
+
+R = Role
+_EVERYONE = frozenset(Role)
+_DESKS = frozenset({R.DIRECTOR, R.SUPERVISOR, R.CASHIER, R.DESK})
+
+PERMISSIONS: dict[Permission, frozenset[Role]] = {
+    Permission.TOURNAMENT_READ: _EVERYONE,
+    Permission.TOURNAMENT_CREATE: frozenset({R.DIRECTOR}),
+    Permission.TOURNAMENT_SETTINGS: frozenset({R.DIRECTOR}),
+    Permission.PLAYER_READ: _DESKS | {R.AUDITOR},
+    Permission.PLAYER_ADD: _DESKS,
+    Permission.PLAYER_REINSTATE: frozenset({R.DIRECTOR}),
+    Permission.ENTRY_SELL: frozenset({R.CASHIER, R.SUPERVISOR}),
+    Permission.ENTRY_REFUND: frozenset({R.CASHIER, R.SUPERVISOR}),
+    Permission.HEAT_READ: _EVERYONE,
+    Permission.HEAT_SCHEDULE: frozenset({R.DIRECTOR}),
+    Permission.HEAT_REGISTER: _DESKS,
+    Permission.HEAT_MANUAL_SCORE: frozenset({R.DIRECTOR, R.SUPERVISOR}),
+    Permission.HEAT_DIRECT: frozenset({R.DIRECTOR, R.TECHNICIAN}),
+    Permission.BANK_READ: frozenset({R.TECHNICIAN, R.DIRECTOR, R.SUPERVISOR, R.AUDITOR}),
+    Permission.SUPER9_READ: frozenset(
+        {R.PROMOTION_DIRECTOR, R.DEALER, R.SUPERVISOR, R.AUDITOR, R.CASHIER}
+    ),
+    Permission.AUDIT_READ: frozenset({R.AUDITOR, R.DIRECTOR, R.PROMOTION_DIRECTOR, R.SUPERVISOR}),
+    Permission.ACCOUNTS_MANAGE: frozenset({R.ADMIN}),
+}
+
+
+def parse_role(text: str) -> Role:
+    try:
+        return Role(text.strip().lower())
+    except ValueError:
+        known = ", ".join(r.value for r in Role)
+        raise ValueError(f"role: {text!r} is not a role (use one of {known})") from None
+
+
+def allowed(role: Role | str, permission: Permission) -> bool:
+    return Role(role) in PERMISSIONS[permission]
+
+
+def role_table() -> list[tuple[str, list[str]]]:
+    """(permission, roles) rows in table order, for docs/roles.md and ``users roles``."""
+    return [(p.value, sorted(r.value for r in PERMISSIONS[p])) for p in Permission]

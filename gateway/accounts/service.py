@@ -1,0 +1,334 @@
+"""Account services over :mod:`storage.accounts`: users, tokens, logins and the pending
+actions of dual control.  Each works inside the caller's transaction and audits every
+change under the account that made it.  Refusals are :class:`OperatorError` lines."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from gateway.accounts import lockout
+from gateway.accounts.dual import Decider, DualControlRefused, check_approval
+from gateway.accounts.roles import Permission, Role, parse_role
+from gateway.errors import OperatorError
+from storage import audit
+from storage.accounts import (
+    TOKEN_PREFIX,
+    AccountNameError,
+    AccountSession,
+    ApiToken,
+    PendingAction,
+    User,
+    hash_password,
+    new_secret,
+    normalise_name,
+    password_matches,
+    secret_digest,
+    session_by_secret,
+    token_by_secret,
+    user_by_name,
+)
+
+PASSWORD_MIN = 10
+PASSWORD_MAX = 1024
+SESSION_TTL = timedelta(hours=12)
+TOKEN_MAX_TTL = timedelta(days=366)
+
+
+@dataclass(frozen=True)
+class Principal:
+    """The authenticated account a request or command acts as."""
+
+    user_id: int
+    name: str
+    role: Role
+
+
+def name_of(text: str) -> str:
+    try:
+        return normalise_name(text)
+    except AccountNameError as exc:
+        raise OperatorError(str(exc)) from None
+
+
+def role_of(text: str) -> Role:
+    try:
+        return parse_role(text)
+    except ValueError as exc:
+        raise OperatorError(str(exc)) from None
+
+
+def check_password(password: str) -> str:
+    if len(password) < PASSWORD_MIN:
+        raise OperatorError(f"password: at least {PASSWORD_MIN} characters")
+    if len(password) > PASSWORD_MAX:
+        raise OperatorError(f"password: at most {PASSWORD_MAX} characters")
+    return password
+
+
+async def _user(session: AsyncSession, name: str) -> User:
+    user = await user_by_name(session, name_of(name))
+    if user is None:
+        raise OperatorError(f"user {name_of(name)!r} does not exist")
+    return user
+
+
+async def add_user(
+    session: AsyncSession, name: str, role: str, password: str, *, actor: str, now: datetime
+) -> User:
+    normal = name_of(name)
+    parsed = role_of(role)
+    check_password(password)
+    if await user_by_name(session, normal) is not None:
+        raise OperatorError(f"user {normal!r} already exists (names ignore case and spaces)")
+    user = User(
+        name=normal,
+        role=parsed.value,
+        password_hash=hash_password(password),
+        disabled=False,
+        created_at=now,
+        created_by=actor,
+        failed_logins=0,
+    )
+    session.add(user)
+    await session.flush()
+    await audit.record(
+        session, actor=actor, action="user.add", subject=f"user:{normal}", details={"role": parsed}
+    )
+    return user
+
+
+async def list_users(session: AsyncSession) -> list[User]:
+    return list((await session.scalars(select(User).order_by(User.name))).all())
+
+
+async def disable_user(session: AsyncSession, name: str, *, actor: str) -> User:
+    user = await _user(session, name)
+    user.disabled = True
+    # A disabled account keeps no way in: its browser sessions end with it.
+    await session.execute(delete(AccountSession).where(AccountSession.user_id == user.id))
+    await audit.record(session, actor=actor, action="user.disable", subject=f"user:{user.name}")
+    return user
+
+
+async def reset_password(session: AsyncSession, name: str, password: str, *, actor: str) -> User:
+    user = await _user(session, name)
+    user.password_hash = hash_password(check_password(password))
+    user.failed_logins = 0
+    user.locked_until = None
+    await session.execute(delete(AccountSession).where(AccountSession.user_id == user.id))
+    await audit.record(
+        session, actor=actor, action="user.reset-password", subject=f"user:{user.name}"
+    )
+    return user
+
+
+async def create_token(
+    session: AsyncSession,
+    user_name: str,
+    *,
+    role: str | None,
+    expires_at: datetime,
+    label: str,
+    actor: str,
+    now: datetime,
+) -> tuple[ApiToken, str]:
+    """A new token and its secret (shown once; only its digest is kept).  Its role is the
+    owner's, or ``auditor`` (read-only) to narrow an integration's reach."""
+    user = await _user(session, user_name)
+    scope = Role(user.role) if role is None else role_of(role)
+    if scope not in (Role(user.role), Role.AUDITOR):
+        raise OperatorError(
+            f"--role: a token of {user.name} may carry role {user.role} or auditor, not {scope}"
+        )
+    if expires_at <= now:
+        raise OperatorError("--expires: the token would already have expired")
+    if expires_at - now > TOKEN_MAX_TTL:
+        raise OperatorError(f"--expires: at most {TOKEN_MAX_TTL.days} days ahead")
+    secret = TOKEN_PREFIX + new_secret()
+    token = ApiToken(
+        user_id=user.id,
+        prefix=secret[: len(TOKEN_PREFIX) + 8],
+        digest=secret_digest(secret),
+        role=scope.value,
+        label=label.strip()[:100] or "token",
+        created_at=now,
+        expires_at=expires_at,
+    )
+    session.add(token)
+    await session.flush()
+    await audit.record(
+        session,
+        actor=actor,
+        action="token.create",
+        subject=f"user:{user.name}",
+        details={"token": token.id, "role": scope, "expires_at": expires_at},
+    )
+    return token, secret
+
+
+async def revoke_token(session: AsyncSession, token_id: int, *, actor: str, now: datetime) -> None:
+    token = await session.get(ApiToken, token_id)
+    if token is None:
+        raise OperatorError(f"token {token_id} does not exist")
+    token.revoked_at = now
+    await audit.record(session, actor=actor, action="token.revoke", subject=f"token:{token_id}")
+
+
+async def list_tokens(session: AsyncSession) -> list[tuple[ApiToken, str]]:
+    rows = await session.execute(
+        select(ApiToken, User.name).join(User, User.id == ApiToken.user_id).order_by(ApiToken.id)
+    )
+    return [(t, n) for t, n in rows.all()]
+
+
+async def principal_for_token(
+    session: AsyncSession, secret: str, now: datetime
+) -> Principal | None:
+    token = await token_by_secret(session, secret)
+    if token is None or token.revoked_at is not None or token.expires_at <= now:
+        return None
+    user = await session.get(User, token.user_id)
+    if user is None or user.disabled:
+        return None
+    return Principal(user.id, user.name, Role(token.role))
+
+
+@dataclass(frozen=True)
+class Login:
+    principal: Principal
+    cookie: str
+    csrf_token: str
+
+
+async def login(session: AsyncSession, name: str, password: str, now: datetime) -> Login:
+    """Check a password under the backoff.  A failure is counted in this transaction and
+    then refused, so the caller must commit even when this raises :class:`LoginFailed`."""
+    user = await user_by_name(session, name_of(name))
+    if user is None or user.disabled:
+        raise LoginFailed("login: unknown account or wrong password")
+    why_not = lockout.refusal(user.failed_logins, user.locked_until, now)
+    if why_not is not None:
+        raise LoginFailed(why_not)
+    if not password_matches(user.password_hash, password):
+        user.failed_logins += 1
+        user.locked_until = lockout.locked_until_after(user.failed_logins, now)
+        raise LoginFailed("login: unknown account or wrong password")
+    user.failed_logins = 0
+    user.locked_until = None
+    cookie, csrf = new_secret(), secrets.token_hex(32)
+    session.add(
+        AccountSession(
+            user_id=user.id,
+            digest=secret_digest(cookie),
+            csrf_token=csrf,
+            created_at=now,
+            expires_at=now + SESSION_TTL,
+        )
+    )
+    await session.flush()
+    return Login(Principal(user.id, user.name, Role(user.role)), cookie, csrf)
+
+
+class LoginFailed(OperatorError):
+    """A refused login; the failed-attempt count it raised must still be committed."""
+
+
+async def principal_for_session(
+    session: AsyncSession, cookie: str, now: datetime
+) -> tuple[Principal, str] | None:
+    """The account behind a browser session cookie and the session's CSRF token."""
+    row = await session_by_secret(session, cookie)
+    if row is None or row.expires_at <= now:
+        return None
+    user = await session.get(User, row.user_id)
+    if user is None or user.disabled:
+        return None
+    return Principal(user.id, user.name, Role(user.role)), row.csrf_token
+
+
+async def logout(session: AsyncSession, cookie: str) -> None:
+    await session.execute(
+        delete(AccountSession).where(AccountSession.digest == secret_digest(cookie))
+    )
+
+
+async def request_action(
+    session: AsyncSession,
+    permission: Permission,
+    payload: Mapping[str, Any],
+    *,
+    by: Principal,
+    now: datetime,
+) -> PendingAction:
+    pending = PendingAction(
+        kind=permission.value,
+        payload=json.dumps(dict(payload), sort_keys=True),
+        requested_by=by.user_id,
+        requested_at=now,
+        status="pending",
+    )
+    session.add(pending)
+    await session.flush()
+    await audit.record(
+        session,
+        actor=by.name,
+        action="dual.request",
+        subject=f"pending:{pending.id}",
+        details={"kind": permission.value, "payload": dict(payload)},
+    )
+    return pending
+
+
+async def decide(
+    session: AsyncSession, pending_id: int, *, by: Principal, approve: bool, now: datetime
+) -> tuple[PendingAction, Principal]:
+    """Approve or reject a pending action (locked for this transaction); returns it and
+    the requester.  The caller runs an approved action in the same transaction."""
+    query = select(PendingAction).where(PendingAction.id == pending_id).with_for_update()
+    pending = (await session.execute(query)).scalar_one_or_none()
+    if pending is None:
+        raise OperatorError(f"pending action {pending_id} does not exist")
+    permission = Permission(pending.kind)
+    if approve:
+        try:
+            check_approval(
+                permission,
+                requester_id=pending.requested_by,
+                approver=Decider(by.user_id, by.role),
+                status=pending.status,
+            )
+        except DualControlRefused as exc:
+            raise OperatorError(str(exc)) from None
+    elif pending.status != "pending":
+        raise OperatorError(f"dual control: the action is {pending.status}, not pending")
+    requester = await session.get(User, pending.requested_by)
+    if requester is None:  # pragma: no cover - a foreign key keeps it
+        raise OperatorError(f"pending action {pending_id}: requester is gone")
+    pending.status = "approved" if approve else "rejected"
+    pending.decided_by = by.user_id
+    pending.decided_at = now
+    await audit.record(
+        session,
+        actor=by.name,
+        action="dual.approve" if approve else "dual.reject",
+        subject=f"pending:{pending.id}",
+        details={"kind": pending.kind, "requested_by": requester.name},
+    )
+    return pending, Principal(requester.id, requester.name, Role(requester.role))
+
+
+async def list_pending(
+    session: AsyncSession, status: str | None = "pending"
+) -> list[PendingAction]:
+    query = select(PendingAction).order_by(PendingAction.id)
+    if status is not None:
+        query = query.where(PendingAction.status == status)
+    return list((await session.scalars(query)).all())

@@ -1,0 +1,142 @@
+"""``reelgate users ...``: the accounts people sign in with (roles: docs/roles.md).
+
+A password is never an argument (it would sit in the shell history and the process
+list): it is asked for twice on a terminal, or read as one line from standard input with
+``--password-stdin``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from gateway.accounts import service
+from gateway.accounts.roles import Role, role_table
+from gateway.app.database import run
+from gateway.app.options import OneLineParser, actor_of, add_common, now_of
+from gateway.app.output import emit
+from gateway.errors import OperatorError
+
+
+def register(sub: Any) -> None:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "users", help="accounts: add, list, disable, reset a password; the roles"
+    )
+    actions = parser.add_subparsers(
+        dest="users_action", required=True, metavar="ACTION", parser_class=OneLineParser
+    )
+    p = actions.add_parser("add", help="add an account with one role")
+    add_common(p, read=True)
+    p.add_argument("name")
+    p.add_argument("--role", required=True, choices=[r.value for r in Role])
+    _password_option(p)
+    p.set_defaults(handler=_add)
+
+    p = actions.add_parser("list", help="every account, its role and state")
+    add_common(p, read=True, write=False)
+    p.set_defaults(handler=_list)
+
+    p = actions.add_parser("disable", help="disable an account (its sessions end)")
+    add_common(p, read=True)
+    p.add_argument("name")
+    p.set_defaults(handler=_disable)
+
+    p = actions.add_parser("reset-password", help="set a new password; clears a lockout")
+    add_common(p, read=True)
+    p.add_argument("name")
+    _password_option(p)
+    p.set_defaults(handler=_reset)
+
+    p = actions.add_parser("roles", help="the permission table")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(handler=_roles)
+
+
+def _password_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--password-stdin",
+        action="store_true",
+        help="read the password as one line from standard input (no prompt)",
+    )
+
+
+def read_password(args: argparse.Namespace) -> str:
+    if args.password_stdin or not sys.stdin.isatty():
+        line = sys.stdin.readline()
+        if not line:
+            raise OperatorError("password: nothing on standard input")
+        return service.check_password(line.rstrip("\r\n"))
+    first = getpass.getpass("password: ")
+    service.check_password(first)
+    if getpass.getpass("again: ") != first:
+        raise OperatorError("password: the two entries differ")
+    return first
+
+
+def _row(u: Any) -> dict[str, Any]:
+    return {
+        "id": u.id,
+        "name": u.name,
+        "role": u.role,
+        "disabled": u.disabled,
+        "failed_logins": u.failed_logins,
+        "locked_until": u.locked_until,
+    }
+
+
+def _add(args: argparse.Namespace) -> int:
+    password = read_password(args)
+
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        user = await service.add_user(
+            session, args.name, args.role, password, actor=actor_of(args), now=now_of(args)
+        )
+        return _row(user)
+
+    return emit(args, run(args.database, work))
+
+
+def _list(args: argparse.Namespace) -> int:
+    async def work(session: AsyncSession) -> list[dict[str, Any]]:
+        return [_row(u) for u in await service.list_users(session)]
+
+    data = run(args.database, work)
+    head = ["id", "name", "role", "state", "failed logins"]
+    rows = [
+        [
+            d["id"],
+            d["name"],
+            d["role"],
+            "disabled" if d["disabled"] else "active",
+            d["failed_logins"],
+        ]
+        for d in data
+    ]
+    return emit(args, data, head, rows)
+
+
+def _disable(args: argparse.Namespace) -> int:
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        return _row(await service.disable_user(session, args.name, actor=actor_of(args)))
+
+    return emit(args, run(args.database, work))
+
+
+def _reset(args: argparse.Namespace) -> int:
+    password = read_password(args)
+
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        user = await service.reset_password(session, args.name, password, actor=actor_of(args))
+        return _row(user)
+
+    return emit(args, run(args.database, work))
+
+
+def _roles(args: argparse.Namespace) -> int:
+    table = role_table()
+    data = [{"permission": p, "roles": roles} for p, roles in table]
+    return emit(args, data, ["permission", "roles"], [[p, ", ".join(r)] for p, r in table])

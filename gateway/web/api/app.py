@@ -1,0 +1,38 @@
+"""The FastAPI application: ``/api/v1`` routers, ``/api/openapi.json``, JSON errors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from fastapi import FastAPI
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from gateway.web.api import errors
+from gateway.web.api.auth import Api
+from gateway.web.api.routes import accounts, audit, desk, floor, tournaments
+
+PREFIX = "/api/v1"
+
+
+def create_app(
+    sessions: async_sessionmaker[AsyncSession],
+    *,
+    clock: Callable[[], datetime] | None = None,
+    secure_cookies: bool | None = None,
+) -> FastAPI:
+    app = FastAPI(
+        title="Reelgate API",
+        version="1",
+        openapi_url="/api/openapi.json",
+        docs_url="/api/docs",
+        redoc_url=None,
+    )
+    api = Api(sessions, secure_cookies=secure_cookies)
+    if clock is not None:
+        api.clock = clock
+    app.state.api = api
+    errors.install(app)
+    for module in (accounts, tournaments, desk, floor, audit):
+        app.include_router(module.router, prefix=PREFIX)
+    return app

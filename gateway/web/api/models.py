@@ -1,0 +1,319 @@
+"""Request and response bodies: every string, number and time bounded, so no input can
+reach a database column it does not fit (no 500 for any input)."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
+
+INT32 = 2**31 - 1
+BIG = 2**62  # money and meters: BIGINT columns
+
+
+def _printable(text: str) -> str:
+    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+        raise ValueError("no control characters")
+    return text
+
+
+def _sane_time(moment: datetime) -> datetime:
+    if not 2000 <= moment.year <= 2200:
+        raise ValueError("year must be between 2000 and 2200")
+    return moment
+
+
+def _sane_date(day: date) -> date:
+    if not 1900 <= day.year <= 2200:
+        raise ValueError("year must be between 1900 and 2200")
+    return day
+
+
+_Plain = AfterValidator(_printable)
+Name = Annotated[str, Field(min_length=1, max_length=100), _Plain]
+Reason = Annotated[str, Field(min_length=1, max_length=2000), _Plain]
+Note = Annotated[str, Field(min_length=0, max_length=2000), _Plain]
+Code = Annotated[str, Field(min_length=1, max_length=32), _Plain]
+IdNumber = Annotated[str, Field(min_length=1, max_length=20), _Plain]
+Zone = Annotated[str, Field(min_length=1, max_length=64), _Plain]
+Label = Annotated[str, Field(min_length=1, max_length=200), _Plain]
+Password = Annotated[str, Field(min_length=1, max_length=1024)]
+Time = Annotated[AwareDatetime, AfterValidator(_sane_time)]
+Day = Annotated[date, AfterValidator(_sane_date)]
+Id = Annotated[int, Field(ge=1, le=INT32)]
+Count = Annotated[int, Field(ge=0, le=BIG)]
+Stage = Literal["qualifying", "semi-final", "final"]
+REF_PATTERN = r"^[^\x00-\x1f\x7f]{1,100}$"
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Login(Body):
+    name: Name
+    password: Password
+
+
+class Me(BaseModel):
+    id: int
+    name: str
+    role: str
+    csrf_token: str | None = None
+
+
+class PackageIn(Body):
+    code: Code
+    price_cents: Annotated[int, Field(ge=0, le=BIG)]
+    seats: Annotated[int, Field(ge=1, le=1000)]
+    casino_credit_cents: Annotated[int, Field(ge=0, le=BIG)] = 0
+
+
+class Settings(Body):
+    """Tournament settings (the names of ``reelgate tournament set``); each optional."""
+
+    venue_zone: Zone | None = None
+    seat_price_cents: Annotated[int, Field(ge=0, le=BIG)] | None = None
+    packages: Annotated[list[PackageIn], Field(min_length=1, max_length=50)] | None = None
+    validity: Literal["same-day", "48h"] | None = None
+    minimum_age: Annotated[int, Field(ge=0, le=150)] | None = None
+    direct_final_places: Annotated[int, Field(ge=0, le=10_000)] | None = None
+    semi_final_qualifiers: Annotated[int, Field(ge=0, le=10_000)] | None = None
+    finalists_from_semis: Annotated[int, Field(ge=0, le=10_000)] | None = None
+    prize_places: Annotated[int, Field(ge=0, le=10_000)] | None = None
+    postpone_after_s: Annotated[int, Field(ge=0, le=INT32)] | None = None
+    reschedule_notice_s: Annotated[int, Field(ge=0, le=INT32)] | None = None
+    unmarked_at_start: Code | None = None
+
+    def changes(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class TournamentIn(Body):
+    name: Name
+    settings: Settings = Settings()
+    qualifying_starts_at: Time | None = None
+    qualifying_ends_at: Time | None = None
+
+
+class TournamentOut(BaseModel):
+    id: int
+    name: str
+    settings: dict[str, Any]
+
+
+class TournamentRow(BaseModel):
+    id: int
+    name: str
+    validity: str
+    zone: str
+
+
+class SettingsChange(Body):
+    tournament: Annotated[str, Field(pattern=REF_PATTERN)]
+    changes: Settings
+    reason: Reason
+
+
+class SettingsChangeIn(Body):
+    changes: Settings
+    reason: Reason
+
+
+class PlayerIn(Body):
+    id_number: IdNumber
+    name: Name
+    date_of_birth: Day
+    card_number: Code | None = None
+
+
+class PlayerOut(BaseModel):
+    id: int
+    id_number: str
+    name: str
+    date_of_birth: date
+    card_number: str | None
+
+
+class SaleIn(Body):
+    player: Annotated[str, Field(pattern=REF_PATTERN)]
+    package: Code = "single"
+    quantity: Annotated[int, Field(ge=1, le=100)] = 1
+    payment: Literal["cash", "card"] = "cash"
+    complimentary: bool = False
+    reference: Name | None = None
+
+
+class SaleOut(BaseModel):
+    purchase: int
+    kind: str
+    package: str | None
+    seats: int
+    amount_cents: int
+    valid_until: datetime | None
+    entries: list[int]
+
+
+class Refund(Body):
+    entry_id: Id
+    rule: Literal[20, 23]
+    reason: Reason
+
+
+class RefundIn(Body):
+    rule: Literal[20, 23]
+    reason: Reason
+
+
+class HeatIn(Body):
+    stage: Stage = "qualifying"
+    starts_at: Time
+    bank: Code
+    duration_seconds: Annotated[int, Field(ge=1, le=86_400)]
+    starting_credits: Annotated[int, Field(ge=1, le=INT32)]
+    number: Annotated[int, Field(ge=1, le=100_000)] | None = None
+    announced_via: Label | None = None
+
+
+class HeatOut(BaseModel):
+    heat_id: int
+    tournament_id: int
+    stage: str
+    number: int
+    label: str
+    status: str
+    starts_at: datetime
+    duration_s: int
+    starting_credits: int
+    bank_name: str
+    seats: int
+    booked: int
+
+
+class RegisterIn(Body):
+    player: Annotated[str, Field(pattern=REF_PATTERN)]
+    entry: Id | None = None
+
+
+class SeatOut(BaseModel):
+    seat_id: int
+    seat: int
+    machine: str
+    entry: int
+
+
+class SeatRow(BaseModel):
+    seat_id: int
+    seat_number: int
+    machine_id: str
+    entry_id: int
+    holder_player_id: int
+    holder_name: str
+    played_by: str
+    status: str
+    credits: int | None
+
+
+class ManualScore(Body):
+    seat_id: Id
+    credits: Count
+    games_played: Count
+    games_won: Count
+    credits_wagered: Count
+    credits_won: Count
+    reason: Reason
+
+
+class ManualScoreIn(Body):
+    credits: Count
+    games_played: Count
+    games_won: Count
+    credits_wagered: Count
+    credits_won: Count
+    reason: Reason
+
+
+class Reinstate(Body):
+    disqualification_id: Id
+    reason: Reason
+
+
+class ReinstateIn(Body):
+    reason: Reason
+
+
+class OrderIn(Body):
+    order: Literal["start", "pause", "resume", "abort", "restart"]
+    heat: Id | None = None
+    reason: Note = ""
+
+
+class OrderOut(BaseModel):
+    order: int
+    bank: str
+    command: str
+
+
+class BankOut(BaseModel):
+    name: str
+    enabled: bool
+    machines: list[str]
+    excluded: dict[str, str]
+
+
+class AuditRow(BaseModel):
+    id: int
+    at: datetime
+    actor: str
+    action: str
+    subject: str
+    reason: str | None
+    details: dict[str, Any]
+
+
+class PendingOut(BaseModel):
+    pending: int
+    kind: str
+    status: str
+    requested_by: str
+    payload: dict[str, Any]
+
+
+class Decision(BaseModel):
+    pending: int
+    status: str
+    result: dict[str, Any] | None = None
+
+
+class Problem(BaseModel):
+    error: str
+    rule: int | None = None
+
+
+class StandingLineOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    place: int
+    position: int
+    entry_id: int
+    player_id: int
+    player_name: str
+    credits: int
+    tied: bool
+    heat_number: int
+
+
+class StandingsOut(BaseModel):
+    tournament: int
+    stage: str
+    lines: list[StandingLineOut]
+    cuts: list[int]
+
+
+class QualifiersOut(BaseModel):
+    finalists: list[int]
+    semi_finalists: list[int]
+    qualifying_over: bool
+    semis_over: bool
+    final_over: bool

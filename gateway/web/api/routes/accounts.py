@@ -1,0 +1,85 @@
+"""Signing in and out, who am I, and the dual-control queue (approve / reject)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path, Request, Response
+
+from gateway.accounts import service
+from gateway.accounts.service import LoginFailed, Principal
+from gateway.tournament.services.common import unit_of_work
+from gateway.web.api import actions
+from gateway.web.api.auth import COOKIE, api_of, signed_in
+from gateway.web.api.errors import ApiError
+from gateway.web.api.models import INT32, Decision, Login, Me, PendingOut, Problem
+
+router = APIRouter(tags=["accounts"])
+Key = Annotated[int, Path(ge=1, le=INT32)]
+Signed = Annotated[Principal, Depends(signed_in())]
+
+
+@router.post("/login", responses={401: {"model": Problem}})
+async def login(request: Request, response: Response, body: Login) -> Me:
+    api = api_of(request)
+    failure: LoginFailed | None = None
+    async with unit_of_work(api.sessions) as session:
+        try:
+            done = await service.login(session, body.name, body.password, api.clock())
+        except LoginFailed as exc:
+            failure = exc  # committed: the failed attempt counts towards the backoff
+    if failure is not None:
+        raise ApiError(401, str(failure))
+    secure = request.url.scheme == "https" if api.secure_cookies is None else api.secure_cookies
+    response.set_cookie(
+        COOKIE,
+        done.cookie,
+        max_age=int(service.SESSION_TTL.total_seconds()),
+        httponly=True,
+        samesite="strict",
+        secure=secure,
+        path="/api",
+    )
+    p = done.principal
+    return Me(id=p.user_id, name=p.name, role=p.role.value, csrf_token=done.csrf_token)
+
+
+@router.post("/logout", status_code=204)
+async def logout(request: Request, response: Response, _: Signed) -> None:
+    cookie = request.cookies.get(COOKIE)
+    if cookie:
+        async with unit_of_work(api_of(request).sessions) as session:
+            await service.logout(session, cookie)
+    response.delete_cookie(COOKIE, path="/api")
+
+
+@router.get("/me")
+async def me(who: Signed) -> Me:
+    return Me(id=who.user_id, name=who.name, role=who.role.value)
+
+
+@router.get("/pending")
+async def pending(request: Request, _: Signed) -> list[PendingOut]:
+    async with unit_of_work(api_of(request).sessions) as session:
+        rows = await service.list_pending(session)
+        names = {u.id: u.name for u in await service.list_users(session)}
+    return [
+        PendingOut(
+            pending=p.id,
+            kind=p.kind,
+            status=p.status,
+            requested_by=names.get(p.requested_by, "?"),
+            payload=p.payload_dict(),
+        )
+        for p in rows
+    ]
+
+
+@router.post("/pending/{key}/approve", openapi_extra={"x-dual-approval": True})
+async def approve(request: Request, key: Key, who: Signed) -> Decision:
+    return await actions.approve(api_of(request), who, key)
+
+
+@router.post("/pending/{key}/reject", openapi_extra={"x-dual-approval": True})
+async def reject(request: Request, key: Key, who: Signed) -> Decision:
+    return await actions.reject(api_of(request), who, key)

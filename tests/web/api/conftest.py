@@ -1,0 +1,162 @@
+"""An API over a seeded desk: bank A (three machines), tournament "Spring", players,
+entries, a scheduled heat with a seat, a closed heat with a present seat (for manual
+scores), a disqualification, and one account with a token per role (plus a second
+director and supervisor for dual control).  The clock is fixed; argon2 is made cheap."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import httpx
+import pytest
+from argon2 import PasswordHasher
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+import storage.accounts
+from gateway.accounts import service
+from gateway.accounts.roles import Role
+from gateway.tournament import services as svc
+from gateway.tournament.rules.enums import EntryValidity, HeatStatus, SeatStatus, Stage
+from gateway.tournament.settings import TournamentSettings
+from gateway.web.api import create_app
+from storage.db import make_sessionmaker
+from storage.floor import FloorBank, FloorMachine
+from storage.tournament import Heat, Seat
+
+ZONE = ZoneInfo("Africa/Johannesburg")
+NOW = datetime(2026, 11, 20, 10, 0, tzinfo=ZONE)
+PASSWORD = "correct horse battery"
+
+
+@dataclass
+class Desk:
+    sessions: async_sessionmaker[AsyncSession]
+    client: httpx.AsyncClient
+    tokens: dict[str, str] = field(default_factory=dict)  # account name -> secret
+    ids: dict[str, int] = field(default_factory=dict)
+
+    def auth(self, account: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.tokens[account]}"}
+
+
+@pytest.fixture(autouse=True)
+def cheap_argon2(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(
+        storage.accounts, "HASHER", PasswordHasher(time_cost=1, memory_cost=64, parallelism=1)
+    )
+
+
+async def _accounts(s: AsyncSession, desk: Desk) -> None:
+    names = [r.value for r in Role] + ["director2", "supervisor2"]
+    for name in names:
+        role = name.rstrip("2")
+        user = await service.add_user(s, name, role, PASSWORD, actor="setup", now=NOW)
+        _, secret = await service.create_token(
+            s,
+            user.name,
+            role=None,
+            expires_at=NOW + timedelta(days=30),
+            label="t",
+            actor="setup",
+            now=NOW,
+        )
+        desk.tokens[name] = secret
+
+
+async def _floor(s: AsyncSession) -> None:
+    s.add(FloorBank(name="A", enabled=True))
+    await s.flush()
+    for i, machine in enumerate(["A01", "A02", "A03"], start=1):
+        s.add(
+            FloorMachine(
+                machine_id=machine,
+                bank_name="A",
+                position=i,
+                endpoint=f"tcp://127.0.0.1:{9400 + i}",
+                updated_at=NOW,
+            )
+        )
+
+
+async def _tournament(s: AsyncSession, desk: Desk) -> None:
+    settings = TournamentSettings(validity=EntryValidity.HOURS_48, venue_zone="Africa/Johannesburg")
+    t = await svc.create_tournament(s, "Spring", settings, actor="director")
+    desk.ids["tournament"] = t.id
+    for key, idn, name in [
+        ("p1", "8001015009087", "Thandi Mokoena"),
+        ("p2", "7505055123080", "Pieter Botha"),
+        ("p3", "9202020456081", "Lerato Dlamini"),
+    ]:
+        p = await svc.add_player(
+            s, id_number=idn, name=name, date_of_birth=date(1980, 1, 1), actor="desk", now=NOW
+        )
+        desk.ids[key] = p.id
+    done = await svc.schedule_heat(
+        s,
+        t.id,
+        stage=Stage.QUALIFYING,
+        starts_at=NOW - timedelta(hours=2),
+        bank_name="A",
+        duration_seconds=600,
+        starting_credits=1000,
+        actor="director",
+        now=NOW - timedelta(days=1),
+    )
+    heat = await svc.schedule_heat(
+        s,
+        t.id,
+        stage=Stage.QUALIFYING,
+        starts_at=NOW + timedelta(days=1),
+        bank_name="A",
+        duration_seconds=600,
+        starting_credits=1000,
+        actor="director",
+        now=NOW,
+    )
+    desk.ids["heat"] = heat.id
+    desk.ids["done_heat"] = done.id
+
+
+async def _entries(s: AsyncSession, desk: Desk) -> None:
+    tid = desk.ids["tournament"]
+    before = NOW - timedelta(hours=3)
+    sold = await svc.sell_entries(s, tid, desk.ids["p1"], quantity=1, cashier="c", now=before)
+    seat = await svc.register_for_heat(
+        s,
+        desk.ids["done_heat"],
+        desk.ids["p1"],
+        actor="desk",
+        now=before,
+        entry_id=sold.entry_ids[0],
+    )
+    heat = await s.get(Heat, desk.ids["done_heat"])
+    assert heat is not None
+    heat.status = HeatStatus.CLOSED  # the heat was played; its machine lost the link
+    row = await s.get(Seat, seat.id)
+    assert row is not None
+    row.status = SeatStatus.PRESENT
+    desk.ids["scored_seat"] = seat.id
+    spare = await svc.sell_entries(s, tid, desk.ids["p2"], quantity=1, cashier="c", now=NOW)
+    desk.ids["spare_entry"] = spare.entry_ids[0]
+    dq = await svc.disqualify(
+        s, tid, desk.ids["p3"], rule=23, reason="abusive", actor="director", now=NOW
+    )
+    desk.ids["disqualification"] = dq.id
+
+
+@pytest.fixture
+async def desk(engine: AsyncEngine) -> AsyncIterator[Desk]:
+    sessions = make_sessionmaker(engine)
+    app = create_app(sessions, clock=lambda: NOW)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        d = Desk(sessions, client)
+        async with svc.unit_of_work(sessions) as s:
+            await _accounts(s, d)
+            await _floor(s)
+            await _tournament(s, d)
+            await _entries(s, d)
+        yield d
