@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 from urllib.request import urlopen
 
-from .emulated import ROOT
+from ..gateway.emulated import ROOT
 
 
 def _snapshot(url: str) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from gateway.tournament.settings import TournamentSettings
 from storage.journal import DirectorCommand, RunState
 from storage.tournament import Heat, HeatStatus, Score
 
-from .emulated import BankProcess
+from ..emulated import BankProcess
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from gateway.tournament.settings import TournamentSettings
 from storage.journal import RunState
 from storage.tournament import Heat, HeatStatus, Score
 
-from .emulated import ROOT, BankProcess
+from ..gateway.emulated import ROOT, BankProcess
 
 
 async def _prepare(db: str, floor: Path, spool: Path) -> int:

@@ -24,7 +24,7 @@ from gateway.heats.hooks import Progress, ProgressNote
 from gateway.heats.runner import HeatRunner
 from storage.journal import RunState, SeatState
 
-from .emulated import ROOT, BankProcess
+from ..gateway.emulated import ROOT, BankProcess
 
 HEAT_S = 2
 

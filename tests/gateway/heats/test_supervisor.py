@@ -12,7 +12,7 @@ from gateway.heats.supervisor import BankSupervisor
 from gateway.machines.links import MachineLink
 from gateway.machines.registry import open_driver
 
-from .emulated import BankProcess
+from ..emulated import BankProcess
 
 
 async def test_supervision_reports_doors_and_silence() -> None:

@@ -14,7 +14,7 @@ from gateway.app.cli import main
 from gateway.app.context import GatewayContext
 from storage import audit
 
-from .emulated import BankProcess
+from ..emulated import BankProcess
 
 
 @pytest.fixture

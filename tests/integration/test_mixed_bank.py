@@ -33,7 +33,7 @@ from protocols.mqtt.client import MqttSettings
 from storage.db import make_sessionmaker
 from storage.journal import Journal, RunState, SeatState
 
-from .mosquitto_proc import Mosquitto
+from ..protocols.mqtt.mosquitto_proc import Mosquitto
 
 CREDITS = 500
 HEAT_S = 3

@@ -8,7 +8,7 @@ import pytest
 from gateway.machines.driver import MachineRefused
 from gateway.machines.mqtt import MqttMachineDriver
 
-from .mqtt_boards import Boards
+from ...protocols.mqtt.mqtt_boards import Boards
 
 
 @pytest.mark.parametrize(("credits", "seconds"), [(0, 60), (-5, 60), (500, 0), (True, 60)])

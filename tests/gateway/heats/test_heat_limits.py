@@ -65,7 +65,7 @@ def test_a_heat_inside_the_limits_passes() -> None:
 
 async def test_scheduling_refuses_100_million_credits(engine: AsyncEngine) -> None:
     maker = make_sessionmaker(engine)
-    from tests.tournament.conftest import Desk
+    from tests.gateway.tournament.conftest import Desk
 
     desk = Desk(maker)
     await desk.floor("L", 2)

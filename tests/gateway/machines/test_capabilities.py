@@ -16,7 +16,7 @@ from gateway.machines.capabilities import (
 from gateway.machines.mqtt import MqttMachineDriver
 from gateway.machines.sas import SasDriver
 
-from .direct_driver import DirectDriver, PreparedDirectDriver
+from ..direct_driver import DirectDriver, PreparedDirectDriver
 
 
 def test_sas_driver_declares_every_ability() -> None:

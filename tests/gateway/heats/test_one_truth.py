@@ -21,7 +21,7 @@ from storage import effects
 from storage.journal import HeatRun, RunState, SeatState
 from storage.tournament import Heat, HeatStatus, Score, SeatStatus
 
-from .conftest import MACHINES, Floor
+from ..conftest import MACHINES, Floor
 
 
 class Killed(BaseException):

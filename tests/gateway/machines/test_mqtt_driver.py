@@ -23,7 +23,7 @@ from protocols.mqtt.broker import EmbeddedBroker
 from protocols.mqtt.codec import Command
 from protocols.mqtt.topics import Channel, board_topic
 
-from .mqtt_boards import Boards
+from ...protocols.mqtt.mqtt_boards import Boards
 
 
 async def _until(predicate: object, what: str, within: float = 5.0) -> None:

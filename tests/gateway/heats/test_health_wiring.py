@@ -2,7 +2,7 @@
 
 * the floor file's ``snmp`` (v2c community or v3 authPriv user) is validated, stored
   without its secrets and loaded back (the file seeds, the database is the truth); the
-  secrets come with the run (``tests/gateway/test_snmp_secrets.py``);
+  secrets come with the run (``tests/gateway/floor/test_snmp_secrets.py``);
 * ``bank check``'s health preflight polls each board's real agent over UDP;
 * a door opened mid-heat reported by the machine itself (SAS exception / board event)
   ends that seat's heat just as an SNMP trap does, and the heat goes on for the others;
@@ -38,7 +38,7 @@ from protocols.snmp.security import V2cCommunity, V3User
 from storage.db import make_sessionmaker
 from storage.journal import Journal, RunState, SeatState
 
-from .direct_driver import DirectDriver
+from ..direct_driver import DirectDriver
 
 
 def _floor(extra: str) -> str:

@@ -31,7 +31,7 @@ from storage.tournament import (
     SeatStatus,
 )
 
-from .conftest import MACHINES, PERIOD, Floor, clock
+from ..conftest import MACHINES, PERIOD, Floor, clock
 
 
 async def _mark(floor: Floor, seats: list[int], *, present: bool) -> None:

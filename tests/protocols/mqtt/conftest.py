@@ -26,7 +26,7 @@ def site() -> str:
 
 @pytest.fixture
 async def boards(broker: EmbeddedBroker, site: str) -> AsyncIterator[Boards]:
-    """Emulated boards on the test's broker and site (``tests/mqtt/mqtt_boards.py``)."""
+    """Emulated boards on the test's broker and site (``tests/protocols/mqtt/mqtt_boards.py``)."""
     bank = Boards(broker.url, site)
     try:
         yield bank

@@ -28,7 +28,7 @@ from gateway.machines.links import MachineLink
 from storage.db import Base, make_engine, make_sessionmaker
 from storage.journal import Journal, RunState, SeatState
 
-from .direct_driver import DirectDriver
+from ..gateway.direct_driver import DirectDriver
 
 PG_URL = os.environ.get(
     "REELGATE_DATABASE_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"

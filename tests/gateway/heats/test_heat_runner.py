@@ -17,7 +17,7 @@ from gateway.machines.links import MachineLink
 from storage.db import make_sessionmaker
 from storage.journal import Journal, RunState, SeatState
 
-from .direct_driver import DirectDriver, PreparedDirectDriver
+from ..direct_driver import DirectDriver, PreparedDirectDriver
 
 
 class Bank:

@@ -33,7 +33,7 @@ from storage import migrate
 from storage.db import Base, make_sessionmaker
 from storage.testing import EmptyDatabase
 
-from ..storage.conftest import empty_db  # noqa: F401  (fixture)
+from ...storage.conftest import empty_db  # noqa: F401  (fixture)
 
 AUTH, PRIV, COMMUNITY = "auth-secret-7", "priv-secret-7", "community-secret-7"
 
