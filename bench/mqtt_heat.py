@@ -198,7 +198,7 @@ async def one_heat(
     endpoints = {m["machine"]: str(m["endpoint"]) for m in sas.machines}
     endpoints |= {m["machine"]: m["endpoint"] for m in mqtt.machines}
     timed = {m: Timed(open_driver(m, uri)) for m, uri in endpoints.items()}
-    links = {m: MachineLink(m, d) for m, d in timed.items()}  # type: ignore[arg-type]
+    links = {m: MachineLink(m, d) for m, d in timed.items()}
     try:
         opened = await asyncio.gather(*(ln.open() for ln in links.values()), return_exceptions=True)
         failed = [m for m, r in zip(links, opened, strict=True) if isinstance(r, BaseException)]

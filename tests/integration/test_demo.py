@@ -18,7 +18,7 @@ from ..gateway.emulated import ROOT
 
 def _snapshot(url: str) -> dict[str, Any]:
     with urlopen(f"{url}api/snapshot", timeout=5) as response:  # loopback only
-        body: dict[str, Any] = json.loads(response.read())
+        body: dict[str, dict[str, Any]] = json.loads(response.read())
     return body["retained"]
 
 

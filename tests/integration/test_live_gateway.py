@@ -119,7 +119,7 @@ def _args(floor: Path, db: str, spool: Path, mqtt: str, site: str) -> argparse.N
 
 def _snapshot(url: str) -> dict[str, Any]:
     with urlopen(f"{url}api/snapshot", timeout=5) as response:  # loopback only
-        body: dict[str, Any] = json.loads(response.read())
+        body: dict[str, dict[str, Any]] = json.loads(response.read())
     return body["retained"]
 
 

@@ -227,7 +227,7 @@ def test_money_is_conserved_to_the_cent(sessions: list[tuple[dict, Super9Setting
         )
         assert all(p.amount_cents >= 0 for p in result.payouts)
         event(f"jackpot won: {result.jackpot_won}, prizes: {len(result.payouts)}")
-        shares = {}
+        shares: dict[PrizeKind, set[int]] = {}
         for p in result.payouts:  # rule 20: equal shares, to the cent
             shares.setdefault(p.kind, set()).add(p.amount_cents)
         assert all(len(v) == 1 for v in shares.values())

@@ -58,8 +58,8 @@ async def test_emulated_wheel_drives_the_draw(desk: Super9Desk, feed: MemoryFeed
     assert live["counted_spins"] == len(distinct)  # rule 19 default: repeats not counted
     assert live["jackpot_cents"] == 500_000
     done = {c["ticket"] for c in live["completed"]}
-    for serial, numbers in (("A", range(0, 9)), ("B", range(9, 18)), ("C", range(18, 27))):
-        assert (serial in done) == set(numbers).issubset(distinct)
+    for serial, won in (("A", range(0, 9)), ("B", range(9, 18)), ("C", range(18, 27))):
+        assert (serial in done) == set(won).issubset(distinct)
 
 
 async def test_wheel_errors_are_one_line_and_change_nothing(desk: Super9Desk) -> None:

@@ -80,7 +80,7 @@ def _note(kind: Progress, **kw: Any) -> ProgressNote:
 
 async def test_live_heat_feed_publishes_seats_countdown_and_standings() -> None:
     rec = _Recorder()
-    live = LiveHeatFeed(rec, "17", clock=lambda: datetime(2026, 11, 29, tzinfo=UTC), tick=None)  # type: ignore[arg-type]
+    live = LiveHeatFeed(rec, "17", clock=lambda: datetime(2026, 11, 29, tzinfo=UTC), tick=None)
     assert rec.last["current"] == {"heat": "17"}
     live(_note(Progress.STATE, state="running", seconds_left=299.96))
     assert rec.last["heat/17/state"]["seconds_left"] == 300.0
@@ -104,7 +104,7 @@ async def test_live_heat_feed_publishes_seats_countdown_and_standings() -> None:
 
 async def test_a_restarted_heat_publishes_void_standings() -> None:
     rec = _Recorder()
-    live = LiveHeatFeed(rec, "18", tick=None)  # type: ignore[arg-type]
+    live = LiveHeatFeed(rec, "18", tick=None)
     live(_note(Progress.SCORE, machine_id="A01", value=700))
     live(_note(Progress.STATE, state="restarted"))  # rule 20: the entire heat runs again
     assert rec.last["heat/18/standings"]["void"] is True
@@ -113,7 +113,7 @@ async def test_a_restarted_heat_publishes_void_standings() -> None:
 
 async def test_countdown_ticks_while_running() -> None:
     rec = _Recorder()
-    live = LiveHeatFeed(rec, "19", tick=0.05)  # type: ignore[arg-type]
+    live = LiveHeatFeed(rec, "19", tick=0.05)
     live(_note(Progress.STATE, state="running", seconds_left=0.3))
     first = rec.last["heat/19/state"]["seconds_left"]
     await asyncio.sleep(0.2)

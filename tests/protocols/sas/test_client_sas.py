@@ -1,8 +1,7 @@
 """The SAS host client against the emulated EGM, in memory and over loopback TCP.
 
 Every test runs on both carriers (the same body, as asyncua does for its two sides).
-:func:`paired` is also used by the emulator tests (named apart from tests/protocols/mqtt/test_client.py:
-pytest needs unique basenames here).
+:func:`paired` is also used by the emulator tests.
 """
 
 from __future__ import annotations

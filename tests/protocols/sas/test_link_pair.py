@@ -48,7 +48,7 @@ from protocols.sas.link import EgmInput, HostInput
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from conftest import LinkPair
+    from .conftest import LinkPair
 
 
 def replies(events: Sequence[object]) -> list[Any]:

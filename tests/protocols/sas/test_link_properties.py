@@ -20,7 +20,7 @@ from protocols.sas import (
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from conftest import LinkPair
+    from .conftest import LinkPair
 
 
 @settings(

@@ -7,6 +7,7 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -107,10 +108,12 @@ async def test_silent_agent_is_a_timeout_retried_by_tenacity() -> None:
     calls = 0
     real_get = poller.get
 
-    async def counting_get(*args: object) -> object:
+    async def counting_get(
+        target: SnmpTarget, *oids: tuple[int, ...]
+    ) -> dict[tuple[int, ...], Any]:
         nonlocal calls
         calls += 1
-        return await real_get(*args)  # type: ignore[arg-type]
+        return await real_get(target, *oids)
 
     poller.get = counting_get  # type: ignore[method-assign]
     # a bound UDP socket that never answers: a board whose agent hangs
