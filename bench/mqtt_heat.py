@@ -128,7 +128,8 @@ class BoardProcess:
         self.machines: list[dict[str, str]] = ready["machines"]
 
     def ask(self, command: str | None) -> dict[str, Any]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
+        assert self.proc.stdin is not None
+        assert self.proc.stdout is not None
         if command is not None:
             self.proc.stdin.write(command + "\n")
             self.proc.stdin.flush()

@@ -240,7 +240,8 @@ def parse_snmp_secrets(text: str, source: str = "SNMP secrets file") -> SnmpSecr
         for key, value in (("auth", auth), ("priv", priv)):
             if not isinstance(value, str):
                 raise OperatorError(f"{where}.{key}: must be a string")
-        assert isinstance(auth, str) and isinstance(priv, str)
+        assert isinstance(auth, str)
+        assert isinstance(priv, str)
         try:
             _check_passphrases(auth, priv)
         except ValueError as exc:

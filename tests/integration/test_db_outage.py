@@ -161,7 +161,8 @@ async def _heat_through_outage(journal: Journal, spool: Path, cut: object, resto
     assert out.state is RunState.CLOSED
     assert all(s.state is SeatState.RELEASED for s in out.seats.values())
     assert all(not m.in_tournament and m.play_enabled() for m in machines)
-    assert writer.pending and writer.spooled_total > 0
+    assert writer.pending
+    assert writer.spooled_total > 0
     scores = {m: s.score for m, s in out.seats.items()}
 
     await restore()  # type: ignore[operator]

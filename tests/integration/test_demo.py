@@ -46,14 +46,16 @@ def test_demo_runs_a_heat_and_its_signage_page_shows_it(tmp_path: Path) -> None:
                 break
         text = "".join(lines)
         assert url, text
-        assert "Qualifying standings" in text and "heat closed" in text, text
+        assert "Qualifying standings" in text, text
+        assert "heat closed" in text, text
         page = _snapshot(url)
         key = page["current"]["heat"]
         assert page["current"]["stage"] == "Qualifying"
         assert page["current"]["name"] == "Reelgate demo - heat 1"
         assert page[f"heat/{key}/state"]["state"] == "closed"
         rows = page[f"heat/{key}/standings"]["rows"]
-        assert len(rows) == 3 and all(r["player"] for r in rows)
+        assert len(rows) == 3
+        assert all(r["player"] for r in rows)
         credits = [r["credits"] for r in rows]
         assert credits == sorted(credits, reverse=True)  # rule 13: highest first
         for r in rows:  # the page's final scores are the stored ones the demo printed
@@ -63,4 +65,5 @@ def test_demo_runs_a_heat_and_its_signage_page_shows_it(tmp_path: Path) -> None:
         proc.wait(timeout=20)
     assert list(tmp_path.iterdir()) == []  # nothing left behind in the folder it ran from
     work = re.search(r"working folder (\S+)", "".join(lines))
-    assert work is not None and not Path(work.group(1)).exists()  # its own folder removed
+    assert work is not None
+    assert not Path(work.group(1)).exists()  # its own folder removed

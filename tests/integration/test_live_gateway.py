@@ -152,7 +152,8 @@ async def test_serve_publishes_the_live_heat_and_a_door_trap_ends_one_seat(
         task = asyncio.create_task(serve_command.serve(args, stop, on_ready=ready.append))
         await _until(lambda: bool(ready) or task.done(), 20, "gateway ready")
         serving = ready[0]
-        assert serving.signage is not None and serving.health is not None
+        assert serving.signage is not None
+        assert serving.health is not None
         assert serving.trap_port
         for agent in agents.values():  # the boards are told where the gateway listens
             await agent.add_trap_target("127.0.0.1", serving.trap_port)
@@ -175,7 +176,8 @@ async def test_serve_publishes_the_live_heat_and_a_door_trap_ends_one_seat(
         assert outcome.state is RunState.CLOSED
         trapped = outcome.seats[TRAPPED]
         # Rule 20: out of the heat, not scored; back in normal play once the heat closed.
-        assert trapped.error == "SNMP trap: door-opened" and trapped.score is None
+        assert trapped.error == "SNMP trap: door-opened"
+        assert trapped.score is None
         assert trapped.state is SeatState.RELEASED
         others = [s for m, s in outcome.seats.items() if m != TRAPPED]
         assert all(s.state is SeatState.RELEASED and s.score is not None for s in others)
@@ -192,7 +194,8 @@ async def test_serve_publishes_the_live_heat_and_a_door_trap_ends_one_seat(
         old = next(x for x in seats if x.heat_id == heat_1 and x.machine_id == TRAPPED)
         assert old.status is SeatStatus.MOVED
         moved = next(x for x in seats if x.id == old.moved_to_seat_id)
-        assert moved.heat_id == heat_2 and moved.entry_id == old.entry_id
+        assert moved.heat_id == heat_2
+        assert moved.entry_id == old.entry_id
 
         # The signage page served by the gateway itself.
         page = await asyncio.to_thread(_snapshot, serving.signage.url)
@@ -205,7 +208,8 @@ async def test_serve_publishes_the_live_heat_and_a_door_trap_ends_one_seat(
         assert page[f"heat/{key}/state"]["state"] == "closed"
         assert page[f"heat/{key}/state"]["machines"] == ["A-001", "A-002", "A-003"]
         seat = page[f"heat/{key}/seat/{TRAPPED}"]
-        assert seat["player"] == "Player 2" and "door-opened" in seat["malfunction"]
+        assert seat["player"] == "Player 2"
+        assert "door-opened" in seat["malfunction"]
         standings = page[f"heat/{key}/standings"]
         assert standings["void"] is False
         rows = standings["rows"]

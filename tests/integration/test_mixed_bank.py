@@ -109,7 +109,8 @@ async def _mixed_heat(
         b.machine.machine_id: b.last_host_meters for b in boards if b.machine.machine_id == "MQ3"
     }
     for machine in machines.values():  # back in normal play, no credits left (rules 12, 18)
-        assert not machine.in_tournament and not machine.play_locked
+        assert not machine.in_tournament
+        assert not machine.play_locked
         assert machine.credits == 0
     return out, truth, min(b.session.stats.connects for b in boards)
 

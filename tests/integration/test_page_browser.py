@@ -134,7 +134,8 @@ async def test_page_shows_heat_scores_countdown_and_super9_draw(
     assert [r["machine"] for r in seats] == ["B01", "B02", "B07", "B03", "B05", "B04"]
     assert [r["rank"] for r in seats] == ["1", "1", "3", "4", "5", ""]
     assert [r["credits"] for r in seats] == ["4,800", "4,800", "3,100", "1,250", "990", "5,000"]
-    assert "fault" in seats[-1]["cls"] and "rule 20" in seats[-1]["flag"]
+    assert "fault" in seats[-1]["cls"]
+    assert "rule 20" in seats[-1]["flag"]
 
     assert await text(browser, "#countdown") == "12:34"
     assert await text(browser, "#heat-title") == "Heat 17"
@@ -152,13 +153,15 @@ async def test_page_shows_heat_scores_countdown_and_super9_draw(
     assert await text(browser, "#s9-counted") == "7 / 18"
     assert await text(browser, "#jackpot") == "R12,345.50"  # integer cents, shown in rand
     extra = await text(browser, "#s9-extra")
-    assert "rule 19" in extra and "game 3" in extra  # one repeat not counted; a no spin
+    assert "rule 19" in extra
+    assert "game 3" in extra  # one repeat not counted; a no spin
     assert "S9-0012" in await text(browser, "#s9-near")
     assert await browser.evaluate("document.body.dataset.connection") == "live"
 
     # The same DOM a --dump-dom would print, and a screenshot for a person to look at.
     dom = await browser.dom()
-    assert 'data-machine="B01"' in dom and "12:34" in dom
+    assert 'data-machine="B01"' in dom
+    assert "12:34" in dom
     png = await browser.screenshot(tmp_path / "signage.png")
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", png[16:24])

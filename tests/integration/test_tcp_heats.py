@@ -58,7 +58,8 @@ def _floor(bank: Any, tmp_path: Path) -> Path:
 def _all_back_in_normal_play(bank: Any) -> None:
     for m in bank.ask("state")["machines"]:
         assert not m["in_tournament"], m
-        assert not m["play_locked"] and m["play_enabled"], m
+        assert not m["play_locked"], m
+        assert m["play_enabled"], m
         assert m["restricted"] == 0, m  # no tournament credits left behind (rules 12, 18)
 
 
@@ -203,7 +204,8 @@ def test_sigkill_in_every_state_then_recover(banks: Banks, tmp_path: Path, kill_
     )  # fmt: skip
     assert rec.returncode == 0, rec.stderr
     report = json.loads(rec.stdout)["recovered"]
-    assert len(report) == 1 and report[0]["found_state"] == kill_in
+    assert len(report) == 1
+    assert report[0]["found_state"] == kill_in
     outcome = report[0]["outcome"]
     assert report[0]["in_control_s"] is not None
     if outcome["state"] == "closed":
@@ -211,7 +213,8 @@ def test_sigkill_in_every_state_then_recover(banks: Banks, tmp_path: Path, kill_
         assert len(scored) == 3
     else:
         # Rule 20: a host-timed machine went unwatched past the end: the heat restarts.
-        assert outcome["state"] == "restarted" and kill_in == "running"
+        assert outcome["state"] == "restarted"
+        assert kill_in == "running"
 
     # Exactly once, checked in the database itself.
     async def stored() -> list[str]:

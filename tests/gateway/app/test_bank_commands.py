@@ -84,12 +84,15 @@ def test_check_enable_disable(
             await ctx.close()
 
     enabled, active, rows = asyncio.run(stored())
-    assert enabled and active == ["EMU-001", "EMU-003"]
+    assert enabled
+    assert active == ["EMU-001", "EMU-003"]
     assert ("bank.exclude-machine", "credits left") in rows  # the exclusion is in the audit log
 
     assert main(["bank", "disable", "A", *common, "--actor", "tech7"]) == 0
     assert "every machine back in normal play" in capsys.readouterr().out
     for m in bank.ask("state")["machines"]:
-        assert m["play_enabled"] and not m["in_tournament"]
+        assert m["play_enabled"]
+        assert not m["in_tournament"]
     enabled, active, rows = asyncio.run(stored())
-    assert not enabled and ("bank.disable", None) in rows
+    assert not enabled
+    assert ("bank.disable", None) in rows

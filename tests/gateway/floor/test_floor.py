@@ -84,15 +84,18 @@ async def test_enable_with_exclusions_is_audited_and_disable_clears_them(
         sessions, "A", enabled=True, exclusions={"A02": "bill validator jammed"}, actor="tech1"
     )
     bank = (await load_floor(sessions)).bank("A")
-    assert bank.enabled and [m.id for m in bank.active] == ["A01"]
+    assert bank.enabled
+    assert [m.id for m in bank.active] == ["A01"]
     with pytest.raises(OperatorError, match="not a machine of bank A"):
         await set_bank_enabled(sessions, "A", enabled=True, exclusions={"B01": "x"})
     await set_bank_enabled(sessions, "A", enabled=False, actor="tech1")
     bank = (await load_floor(sessions)).bank("A")
-    assert not bank.enabled and [m.id for m in bank.active] == ["A01", "A02"]
+    assert not bank.enabled
+    assert [m.id for m in bank.active] == ["A01", "A02"]
     async with sessions() as session:
         check = await audit.verify(session)
-        assert check.ok and check.rows_checked == 3  # enable, exclusion, disable
+        assert check.ok
+        assert check.rows_checked == 3  # enable, exclusion, disable
 
 
 def test_technician_adds_and_moves_machines_from_the_cli(
@@ -109,7 +112,8 @@ def test_technician_adds_and_moves_machines_from_the_cli(
     assert main(["bank", "move-machine", "A09", *common]) == 2  # nothing to change
     assert main(["bank", "add-machine", "A", "A01", "--endpoint", "sas+tcp://h:1", *common]) == 2
     err = capsys.readouterr().err
-    assert "give --to BANK" in err and "already on the floor" in err
+    assert "give --to BANK" in err
+    assert "already on the floor" in err
 
     async def stored() -> tuple[list[str], list[str]]:
         from sqlalchemy import select

@@ -112,7 +112,9 @@ def test_a_missing_secret_is_one_line_naming_machine_and_key(
     with pytest.raises(OperatorError) as caught:
         resolve_snmp([machine], SnmpSecrets())
     message = str(caught.value)
-    assert "\n" not in message and machine.id in message and key in message
+    assert "\n" not in message
+    assert machine.id in message
+    assert key in message
 
 
 @pytest.mark.parametrize(
@@ -133,7 +135,8 @@ def test_bad_secrets_files_name_the_key_never_the_secret(text: str, names: str) 
     with pytest.raises(OperatorError) as caught:
         parse_snmp_secrets(text, source="s.toml")
     assert names in str(caught.value)
-    assert "short-1" not in str(caught.value) and "short-2" not in str(caught.value)
+    assert "short-1" not in str(caught.value)
+    assert "short-2" not in str(caught.value)
 
 
 def test_secrets_from_path_or_environment_and_the_floor_files_win(

@@ -57,20 +57,23 @@ async def test_absent_seat_forfeits_and_its_machine_stays_out_of_the_heat(floor:
     assert outcome.state is RunState.CLOSED
     assert hooks.problems == []
     # The absent seats' machines were never touched: no lock, no tournament mode, no unlock.
-    assert floor.drivers["A02"].calls == [] and floor.drivers["A03"].calls == []
+    assert floor.drivers["A02"].calls == []
+    assert floor.drivers["A03"].calls == []
     assert not floor.machines["A03"].in_tournament
     seats = await floor.seats()
     results = await floor.journal.results(outcome.run_id)
     assert [r.machine_id for r in results] == ["A01"]
     assert seats[1].status is SeatStatus.PLAYED
-    assert seats[2].status is SeatStatus.FORFEITED and seats[3].status is SeatStatus.FORFEITED
+    assert seats[2].status is SeatStatus.FORFEITED
+    assert seats[3].status is SeatStatus.FORFEITED
     async with floor.sessions() as s:
         scores = (await s.scalars(select(Score).where(Score.heat_id == floor.heat_id))).all()
         assert [x.seat_id for x in scores] == [seats[1].id]
         assert scores[0].final_credits == results[0].score
         for number in (2, 3):  # forfeited, no refund (rule 22)
             entry = await s.get(Entry, seats[number].entry_id)
-            assert entry is not None and entry.status is EntryStatus.FORFEITED
+            assert entry is not None
+            assert entry.status is EntryStatus.FORFEITED
         assert await s.scalar(select(func.count()).select_from(Refund)) == 0
         begin = (await s.scalars(select(AuditEntry).where(AuditEntry.action == "heat.begin"))).one()
         assert json.loads(begin.details)["present"] == [1]
@@ -85,7 +88,8 @@ async def test_no_roll_call_means_everyone_present_by_default(floor: Floor) -> N
     assert seated == MACHINES
     runner = HeatRunner(floor.writer, floor.links(seated), tournament=hooks, poll_interval_s=0.05)
     outcome = await runner.run_new("A", seated, credits=300, seconds=1, heat_id=floor.heat_id)
-    assert outcome.state is RunState.CLOSED and hooks.problems == []
+    assert outcome.state is RunState.CLOSED
+    assert hooks.problems == []
     assert {s.status for s in (await floor.seats()).values()} == {SeatStatus.PLAYED}
 
 
@@ -142,7 +146,8 @@ async def test_a_machine_dead_at_arming_is_a_malfunction_not_an_absence(floor: F
     ]
     async with floor.sessions() as s:
         refund = (await s.scalars(select(Refund))).one()
-        assert refund.entry_id == seats[2].entry_id and refund.rule == "20"
+        assert refund.entry_id == seats[2].entry_id
+        assert refund.rule == "20"
     assert (await floor.heat()).status is HeatStatus.CLOSED
 
 

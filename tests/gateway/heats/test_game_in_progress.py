@@ -115,7 +115,8 @@ async def test_a_game_running_at_the_end_is_scored_once_it_completes(
     r = {x.machine_id: x for x in await journal.results(out.run_id)}[slow.machine_id]
     t = slow.last_tournament_meters
     # rule 12: the score is the credit meter once the game completed; the win is in it
-    assert (r.games_played, r.credits_wagered) == (1, BET) and r.credits_won > 0
+    assert (r.games_played, r.credits_wagered) == (1, BET)
+    assert r.credits_won > 0
     assert (r.credits_won, r.games_played) == (t.credits_won, t.games_played)
     assert r.score == CREDITS - BET + r.credits_won
     # the LP 1A cross-check read the same credit meter: nothing flagged
@@ -135,7 +136,8 @@ async def test_a_game_that_does_not_end_in_time_is_scored_and_flagged(
     assert (r.games_played, r.credits_wagered, r.credits_won) == (0, BET, 0)
     assert r.score == CREDITS - BET
     flag = out.seats[mid].error
-    assert "game still in progress" in flag and "rule 23" in flag
+    assert "game still in progress" in flag
+    assert "rule 23" in flag
     assert any(n.startswith(f"{mid}: game still in progress") for n in out.notes)
     async with make_sessionmaker(engine)() as session:
         note = await session.scalar(
@@ -143,6 +145,7 @@ async def test_a_game_that_does_not_end_in_time_is_scored_and_flagged(
                 HeatRunMachine.run_id == out.run_id, HeatRunMachine.machine_id == mid
             )
         )
-    assert note is not None and "game still in progress" in note
+    assert note is not None
+    assert "game still in progress" in note
     other = bank.machines[1].machine.machine_id
     assert out.seats[other].error == ""

@@ -57,13 +57,15 @@ def test_floor_snmp_v3_and_v2c_round_trip() -> None:
     a01 = v3.machine("A01")
     assert a01.snmp == "udp://127.0.0.1:1161?user=ops"  # the stored form: no passphrase
     endpoint = a01.snmp_endpoint(v3.secrets)  # the inline secrets, for this run
-    assert endpoint is not None and (endpoint.host, endpoint.port) == ("127.0.0.1", 1161)
+    assert endpoint is not None
+    assert (endpoint.host, endpoint.port) == ("127.0.0.1", 1161)
     assert endpoint.security == V3User("ops", "auth-pass-1", "priv-pass-1")
     v2c = parse_floor(_floor(', snmp = "udp://127.0.0.1:1162", community = "public"'))
     assert v2c.machine("A01").snmp == "udp://127.0.0.1:1162?version=2c"  # no community
     assert v2c.machine("A02").snmp is None  # a machine without an agent
     found = v2c.machine("A01").snmp_endpoint(v2c.secrets)
-    assert found is not None and found.security == V2cCommunity("public")
+    assert found is not None
+    assert found.security == V2cCommunity("public")
     full = parse_snmp("udp://127.0.0.1:1162", community="public")
     assert full.security == V2cCommunity("public")
 
@@ -147,7 +149,8 @@ async def test_bank_check_health_polls_the_boards_agents() -> None:
             agent.close()
     assert problems["A01"] == []
     assert problems["A02"] == ["slot door open"]
-    assert len(problems["A03"]) == 1 and problems["A03"][0].startswith("SNMP: ")
+    assert len(problems["A03"]) == 1
+    assert problems["A03"][0].startswith("SNMP: ")
     assert "A04" not in problems
     checks = [MachineCheck(m, answers=True) for m in ("A01", "A02", "A03", "A04")]
     add_health(checks, problems)

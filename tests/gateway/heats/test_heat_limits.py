@@ -51,10 +51,13 @@ def test_a_heat_outside_the_limits_is_refused_in_one_line(
     credits: int, seconds: int, field: str, words: str
 ) -> None:
     problem = heat_limit_problem(credits, seconds)
-    assert problem is not None and words in problem and "\n" not in problem
+    assert problem is not None
+    assert words in problem
+    assert "\n" not in problem
     with pytest.raises(HeatLimitError) as info:
         check_heat_limits(credits, seconds)
-    assert info.value.field == field and str(info.value) == problem
+    assert info.value.field == field
+    assert str(info.value) == problem
 
 
 def test_a_heat_inside_the_limits_passes() -> None:
@@ -116,8 +119,10 @@ async def test_journaled_heat_past_the_limits_is_aborted_before_arming(
     assert [s for s, _, _ in steps] == [RunState.SCHEDULED, RunState.ABORTED]
     assert "100,000,000" in str(steps[-1][2])
     for d in bank.drivers.values():
-        assert "enter_tournament" not in d.calls and "lock" not in d.calls
-        assert d.machine.play_enabled() and not d.machine.in_tournament
+        assert "enter_tournament" not in d.calls
+        assert "lock" not in d.calls
+        assert d.machine.play_enabled()
+        assert not d.machine.in_tournament
 
 
 async def test_one_machine_refusing_to_arm_is_its_malfunction_and_none_stays_locked(
@@ -132,10 +137,12 @@ async def test_one_machine_refusing_to_arm_is_its_malfunction_and_none_stays_loc
     assert out.state is RunState.CLOSED
     # rule 20: A02's malfunction (then released with the others at the close)
     assert "arming failed: MachineRefused" in out.seats["A02"].error
-    assert out.seats["A02"].score is None and out.seats["A01"].state is SeatState.RELEASED
+    assert out.seats["A02"].score is None
+    assert out.seats["A01"].state is SeatState.RELEASED
     assert {r.machine_id for r in await journal.results(out.run_id)} == {"A01", "A03"}
     for m in bank.machines:
-        assert not m.play_locked and not m.in_tournament, m.machine_id
+        assert not m.play_locked, m.machine_id
+        assert not m.in_tournament, m.machine_id
 
 
 async def test_sas_driver_refuses_a_field_lp_8c_cannot_carry_before_locking() -> None:
@@ -150,7 +157,8 @@ async def test_sas_driver_refuses_a_field_lp_8c_cannot_carry_before_locking() ->
                 await driver.enter_tournament(credits=100_000_000, seconds=60)
             with pytest.raises(MachineRefused, match="field refused"):
                 await driver.enter_tournament(credits=500, seconds=6000)
-            assert not machine.machine.in_tournament and not machine.machine.play_locked
+            assert not machine.machine.in_tournament
+            assert not machine.machine.play_locked
             await driver.enter_tournament(credits=500, seconds=60)  # the link still works
             assert machine.machine.in_tournament
             await driver.exit_tournament()

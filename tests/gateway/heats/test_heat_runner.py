@@ -83,7 +83,8 @@ async def test_full_heat_scores_every_machine_once_and_releases(
         assert r.games_played > 0
         # rule 12: the score is the tournament credit meter at the end
         assert r.score == 500 - r.credits_wagered + r.credits_won
-        assert not m.in_tournament and m.play_enabled()  # back in normal play
+        assert not m.in_tournament
+        assert m.play_enabled()  # back in normal play
     steps = [s for s, _, _ in await journal.steps(out.run_id)]
     assert steps == [
         RunState.SCHEDULED,
@@ -94,7 +95,8 @@ async def test_full_heat_scores_every_machine_once_and_releases(
         RunState.CLOSED,
     ]
     view = await journal.run(out.run_id)
-    assert view.settled and set(view.machines.values()) == {SeatState.RELEASED}
+    assert view.settled
+    assert set(view.machines.values()) == {SeatState.RELEASED}
     if prepared:  # every unlock sent before any acknowledgement was awaited
         assert all("prepare_unlock" in d.calls for d in bank.drivers.values())
 
@@ -136,7 +138,8 @@ async def test_host_timed_machine_scores_from_its_credit_meter(
     assert out.seats["A01"].support == "native"
     assert bank.machines[1].restricted_credits == 0  # the loaded credits are taken back
     r = {x.machine_id: x for x in await journal.results(out.run_id)}["A02"]
-    assert r.games_played > 0 and r.score == 500 - r.credits_wagered + r.credits_won
+    assert r.games_played > 0
+    assert r.score == 500 - r.credits_wagered + r.credits_won
 
 
 async def test_director_pause_resume_then_abort_releases_without_scores(
@@ -162,5 +165,6 @@ async def test_director_pause_resume_then_abort_releases_without_scores(
     assert out.state is RunState.ABORTED
     assert await journal.results(out.run_id) == []
     steps = [s for s, _, _ in await journal.steps(out.run_id)]
-    assert RunState.PAUSED in steps and steps[-1] is RunState.ABORTED
+    assert RunState.PAUSED in steps
+    assert steps[-1] is RunState.ABORTED
     assert all(not m.in_tournament and m.play_enabled() for m in bank.machines)

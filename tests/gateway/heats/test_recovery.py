@@ -83,12 +83,14 @@ async def test_recovery_after_each_state_scores_once_and_releases(
     report = reports[0]
     assert report.found_state is crash_in
     assert report.decision == ("release" if crash_in is RunState.CLOSED else "resume")
-    assert report.outcome is not None and report.outcome.state is RunState.CLOSED
+    assert report.outcome is not None
+    assert report.outcome.state is RunState.CLOSED
     assert report.in_control_s is not None
     results = await journal.results(crashed.run_id)
     assert sorted(r.machine_id for r in results) == ["A01", "A02", "A03"]  # each exactly once
     for m in machines:
-        assert not m.in_tournament and m.play_enabled(), m.machine_id
+        assert not m.in_tournament, m.machine_id
+        assert m.play_enabled(), m.machine_id
     view = await journal.run(crashed.run_id)
     assert view.settled
     assert await journal.unsettled_runs("A") == []
@@ -114,7 +116,9 @@ async def test_host_timed_left_unwatched_past_the_end_restarts_the_heat(
     assert reports[0].decision == "restart"
     assert await journal.results(crashed.run_id) == []
     for m in machines:
-        assert not m.in_tournament and m.restricted_credits == 0 and m.play_enabled()
+        assert not m.in_tournament
+        assert m.restricted_credits == 0
+        assert m.play_enabled()
 
 
 async def test_silent_machine_at_restart_is_malfunctioned_others_resume(
@@ -129,14 +133,16 @@ async def test_silent_machine_at_restart_is_malfunctioned_others_resume(
     reports = await recover_bank(writer, _links(drivers), "A")
     assert reports[0].silent == ["A03"]
     outcome = reports[0].outcome
-    assert outcome is not None and outcome.state is RunState.CLOSED
+    assert outcome is not None
+    assert outcome.state is RunState.CLOSED
     assert outcome.seats["A03"].state is SeatState.MALFUNCTION  # rule 20
     assert sorted(r.machine_id for r in await journal.results(crashed.run_id)) == ["A01", "A02"]
     # A03 answers again later: the next recovery releases it, nothing is scored twice
     drivers["A03"].fault = None
     again = await recover_bank(writer, _links(drivers), "A")
     assert again[0].decision == "release"
-    assert machines[2].play_enabled() and not machines[2].in_tournament
+    assert machines[2].play_enabled()
+    assert not machines[2].in_tournament
     assert len(await journal.results(crashed.run_id)) == 2
     assert (await journal.run(crashed.run_id)).settled
 
@@ -155,5 +161,6 @@ async def test_most_of_the_bank_silent_restarts_per_rule_20(
     assert reports[0].decision == "restart"
     steps = [s for s, _, _ in await journal.steps(crashed.run_id)]
     assert steps[-1] is RunState.RESTARTED
-    assert machines[2].play_enabled() and not machines[2].in_tournament
+    assert machines[2].play_enabled()
+    assert not machines[2].in_tournament
     assert not (await journal.run(crashed.run_id)).settled  # A01/A02 still to release

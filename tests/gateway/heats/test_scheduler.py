@@ -119,18 +119,21 @@ async def test_due_heat_starts_by_itself_and_scores_reach_the_tournament(
         by_machine = {r.machine_id: r.score for r in await ctx.journal.results(first.run_id)}
         async with ctx.sessions() as s:
             h1 = await s.get(Heat, heat_1)
-            assert h1 is not None and h1.status is HeatStatus.CLOSED
+            assert h1 is not None
+            assert h1.status is HeatStatus.CLOSED
             scores = (await s.scalars(select(Score).where(Score.heat_id == heat_1))).all()
             assert len(scores) == 3  # one per seat, from the machines (rule 12)
             assert sorted(x.final_credits for x in scores) == sorted(by_machine.values())
             orders = (await s.scalars(select(DirectorCommand).order_by(DirectorCommand.id))).all()
-            assert orders[0].outcome is not None and "rule 22" in orders[0].outcome
+            assert orders[0].outcome is not None
+            assert "rule 22" in orders[0].outcome
             assert orders[1].outcome == f"sent to heat {heat_2}"
     finally:
         await close_links(links)
         await ctx.close()
     for m in bank.ask("state")["machines"]:
-        assert m["play_enabled"] and not m["in_tournament"]
+        assert m["play_enabled"]
+        assert not m["in_tournament"]
 
 
 async def test_machine_failing_mid_heat_moves_its_player_to_a_future_heat(
@@ -177,7 +180,8 @@ async def test_machine_failing_mid_heat_moves_its_player_to_a_future_heat(
             scores = (await s.scalars(select(Score).where(Score.heat_id == heat_1))).all()
             assert len(scores) == 2  # the two machines that kept answering
             h1 = await s.get(Heat, heat_1)
-            assert h1 is not None and h1.status is HeatStatus.CLOSED
+            assert h1 is not None
+            assert h1.status is HeatStatus.CLOSED
         from gateway.tournament.services.seating import heat_seats
 
         async with ctx.sessions() as s:
@@ -185,7 +189,8 @@ async def test_machine_failing_mid_heat_moves_its_player_to_a_future_heat(
                      if x.machine_id == "EMU-002"]  # fmt: skip
             # rule 20: the player is re-seated in a future heat, or refunded when that is
             # impossible (here they already hold a seat in heat 2: rule 16)
-            assert moved and moved[0].status.value in ("moved", "cancelled")
+            assert moved
+            assert moved[0].status.value in ("moved", "cancelled")
     finally:
         await close_links(links)
         await ctx.close()

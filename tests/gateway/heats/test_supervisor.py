@@ -26,7 +26,8 @@ async def test_supervision_reports_doors_and_silence() -> None:
         feed = MemoryFeed()
         sup = BankSupervisor(links, feed=feed)
         try:
-            assert await sup.poll_once("EMU-001") and sup.status["EMU-001"].online
+            assert await sup.poll_once("EMU-001")
+            assert sup.status["EMU-001"].online
             await asyncio.to_thread(bank.ask, "door EMU-001 open")
             for _ in range(10):  # the queue drains over a few general polls (200 ms apart)
                 await sup.poll_once("EMU-001")

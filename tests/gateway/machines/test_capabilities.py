@@ -37,6 +37,7 @@ def test_mqtt_driver_and_plain_double_have_none() -> None:
 
 def test_a_driver_may_offer_one_prepared_command_only() -> None:
     driver = PreparedDirectDriver(EmulatedMachine("C4", seed=1))
-    assert isinstance(driver, PreparedUnlock) and not isinstance(driver, PreparedLock)
+    assert isinstance(driver, PreparedUnlock)
+    assert not isinstance(driver, PreparedLock)
 
 

@@ -51,7 +51,8 @@ async def test_driver_runs_a_heat_and_scores_from_the_tournament_meter(boards: B
         assert abs((await driver.read_clock()) - when) < timedelta(seconds=2)
 
         await driver.enter_tournament(500, 60)
-        assert board.machine.in_tournament and board.machine.play_locked
+        assert board.machine.in_tournament
+        assert board.machine.play_locked
         await driver.unlock()
         for _ in range(25):
             board.machine.spin(1)
@@ -93,7 +94,8 @@ async def test_host_timed_board_loads_play_only_credits_and_sweeps_them(
         await driver.lock()
         score = await driver.heat_score()
         assert score.credits == m.credits  # rule 12: the credit meter is the score
-        assert score.meters.games_played == 30 and score.meters.credits_wagered == 30
+        assert score.meters.games_played == 30
+        assert score.meters.credits_wagered == 30
         assert score.credits == 300 - score.meters.credits_wagered + score.meters.credits_won
         await driver.exit_tournament()
         # rules 12/18: tournament credits have no value and leave the machine
@@ -142,7 +144,8 @@ async def test_door_and_tilt_arrive_as_machine_events(boards: Boards) -> None:
             await asyncio.sleep(0.02)
         assert got == [MachineEventKind.DOOR_OPENED, MachineEventKind.TILT]
         await _until(lambda: driver.view.state is not None and driver.view.state.tilted, "state")
-        assert driver.view.state is not None and driver.view.state.door_open
+        assert driver.view.state is not None
+        assert driver.view.state.door_open
     finally:
         await driver.close()
 

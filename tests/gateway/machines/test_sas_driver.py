@@ -41,7 +41,8 @@ def fast_driver(b: BankMachine) -> SasDriver:
 async def test_registry_opens_a_sas_driver_by_scheme(bank: Bank) -> None:
     b = bank.machines[0]
     driver = open_driver("M1", b.endpoint)
-    assert isinstance(driver, SasDriver) and isinstance(driver, MachineDriver)
+    assert isinstance(driver, SasDriver)
+    assert isinstance(driver, MachineDriver)
     assert {"sas+tcp", "sas+serial"} <= set(FACTORIES)
     await driver.open()
     try:
@@ -67,7 +68,8 @@ async def test_registry_opens_a_sas_driver_by_scheme(bank: Bank) -> None:
 def test_registry_rejects_bad_endpoints_in_one_line(uri: str, complaint: str) -> None:
     with pytest.raises(OperatorError, match=complaint) as info:
         open_driver("M9", uri)
-    assert "M9" in str(info.value) and "\n" not in str(info.value)
+    assert "M9" in str(info.value)
+    assert "\n" not in str(info.value)
 
 
 async def test_native_heat_through_the_driver(bank: Bank) -> None:
@@ -76,7 +78,8 @@ async def test_native_heat_through_the_driver(bank: Bank) -> None:
     await driver.open()
     try:
         await driver.enter_tournament(credits=500, seconds=120)
-        assert b.machine.in_tournament and b.machine.play_locked
+        assert b.machine.in_tournament
+        assert b.machine.play_locked
         await driver.unlock()
         spins = [b.machine.spin(bet=5) for _ in range(10)]
         await driver.lock()
@@ -85,7 +88,8 @@ async def test_native_heat_through_the_driver(bank: Bank) -> None:
         assert score.credits == 500 - 50 + sum(s.win for s in spins)
         assert (score.meters.games_played, score.meters.credits_wagered) == (10, 50)
         await driver.exit_tournament()
-        assert not b.machine.in_tournament and await driver.credits() == 0
+        assert not b.machine.in_tournament
+        assert await driver.credits() == 0
     finally:
         await driver.close()
 
@@ -111,7 +115,9 @@ async def test_host_timed_heat_loads_restricted_credits_and_sweeps_them(bank: Ba
         assert score.meters.credits_won == wins
         assert m.meters.coin_out == 0  # nothing was cashed out (rules 12, 18)
         await driver.exit_tournament()
-        assert m.credits == 0 and m.restricted_credits == 0 and m.cashable_credits == 0
+        assert m.credits == 0
+        assert m.restricted_credits == 0
+        assert m.cashable_credits == 0
     finally:
         await driver.close()
 
@@ -124,7 +130,8 @@ async def test_host_timed_entry_refused_with_cashable_credits(bank: Bank) -> Non
     try:
         with pytest.raises(MachineRefused, match="cashable"):
             await driver.enter_tournament(credits=300, seconds=60)
-        assert b.machine.restricted_credits == 0 and b.machine.cashable_credits == 40
+        assert b.machine.restricted_credits == 0
+        assert b.machine.cashable_credits == 40
     finally:
         await driver.close()
 
@@ -159,7 +166,8 @@ async def test_events_clock_and_error_mapping(bank: Bank) -> None:
         when = dt.datetime(2026, 11, 29, 16, 0, 0, tzinfo=dt.UTC)
         await driver.set_clock(when)
         read = await driver.read_clock()
-        assert read.tzinfo is not None and abs(read - when) <= dt.timedelta(seconds=2)
+        assert read.tzinfo is not None
+        assert abs(read - when) <= dt.timedelta(seconds=2)
         assert read.astimezone(ZONE).hour == 18  # EGMs keep venue wall time
 
         b.face.inject(no_reply=True)

@@ -24,7 +24,8 @@ def test_rule_4_pattern_and_last_sunday() -> None:
     assert is_last_weekday_of_month(date(2026, 11, 29))
     assert not is_last_weekday_of_month(date(2026, 11, 22))
     # A month whose last Sunday is the 31st.
-    assert cal.on_day(date(2026, 5, 31)) == [] and len(cal.on_day(date(2026, 5, 24))) == 2
+    assert cal.on_day(date(2026, 5, 31)) == []
+    assert len(cal.on_day(date(2026, 5, 24))) == 2
 
 
 def test_one_off_changes() -> None:

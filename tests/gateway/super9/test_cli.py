@@ -145,7 +145,8 @@ def test_cli_session_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
     jackpot = json.loads(run("jackpot", "--history", "--json"))
     assert jackpot["jackpot_cents"] == 500_000 + 3_750  # re-seeded + 75% (rule 15 default)
     text = run("report", "--session", "1")
-    assert "R5,000.00" in text and "closed" in text
+    assert "R5,000.00" in text
+    assert "closed" in text
 
 
 def test_cli_operator_error_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -168,7 +169,9 @@ def test_cli_operator_error_is_one_line(tmp_path: Path, capsys: pytest.CaptureFi
         ]
     )
     err = capsys.readouterr().err
-    assert code == 2 and err.count("\n") == 1 and "rule 6" in err
+    assert code == 2
+    assert err.count("\n") == 1
+    assert "rule 6" in err
 
 
 @pytest.mark.mosquitto
@@ -281,4 +284,5 @@ def test_cli_publishes_live_draw_to_broker(
         raise AssertionError("no retained draw message")
 
     payload = asyncio.run(retained())
-    assert payload["called"] == [7] and payload["status"] == "drawing"
+    assert payload["called"] == [7]
+    assert payload["status"] == "drawing"

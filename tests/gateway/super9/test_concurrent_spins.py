@@ -49,7 +49,8 @@ async def test_concurrent_spins_are_serialised_per_session(
     results = await asyncio.gather(*calls)
 
     recorded = [r for r in results if r is not None]
-    assert len(recorded) == 10 and results.count(None) == 9  # one per game, repeats no-op
+    assert len(recorded) == 10
+    assert results.count(None) == 9  # one per game, repeats no-op
     assert sorted(r.seq for r in recorded) == list(range(1, 11))
     async with make_sessionmaker(engine)() as db:
         rows = (await db.execute(select(Super9Spin).order_by(Super9Spin.seq))).scalars().all()
@@ -59,7 +60,8 @@ async def test_concurrent_spins_are_serialised_per_session(
     last_of_a = max(r.seq for r in rows if r.number is not None and 1 <= r.number <= 9)
     assert [(r.seq, r.completed) for r in recorded if r.completed] == [(last_of_a, ("A",))]
     live = feed.retained[f"super9/{sid}/draw"]
-    assert live["spins"] == 10 and sorted(live["called"]) == [*range(1, 10), 20]
+    assert live["spins"] == 10
+    assert sorted(live["called"]) == [*range(1, 10), 20]
     assert [c["ticket"] for c in live["completed"]] == ["A"]
 
 
@@ -68,7 +70,8 @@ async def test_repeated_game_keeps_the_first_result(engine: AsyncEngine, desk: S
     sid = await desk.hand_in("A", "1 2 3 4 5 6 7 8 9", actor="grd", now=at(WED, 18))
     await desk.open_session(at(WED, 19), actor="director", now=at(WED, 19))
     first = await desk.record_result(sid, 7, 4, now=at(WED, 19, 5))
-    assert first is not None and first.seq == 1
+    assert first is not None
+    assert first.seq == 1
     assert await desk.record_result(sid, 7, 4, now=at(WED, 19, 5)) is None  # identical
     assert await desk.record_result(sid, 7, 5, now=at(WED, 19, 6)) is None  # conflicting
     async with make_sessionmaker(engine)() as db:

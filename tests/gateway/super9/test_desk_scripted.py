@@ -63,10 +63,12 @@ async def test_jackpot_within_18_counted_spins_with_repeats(
     spins = [30, 31, 1, 2, 30, 3, 4, 31, 5, 6, 30, 7, 8, 31, 32, 33, 34, 35, 36, 9]
     await _spin_all(desk, sid, spins)
     live = feed.retained[f"super9/{sid}/draw"]
-    assert live["spins"] == 20 and live["counted_spins"] == 16
+    assert live["spins"] == 20
+    assert live["counted_spins"] == 16
     assert live["completed"][0]["ticket"] == "A"
     claim = await desk.claim(sid, "A", "9 8 7 6 5 4 3 2 1", actor="grd", now=at(WED, 19, 40))
-    assert claim.valid and claim.complete
+    assert claim.valid
+    assert claim.complete
     result = await desk.close_session(sid, actor="director", now=at(WED, 19, 45))
     # buy-ins 4 × 5000 = 20000; consolation 5000; contribution 15000.
     assert result.jackpot_won  # rules 14, 19
@@ -163,7 +165,9 @@ async def test_mismatched_duplicate_voids_claim_and_disqualifies_for_the_day(
     await desk.open_session(at(WED, 19), actor="director", now=at(WED, 19))
     await _spin_all(desk, sid, [1, 2, 3, 4, 5, 6, 7, 8, 9])
     claim = await desk.claim(sid, "A", "1 2 3 4 5 6 7 8 19", actor="grd", now=at(WED, 19, 30))
-    assert not claim.valid and claim.reason is not None and "rule 9" in claim.reason
+    assert not claim.valid
+    assert claim.reason is not None
+    assert "rule 9" in claim.reason
     await desk.record_result(sid, 200, 10, now=at(WED, 19, 31))  # play goes on
     await desk.claim(sid, "B", "1 2 3 4 5 6 7 8 10", actor="grd", now=at(WED, 19, 32))
     with pytest.raises(OperatorError, match="rule 9"):
@@ -182,7 +186,8 @@ async def test_mismatched_duplicate_voids_claim_and_disqualifies_for_the_day(
         a2 = (await db.execute(query)).scalar_one()
         assert a2.status is TicketStatus.DISQUALIFIED  # rule 9: the whole day
         actions = (await db.execute(select(AuditEntry.action))).scalars().all()
-    assert "super9.claim" in actions and "super9.session.close" in actions
+    assert "super9.claim" in actions
+    assert "super9.session.close" in actions
 
 
 async def test_voided_spin_whose_number_arrives_anyway(desk: Super9Desk, feed: MemoryFeed) -> None:
@@ -201,9 +206,12 @@ async def test_voided_spin_whose_number_arrives_anyway(desk: Super9Desk, feed: M
     )
     # ... and the wheel still reports 9 for it: never called (rules 18.2, 18.3).
     recorded = await desk.record_result(sid, 300, 9, now=at(WED, 19, 21))
-    assert recorded is not None and recorded.voided and recorded.completed == ()
+    assert recorded is not None
+    assert recorded.voided
+    assert recorded.completed == ()
     live = feed.retained[f"super9/{sid}/draw"]
-    assert 9 not in live["called"] and live["voided_games"] == [300]
+    assert 9 not in live["called"]
+    assert live["voided_games"] == [300]
     # A spin voided after its result is un-called too (rule 18.2).
     await desk.record_result(sid, 301, 11, now=at(WED, 19, 22))
     await desk.void_spin(
@@ -211,11 +219,13 @@ async def test_voided_spin_whose_number_arrives_anyway(desk: Super9Desk, feed: M
     )
     assert 11 not in feed.retained[f"super9/{sid}/draw"]["called"]
     done = await desk.record_result(sid, 302, 9, now=at(WED, 19, 24))
-    assert done is not None and done.completed == ("A",)
+    assert done is not None
+    assert done.completed == ("A",)
     assert await desk.record_result(sid, 302, 9, now=at(WED, 19, 24)) is None  # repeat line
     await desk.claim(sid, "A", "1 2 3 4 5 6 7 8 9", actor="grd", now=at(WED, 19, 25))
     result = await desk.close_session(sid, actor="director", now=at(WED, 19, 45))
-    assert result.valid_spins == 9 and result.jackpot_won
+    assert result.valid_spins == 9
+    assert result.jackpot_won
 
 
 async def test_manual_spins_need_a_second_person(desk: Super9Desk) -> None:
@@ -261,7 +271,8 @@ async def test_late_ticket_rolls_to_next_session(desk: Super9Desk) -> None:
     first = await desk.session_for(at(WED, 19))
     # Rule 6: hand-in closes at 18:45 for the 19:00 session; 18:46 enters 21:00.
     entered = await desk.hand_in("L", "1 2 3 4 5 6 7 8 9", actor="grd", now=at(WED, 18, 46))
-    assert entered == await desk.session_for(at(WED, 21)) and entered != first
+    assert entered == await desk.session_for(at(WED, 21))
+    assert entered != first
     # Sales for 19:00 closed at 18:30; a sale at 18:31 is for 21:00.
     assert await desk.sell("M", P2, actor="cashier", now=at(WED, 18, 31)) == entered
     with pytest.raises(OperatorError, match="rule 6"):
@@ -389,7 +400,8 @@ async def test_late_ticket_plays_next_session_and_unplayed_ticket_rolls_once(
     await desk.open_session(at(WED, 19), actor="director", now=at(WED, 19))
     closed = await desk.close_session(first, actor="director", now=at(WED, 19, 45))
     # 19:00 keeps only K's R50: U rolled on to 21:00 with L (rule 6).
-    assert closed.buy_ins_cents == 5_000 and closed.payouts == ()
+    assert closed.buy_ins_cents == 5_000
+    assert closed.payouts == ()
     with pytest.raises(OperatorError, match="rule 6"):  # U's hand-in after 21:00's cut-off
         await desk.hand_in("U", "1 2 3 4 5 6 7 8 10", actor="grd", now=at(WED, 20, 50))
     await desk.open_session(at(WED, 21), actor="director", now=at(WED, 21))

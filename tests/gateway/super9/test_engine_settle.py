@@ -17,11 +17,14 @@ from gateway.super9.rules.tickets import TicketNumbersError, duplicate_mismatch,
 def test_engine_reports_completions_at_the_ninth_number() -> None:
     engine = DrawEngine({"a": range(9), "b": range(1, 10), "c": range(20, 29)})
     out = [engine.call(n) for n in [0, 1, 2, 3, 3, 4, 5, 6, 7]]
-    assert out[4].repeat and out[4].distinct == 4  # rule 19: a repeat calls nothing new
+    assert out[4].repeat
+    assert out[4].distinct == 4  # rule 19: a repeat calls nothing new
     assert [o.completed for o in out] == [()] * 8 + [()]
     assert engine.near_complete() == [("a", 1), ("b", 2)]
     last = engine.call(8)
-    assert last.completed == ("a",) and last.spin == 10 and last.distinct == 9
+    assert last.completed == ("a",)
+    assert last.spin == 10
+    assert last.distinct == 9
     assert engine.call(9).completed == ("b",)
 
 
@@ -72,7 +75,8 @@ def test_engine_matches_brute_force_with_removals(
                 if fresh and step in v and set(v) <= called and k not in removed
             ]
             outcome = engine.call(step)
-            assert list(outcome.completed) == done and outcome.repeat is not fresh
+            assert list(outcome.completed) == done
+            assert outcome.repeat is not fresh
             expected.update(dict.fromkeys(done, spins))
         assert engine.completed == expected
         near = []

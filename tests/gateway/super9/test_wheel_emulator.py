@@ -22,9 +22,12 @@ def test_model_stream_debounces_to_truth_with_every_fault_kind() -> None:
                 if result is not None:
                     posted.append(result)
     assert posted == model.truth
-    assert model.misspins and model.restarts
-    assert bouncer.counts["garbage"] > 0 and bouncer.counts["repeat"] > 0
-    assert bouncer.counts["flagged"] > 0 and bouncer.counts["restart"] > 0
+    assert model.misspins
+    assert model.restarts
+    assert bouncer.counts["garbage"] > 0
+    assert bouncer.counts["repeat"] > 0
+    assert bouncer.counts["flagged"] > 0
+    assert bouncer.counts["restart"] > 0
 
 
 def test_same_seed_same_games() -> None:
@@ -50,7 +53,8 @@ def test_wheel_urls() -> None:
     ):
         with pytest.raises(ValueError) as err:
             parse_wheel_url(bad)
-        assert repr(bad) in str(err.value) and why in str(err.value), bad
+        assert repr(bad) in str(err.value), bad
+        assert why in str(err.value), bad
 
 
 async def test_tcp_carrier_against_emulator() -> None:
@@ -62,7 +66,8 @@ async def test_tcp_carrier_against_emulator() -> None:
         await link.close()
     finally:
         await asyncio.wait_for(server.close(), 5)
-    assert results == server.model.truth and len(results) >= 30
+    assert results == server.model.truth
+    assert len(results) >= 30
 
 
 async def test_serial_carrier_over_a_pty() -> None:
@@ -94,7 +99,8 @@ async def test_serial_carrier_over_a_pty() -> None:
     finally:
         os.close(master)
         os.close(slave)
-    assert results == model.truth and results
+    assert results == model.truth
+    assert results
 
 
 @pytest.mark.parametrize(
@@ -115,7 +121,8 @@ def test_emulate_wheel_rejects_bad_options_in_one_line(
 
     assert main(["emulate", "wheel", *argv]) == 2
     err = capsys.readouterr().err
-    assert complaint in err and err.count("\n") == 1
+    assert complaint in err
+    assert err.count("\n") == 1
 
 
 def test_emulate_wheel_on_a_taken_port_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
@@ -129,4 +136,5 @@ def test_emulate_wheel_on_a_taken_port_is_one_line(capsys: pytest.CaptureFixture
         port = taken.getsockname()[1]
         assert main(["emulate", "wheel", "--port", str(port), "--games", "1"]) == 2
     err = capsys.readouterr().err
-    assert "cannot serve the wheel" in err and err.count("\n") == 1
+    assert "cannot serve the wheel" in err
+    assert err.count("\n") == 1

@@ -105,7 +105,8 @@ def test_debouncer_posts_once_per_game_after_confirmations() -> None:
         b"*X;1;8;12;0;1;1",
     )
     assert posted == [WheelResult(7, 12)]
-    assert bouncer.counts["repeat"] == 2 and bouncer.counts["garbage"] == 1
+    assert bouncer.counts["repeat"] == 2
+    assert bouncer.counts["garbage"] == 1
 
 
 def test_debouncer_sensor_bounce_restarts_the_count() -> None:
@@ -113,7 +114,8 @@ def test_debouncer_sensor_bounce_restarts_the_count() -> None:
     posted = _feed(
         bouncer, b"*X;5;7;12;0;1;0", b"*X;5;7;13;0;1;0", b"*X;5;7;13;0;1;0", b"*X;5;7;13;0;1;0"
     )
-    assert posted == [WheelResult(7, 13)] and bouncer.counts["conflict"] == 1
+    assert posted == [WheelResult(7, 13)]
+    assert bouncer.counts["conflict"] == 1
 
 
 def test_debouncer_ignores_flagged_results_and_restarts() -> None:
@@ -124,4 +126,5 @@ def test_debouncer_ignores_flagged_results_and_restarts() -> None:
     assert _feed(bouncer, b"*X;5;8;30;0;1;0", b"*X;3;8;30;1;1;0", b"*X;5;8;4;0;1;0") == []
     assert _feed(bouncer, b"*X;5;8;4;0;1;0") == [WheelResult(8, 4)]
     assert _feed(bouncer, b"*X;5;9;00;0;1;0", b"*X;5;9;00;0;1;0") == []
-    assert bouncer.counts["flagged"] == 2 and bouncer.counts["double-zero"] == 2
+    assert bouncer.counts["flagged"] == 2
+    assert bouncer.counts["double-zero"] == 2

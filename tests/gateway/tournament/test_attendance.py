@@ -169,7 +169,8 @@ async def test_rule_20_a_postponed_heat_calls_its_players_again(desk: Desk) -> N
     await desk.run(svc.begin_heat, heat, at=at(DAY, 18), actor="gateway")
     await desk.run(svc.postpone_heat, heat, now=at(DAY, 19), actor="director", reason="rule 20")
     call = await desk.run(svc.roll_call, heat)
-    assert call.taken is False and call.heat_status == HeatStatus.POSTPONED.value
+    assert call.taken is False
+    assert call.heat_status == HeatStatus.POSTPONED.value
     async with desk.maker() as s:
         entry = (
             await s.scalars(select(AuditEntry).where(AuditEntry.action == "heat.postpone"))

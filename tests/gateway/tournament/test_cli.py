@@ -237,7 +237,8 @@ def test_bad_input_is_one_line_and_changes_nothing(
 
     def fails(*argv: str) -> str:
         code, _, err = run(*argv)
-        assert code == 2 and err.count("\n") == 0, err
+        assert code == 2, err
+        assert err.count("\n") == 0, err
         return err
 
     # A database that cannot be opened: one line naming --database, never a traceback.

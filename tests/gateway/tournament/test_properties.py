@@ -128,7 +128,8 @@ def test_rules_11_16_no_seat_is_ever_double_booked(
             assert exc.rule != 16 or player in booked[heat_id].values()
             assert exc.rule != 9 or len(booked[heat_id]) == len(seats)
             continue
-        assert number in seats and number not in booked[heat_id]
+        assert number in seats
+        assert number not in booked[heat_id]
         # rule 11: sequential order — every lower seat is already taken
         assert all(n in booked[heat_id] for n in seats if n < number)
         booked[heat_id][number] = player

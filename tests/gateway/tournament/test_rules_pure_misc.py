@@ -106,7 +106,8 @@ def _name(card: tuple[int, str]) -> str:
 def test_rule_19_shuffle_is_a_permutation_and_depends_on_seed_and_context() -> None:
     seed = bytes(range(16))
     a = shuffle(seed, "x", FULL_DECK)
-    assert sorted(a) == sorted(FULL_DECK) and len(set(a)) == 52
+    assert sorted(a) == sorted(FULL_DECK)
+    assert len(set(a)) == 52
     assert a == shuffle(seed, "x", FULL_DECK)
     assert a != shuffle(seed, "y", FULL_DECK)
     assert a != shuffle(bytes(range(1, 17)), "x", FULL_DECK)
@@ -203,7 +204,8 @@ def test_rule_14_seat_draw_is_reproducible_from_its_seed() -> None:
     seed = bytes(range(32))
     first = draw_seats(seed, "ctx", [5, 3, 9, 1], slots)
     assert first == draw_seats(seed, "ctx", [1, 3, 5, 9], slots)  # order of entries irrelevant
-    assert len(set(first.values())) == 4 and set(first.values()) <= set(slots)
+    assert len(set(first.values())) == 4
+    assert set(first.values()) <= set(slots)
     with pytest.raises(RuleViolation, match=r"rule 21: 4 entries but only 3 free seats"):
         draw_seats(seed, "ctx", [1, 2, 3, 4], slots[:3])
 

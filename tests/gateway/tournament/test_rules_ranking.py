@@ -130,7 +130,8 @@ def test_rule_19_a_tie_inside_the_cut_needs_no_draw() -> None:
 def test_rule_17_finalists_by_semi_final_quota() -> None:
     assert qualify_finalists(rank(lines(50, 40, 30, 20)), quota=2).selected == (1, 2)
     pending = qualify_finalists(rank(lines(50, 40, 40, 20)), quota=2)
-    assert pending.selected == (1,) and pending.pending[0].entry_ids == (2, 3)
+    assert pending.selected == (1,)
+    assert pending.pending[0].entry_ids == (2, 3)
 
 
 def test_rule_19_every_prize_place_needs_a_strict_order() -> None:

@@ -426,7 +426,8 @@ async def test_25_week_season(desk: Desk) -> None:
         (6, 2500, 3),
     ]
     q = await desk.run(svc.qualifiers, tid)
-    assert q.qualifying_over and not q.qualifying.complete
+    assert q.qualifying_over
+    assert not q.qualifying.complete
     with pytest.raises(RuleViolation, match=r"^rule 19: a tie at the qualifying cut"):
         await desk.run(svc.seat_stage, tid, Stage.SEMI_FINAL, actor="director", at=end)
 
@@ -434,7 +435,8 @@ async def test_25_week_season(desk: Desk) -> None:
     seed, rounds = await desk.run(
         svc.digital_draw, tid, Stage.QUALIFYING, 5000, actor="director", at=end, seed=SEED_TOP
     )
-    assert seed == SEED_TOP and len(rounds) == 1
+    assert seed == SEED_TOP
+    assert len(rounds) == 1
     context = f"tournament={tid}|stage=qualifying|credits=5000"
     expected = reference_card_round(SEED_TOP, context, 1, [p02, p03])
     assert {e: c.value for e, c in rounds[0].cards.items()} == expected
@@ -512,7 +514,8 @@ async def test_25_week_season(desk: Desk) -> None:
     )
     assert sorted(draw.seats) == sorted(q.qualifying.semi_finalists)
     slots = {(s.heat_id, s.seat_number) for s in draw.seats.values()}
-    assert len(slots) == 5 and {h for h, _ in slots} <= {s1, s2}
+    assert len(slots) == 5
+    assert {h for h, _ in slots} <= {s1, s2}
     seat_of = {}
     for hid in (s1, s2):
         for s in await desk.run(svc.heat_seats, hid):
@@ -575,7 +578,8 @@ async def test_25_week_season(desk: Desk) -> None:
         actor="tech",
         reason="bill validator fault",
     )
-    assert moved.outcome is MalfunctionOutcome.RESEATED and moved.new_heat_id == s2
+    assert moved.outcome is MalfunctionOutcome.RESEATED
+    assert moved.new_heat_id == s2
     for s in s1_seats:
         if s.entry_id in semi_scores and s.seat_id != victim.seat_id:
             await desk.run(
@@ -606,7 +610,8 @@ async def test_25_week_season(desk: Desk) -> None:
     assert forfeited == [seat_of[p04b].seat_number]  # rule 16: extra seat without a proxy
     semi_seats = await desk.run(svc.heat_seats, s1) + await desk.run(svc.heat_seats, s2)
     proxied = next(s for s in semi_seats if s.entry_id == entry_of[("P01", -3)])
-    assert proxied.played_by == "Nomsa Dlamini" and proxied.credits == 600  # never pooled
+    assert proxied.played_by == "Nomsa Dlamini"
+    assert proxied.credits == 600  # never pooled
 
     semi = await desk.run(svc.stage_standings, tid, Stage.SEMI_FINAL)
     await agrees_with_storage_ranking(desk, tid, Stage.SEMI_FINAL, at(date(2026, 11, 22), 9))
@@ -640,7 +645,8 @@ async def test_25_week_season(desk: Desk) -> None:
         at(date(2026, 11, 22), 12),
     )
     q = await desk.run(svc.qualifiers, tid)
-    assert q.winners.selected == (entry_of[("P04", 8)],) and len(q.winners.pending) == 1
+    assert q.winners.selected == (entry_of[("P04", 8)],)
+    assert len(q.winners.pending) == 1
     await desk.run(
         svc.record_physical_draw,
         tid,
@@ -656,7 +662,8 @@ async def test_25_week_season(desk: Desk) -> None:
         at=at(date(2026, 11, 22), 13),
     )
     q = await desk.run(svc.qualifiers, tid)
-    assert q.final_over and q.winners.complete
+    assert q.final_over
+    assert q.winners.complete
     await agrees_with_storage_ranking(desk, tid, Stage.FINAL, at(date(2026, 11, 23), 9))
     assert q.winners.selected == (entry_of[("P04", 8)], entry_of[("P01", 3)], winner)
 
@@ -668,7 +675,8 @@ async def test_25_week_season(desk: Desk) -> None:
     # every change a person made is in an unbroken audit chain
     async with svc.unit_of_work(desk.maker) as session:
         result = await audit.verify(session)
-    assert result.ok and result.rows_checked > 250
+    assert result.ok
+    assert result.rows_checked > 250
 
 
 async def agrees_with_storage_ranking(desk: Desk, tid: int, stage: Stage, at_: datetime) -> None:

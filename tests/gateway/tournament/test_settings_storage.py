@@ -101,7 +101,8 @@ async def test_settings_change_replaces_packages_and_is_audited_with_before(desk
             .where(AuditEntry.action == "tournament.settings")
             .order_by(AuditEntry.id.desc())
         )
-        assert row is not None and row.reason == "new POS"
+        assert row is not None
+        assert row.reason == "new POS"
         return row.details_dict()
 
     details = await desk.run(last_change)

@@ -17,7 +17,8 @@ from gateway.web.fanout import FanoutFeed, FeedPayloadError, TooManyClients
 
 def frame_body(data: bytes) -> dict[str, Any]:
     text = data.decode()
-    assert text.startswith("data: ") and text.endswith("\n\n")
+    assert text.startswith("data: ")
+    assert text.endswith("\n\n")
     body: dict[str, Any] = json.loads(text[len("data: ") : -2])
     return body
 
@@ -158,7 +159,8 @@ async def test_subscriber_gets_the_replay_then_every_live_message_exactly_once()
     assert (second["topic"], second["retain"]) == ("machine/A02/event", False)
     sub.close()
     await feed.publish("current", {"heat": "4"}, retain=True)
-    assert sub._queue.empty() and feed.stats.clients == 0
+    assert sub._queue.empty()
+    assert feed.stats.clients == 0
 
 
 async def test_a_client_that_falls_behind_is_cut_off_not_the_gateway() -> None:
@@ -169,7 +171,8 @@ async def test_a_client_that_falls_behind_is_cut_off_not_the_gateway() -> None:
         await feed.publish("heat/1/seat/A01", {"credits": n}, retain=True)
         assert await quick.next() is not None
     await feed.publish("heat/1/seat/A01", {"credits": 5}, retain=True)  # sixth: too many
-    assert slow.overflowed and feed.stats.slow_clients == 1
+    assert slow.overflowed
+    assert feed.stats.slow_clients == 1
     assert await slow.next() is None  # its stream ends; the browser reconnects and replays
     assert await quick.next() is not None
     assert not quick.overflowed

@@ -50,14 +50,17 @@ async def read_event(response: aiohttp.ClientResponse) -> tuple[str, dict[str, A
 async def test_page_and_its_static_files(
     server: SignageServer, http: aiohttp.ClientSession
 ) -> None:
-    assert server.host == "127.0.0.1" and server.port > 0  # port 0: a free one, reported
+    assert server.host == "127.0.0.1"
+    assert server.port > 0  # port 0: a free one, reported
     async with http.get(server.url) as response:
         assert response.status == 200
         assert response.content_type == "text/html"
         html = await response.text()
         csp = response.headers["Content-Security-Policy"]
-    assert "script-src 'self'" in csp and "default-src 'none'" in csp
-    assert '<script src="/static/signage.js"' in html and "http" not in html.lower().replace(
+    assert "script-src 'self'" in csp
+    assert "default-src 'none'" in csp
+    assert '<script src="/static/signage.js"' in html
+    assert "http" not in html.lower().replace(
         "http-equiv", ""
     )  # nothing from a CDN
     for path, kind in (("signage.js", "javascript"), ("signage.css", "text/css")):
@@ -94,7 +97,9 @@ async def test_snapshot_and_health(server: SignageServer, http: aiohttp.ClientSe
     async with http.get(f"{server.url}healthz") as response:
         assert response.status == 200
         health = await response.json()
-    assert health["ok"] is True and health["topics"] == 2 and health["published"] == 3
+    assert health["ok"] is True
+    assert health["topics"] == 2
+    assert health["published"] == 3
 
     feed.set_upstream("disconnected")  # the MQTT source lost its broker
     async with http.get(f"{server.url}healthz") as response:
@@ -112,8 +117,10 @@ async def test_events_replay_then_live_then_ping(
         assert response.status == 200
         assert response.content_type == "text/event-stream"
         name, hello = await read_event(response)
-        assert name == "hello" and hello is not None
-        assert hello["replayed"] == 2 and hello["reset"] is True
+        assert name == "hello"
+        assert hello is not None
+        assert hello["replayed"] == 2
+        assert hello["reset"] is True
         assert isinstance(hello["now"], float)
         replay = [await read_event(response), await read_event(response)]
         assert [(n, d and d["topic"]) for n, d in replay] == [
@@ -127,7 +134,9 @@ async def test_events_replay_then_live_then_ping(
         assert live == {"seq": 3, "topic": "heat/5/seat/A03", "retain": True,
                         "payload": {"credits": 1200}}  # fmt: skip
         name, ping = await read_event(response)  # nothing new within ping_interval
-        assert name == "ping" and ping is not None and "now" in ping
+        assert name == "ping"
+        assert ping is not None
+        assert "now" in ping
         assert feed.stats.clients == 1
     # The client went away: its subscription is dropped at the next write.
     async with asyncio.timeout(5):

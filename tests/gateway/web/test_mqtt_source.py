@@ -105,7 +105,8 @@ async def test_bad_messages_are_dropped_counted_and_keep_the_last_good_value(
             sub = sign.subscribe()
             await desk.publish(feed_topic(site, "machine/A01/event"), b'{"event":"link-up"}')
             frame = await asyncio.wait_for(sub.next(), 5)
-            assert frame is not None and b'"retain":false' in frame
+            assert frame is not None
+            assert b'"retain":false' in frame
             assert "machine/A01/event" not in sign.retained()
 
             # An empty retained message clears the topic, as on the broker.
@@ -180,7 +181,9 @@ def test_operator_mistakes_are_one_line_errors(
 ) -> None:
     assert main(["signage", *argv]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("reelgate: error: ") and message in err and "\n" not in err
+    assert err.startswith("reelgate: error: ")
+    assert message in err
+    assert "\n" not in err
 
 
 async def test_wait_fails_at_once_without_a_broker() -> None:

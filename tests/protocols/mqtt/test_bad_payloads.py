@@ -67,11 +67,13 @@ def test_the_limits_leave_real_payloads_alone() -> None:
     reason = "[" * 100 + '\\"{{{' + "\\\\"
     reply = b'{"v":1,"id":"c1","ok":false,"at":"2026-01-01T00:00:00Z","error":"refused",'
     msg = codec.decode(Channel.REPLY, reply + f'"reason":"{reason}"}}'.encode())
-    assert isinstance(msg, codec.Reply) and msg.reason.startswith("[[[")
+    assert isinstance(msg, codec.Reply)
+    assert msg.reason.startswith("[[[")
     paired = b'{"v":1,"id":"c1","ok":true,"at":"2026-01-01T00:00:00Z",'
     paired += b'"result":{"n":"\\ud83c\\udfb0"}}'
     reply_ok = codec.decode(Channel.REPLY, paired)
-    assert isinstance(reply_ok, codec.Reply) and reply_ok.result == {"n": "\U0001f3b0"}
+    assert isinstance(reply_ok, codec.Reply)
+    assert reply_ok.result == {"n": "\U0001f3b0"}
 
 
 @pytest.mark.parametrize(

@@ -69,7 +69,8 @@ async def test_resubscribes_and_resyncs_after_broker_restart(broker: EmbeddedBro
         while got != [b"before", b"after"]:
             assert loop.time() < deadline, got
             await asyncio.sleep(0.02)
-        assert listener.stats.connects == 2 and resyncs == 2
+        assert listener.stats.connects == 2
+        assert resyncs == 2
     finally:
         await talker.close()
         await listener.close()
@@ -137,6 +138,8 @@ def test_embedded_broker_binds_loopback_only() -> None:
 async def test_embedded_broker_reports_its_port_and_keeps_it_across_a_restart() -> None:
     async with EmbeddedBroker() as running:
         port = running.port
-        assert port > 0 and running.url == f"mqtt://127.0.0.1:{port}"
+        assert port > 0
+        assert running.url == f"mqtt://127.0.0.1:{port}"
         await running.restart()
-        assert running.port == port and running.running
+        assert running.port == port
+        assert running.running

@@ -22,7 +22,8 @@ def test_operator_mistakes(
 ) -> None:
     assert main(["emulate", "mqtt", *args]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("reelgate: error: ") and complaint in err
+    assert err.startswith("reelgate: error: ")
+    assert complaint in err
     assert err.count("\n") == 1
 
 

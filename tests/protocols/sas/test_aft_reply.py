@@ -71,10 +71,13 @@ def test_golden_lp72_reply_encodes_and_decodes() -> None:
 def test_no_transfer_information_is_status_ff_with_every_field_zero() -> None:
     reply = AftTransferReply.no_information(1)
     frame = reply.encode()
-    assert frame[:-2] == H(NO_INFO_WIRE) and check_crc(frame)
+    assert frame[:-2] == H(NO_INFO_WIRE)
+    assert check_crc(frame)
     back = decode_reply(frame, AftInterrogate(1))
-    assert back == reply and back.status is AftTransferStatus.NO_INFORMATION
-    assert isinstance(back, AftTransferReply) and back.transaction_at is None
+    assert back == reply
+    assert back.status is AftTransferStatus.NO_INFORMATION
+    assert isinstance(back, AftTransferReply)
+    assert back.transaction_at is None
 
 
 def test_the_host_takes_a_bare_status_ff_reply() -> None:
@@ -88,7 +91,8 @@ def test_the_host_takes_a_reply_that_ends_after_the_transaction_id() -> None:
     body = H(LOAD_WIRE)[3:31]  # up to and including "T-1"
     frame = AftTransferReply.from_body(1, 0x72, body)
     assert isinstance(frame, AftTransferReply)
-    assert frame.restricted_cents == 30_000 and frame.transaction_id == "T-1"
+    assert frame.restricted_cents == 30_000
+    assert frame.transaction_id == "T-1"
     assert (frame.transaction_at, frame.pool_id, frame.cumulative_restricted_cents) == (None, 0, 0)
 
 

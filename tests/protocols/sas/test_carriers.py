@@ -136,7 +136,8 @@ async def test_serial_carrier_over_a_pty_sets_parity_and_parmrk() -> None:
         carrier = await open_serial(os.ttyname(slave), set_parity=record_parity)
         try:
             attrs = termios.tcgetattr(carrier.port.fileno())
-            assert attrs[0] & termios.PARMRK and attrs[0] & termios.INPCK
+            assert attrs[0] & termios.PARMRK
+            assert attrs[0] & termios.INPCK
             assert not attrs[0] & termios.ISTRIP
             sink = Sink(carrier)
             os.write(master, b"\x01\xff\x02")

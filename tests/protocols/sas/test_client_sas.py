@@ -130,16 +130,19 @@ async def test_identity_version_features_credits_clock(sas_pair: Pair) -> None:
 async def test_lock_and_unlock(sas_pair: Pair) -> None:
     c, m = sas_pair.client, sas_pair.machine
     await c.lock()
-    assert m.play_locked and not m.play_enabled()
+    assert m.play_locked
+    assert not m.play_enabled()
     await c.unlock()
-    assert not m.play_locked and m.play_enabled()
+    assert not m.play_locked
+    assert m.play_enabled()
 
 
 async def test_tournament_enter_play_meters_exit(sas_pair: Pair) -> None:
     c, m = sas_pair.client, sas_pair.machine
     live_before = await c.meters()
     await c.enter_tournament(1000, 300)
-    assert m.in_tournament and m.play_locked  # stays locked until the start (LP 02)
+    assert m.in_tournament
+    assert m.play_locked  # stays locked until the start (LP 02)
     await c.unlock()
     results = [m.spin(bet=2) for _ in range(25)]
     assert await c.credits() == 1000 - 50 + sum(r.win for r in results)
@@ -154,7 +157,8 @@ async def test_tournament_enter_play_meters_exit(sas_pair: Pair) -> None:
     assert await c.meters() == live_before
     await c.lock()
     await c.exit_tournament()
-    assert not m.in_tournament and await c.credits() == 0
+    assert not m.in_tournament
+    assert await c.credits() == 0
 
 
 async def test_entry_with_cashable_credits_is_refused(sas_pair: Pair) -> None:
@@ -163,7 +167,8 @@ async def test_entry_with_cashable_credits_is_refused(sas_pair: Pair) -> None:
     m.insert_bill(20)
     with pytest.raises(SasRefused):
         await c.enter_tournament(1000, 300)
-    assert not m.in_tournament and m.cashable_credits == 20
+    assert not m.in_tournament
+    assert m.cashable_credits == 20
 
 
 async def test_entry_while_tilted_is_busy(sas_pair: Pair) -> None:
@@ -203,7 +208,8 @@ async def test_corrupted_reply_is_retried_with_the_same_data(sas_pair: Pair) -> 
     m.insert_bill(1234)
     face.inject(corrupt_crc=2)
     assert await c.credits() == 1234
-    assert c.stats.retries == 2 and face.faults.corrupt_crc == 0
+    assert c.stats.retries == 2
+    assert face.faults.corrupt_crc == 0
 
 
 async def test_corrupted_every_try_is_a_protocol_fault(sas_pair: Pair) -> None:
@@ -218,7 +224,8 @@ async def test_busy_is_retried_then_reported(sas_pair: Pair) -> None:
     c, m, face = sas_pair.client, sas_pair.machine, sas_pair.face
     face.inject(busy=2)
     await c.lock()
-    assert m.play_locked and c.stats.busy == 2
+    assert m.play_locked
+    assert c.stats.busy == 2
     face.inject(busy=5)
     with pytest.raises(SasBusy):
         await c.unlock()
@@ -230,7 +237,8 @@ async def test_no_reply_is_a_typed_timeout_after_three_tries(sas_pair: Pair) -> 
     face.inject(no_reply=True)
     with pytest.raises(SasTimeout, match="3 tries"):
         await c.credits()
-    assert c.stats.retries == 2 and c.stats.failures == 1
+    assert c.stats.retries == 2
+    assert c.stats.failures == 1
 
 
 async def test_late_reply_times_out_and_leaves_the_link_clean(sas_pair: Pair) -> None:
@@ -294,14 +302,16 @@ async def test_poll_spacing_is_enforced_per_machine(sas_pair: Pair) -> None:
     face.answers.answer = timed  # type: ignore[method-assign]
     await asyncio.gather(*(c.credits() for _ in range(4)))
     gaps = [b - a for a, b in itertools.pairwise(seen)]
-    assert len(seen) == 4 and all(g >= 0.2 - 0.002 for g in gaps), gaps
+    assert len(seen) == 4, gaps
+    assert all(g >= 0.2 - 0.002 for g in gaps), gaps
 
 
 async def test_capability_check_blocks_tournament_polls_on_unsupported_machine() -> None:
     for kind in KINDS:
         async with paired(kind, tournament_supported=False) as p:
             caps = await p.client.capabilities()
-            assert not caps.tournament and caps.aft
+            assert not caps.tournament
+            assert caps.aft
             seen = p.face.polls_seen
             with pytest.raises(SasUnsupported):
                 await p.client.enter_tournament(1000, 300)
@@ -364,7 +374,8 @@ async def test_egm_without_lp_a0_has_no_features_and_keeps_its_exception(
     face.answers.answer = no_a0  # type: ignore[method-assign]
     m.open_slot_door()
     caps = await c.capabilities()
-    assert not caps.tournament and not caps.aft
+    assert not caps.tournament
+    assert not caps.aft
     with pytest.raises(SasUnsupported):
         await c.enter_tournament(100, 60)
     assert await c.events() == [0x11]  # read during the check, reported, not lost

@@ -53,7 +53,8 @@ def test_long_poll_to_another_address_is_skipped_to_next_wakeup() -> None:
 
 def test_unknown_poll_is_reported_and_skipped() -> None:
     events, parser = egm(H("FF 00 01 E7 12 34") + encode_host_message(Shutdown(1)))
-    assert isinstance(events[0], UnknownPollError) and events[0].raw == H("01 E7")
+    assert isinstance(events[0], UnknownPollError)
+    assert events[0].raw == H("01 E7")
     assert events[1:] == [Shutdown(1)]
     assert parser.stray == 2
 
@@ -67,7 +68,8 @@ def test_frame_cut_by_a_wakeup_is_truncated_then_resyncs() -> None:
 
 def test_bad_crc_carries_the_frame() -> None:
     events, _ = egm(H("FF 00 01 01 51 09"))
-    assert isinstance(events[0], CrcError) and events[0].raw == H("01 01 51 09")
+    assert isinstance(events[0], CrcError)
+    assert events[0].raw == H("01 01 51 09")
 
 
 def test_stray_bytes_outside_frames_are_counted_not_reported() -> None:
@@ -125,12 +127,14 @@ def test_nack_and_busy() -> None:
 
 def test_lone_ack_is_held_until_the_gap() -> None:
     events, parser = host(Shutdown(1), H("01"))
-    assert events == [] and parser.awaiting
+    assert events == []
+    assert parser.awaiting
     assert parser.gap() == [Ack(1)]
     assert not parser.awaiting
     # a second byte that is not 00 settles it at once
     events, parser = host(Shutdown(1), H("01 55"))
-    assert events == [Ack(1)] and parser.stray == 1
+    assert events == [Ack(1)]
+    assert parser.stray == 1
 
 
 def test_wrong_address_or_command_is_unexpected() -> None:
@@ -144,7 +148,8 @@ def test_partial_reply_then_gap_is_truncated() -> None:
     events, parser = host(SendCurrentCredits(1), H("01 1A 00 00"))
     assert events == []
     (err,) = parser.gap()
-    assert isinstance(err, TruncatedFrameError) and err.raw == H("01 1A 00 00")
+    assert isinstance(err, TruncatedFrameError)
+    assert err.raw == H("01 1A 00 00")
 
 
 def test_chirp_and_stray_bytes_when_nothing_is_awaited() -> None:
@@ -155,7 +160,8 @@ def test_chirp_and_stray_bytes_when_nothing_is_awaited() -> None:
 
 def test_invalid_escape_gives_the_reply_up() -> None:
     events, parser = host(SendCurrentCredits(1), H("01 1A FF 12 00 00"))
-    assert isinstance(events[0], EscapeError) and not parser.awaiting
+    assert isinstance(events[0], EscapeError)
+    assert not parser.awaiting
 
 
 def test_reply_split_byte_by_byte() -> None:

@@ -95,7 +95,8 @@ def test_exit_tournament_is_same_poll_with_zero_time_and_credits() -> None:
     frame = TournamentMode.exit(1, game=1).encode()
     assert frame[:11] == H("01 8C 00 01 00 00 00 00 00 00 00")
     decoded = decode_host_frame(frame)
-    assert isinstance(decoded, TournamentMode) and decoded.is_exit
+    assert isinstance(decoded, TournamentMode)
+    assert decoded.is_exit
 
 
 def test_poll_table_lengths() -> None:
@@ -103,9 +104,11 @@ def test_poll_table_lengths() -> None:
         assert code in POLLS
     for code in range(0x95, 0x9A):
         assert POLLS[code].type is PollType.M
-    assert POLLS[0x1A].type is PollType.R and POLLS[0x1A].reply_length == 8
+    assert POLLS[0x1A].type is PollType.R
+    assert POLLS[0x1A].reply_length == 8
     assert POLLS[0x1F].reply_length == 24
-    assert POLLS[0x8C].host_length == 13 and POLLS[0x8C].reply is ReplyKind.ACK
+    assert POLLS[0x8C].host_length == 13
+    assert POLLS[0x8C].reply is ReplyKind.ACK
     assert POLLS[0x99].reply_length == 22
     assert POLLS[0xA0].reply_length == 12
     assert POLLS[0x7F].broadcast
@@ -163,7 +166,8 @@ def test_decoder_invalid_escape_is_typed_and_skipped() -> None:
     dec = StreamDecoder()
     events = dec.feed_chunks(H("01 02 FF 37 03 FF 00 81"))
     assert events[0] == Chunk(H("01 02"), False)
-    assert isinstance(events[1], EscapeError) and events[1].raw == H("FF 37")
+    assert isinstance(events[1], EscapeError)
+    assert events[1].raw == H("FF 37")
     assert events[2:] == [Chunk(H("03"), False), Chunk(H("81"), True)]
     # the same across a split right after the FF
     dec = StreamDecoder()
@@ -171,7 +175,8 @@ def test_decoder_invalid_escape_is_typed_and_skipped() -> None:
     assert dec.pending
     second = dec.feed_chunks(H("37 02"))
     assert first == [Chunk(H("01"), False)]
-    assert isinstance(second[0], EscapeError) and second[1:] == [Chunk(H("02"), False)]
+    assert isinstance(second[0], EscapeError)
+    assert second[1:] == [Chunk(H("02"), False)]
 
 
 def test_decoder_fast_path_is_one_chunk() -> None:

@@ -59,7 +59,8 @@ def test_tournament_refusals_are_nack_or_busy() -> None:
     assert a.answer(TournamentMode.enter(1, 0, 60, 100)) == Busy(1)
     a.machine.reset_handpay()
     assert a.answer(TournamentMode.enter(1, 0, 60, 100)) == Ack(1)
-    assert a.machine.tournament is not None and a.machine.tournament.seconds == 60
+    assert a.machine.tournament is not None
+    assert a.machine.tournament.seconds == 60
 
 
 def test_a_dark_machine_refuses_host_commands() -> None:
@@ -81,12 +82,14 @@ def test_aft_loads_only_play_only_credits_and_never_twice() -> None:
     assert isinstance(first, AftTransferReply)
     assert first.transfer_status == AftTransferStatus.FULL_TRANSFER_OK
     again = a.answer(_transfer(AftTransferType.IN_HOUSE_TO_MACHINE, "T-1", 300))
-    assert again == first and a.machine.restricted_credits == 300  # same ID: no new money
+    assert again == first
+    assert a.machine.restricted_credits == 300  # same ID: no new money
     cash = a.answer(_transfer(AftTransferType.IN_HOUSE_TO_MACHINE, "T-2", 0, cashable=100))
     assert isinstance(cash, AftTransferReply)
     assert cash.transfer_status == AftTransferStatus.INVALID_AMOUNT_OR_EXPIRATION  # rule 12
     out = a.answer(_transfer(AftTransferType.IN_HOUSE_TO_HOST, "T-3", 300))
-    assert isinstance(out, AftTransferReply) and out.transfer_status == 0
+    assert isinstance(out, AftTransferReply)
+    assert out.transfer_status == 0
     assert a.machine.credits == 0
     too_much = a.answer(_transfer(AftTransferType.IN_HOUSE_TO_HOST, "T-4", 1))
     assert isinstance(too_much, AftTransferReply)
@@ -102,7 +105,8 @@ async def test_remote_handpay_reset_reports_52_only_when_a_handpay_was_reset() -
 
         p.machine.subscribe(note)
         assert await p.client.request(RemoteHandpayReset(1)) == Ack(1)
-        assert await p.client.events() == [] and Event.HANDPAY_RESET not in seen
+        assert await p.client.events() == []
+        assert Event.HANDPAY_RESET not in seen
         p.machine.raise_handpay()
         assert await p.client.request(RemoteHandpayReset(1)) == Ack(1)
         assert await p.client.events() == [0x51, 0x52]  # pending, then reset
@@ -134,7 +138,8 @@ async def test_aft_replies_carry_date_expiration_pool_and_cumulative_meters() ->
         assert first.transaction_at is not None
         await p.client.aft_transfer(_load("H-2", 200))
         last = await p.client.request(AftInterrogate(1))
-        assert isinstance(last, AftTransferReply) and last.transaction_id == "H-2"
+        assert isinstance(last, AftTransferReply)
+        assert last.transaction_id == "H-2"
         assert (last.restricted_cents, last.cumulative_restricted_cents) == (200, 500)
         assert last.cumulative_cashable_cents == last.cumulative_nonrestricted_cents == 0
         sweep = AftTransfer(
@@ -142,7 +147,8 @@ async def test_aft_replies_carry_date_expiration_pool_and_cumulative_meters() ->
             restricted_cents=500, nonrestricted_cents=0, transaction_id="H-3", asset_number=0,
         )  # fmt: skip
         out = await p.client.aft_transfer(sweep)  # meters are kept per transfer type
-        assert out.cumulative_restricted_cents == 500 and p.machine.credits == 0
+        assert out.cumulative_restricted_cents == 500
+        assert p.machine.credits == 0
 
 
 def test_an_aft_reply_is_dated_by_the_machines_clock_in_venue_time() -> None:
@@ -168,7 +174,8 @@ def test_corrupting_a_reply_keeps_the_escaping_valid_but_fails_the_crc(
     parser = ReplyParser()
     parser.expect(SendCurrentCredits(1))
     events = parser.feed(bad)
-    assert len(events) == 1 and isinstance(events[0], CrcError)
+    assert len(events) == 1
+    assert isinstance(events[0], CrcError)
 
 
 async def test_faults_are_per_machine_and_switch_at_run_time() -> None:
@@ -192,7 +199,8 @@ async def test_game_events_reach_the_host_as_7e_7f() -> None:
 async def test_bank_serves_each_machine_on_its_own_reported_port() -> None:
     async with Bank(5, seed=9, no_tournament_support=2) as bank:
         ports = [b.port for b in bank.machines]
-        assert len(set(ports)) == 5 and all(p > 0 for p in ports)
+        assert len(set(ports)) == 5
+        assert all(p > 0 for p in ports)
         assert [b.machine.tournament_supported for b in bank.machines] == [
             True,
             True,
@@ -262,4 +270,5 @@ def test_emulate_command_rejects_bad_options_in_one_line(
 
     assert main(["emulate", "sas", *argv]) == 2
     err = capsys.readouterr().err
-    assert complaint in err and err.count("\n") == 1
+    assert complaint in err
+    assert err.count("\n") == 1

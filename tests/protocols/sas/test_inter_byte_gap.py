@@ -42,7 +42,8 @@ def test_a_pause_over_5_ms_inside_a_message_discards_it() -> None:
     egm.receive_data(LP01[4:], 1.0051)  # 5.1 ms later
     assert egm.data_to_send() == b""  # silence, as a real EGM
     events = egm.events()
-    assert len(events) == 1 and isinstance(events[0], TruncatedFrameError)
+    assert len(events) == 1
+    assert isinstance(events[0], TruncatedFrameError)
     assert events[0].raw == bytes((0x01, 0x01))  # addr and command read before the pause
     egm.receive_data(LP01, 1.030)  # the host's retry, whole
     assert egm.data_to_send() == b"\x01"
@@ -94,7 +95,8 @@ def test_host_and_strict_egm_in_memory_the_retry_gets_through() -> None:
     egm.receive_data(retry, deadline)
     host.receive_data(egm.data_to_send(), deadline + 0.002)
     (ev,) = host.events()
-    assert isinstance(ev, PollReply) and ev.tries == 2
+    assert isinstance(ev, PollReply)
+    assert ev.tries == 2
     assert ev.reply == CurrentCreditsReply(1, 500)
 
 
@@ -103,7 +105,8 @@ def test_fast_path_and_gap_rule_agree() -> None:
     egm = EgmLink(1, TestMachine(1), 0.0, STRICT, fast_polls=(Shutdown(1),))
     egm.receive_data(LP01[:4], 1.0)
     egm.receive_data(LP01, 1.5)  # the half message is dropped, the whole one answered
-    assert egm.data_to_send() == b"\x01" and egm.fast_hits == 1
+    assert egm.data_to_send() == b"\x01"
+    assert egm.fast_hits == 1
     assert [type(e) for e in egm.events()] == [TruncatedFrameError, PollHandled]
 
 
@@ -111,13 +114,15 @@ async def test_the_emulator_option_switches_the_rule_on() -> None:
     on = SasFace(EmulatedMachine("G1"), 1, enforce_gap=True)
     off = SasFace(EmulatedMachine("G2"), 1)
     try:
-        assert on.link.settings.enforce_gap and not off.link.settings.enforce_gap
+        assert on.link.settings.enforce_gap
+        assert not off.link.settings.enforce_gap
         assert on.link.settings.inter_byte_gap == 0.005
         now = on.link.next_deadline() or 0.0  # any time; the link reads no clock
         for face in (on, off):
             face.link.receive_data(LP01[:4], now)
             face.link.receive_data(LP01[4:], now + 0.010)
-        assert on.link.data_to_send() == b"" and off.link.data_to_send() == b"\x01"
+        assert on.link.data_to_send() == b""
+        assert off.link.data_to_send() == b"\x01"
     finally:
         on.close()
         off.close()

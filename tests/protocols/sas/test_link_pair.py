@@ -67,7 +67,8 @@ def test_enter_and_exit_tournament(pair: LinkPair) -> None:
     assert replies(pair.poll(SendEnabledFeatures(1, 0)))[0].tournament_supported
     enter = TournamentMode.enter(1, game=1, seconds_total=300, credits=1000)
     assert replies(pair.poll(enter)) == [Ack(1)]
-    assert pair.machine.tournament == enter and pair.machine.credits == 1000
+    assert pair.machine.tournament == enter
+    assert pair.machine.credits == 1000
     pair.machine.tournament_meters = (12, 5, 600, 900)
     assert replies(pair.poll(SendTournamentMeters(1, 1))) == [
         TournamentMetersReply(1, 1, 12, 5, 600, 900)
@@ -124,7 +125,8 @@ def test_poll_to_another_address_is_an_implied_ack(pair: LinkPair) -> None:
     pair.egm.post_exception(SasException.SLOT_DOOR_OPENED)
     assert replies(pair.poll(GeneralPoll(1))) == [ExceptionReply(1, 0x11)]
     failed = pair.poll(GeneralPoll(2))  # nobody at address 2
-    assert isinstance(failed[-1], PollFailed) and failed[-1].reason == "timeout"
+    assert isinstance(failed[-1], PollFailed)
+    assert failed[-1].reason == "timeout"
     assert ExceptionAcked(0x11) in pair.egm_events
 
 
@@ -149,7 +151,8 @@ def test_retry_on_corrupted_reply_and_resend_of_the_same_data(pair: LinkPair) ->
             break
         pair.advance(0.01)
     events = pair.host_events
-    assert isinstance(events[0], Retrying) and events[0].reason == "corrupt"
+    assert isinstance(events[0], Retrying)
+    assert events[0].reason == "corrupt"
     assert isinstance(events[0].error, CrcError)
     # the repeat is a NACK: the EGM resends the very same data, not a new reading
     assert events[1] == PollReply(SendCurrentCredits(1), CurrentCreditsReply(1, 500), 2)
@@ -184,7 +187,8 @@ def test_corrupted_host_message_is_nacked_and_retried(pair: LinkPair) -> None:
 
     pair.to_egm = flip_once
     events = pair.poll(Shutdown(1))
-    assert isinstance(events[0], Retrying) and events[0].reason == "nack"
+    assert isinstance(events[0], Retrying)
+    assert events[0].reason == "nack"
     assert events[1] == PollReply(Shutdown(1), Ack(1), 2)
     assert any(isinstance(e, CrcError) for e in pair.egm_events)
     assert pair.machine.locked
@@ -209,7 +213,8 @@ def test_chirp_after_five_seconds_without_address(pair: LinkPair) -> None:
     assert len(chirps) == 6  # at 5.0, 5.2, 5.4, 5.6, 5.8, 6.0
     assert all(w == b"\xff\x00\x01" for w in pair.egm_wire[1:])  # address with wakeup
     pair.poll(GeneralPoll(1))
-    assert pair.egm.state is EgmState.UP and pair.egm_events[-2:] == [
+    assert pair.egm.state is EgmState.UP
+    assert pair.egm_events[-2:] == [
         LinkUp(),
         PollHandled(GeneralPoll(1), ExceptionReply(1, 0), False),
     ]
@@ -223,7 +228,8 @@ def test_link_down_after_thirty_seconds_without_ack(make_pair: Callable[..., Lin
     assert LinkDown("no ack") in pair.egm_events
     assert pair.egm.state is EgmState.NO_ACK
     pair.poll(SendCurrentCredits(1))  # a different poll acknowledges
-    assert pair.egm.state is EgmState.UP and LinkUp() in pair.egm_events
+    assert pair.egm.state is EgmState.UP
+    assert LinkUp() in pair.egm_events
 
 
 def test_exception_queue_overflow_reports_70_then_keeps_newest(pair: LinkPair) -> None:

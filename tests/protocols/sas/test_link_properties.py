@@ -45,7 +45,8 @@ def test_exceptions_arrive_once_in_order_despite_lost_replies(
         for ev in pair.poll(GeneralPoll(1)):
             assert isinstance(ev, PollReply | PollFailed | Retrying)
             if isinstance(ev, PollReply):
-                assert isinstance(ev.reply, ExceptionReply) and ev.tries <= 3
+                assert isinstance(ev.reply, ExceptionReply)
+                assert ev.tries <= 3
                 if ev.reply.code:
                     got.append(ev.reply.code)
         if len(got) >= len(posts) and len(pair.egm.queue) == 0:
@@ -83,6 +84,7 @@ def test_every_poll_ends_in_one_reply_or_one_failure(
     for poll in polls:
         events = pair.poll(poll)  # type: ignore[arg-type]
         final = [e for e in events if isinstance(e, PollReply | PollFailed)]
-        assert len(final) == 1 and final[0].poll == poll
+        assert len(final) == 1
+        assert final[0].poll == poll
         assert final[0].tries <= 3
         pair.advance(0.2)

@@ -241,7 +241,8 @@ def test_data_reply_frames_respect_the_poll_table(reply: EgmMessage) -> None:
         return
     spec = POLLS[reply.command()]
     frame = reply.encode()
-    assert frame[0] == reply.addr and frame[1] == reply.command()
+    assert frame[0] == reply.addr
+    assert frame[1] == reply.command()
     assert spec.reply_frame_length(frame) == len(frame)
     assert sas.check_crc(frame)
 

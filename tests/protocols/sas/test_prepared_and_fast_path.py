@@ -61,11 +61,13 @@ async def test_prepared_unlock_sends_nothing_until_fired(bank: Bank) -> None:
         trigger = driver.prepare_unlock()
         await asyncio.sleep(0.05)  # a prepared poll waits for its trigger, however long
         assert b.face.polls_seen == seen
-        assert b.machine.play_locked and not b.machine.play_enabled()
+        assert b.machine.play_locked
+        assert not b.machine.play_enabled()
         pending = trigger()  # the write happens here, synchronously
         await pending  # the EGM's ACK
         assert b.face.polls_seen == seen + 1
-        assert not b.machine.play_locked and b.machine.play_enabled()
+        assert not b.machine.play_locked
+        assert b.machine.play_enabled()
         # the link is usable as before: the next poll is spaced after the fired one
         assert await driver.credits() == 300
     finally:
@@ -84,7 +86,8 @@ async def test_prepared_unlock_refuses_inside_the_spacing_and_sends_nothing(
         trigger = driver.prepare_unlock()
         with pytest.raises(DriverError, match="spacing"):
             trigger()
-        assert b.face.polls_seen == seen and b.machine.play_locked
+        assert b.face.polls_seen == seen
+        assert b.machine.play_locked
         await driver.unlock()  # the plain path waits out the spacing and unlocks
         assert not b.machine.play_locked
     finally:
@@ -203,14 +206,16 @@ def test_fast_polls_must_be_for_the_links_own_address() -> None:
         EgmLink(1, TestMachine(1), 0.0, fast_polls=fast_polls(2))
     plain = EgmLink(1, TestMachine(1), 0.0)  # the fast path is off unless asked for
     plain.receive_data(encode_host_message(Startup(1)), 0.1)
-    assert plain.fast_hits == 0 and plain.data_to_send() == b"\x01"
+    assert plain.fast_hits == 0
+    assert plain.data_to_send() == b"\x01"
 
 
 async def test_the_client_records_its_shortest_gap_between_polls(bank: Bank) -> None:
     driver = driver_for(bank.machines[0], spacing=0.05)
     await driver.open()
     try:
-        assert driver.stats is not None and driver.stats.min_gap is None
+        assert driver.stats is not None
+        assert driver.stats.min_gap is None
         for _ in range(3):
             await driver.credits()
         await asyncio.sleep(0.06)
@@ -218,7 +223,8 @@ async def test_the_client_records_its_shortest_gap_between_polls(bank: Bank) -> 
         await trigger()  # a fired poll counts like any other
         stats = driver.stats
         assert stats.polls == 4
-        assert stats.min_gap is not None and stats.min_gap >= 0.05  # the spacing held
+        assert stats.min_gap is not None
+        assert stats.min_gap >= 0.05  # the spacing held
     finally:
         await driver.close()
     assert driver.stats is None  # no open link, no counters
@@ -234,8 +240,10 @@ async def test_prepared_lock_sends_nothing_until_fired(bank: Bank) -> None:
         seen = b.face.polls_seen
         trigger = driver.prepare_lock()
         await asyncio.sleep(0.05)
-        assert b.face.polls_seen == seen and not b.machine.play_locked
+        assert b.face.polls_seen == seen
+        assert not b.machine.play_locked
         await trigger()
-        assert b.face.polls_seen == seen + 1 and b.machine.play_locked
+        assert b.face.polls_seen == seen + 1
+        assert b.machine.play_locked
     finally:
         await driver.close()

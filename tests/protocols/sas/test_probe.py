@@ -62,11 +62,13 @@ async def test_probe_reads_a_machine_from_the_command_line(
     code, out, err = await run(REELGATE, "sas", "probe", f"sas+tcp://127.0.0.1:{port}?address=1")
     assert code == 0, err
     assert out.splitlines()[0] == f"endpoint      sas+tcp://127.0.0.1:{port}?address=1"
-    assert "game RG" in out and "SAS version   6.02" in out
+    assert "game RG" in out
+    assert "SAS version   6.02" in out
     assert f"serial        {first['machine']}-7" in out
     assert "denomination  0.01 (code 01)" in out
     assert "tournament    supported (LP A0 bit 3)" in out
-    assert "credits       0" in out and "exceptions    none" in out
+    assert "credits       0" in out
+    assert "exceptions    none" in out
 
 
 async def test_probe_json_and_host_timed_machine(emulated_bank: list[dict[str, object]]) -> None:
@@ -75,9 +77,11 @@ async def test_probe_json_and_host_timed_machine(emulated_bank: list[dict[str, o
     code, out, err = await run(REELGATE, "sas", "probe", str(second["endpoint"]), "--json")
     assert code == 0, err
     result = json.loads(out)
-    assert result["tournament_supported"] is False and result["aft_supported"] is True
+    assert result["tournament_supported"] is False
+    assert result["aft_supported"] is True
     assert result["serial_number"] == f"{second['machine']}-7"
-    assert result["credits"] == 0 and result["exceptions"] == []
+    assert result["credits"] == 0
+    assert result["exceptions"] == []
     assert len(result["clock"]) == 19  # YYYY-MM-DD HH:MM:SS
 
 
@@ -88,14 +92,18 @@ async def test_probe_of_nothing_is_one_line_and_nonzero() -> None:
     server.close()
     await server.wait_closed()
     code, out, err = await run(REELGATE, "sas", "probe", f"sas+tcp://127.0.0.1:{port}?address=1")
-    assert code != 0 and out == ""
-    assert err.count("\n") == 1 and "cannot connect" in err
+    assert code != 0
+    assert out == ""
+    assert err.count("\n") == 1
+    assert "cannot connect" in err
 
 
 async def test_probe_of_a_bad_endpoint_is_one_line_and_nonzero() -> None:
     assert REELGATE
     code, _, err = await run(REELGATE, "sas", "probe", "sas+tcp://127.0.0.1:7001?address=999")
-    assert code != 0 and err.count("\n") == 1 and "address must be 1..127" in err
+    assert code != 0
+    assert err.count("\n") == 1
+    assert "address must be 1..127" in err
 
 
 async def test_probe_of_garbage_or_silence_is_one_line_and_nonzero() -> None:
@@ -126,8 +134,10 @@ async def test_probe_of_garbage_or_silence_is_one_line_and_nonzero() -> None:
         finally:
             server.close()
             await server.wait_closed()
-        assert code != 0 and out == "", err
-        assert err.count("\n") == 1 and expected in err, err
+        assert code != 0, err
+        assert out == "", err
+        assert err.count("\n") == 1, err
+        assert expected in err, err
 
 
 async def test_emulated_players_play_a_native_heat_across_processes() -> None:
@@ -154,7 +164,8 @@ async def test_emulated_players_play_a_native_heat_across_processes() -> None:
                     break
             await client.lock()
             meters = await client.tournament_meters()
-            assert 0x7E in codes and 0x7F in codes  # game started / ended
+            assert 0x7E in codes
+            assert 0x7F in codes  # game started / ended
             assert meters.games_played >= 1
             await client.exit_tournament()
     finally:

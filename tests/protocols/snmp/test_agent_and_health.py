@@ -138,9 +138,11 @@ async def test_door_opened_mid_heat_trap_marks_the_machine(rig: Rig) -> None:
     assert (event.machine_id, event.kind) == ("A01", MachineEventKind.DOOR_OPENED)
     assert rig.monitor.is_marked("A01")
     mark = rig.monitor.marks["A01"][0]
-    assert mark.mid_heat and mark.heat_id == "17"
+    assert mark.mid_heat
+    assert mark.heat_id == "17"
     problems = (await rig.monitor.preflight(["A01"]))["A01"]
-    assert "marked: door-opened" in problems and "slot door open" in problems
+    assert "marked: door-opened" in problems
+    assert "slot door open" in problems
     rig.monitor.clear("A01")
     assert not rig.monitor.is_marked("A01")
 

@@ -68,7 +68,8 @@ def test_decode_value_turns_pysnmp_values_into_int_or_text() -> None:
     assert decode_value(rfc1902.Integer32(-2)) == -2
     assert decode_value(rfc1902.Unsigned32(4_000_000_000)) == 4_000_000_000
     assert decode_value(rfc1902.TimeTicks(99)) == 99
-    assert decode_value(7) == 7 and decode_value("x") == "x"
+    assert decode_value(7) == 7
+    assert decode_value("x") == "x"
 
 
 def test_board_health_decodes_the_mib_enums() -> None:
