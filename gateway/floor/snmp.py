@@ -67,7 +67,7 @@ class InlineSnmp:
     priv: str | None = None
 
 
-def parse_snmp_parts(
+def parse_snmp_parts(  # noqa: C901
     uri: str,
     *,
     community: str | None = None,
@@ -219,7 +219,7 @@ class SnmpSecrets:
             raise OperatorError(f"machine {machine_id}: {exc}") from None
 
 
-def parse_snmp_secrets(text: str, source: str = "SNMP secrets file") -> SnmpSecrets:
+def parse_snmp_secrets(text: str, source: str = "SNMP secrets file") -> SnmpSecrets:  # noqa: C901
     """Validate a secrets file's text; every mistake names its key (never its value)."""
     try:
         data = tomllib.loads(text)

@@ -162,7 +162,7 @@ def test_clock_can_be_set_and_must_be_aware(machine: EmulatedMachine) -> None:
     target = datetime(2026, 11, 29, 19, 0, tzinfo=UTC)
     machine.set_clock(target)
     assert abs(machine.now() - target) < timedelta(seconds=1)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError):  # noqa: PT011
         machine.set_clock(datetime(2026, 1, 1))
 
 

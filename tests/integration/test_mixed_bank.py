@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import shutil
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -42,8 +42,8 @@ pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
 
 @pytest.fixture
-async def journal(engine: AsyncEngine) -> AsyncIterator[Journal]:
-    yield Journal(make_sessionmaker(engine))
+async def journal(engine: AsyncEngine) -> Journal:
+    return Journal(make_sessionmaker(engine))
 
 
 async def _mixed_heat(

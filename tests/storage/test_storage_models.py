@@ -49,7 +49,7 @@ async def b(session: AsyncSession) -> Builder:
 async def rejected(session: AsyncSession, *rows: Base, why: str | None = None) -> None:
     """Adding ``rows`` must fail in the database for reason ``why`` (a regex matching the
     PostgreSQL constraint name or SQLite's message); the session stays usable."""
-    with pytest.raises(IntegrityError, match=why):
+    with pytest.raises(IntegrityError, match=why):  # noqa: PT012
         async with session.begin_nested():
             session.add_all(rows)
             await session.flush()
@@ -104,7 +104,7 @@ async def test_naive_datetime_is_refused(session: AsyncSession, b: Builder) -> N
         starting_credits=1000,
         bank_name="bank-a",
     )
-    with pytest.raises(StatementError, match="naive datetime"):
+    with pytest.raises(StatementError, match="naive datetime"):  # noqa: PT012
         async with session.begin_nested():
             session.add(heat)
             await session.flush()

@@ -317,9 +317,9 @@ async def test_semi_final_quota_rule_17(b: Builder) -> None:
 
 
 async def test_bad_arguments(b: Builder) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError):  # noqa: PT011
         await standings(b.session, b.t.id, limit=0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError):  # noqa: PT011
         await cut(b.session, b.t.id, Stage.QUALIFYING, [1, 0])
     with pytest.raises(LookupError):
         await qualifier_cut(b.session, 10**9)

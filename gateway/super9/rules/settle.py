@@ -102,7 +102,7 @@ def _split(prize: int, winners: Sequence[K], kind: PrizeKind) -> tuple[list[Payo
     return [Payout(w, kind, share) for w in winners], rest
 
 
-def settle(
+def settle(  # noqa: C901
     tickets: Mapping[K, Iterable[int]],
     spins: Iterable[SpinFact],
     claims: Iterable[ClaimFact[K]],

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -159,8 +158,8 @@ async def test_bank_check_health_polls_the_boards_agents() -> None:
 
 
 @pytest.fixture
-async def journal(engine: AsyncEngine) -> AsyncIterator[Journal]:
-    yield Journal(make_sessionmaker(engine))
+async def journal(engine: AsyncEngine) -> Journal:
+    return Journal(make_sessionmaker(engine))
 
 
 async def _players(machines: list[EmulatedMachine], stop: asyncio.Event) -> None:

@@ -4,7 +4,6 @@ crash that leaves machines locked)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -32,9 +31,9 @@ from .test_heat_runner import Bank, _run
 def test_limits_are_what_lp_8c_can_encode() -> None:
     assert (LIMITS.max_credits, LIMITS.max_seconds) == (99_999_999, 99 * 60 + 59)
     TournamentMode.enter(1, 0, LIMITS.max_seconds, LIMITS.max_credits)  # the largest fits
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError):  # noqa: PT011
         TournamentMode.enter(1, 0, LIMITS.max_seconds, LIMITS.max_credits + 1)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError):  # noqa: PT011
         TournamentMode.enter(1, 0, LIMITS.max_seconds + 1, LIMITS.max_credits)
 
 
@@ -94,8 +93,8 @@ async def test_scheduling_refuses_100_million_credits(engine: AsyncEngine) -> No
 
 
 @pytest.fixture
-async def journal(engine: AsyncEngine) -> AsyncIterator[Journal]:
-    yield Journal(make_sessionmaker(engine))
+async def journal(engine: AsyncEngine) -> Journal:
+    return Journal(make_sessionmaker(engine))
 
 
 async def test_runner_refuses_before_journaling(journal: Journal, tmp_path: Path) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -53,8 +52,8 @@ async def _players(machines: list[EmulatedMachine], stop: asyncio.Event) -> None
 
 
 @pytest.fixture
-async def journal(engine: AsyncEngine) -> AsyncIterator[Journal]:
-    yield Journal(make_sessionmaker(engine))
+async def journal(engine: AsyncEngine) -> Journal:
+    return Journal(make_sessionmaker(engine))
 
 
 async def _run(runner: HeatRunner, bank: Bank, seconds: int = 1) -> HeatOutcome:

@@ -25,8 +25,8 @@ SPACING = 0.02  # a short SAS poll spacing keeps the test quick; the order is th
 
 
 @pytest.fixture
-async def journal(engine: AsyncEngine) -> AsyncIterator[Journal]:
-    yield Journal(make_sessionmaker(engine))
+async def journal(engine: AsyncEngine) -> Journal:
+    return Journal(make_sessionmaker(engine))
 
 
 class _Recording:

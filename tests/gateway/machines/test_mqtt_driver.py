@@ -217,7 +217,9 @@ async def test_broker_restart_mid_heat_loses_no_score(
     boards: Boards, broker: EmbeddedBroker
 ) -> None:
     board = await boards.add("A07")
-    driver = MqttMachineDriver.from_uri("A07", boards.endpoint("A07"))
+    # Reconnecting both sides is backoff plus load, not milliseconds: the lock may wait for
+    # it up to 30 s (bounded), so a busy machine slows the test instead of failing it.
+    driver = MqttMachineDriver.from_uri("A07", boards.endpoint("A07", "timeout=30"))
     await driver.open()
     try:
         await driver.enter_tournament(300, 60)
@@ -232,8 +234,11 @@ async def test_broker_restart_mid_heat_loses_no_score(
         assert score.meters.games_played == 20
         assert score.credits == board.machine.credits
         # after resync the retained state is back on the new broker
-        await _until(lambda: driver.view.meters is not None
-                     and driver.view.meters.games_played == 20, "resynced meters")
+        await _until(
+            lambda: driver.view.meters is not None and driver.view.meters.games_played == 20,
+            "resynced meters",
+            within=30.0,
+        )
     finally:
         await driver.close()
 

@@ -51,7 +51,7 @@ def test_wheel_urls() -> None:
         ("wheel+serial:///dev/ttyUSB0?parity=E", "unknown parameter(s) parity"),
         ("wheel+serial:///dev/ttyUSB0?&&", "malformed query"),
     ):
-        with pytest.raises(ValueError) as err:
+        with pytest.raises(ValueError) as err:  # noqa: PT011
             parse_wheel_url(bad)
         assert repr(bad) in str(err.value), bad
         assert why in str(err.value), bad

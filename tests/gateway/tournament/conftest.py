@@ -4,7 +4,6 @@ runner do, one transaction per action."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -146,7 +145,7 @@ class Desk:
 
 
 @pytest.fixture
-async def desk(engine: AsyncEngine) -> AsyncIterator[Desk]:
+async def desk(engine: AsyncEngine) -> Desk:
     d = Desk(make_sessionmaker(engine))
     await d.floor("A", 6)
-    yield d
+    return d

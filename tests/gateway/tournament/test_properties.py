@@ -124,9 +124,9 @@ def test_rules_11_16_no_seat_is_ever_double_booked(
                 heats[heat_id], start - timedelta(hours=1), taken, player_heats
             )
         except RuleViolation as exc:
-            assert exc.rule in (9, 16)
-            assert exc.rule != 16 or player in booked[heat_id].values()
-            assert exc.rule != 9 or len(booked[heat_id]) == len(seats)
+            assert exc.rule in (9, 16)  # noqa: PT017
+            assert exc.rule != 16 or player in booked[heat_id].values()  # noqa: PT017
+            assert exc.rule != 9 or len(booked[heat_id]) == len(seats)  # noqa: PT017
             continue
         assert number in seats
         assert number not in booked[heat_id]

@@ -101,7 +101,7 @@ def reference_card_round(
     return {e: deck[k] for k, e in enumerate(sorted(entries))}
 
 
-async def test_25_week_season(desk: Desk) -> None:
+async def test_25_week_season(desk: Desk) -> None:  # noqa: C901
     await desk.floor("F", 4)
     settings = TournamentSettings(semi_final_qualifiers=5, finalists_from_semis=2, prize_places=3)
     tid = await desk.tournament(settings, name="Ridge Reel Season 2026")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import termios
 
@@ -103,7 +104,7 @@ async def test_tcp_connect_refused_is_an_os_error() -> None:
     port = server.sockets[0].getsockname()[1]
     server.close()
     await server.wait_closed()
-    with pytest.raises(OSError):
+    with pytest.raises(OSError):  # noqa: PT011
         await connect_tcp("127.0.0.1", port)
 
 
@@ -116,9 +117,9 @@ def test_split_wakeup_marks_only_escaped_bytes() -> None:
     assert list(split_wakeup(b"\x01\xff\xff\x02")) == [(False, b"\x01\xff\x02")]
     # a chirp: the address alone with the wakeup bit
     assert list(split_wakeup(b"\xff\x00\x05")) == [(True, b"\x05")]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError):  # noqa: PT011
         list(split_wakeup(b"\x01\xff"))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError):  # noqa: PT011
         list(split_wakeup(b"\xff\x07\x01"))
 
 
@@ -148,10 +149,8 @@ async def test_serial_carrier_over_a_pty_sets_parity_and_parmrk() -> None:
             async with asyncio.timeout(5):
                 while len(out) < 4:
                     await asyncio.sleep(0.01)
-                    try:
+                    with contextlib.suppress(BlockingIOError):
                         out += os.read(master, 64)
-                    except BlockingIOError:
-                        pass
             assert bytes(out) == b"\x01\x01\x51\x08"
             assert calls == [True, False]
         finally:

@@ -30,6 +30,8 @@ from protocols.sas import (
     encode_host_message,
     escape,
 )
+from protocols.sas.codec import HOST_MESSAGES, REPLIES
+from protocols.sas.polls import POLLS, ReplyKind
 
 H = bytes.fromhex
 
@@ -170,3 +172,9 @@ def test_reply_split_byte_by_byte() -> None:
     wire = H("01 1A 00 00 12 34 45 2D")
     events = [e for i in range(len(wire)) for e in parser.feed(wire[i : i + 1])]
     assert events == [CurrentCreditsReply(1, 1234)]
+
+
+def test_every_poll_has_one_message_class_and_every_data_reply_a_reply_class() -> None:
+    # The codec's registries and the poll table (polls.py) must name the same polls.
+    assert set(HOST_MESSAGES) == set(POLLS)
+    assert {c for c, s in POLLS.items() if s.reply is not ReplyKind.ACK} == set(REPLIES)

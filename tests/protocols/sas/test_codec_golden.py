@@ -227,7 +227,7 @@ def test_message_field_validation() -> None:
         TournamentMode(1, game=1, minutes=100, seconds=0, credits=1)
     with pytest.raises(FieldError):
         TournamentMode(1, game=1, minutes=1, seconds=60, credits=1)
-    with pytest.raises(FieldError, match="time zone"):
+    with pytest.raises(FieldError, match="time zone"):  # noqa: PT012
         from protocols.sas import SetDateTime
 
         SetDateTime(1, dt.datetime(2026, 1, 1, tzinfo=dt.UTC))

@@ -230,11 +230,11 @@ async def test_bank_with_a_base_port_uses_consecutive_ports() -> None:
 
 
 def test_bank_rejects_bad_sizes() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError):  # noqa: PT011
         Bank(0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError):  # noqa: PT011
         Bank(3, no_tournament_support=4)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError):  # noqa: PT011
         Bank(10, base_port=65530)
 
 
