@@ -117,9 +117,9 @@ def test_split_wakeup_marks_only_escaped_bytes() -> None:
     assert list(split_wakeup(b"\x01\xff\xff\x02")) == [(False, b"\x01\xff\x02")]
     # a chirp: the address alone with the wakeup bit
     assert list(split_wakeup(b"\xff\x00\x05")) == [(True, b"\x05")]
-    with pytest.raises(ValueError):  # noqa: PT011
+    with pytest.raises(ValueError, match="ends inside an FF escape"):
         list(split_wakeup(b"\x01\xff"))
-    with pytest.raises(ValueError):  # noqa: PT011
+    with pytest.raises(ValueError, match="bad escape FF 07"):
         list(split_wakeup(b"\xff\x07\x01"))
 
 

@@ -230,11 +230,11 @@ async def test_bank_with_a_base_port_uses_consecutive_ports() -> None:
 
 
 def test_bank_rejects_bad_sizes() -> None:
-    with pytest.raises(ValueError):  # noqa: PT011
+    with pytest.raises(ValueError, match="at least one machine"):
         Bank(0)
-    with pytest.raises(ValueError):  # noqa: PT011
+    with pytest.raises(ValueError, match=r"no-tournament-support must be 0\.\.3"):
         Bank(3, no_tournament_support=4)
-    with pytest.raises(ValueError):  # noqa: PT011
+    with pytest.raises(ValueError, match=r"leaves 1024\.\.65535"):
         Bank(10, base_port=65530)
 
 
