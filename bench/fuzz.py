@@ -104,7 +104,7 @@ REPLY_PAIRS: list[tuple[HostMessage, EgmMessage]] = [
     ),
     (
         sas.AftInterrogate(1),
-        sas.AftTransferReply(1, 0, 0, 0, 0, 10_000, 0, 0, 0, 42, "T123", b"\xff"),
+        sas.AftTransferReply(1, 0, 0, 0, 0, 10_000, 0, 0, 0, 42, "T123", WHEN),
     ),
 ]
 

@@ -128,7 +128,8 @@ class BoardProcess:
         self.machines: list[dict[str, str]] = ready["machines"]
 
     def ask(self, command: str | None) -> dict[str, Any]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
+        assert self.proc.stdin is not None
+        assert self.proc.stdout is not None
         if command is not None:
             self.proc.stdin.write(command + "\n")
             self.proc.stdin.flush()
@@ -198,7 +199,7 @@ async def one_heat(
     endpoints = {m["machine"]: str(m["endpoint"]) for m in sas.machines}
     endpoints |= {m["machine"]: m["endpoint"] for m in mqtt.machines}
     timed = {m: Timed(open_driver(m, uri)) for m, uri in endpoints.items()}
-    links = {m: MachineLink(m, d) for m, d in timed.items()}  # type: ignore[arg-type]
+    links = {m: MachineLink(m, d) for m, d in timed.items()}
     try:
         opened = await asyncio.gather(*(ln.open() for ln in links.values()), return_exceptions=True)
         failed = [m for m, r in zip(links, opened, strict=True) if isinstance(r, BaseException)]

@@ -80,7 +80,8 @@ def link_case(poll: HostMessage) -> Callable[[int], None]:
             host.receive_data(egm.data_to_send(), now)
             egm.events()
             event = host.next_event()
-        assert event is not None and not host.poll_in_flight, event
+        assert event is not None, event
+        assert not host.poll_in_flight, event
 
     return run
 

@@ -13,6 +13,7 @@ reply at once).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import resource
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -166,10 +167,8 @@ class Bank:
     async def close(self) -> None:
         if self._players_task is not None:
             self._players_task.cancel()
-            try:
+            with contextlib.suppress(asyncio.CancelledError):
                 await self._players_task
-            except asyncio.CancelledError:
-                pass
             self._players_task = None
         if self.outbox is not None:
             self.outbox.close()

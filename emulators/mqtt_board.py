@@ -308,7 +308,7 @@ class MqttBoard:
             )
         return codec.Reply(id=message.id, ok=True, at=self.machine.now(), result=result)
 
-    def _run(self, cmd: Command, args: dict[str, Any]) -> dict[str, Any]:
+    def _run(self, cmd: Command, args: dict[str, Any]) -> dict[str, Any]:  # noqa: C901
         m = self.machine
         if cmd is Command.LOCK:
             m.lock_play()

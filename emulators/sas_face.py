@@ -150,7 +150,7 @@ class PollAnswers:
         except MachineRefusal:
             return Busy(a) if m.powered and _will_clear(m) else Nack(a)
 
-    def _answer(self, poll: HostMessage) -> EgmMessage | None:
+    def _answer(self, poll: HostMessage) -> EgmMessage | None:  # noqa: C901
         m, a = self.machine, self.address
         if isinstance(poll, Shutdown):
             m.lock_play()

@@ -22,7 +22,7 @@ SECONDS_PER_MINUTE = 60
 
 
 def _bcd_max(width: int) -> int:
-    return 10 ** (2 * width) - 1
+    return int(10 ** (2 * width)) - 1  # a negative power would be a float: mypy says Any
 
 
 @dataclass(frozen=True, slots=True)

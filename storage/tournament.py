@@ -102,6 +102,46 @@ from storage.enums import (
 from storage.types import UTCDateTime, check_text_lengths, enum_type, utcnow
 
 # Seats in these states no longer hold their entry, machine or player slot.
+# The public surface: the tables, and the enums re-exported so callers import them with
+# the tables that store them.
+__all__ = [
+    "DEFAULT_ENTRY_PRICE_CENTS",
+    "DEFAULT_NOTICE_S",
+    "DEFAULT_POSTPONE_AFTER_S",
+    "DEFAULT_PRIZE_PLACES",
+    "DEFAULT_SEMI_FINAL_SIZE",
+    "DEFAULT_VENUE_TZ",
+    "INACTIVE_SEAT_STATUSES",
+    "MAX_DRAW_ROUNDS",
+    "CardDraw",
+    "CardSuit",
+    "Disqualification",
+    "DrawMethod",
+    "DrawnBy",
+    "Entry",
+    "EntryPurchase",
+    "EntryStatus",
+    "EntryValidity",
+    "Exclusion",
+    "ExclusionKind",
+    "Heat",
+    "HeatNotice",
+    "HeatStatus",
+    "NoticeKind",
+    "Player",
+    "Proxy",
+    "PurchaseKind",
+    "Refund",
+    "Score",
+    "ScoreSource",
+    "Seat",
+    "SeatStatus",
+    "Stage",
+    "Tournament",
+    "TournamentPackage",
+    "TournamentSetting",
+]
+
 INACTIVE_SEAT_STATUSES = (SeatStatus.MOVED, SeatStatus.CANCELLED)
 _ACTIVE_SEAT_SQL = "status NOT IN ('moved', 'cancelled')"
 

@@ -30,5 +30,5 @@ def locked_until_after(failed_logins: int, now: datetime) -> datetime | None:
     """When the next try is allowed after ``failed_logins`` failures in a row."""
     if failed_logins <= FREE_TRIES:
         return None
-    delay = FIRST_DELAY * (2 ** min(failed_logins - FREE_TRIES - 1, 20))
+    delay = FIRST_DELAY * int(2 ** min(failed_logins - FREE_TRIES - 1, 20))
     return now + min(delay, MAX_DELAY)

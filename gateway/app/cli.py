@@ -43,7 +43,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def _top_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
+def _top_parser() -> tuple[OneLineParser, argparse._SubParsersAction[OneLineParser]]:
     parser = OneLineParser(
         prog="reelgate",
         description="Reelgate: slot tournament and Super 9 promotion gateway.",

@@ -144,11 +144,15 @@ def _add_inline(
     secrets: SnmpSecrets, machine_id: str, inline: InlineSnmp, where: str
 ) -> SnmpSecrets:
     user = inline.ref.user
-    if user is not None and inline.auth is not None and user in secrets.users:
-        if secrets.users[user] != (inline.auth, inline.priv):
-            raise OperatorError(
-                f"{where} ({machine_id}): SNMPv3 user {user!r} given other passphrases before"
-            )
+    if (
+        user is not None
+        and inline.auth is not None
+        and user in secrets.users
+        and secrets.users[user] != (inline.auth, inline.priv)
+    ):
+        raise OperatorError(
+            f"{where} ({machine_id}): SNMPv3 user {user!r} given other passphrases before"
+        )
     return secrets.with_inline(machine_id, inline)
 
 

@@ -67,7 +67,7 @@ class InlineSnmp:
     priv: str | None = None
 
 
-def parse_snmp_parts(
+def parse_snmp_parts(  # noqa: C901
     uri: str,
     *,
     community: str | None = None,
@@ -219,7 +219,7 @@ class SnmpSecrets:
             raise OperatorError(f"machine {machine_id}: {exc}") from None
 
 
-def parse_snmp_secrets(text: str, source: str = "SNMP secrets file") -> SnmpSecrets:
+def parse_snmp_secrets(text: str, source: str = "SNMP secrets file") -> SnmpSecrets:  # noqa: C901
     """Validate a secrets file's text; every mistake names its key (never its value)."""
     try:
         data = tomllib.loads(text)
@@ -240,7 +240,8 @@ def parse_snmp_secrets(text: str, source: str = "SNMP secrets file") -> SnmpSecr
         for key, value in (("auth", auth), ("priv", priv)):
             if not isinstance(value, str):
                 raise OperatorError(f"{where}.{key}: must be a string")
-        assert isinstance(auth, str) and isinstance(priv, str)
+        assert isinstance(auth, str)
+        assert isinstance(priv, str)
         try:
             _check_passphrases(auth, priv)
         except ValueError as exc:

@@ -202,7 +202,7 @@ class Scheduler:
         bank = self.ctx.floor.bank(heat.bank_name)
         active = {m.id for m in bank.active}
         called = await self.tournament.seated_machines(heat.id)
-        if not called:
+        if not called:  # noqa: SIM102
             # Nobody would play (all absent, or nobody registered): T22 forfeits and
             # the heat is closed rather than retried for ever.
             if await self.tournament.close_if_nobody_plays(heat.id, self.now()):

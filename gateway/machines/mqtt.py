@@ -254,7 +254,7 @@ class MqttMachineDriver:
         future: asyncio.Future[codec.Reply] = asyncio.get_running_loop().create_future()
         self._pending[message.id] = pending = _Pending(payload, future)
         try:
-            try:
+            try:  # noqa: SIM105
                 await hub.session.publish(self._cmd_topic, pending.payload, expiry_s=self._expiry)
             except MqttUnavailable:
                 pass  # still pending: resent when the broker is back, until the timeout

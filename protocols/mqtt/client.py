@@ -259,7 +259,7 @@ class MqttSession:
         reach a board late); ignored on 3.1.1."""
         properties = None
         if expiry_s is not None and self.settings.mqtt5:
-            properties = Properties(PacketTypes.PUBLISH)
+            properties = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
             properties.MessageExpiryInterval = max(1, int(expiry_s))
         async with self._inflight:
             deadline = asyncio.get_running_loop().time() + self.settings.publish_timeout

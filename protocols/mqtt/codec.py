@@ -3,7 +3,7 @@
 Validation is by hand against the typed messages below rather than with a JSON Schema
 engine: it costs a few microseconds a message, gives one clear error per field and adds
 no dependency.  ``protocols/mqtt/schema/v1.json`` is the published contract for board
-vendors; ``tests/mqtt/test_schema.py`` checks that it names the same channels, fields,
+vendors; ``tests/protocols/mqtt/test_schema.py`` checks that it names the same channels, fields,
 commands and event kinds as this module, so the two cannot drift apart.
 
 Decoding never trusts the wire: every problem raises :class:`PayloadError` (a

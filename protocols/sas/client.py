@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import time
 from collections import deque
 from collections.abc import Coroutine
 from dataclasses import dataclass
@@ -86,6 +87,7 @@ SAS_MIN_SPACING_REAL_TIME = 0.040  # for EGMs with real-time event reporting
 TCP_SETTINGS = LinkSettings(reply_timeout=0.200, inter_byte_gap=0.050)
 SERIAL_SETTINGS = LinkSettings()
 MAX_EVENTS_PER_DRAIN = 64  # bound on general polls in one drain (the queue holds >= 20)
+_TIMER_RESOLUTION = time.get_clock_info("monotonic").resolution  # asyncio's loop clock
 
 
 class SasClientError(Exception):
@@ -360,7 +362,8 @@ class SasClient:
             await self._idle.wait()
         wait = self._next_poll_at - loop.time()
         if wait > 0:
-            await asyncio.sleep(wait)
+            # the loop runs a timer up to its clock's resolution early: never poll early
+            await asyncio.sleep(wait + _TIMER_RESOLUTION)
         if self._lost is not None or self.carrier.closed:
             raise SasLinkLost(f"link to address {self.address} is closed")
         now = loop.time()

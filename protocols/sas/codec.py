@@ -7,6 +7,9 @@ input; the framers turn those into events.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from protocols.sas import aft
 from protocols.sas import messages as m
 from protocols.sas.crc import check_crc
@@ -64,8 +67,24 @@ REPLIES: dict[int, type[m.DataReply]] = {
 }
 """Long poll code -> data reply class, for polls whose reply is not ACK-only."""
 
-assert set(HOST_MESSAGES) == set(POLLS), "poll table and registry disagree"
-assert {c for c, s in POLLS.items() if s.reply is not ReplyKind.ACK} == set(REPLIES)
+
+_M = TypeVar("_M", m.HostMessage, m.EgmMessage)
+
+
+def _from_body(
+    parse: Callable[[int, int, bytes], _M], addr: int, code: int, frame: bytes, body: bytes
+) -> _M:
+    try:
+        return parse(addr, code, bytes(body))
+    except ProtocolError as exc:  # re-raise carrying the whole frame, not just the body
+        raise type(exc)(str(exc.args[0]), frame) from None
+
+
+def _check_size_and_crc(frame: bytes, expected: int | None, what: str) -> None:
+    if expected != len(frame):
+        raise LengthError(f"{what} is {len(frame)} bytes, expected {expected}", frame)
+    if not check_crc(frame):
+        raise CrcError(f"{what}: bad CRC", frame)
 
 
 def decode_host_frame(frame: bytes) -> m.HostMessage:
@@ -99,10 +118,7 @@ def decode_host_frame(frame: bytes) -> m.HostMessage:
     if first == 0 and not spec.broadcast:
         raise FieldError(f"LP {code:02X} cannot be broadcast", frame)
     body = frame[3:-2] if spec.host_length is None else frame[2:-2]
-    try:
-        return cls.from_body(first, code, bytes(body))
-    except ProtocolError as exc:  # re-raise carrying the whole frame, not just the body
-        raise type(exc)(str(exc.args[0]), frame) from None
+    return _from_body(cls.from_body, first, code, frame, body)
 
 
 def decode_reply(frame: bytes, poll: m.HostMessage) -> m.EgmMessage:
@@ -132,16 +148,9 @@ def decode_reply(frame: bytes, poll: m.HostMessage) -> m.EgmMessage:
         raise LengthError(f"LP {code:02X} expects ACK, got {n} bytes", frame)
     if n < 2 or frame[1] != code:
         raise UnexpectedReplyError(f"reply is not for LP {code:02X}", frame)
-    expected = spec.reply_frame_length(frame)
-    if expected != n:
-        raise LengthError(f"LP {code:02X} reply is {n} bytes, expected {expected}", frame)
-    if not check_crc(frame):
-        raise CrcError(f"LP {code:02X} reply: bad CRC", frame)
+    _check_size_and_crc(frame, spec.reply_frame_length(frame), f"LP {code:02X} reply")
     body = frame[3:-2] if spec.reply is ReplyKind.LENGTH_BYTE else frame[2:-2]
-    try:
-        return REPLIES[code].from_body(addr, code, bytes(body))
-    except ProtocolError as exc:  # re-raise carrying the whole frame, not just the body
-        raise type(exc)(str(exc.args[0]), frame) from None
+    return _from_body(REPLIES[code].from_body, addr, code, frame, body)
 
 
 def encode_host_message(msg: m.HostMessage) -> bytes:

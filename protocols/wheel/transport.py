@@ -8,6 +8,7 @@ The carrier only moves bytes; framing and debouncing are the sans-I/O parts.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
@@ -66,10 +67,8 @@ class WheelLink:
 
     async def close(self) -> None:
         self.writer.close()
-        try:
+        with contextlib.suppress(ConnectionError, OSError):
             await self.writer.wait_closed()
-        except (ConnectionError, OSError):
-            pass
 
 
 async def open_wheel(url: str) -> WheelLink:

@@ -48,7 +48,8 @@ def test_lock_during_a_game_lets_it_complete_first() -> None:
     result = m.spin(1)
     assert result.win > 0
     # wagered at the press; the win not yet paid, the game not yet counted
-    assert m.game_in_progress and m.credits == 99
+    assert m.game_in_progress
+    assert m.credits == 99
     meters = m.tournament_meters()
     assert (meters.credits_wagered, meters.credits_won, meters.games_played) == (1, 0, 0)
     with pytest.raises(MachineRefusal, match="game in progress"):
@@ -56,7 +57,8 @@ def test_lock_during_a_game_lets_it_complete_first() -> None:
     m.lock_play()  # the heat's end (LP 01): ACKed at once, the game is not aborted
     clock.now += 1.0
     m.tick()
-    assert m.game_in_progress and seen == [Event.GAME_STARTED, Event.PLAY_LOCKED]
+    assert m.game_in_progress
+    assert seen == [Event.GAME_STARTED, Event.PLAY_LOCKED]
     with pytest.raises(MachineRefusal, match="game in progress"):
         m.exit_tournament()
     clock.now += 0.5
@@ -77,13 +79,16 @@ def test_entry_refused_while_a_game_runs_and_accounting_meters_move_at_the_end()
     m = EmulatedMachine("m1", seed=3, clock=clock, game_seconds=2.0)
     m.insert_bill(10)
     m.spin(2)
-    assert m.meters.coin_in == 2 and m.meters.games_played == 0 and m.credits == 8
+    assert m.meters.coin_in == 2
+    assert m.meters.games_played == 0
+    assert m.credits == 8
     m.cash_out()
     with pytest.raises(MachineRefusal, match="game in progress"):
         m.enter_tournament(100, 60)
     clock.now += 2.0
     m.tick()
-    assert m.meters.games_played == 1 and not m.game_in_progress
+    assert m.meters.games_played == 1
+    assert not m.game_in_progress
 
 
 def test_power_cut_keeps_the_game_which_completes_once_power_is_back() -> None:
@@ -98,7 +103,8 @@ def test_power_cut_keeps_the_game_which_completes_once_power_is_back() -> None:
     assert m.game_in_progress  # dark: nothing happens
     m.power_on()
     m.tick()
-    assert not m.game_in_progress and m.credits == 49 + result.win
+    assert not m.game_in_progress
+    assert m.credits == 49 + result.win
 
 
 def test_players_wait_for_a_game_in_progress() -> None:
@@ -108,11 +114,14 @@ def test_players_wait_for_a_game_in_progress() -> None:
     m.unlock_play()
     players = Players([m], seed=0, pace=0.1)
     seat = players.seats[0]
-    assert players.step(10.0) == 1 and m.game_in_progress
-    assert players.step(20.0) == 0 and seat.refused == 0  # skipped, not refused
+    assert players.step(10.0) == 1
+    assert m.game_in_progress
+    assert players.step(20.0) == 0
+    assert seat.refused == 0  # skipped, not refused
     clock.now += 1.0
     assert players.step(30.0) == 1  # the game ended on this round's tick; a new one
-    assert seat.spins == 2 and m.tournament_meters().games_played == 1
+    assert seat.spins == 2
+    assert m.tournament_meters().games_played == 1
 
 
 def test_negative_game_time_is_refused() -> None:

@@ -53,7 +53,9 @@ def test_entry_refused_while_cashable_credits_remain(machine: EmulatedMachine) -
     assert not machine.in_tournament
     assert machine.cash_out() == 20
     machine.enter_tournament(1000, 300)
-    assert machine.in_tournament and machine.credits == 1000 and machine.play_locked
+    assert machine.in_tournament
+    assert machine.credits == 1000
+    assert machine.play_locked
 
 
 @pytest.mark.parametrize("fault", ["tilt", "raise_handpay", "open_slot_door"])
@@ -88,7 +90,9 @@ def test_tournament_play_keeps_live_meters_untouched(machine: EmulatedMachine) -
         wins += result.win
     t = machine.tournament_meters()
     assert (machine.meters.coin_in, machine.meters.games_played, machine.meters.coin_out) == before
-    assert t.games_played == 200 and t.credits_wagered == 400 and t.credits_won == wins
+    assert t.games_played == 200
+    assert t.credits_wagered == 400
+    assert t.credits_won == wins
     assert machine.credits == 1000 - 400 + wins
     machine.exit_tournament()
     assert machine.tournament_meters() == t  # LP 95–99 still readable after exit
@@ -124,7 +128,8 @@ def test_power_cut_pauses_timer_and_keeps_tournament(
         machine.lock_play()
     clock.now += 600  # dark: the timer does not run
     machine.power_on()
-    assert machine.in_tournament and machine.credits == credits
+    assert machine.in_tournament
+    assert machine.credits == credits
     assert machine.play_locked  # comes back locked until the host enables it
     assert machine.meters.power_resets == 1
     machine.unlock_play()
@@ -157,7 +162,7 @@ def test_clock_can_be_set_and_must_be_aware(machine: EmulatedMachine) -> None:
     target = datetime(2026, 11, 29, 19, 0, tzinfo=UTC)
     machine.set_clock(target)
     assert abs(machine.now() - target) < timedelta(seconds=1)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError):  # noqa: PT011
         machine.set_clock(datetime(2026, 1, 1))
 
 

@@ -43,7 +43,9 @@ async def _verify(engine: AsyncEngine) -> audit.VerifyResult:
 
 async def test_empty_log_verifies(engine: AsyncEngine) -> None:
     result = await _verify(engine)
-    assert result.ok and result.rows_checked == 0 and result.last_hash == GENESIS_HASH
+    assert result.ok
+    assert result.rows_checked == 0
+    assert result.last_hash == GENESIS_HASH
 
 
 async def test_append_links_rows_and_verifies(engine: AsyncEngine) -> None:
@@ -90,7 +92,8 @@ async def test_tampering_is_named(engine: AsyncEngine, sql: str, bad_id: int, pr
     result = await _verify(engine)
     assert not result.ok
     assert result.first_bad_id == bad_id
-    assert result.problem is not None and problem in result.problem
+    assert result.problem is not None
+    assert problem in result.problem
     assert result.rows_checked == bad_id - 1
 
 
@@ -108,7 +111,8 @@ async def test_recomputed_forgery_is_caught_by_the_next_row(engine: AsyncEngine)
         )
     result = await _verify(engine)
     assert (result.ok, result.first_bad_id) == (False, 3)
-    assert result.problem is not None and "does not link" in result.problem
+    assert result.problem is not None
+    assert "does not link" in result.problem
 
 
 @pytest.mark.parametrize(
@@ -211,7 +215,8 @@ def test_cli_verify_and_show(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     asyncio.run(tamper())
     assert cli_main(["audit", "verify", "--database", url, "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
-    assert report["ok"] is False and report["first_bad_id"] == 3
+    assert report["ok"] is False
+    assert report["first_bad_id"] == 3
 
     assert cli_main(["audit", "show", "--database", url, "--limit", "0"]) == 2
     assert "--limit" in capsys.readouterr().err

@@ -177,7 +177,8 @@ async def test_0002_moves_settings_out_of_the_audit_log(empty_db: EmptyDatabase)
         (ids[1], 2, "R200", 20000, 4, 0),
     ]
     assert code == "R300"
-    assert chain.ok and chain.rows_checked == 3
+    assert chain.ok
+    assert chain.rows_checked == 3
 
 
 def test_check_without_a_database_compares_models_with_the_revisions(

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
-from sqlalchemy import select, text
+from sqlalchemy import insert, select, text
 from sqlalchemy.exc import IntegrityError, StatementError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
@@ -49,7 +49,7 @@ async def b(session: AsyncSession) -> Builder:
 async def rejected(session: AsyncSession, *rows: Base, why: str | None = None) -> None:
     """Adding ``rows`` must fail in the database for reason ``why`` (a regex matching the
     PostgreSQL constraint name or SQLite's message); the session stays usable."""
-    with pytest.raises(IntegrityError, match=why):
+    with pytest.raises(IntegrityError, match=why):  # noqa: PT012
         async with session.begin_nested():
             session.add_all(rows)
             await session.flush()
@@ -104,7 +104,7 @@ async def test_naive_datetime_is_refused(session: AsyncSession, b: Builder) -> N
         starting_credits=1000,
         bank_name="bank-a",
     )
-    with pytest.raises(StatementError, match="naive datetime"):
+    with pytest.raises(StatementError, match="naive datetime"):  # noqa: PT012
         async with session.begin_nested():
             session.add(heat)
             await session.flush()
@@ -114,7 +114,7 @@ async def test_non_datetime_is_refused(session: AsyncSession, b: Builder) -> Non
     with pytest.raises(StatementError, match="expected a datetime"):
         async with session.begin_nested():
             await session.execute(
-                Heat.__table__.insert().values(
+                insert(Heat).values(
                     tournament_id=b.t.id, stage="final", number=2,
                     scheduled_start="2026-11-26 19:30", duration_seconds=600,
                     starting_credits=1000, bank_name="bank-a",
@@ -126,7 +126,7 @@ async def test_unknown_enum_value_is_refused(session: AsyncSession, b: Builder) 
     with pytest.raises(StatementError):
         async with session.begin_nested():
             await session.execute(
-                Tournament.__table__.insert().values(name="x", entry_validity="72h")
+                insert(Tournament).values(name="x", entry_validity="72h")
             )
 
 

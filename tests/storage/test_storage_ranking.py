@@ -241,7 +241,8 @@ async def test_ties_are_broken_only_by_card_draws_rule_19(b: Builder) -> None:
     await draw(b, s1, 1, 12)
     await draw(b, s2, 1, 12)
     table = await standings(b.session, b.t.id, as_of=AS_OF)
-    assert table.ties[0].next_round == 1 and len(table.ties[0].entry_ids) == 3
+    assert table.ties[0].next_round == 1
+    assert len(table.ties[0].entry_ids) == 3
     # Round 1 complete: the Ace (low) is last; the two Queens go to round 2.
     await draw(b, s3, 1, 1)
     table = await standings(b.session, b.t.id, as_of=AS_OF)
@@ -262,7 +263,8 @@ async def test_draws_for_an_old_score_do_not_apply(b: Builder) -> None:
     await draw(b, s1, 1, 5, credits=700)  # recorded for a tie at 700 that no longer exists
     await draw(b, s2, 1, 3, credits=700)
     table = await standings(b.session, b.t.id, as_of=AS_OF)
-    assert len(table.ties) == 1 and table.ties[0].next_round == 1
+    assert len(table.ties) == 1
+    assert table.ties[0].next_round == 1
 
 
 async def test_top_limit_keeps_the_whole_boundary_tie(b: Builder) -> None:
@@ -281,7 +283,8 @@ async def test_qualifier_cut_rules_13_14(b: Builder) -> None:
     assert [r.entry_id for r in result.groups[1]] == [scores[1].entry_id, scores[2].entry_id]
     assert not result.complete
     (tie,) = result.pending  # the 700 tie straddles place 4/5: draw needed (rule 19)
-    assert tie.entry_ids == (scores[3].entry_id, scores[4].entry_id) and tie.place == 4
+    assert tie.entry_ids == (scores[3].entry_id, scores[4].entry_id)
+    assert tie.place == 4
     await draw(b, scores[3], 1, 4)
     await draw(b, scores[4], 1, 9)
     result = await qualifier_cut(b.session, b.t.id, as_of=AS_OF)
@@ -314,9 +317,9 @@ async def test_semi_final_quota_rule_17(b: Builder) -> None:
 
 
 async def test_bad_arguments(b: Builder) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError):  # noqa: PT011
         await standings(b.session, b.t.id, limit=0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError):  # noqa: PT011
         await cut(b.session, b.t.id, Stage.QUALIFYING, [1, 0])
     with pytest.raises(LookupError):
         await qualifier_cut(b.session, 10**9)

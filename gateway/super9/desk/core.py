@@ -239,7 +239,7 @@ class DeskCore:
         The second is what a recorded spin reports (rule 13): looked up by sequence
         number, so it stays right when another writer's spin was synced first.
         """
-        async with self._live_lock(session_id):
+        async with self._live_lock(session_id):  # noqa: SIM117
             # The session row lock orders publishers across processes too: whoever
             # publishes last has read every spin committed before it.
             async with self._sm.begin() as db:

@@ -39,7 +39,8 @@ def _one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
     code = main(argv)
     err = capsys.readouterr().err
     assert code != 0, argv
-    assert err.count("\n") == 1 and err.startswith("reelgate: error: "), err
+    assert err.count("\n") == 1, err
+    assert err.startswith("reelgate: error: "), err
     return err
 
 
@@ -99,7 +100,8 @@ def test_bad_argument_values_are_one_line(capsys: pytest.CaptureFixture[str]) ->
         with pytest.raises(SystemExit) as exit_:
             main(argv)
         err = capsys.readouterr().err
-        assert exit_.value.code == 2 and err.count("\n") == 1, (argv, err)
+        assert exit_.value.code == 2, (argv, err)
+        assert err.count("\n") == 1, (argv, err)
 
 
 def test_bad_floor_files_store_nothing(
@@ -118,7 +120,8 @@ def test_bad_floor_files_store_nothing(
         '  { id = "A2", endpoint = "telnet://127.0.0.1:7002" },\n]\n'
     )
     err = _one_line_error(capsys, ["bank", "check", "A", "--database", db, "--floor", str(floor)])
-    assert "A2" in err and "unknown scheme" in err
+    assert "A2" in err
+    assert "unknown scheme" in err
     assert _digest(file) == before
     err = _one_line_error(capsys, ["bank", "add-machine", "A", "A3", "--endpoint",
                                    "sas+tcp://127.0.0.1:notaport", "--database", db])  # fmt: skip
@@ -165,11 +168,13 @@ def test_output_survives_a_closed_pipe(db: str) -> None:
     for argv in (["tournament", "list", "--database", db], ["--help"]):
         cmd = [sys.executable, "-m", "gateway", *argv]
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout is not None
+        assert proc.stderr is not None
         proc.stdout.close()  # like `| head -0`: the reader is gone before the output
         err = proc.stderr.read().decode()
         proc.wait(timeout=60)
-        assert "Traceback" not in err and "BrokenPipeError" not in err, err
+        assert "Traceback" not in err, err
+        assert "BrokenPipeError" not in err, err
 
 
 def test_command_table_matches_the_modules() -> None:

@@ -135,7 +135,8 @@ async def test_door_power_and_link_down_mark_the_machine_link_up_does_not() -> N
     ]
     first = monitor.marks["A01"][0]
     assert first == Mark(MachineEventKind.DOOR_OPENED, T0 + timedelta(seconds=2), "17", True)
-    assert list(monitor.marks) == ["A01"] and len(monitor.marks) == 1
+    assert list(monitor.marks) == ["A01"]
+    assert len(monitor.marks) == 1
 
 
 async def test_a_trap_outside_a_heat_marks_it_as_not_mid_heat() -> None:
@@ -148,7 +149,8 @@ async def test_a_trap_from_an_unwatched_machine_is_counted_and_ignored() -> None
     monitor = await _monitor("A01")
     assert monitor.note_trap(_trap(Notification.DOOR_OPENED, "Z99")) is None
     assert monitor.unknown_machine == 1
-    assert not monitor.is_marked("Z99") and len(monitor.marks) == 0
+    assert not monitor.is_marked("Z99")
+    assert len(monitor.marks) == 0
 
 
 async def test_the_receiver_hands_its_traps_to_the_monitor() -> None:
@@ -183,12 +185,14 @@ async def test_clearing_a_machine_returns_its_marks_and_preflight_takes_it_again
 def test_marks_seeded_from_a_store_and_read_only_as_a_mapping() -> None:
     door = Mark(MachineEventKind.DOOR_OPENED, T0, "9", True)
     marks = TrapMarks({"A03": [door], "A04": []})
-    assert marks.is_marked("A03") and not marks.is_marked("A04")
+    assert marks.is_marked("A03")
+    assert not marks.is_marked("A04")
     assert dict(marks) == {"A03": (door,)}
     assert marks.get("A05", ()) == ()
     snapshot = marks["A03"]
     marks.add("A03", door)
-    assert len(snapshot) == 1 and len(marks["A03"]) == 2  # readers get copies
+    assert len(snapshot) == 1
+    assert len(marks["A03"]) == 2  # readers get copies
 
 
 async def test_preflight_lists_marks_board_faults_and_why_a_board_is_not_watched() -> None:
@@ -239,7 +243,8 @@ async def test_watch_boards_records_boards_it_cannot_reach() -> None:
     secrets = SnmpSecrets(users={"ops": ("auth-pass-123", "priv-pass-456")})
     monitor = await _monitor(poller=_Boards({"A01": SnmpTimeout("no answer")}))
     assert await watch_boards(monitor, machines, secrets) == {"A01": "SnmpTimeout: no answer"}
-    assert monitor.unreachable == {"A01": "SnmpTimeout: no answer"} and monitor.targets == {}
+    assert monitor.unreachable == {"A01": "SnmpTimeout: no answer"}
+    assert monitor.targets == {}
 
 
 async def test_watch_boards_refuses_a_missing_secret_before_any_board() -> None:
@@ -247,7 +252,8 @@ async def test_watch_boards_refuses_a_missing_secret_before_any_board() -> None:
     monitor = await _monitor()
     with pytest.raises(OperatorError, match="A01"):
         await watch_boards(monitor, machines, SnmpSecrets())
-    assert monitor.targets == {} and monitor.unreachable == {}
+    assert monitor.targets == {}
+    assert monitor.unreachable == {}
 
 
 async def _routed(

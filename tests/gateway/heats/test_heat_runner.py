@@ -1,0 +1,169 @@
+"""The heat state machine against in-process machines (DirectDriver test double)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from emulators.machine import EmulatedMachine, MachineRefusal
+from gateway.heats.runner import Command, HeatOutcome, HeatRunner
+from gateway.heats.spool import JournalWriter
+from gateway.machines.links import MachineLink
+from storage.db import make_sessionmaker
+from storage.journal import Journal, RunState, SeatState
+
+from ..direct_driver import DirectDriver, PreparedDirectDriver
+
+
+class Bank:
+    def __init__(
+        self, n: int, *, host_timed: set[int] | None = None, prepared: bool = False
+    ) -> None:
+        self.machines = [
+            EmulatedMachine(
+                f"A{i:02d}", seed=i, tournament_supported=i not in (host_timed or set())
+            )
+            for i in range(1, n + 1)
+        ]
+        kind = PreparedDirectDriver if prepared else DirectDriver
+        self.drivers = {m.machine_id: kind(m) for m in self.machines}
+        self.links = {
+            mid: MachineLink(mid, d, attempts=2, budget_s=0.3, first_wait_s=0.01)
+            for mid, d in self.drivers.items()
+        }
+
+    @property
+    def ids(self) -> list[str]:
+        return [m.machine_id for m in self.machines]
+
+
+async def _players(machines: list[EmulatedMachine], stop: asyncio.Event) -> None:
+    """Every seat spins whenever play is enabled (bounded by ``stop``)."""
+    while not stop.is_set():
+        for m in machines:
+            with contextlib.suppress(MachineRefusal):
+                if m.play_enabled() and m.credits > 0:
+                    m.spin(1)
+        await asyncio.sleep(0.01)
+
+
+@pytest.fixture
+async def journal(engine: AsyncEngine) -> Journal:
+    return Journal(make_sessionmaker(engine))
+
+
+async def _run(runner: HeatRunner, bank: Bank, seconds: int = 1) -> HeatOutcome:
+    stop = asyncio.Event()
+    players = asyncio.create_task(_players(bank.machines, stop))
+    try:
+        return await runner.run_new("A", bank.ids, credits=500, seconds=seconds)
+    finally:
+        stop.set()
+        await players
+
+
+@pytest.mark.parametrize("prepared", [False, True], ids=["gather", "prepared-unlock"])
+async def test_full_heat_scores_every_machine_once_and_releases(
+    journal: Journal, tmp_path: Path, prepared: bool
+) -> None:
+    bank = Bank(4, prepared=prepared)
+    writer = JournalWriter(journal, tmp_path / "spool")
+    runner = HeatRunner(writer, bank.links, poll_interval_s=0.05)
+    out = await _run(runner, bank)
+    assert out.state is RunState.CLOSED
+    results = {r.machine_id: r for r in await journal.results(out.run_id)}
+    assert set(results) == set(bank.ids)
+    for m in bank.machines:
+        r = results[m.machine_id]
+        assert r.games_played > 0
+        # rule 12: the score is the tournament credit meter at the end
+        assert r.score == 500 - r.credits_wagered + r.credits_won
+        assert not m.in_tournament
+        assert m.play_enabled()  # back in normal play
+    steps = [s for s, _, _ in await journal.steps(out.run_id)]
+    assert steps == [
+        RunState.SCHEDULED,
+        RunState.ARMED,
+        RunState.RUNNING,
+        RunState.ENDING,
+        RunState.COLLECTING,
+        RunState.CLOSED,
+    ]
+    view = await journal.run(out.run_id)
+    assert view.settled
+    assert set(view.machines.values()) == {SeatState.RELEASED}
+    if prepared:  # every unlock sent before any acknowledgement was awaited
+        assert all("prepare_unlock" in d.calls for d in bank.drivers.values())
+
+
+async def test_machine_that_stops_answering_is_malfunctioned_heat_goes_on(
+    journal: Journal, tmp_path: Path
+) -> None:
+    bank = Bank(3)
+    runner = HeatRunner(
+        JournalWriter(journal, tmp_path / "spool"), bank.links, poll_interval_s=0.05
+    )
+
+    async def fail_later() -> None:
+        await asyncio.sleep(0.3)
+        bank.drivers["A02"].fault = "timeout"
+
+    failing = asyncio.create_task(fail_later())
+    out = await _run(runner, bank, seconds=2)
+    await failing
+    assert out.state is RunState.CLOSED
+    assert out.seats["A02"].state is SeatState.MALFUNCTION  # rule 20
+    assert "stopped answering" in out.seats["A02"].error
+    stored = {r.machine_id for r in await journal.results(out.run_id)}
+    assert stored == {"A01", "A03"}
+    view = await journal.run(out.run_id)
+    assert not view.settled  # A02 still needs releasing: recovery will retry it
+    bank.drivers["A02"].fault = None
+
+
+async def test_host_timed_machine_scores_from_its_credit_meter(
+    journal: Journal, tmp_path: Path
+) -> None:
+    bank = Bank(2, host_timed={2})
+    runner = HeatRunner(
+        JournalWriter(journal, tmp_path / "spool"), bank.links, poll_interval_s=0.05
+    )
+    out = await _run(runner, bank)
+    assert out.seats["A02"].support == "host-timed"
+    assert out.seats["A01"].support == "native"
+    assert bank.machines[1].restricted_credits == 0  # the loaded credits are taken back
+    r = {x.machine_id: x for x in await journal.results(out.run_id)}["A02"]
+    assert r.games_played > 0
+    assert r.score == 500 - r.credits_wagered + r.credits_won
+
+
+async def test_director_pause_resume_then_abort_releases_without_scores(
+    journal: Journal, tmp_path: Path
+) -> None:
+    bank = Bank(2)
+    runner = HeatRunner(
+        JournalWriter(journal, tmp_path / "spool"), bank.links, poll_interval_s=0.05
+    )
+
+    async def director() -> None:
+        await asyncio.sleep(0.3)
+        runner.direct(Command.PAUSE, "floor incident")
+        await asyncio.sleep(0.2)
+        assert all(not m.play_enabled() for m in bank.machines)
+        runner.direct(Command.RESUME)
+        await asyncio.sleep(0.2)
+        runner.direct(Command.ABORT, "director abort")
+
+    d = asyncio.create_task(director())
+    out = await _run(runner, bank, seconds=5)
+    await d
+    assert out.state is RunState.ABORTED
+    assert await journal.results(out.run_id) == []
+    steps = [s for s, _, _ in await journal.steps(out.run_id)]
+    assert RunState.PAUSED in steps
+    assert steps[-1] is RunState.ABORTED
+    assert all(not m.in_tournament and m.play_enabled() for m in bank.machines)

@@ -1,0 +1,304 @@
+"""``reelgate super9 …`` end to end on an embedded SQLite file (migrated like production)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from gateway.app.cli import main
+from storage import migrate
+from storage.db import make_engine, make_sessionmaker
+from storage.tournament import Player
+
+
+def _seed_player(url: str) -> None:
+    async def go() -> None:
+        engine = make_engine(url)
+        async with make_sessionmaker(engine).begin() as db:
+            db.add(
+                Player(
+                    id_number="8001015009087",
+                    card_number="C1",
+                    name="Thandi",
+                    date_of_birth=date(1980, 1, 1),
+                )
+            )
+        await engine.dispose()
+
+    asyncio.run(go())
+
+
+def test_cli_session_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'r.db'}"
+    migrate.upgrade(url)
+    _seed_player(url)
+    db = ["--database", url]
+
+    def run(*argv: str) -> str:
+        assert main(["super9", *argv, *db]) == 0
+        return capsys.readouterr().out
+
+    run("calendar", "--from", "2026-12-02", "--days", "1")
+    run(
+        "sell",
+        "--ticket",
+        "T1",
+        "--player",
+        "C1",
+        "--actor",
+        "cashier",
+        "--now",
+        "2026-12-02T10:00+02:00",
+    )
+    run(
+        "hand-in",
+        "--ticket",
+        "T1",
+        "--numbers",
+        "1 2 3 4 5 6 7 8 9",
+        "--name",
+        "Player 1",
+        "--id",
+        "C1",
+        "--contact",
+        "082 555 0100",
+        "--signed",
+        "--actor",
+        "grd",
+        "--now",
+        "2026-12-02T18:00+02:00",
+    )
+    assert "drawing" in run(
+        "open",
+        "--session-at",
+        "2026-12-02T19:00+02:00",
+        "--actor",
+        "director",
+        "--now",
+        "2026-12-02T19:00+02:00",
+    )
+    for n in range(1, 10):
+        out = run(
+            "manual-spin",
+            "--session",
+            "1",
+            "--number",
+            str(n),
+            "--confirm",
+            str(n),
+            "--keyed-by",
+            "dealer",
+            "--confirmed-by",
+            "supervisor",
+            "--reason",
+            "wheel sensor down (rule 29)",
+            "--now",
+            "2026-12-02T19:10+02:00",
+        )
+    assert "complete: T1" in out
+    claim = json.loads(
+        run(
+            "claim",
+            "--session",
+            "1",
+            "--ticket",
+            "T1",
+            "--duplicate",
+            "1 2 3 4 5 6 7 8 9",
+            "--actor",
+            "grd",
+            "--json",
+            "--now",
+            "2026-12-02T19:11+02:00",
+        )
+    )
+    assert claim == {"ticket": "T1", "valid": True, "complete": True, "reason": None}
+    report = json.loads(
+        run(
+            "close",
+            "--session",
+            "1",
+            "--actor",
+            "director",
+            "--json",
+            "--now",
+            "2026-12-02T19:30+02:00",
+        )
+    )
+    # One ticket, R50: jackpot R5,000 (rule 14) + consolation R12.50 (rule 16).
+    assert report["result"]["payouts"] == [
+        {"ticket": "T1", "kind": "jackpot", "amount_cents": 500_000},
+        {"ticket": "T1", "kind": "consolation", "amount_cents": 1_250},
+    ]
+    run(
+        "sign",
+        "--session",
+        "1",
+        "--ticket",
+        "T1",
+        "--kind",
+        "jackpot",
+        "--signature",
+        "slip 77",
+        "--signer",
+        "C1",
+        "--witness",
+        "director",
+        "--actor",
+        "cashier",
+    )
+    jackpot = json.loads(run("jackpot", "--history", "--json"))
+    assert jackpot["jackpot_cents"] == 500_000  # restarts at exactly R5,000 (S9-15 default)
+    text = run("report", "--session", "1")
+    assert "R5,000.00" in text
+    assert "closed" in text
+
+
+def test_cli_operator_error_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'r.db'}"
+    assert main(["db", "upgrade", "--database", url]) == 0
+    code = main(
+        [
+            "super9",
+            "sell",
+            "--ticket",
+            "X",
+            "--player",
+            "nobody",
+            "--actor",
+            "cashier",
+            "--now",
+            "2026-11-29T10:00+02:00",
+            "--database",
+            url,
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1
+    assert "rule 6" in err
+
+
+@pytest.mark.mosquitto
+def test_cli_publishes_live_draw_to_broker(
+    tmp_path: Path, mqtt_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import uuid
+
+    import aiomqtt
+
+    from protocols.mqtt.client import MqttSettings
+    from protocols.mqtt.topics import feed_topic
+
+    url = f"sqlite+aiosqlite:///{tmp_path / 'r.db'}"
+    migrate.upgrade(url)
+    _seed_player(url)
+    site = f"s9-{uuid.uuid4().hex[:8]}"
+    common = ["--database", url]
+    assert (
+        main(
+            [
+                "super9",
+                "sell",
+                "--ticket",
+                "T1",
+                "--player",
+                "C1",
+                "--actor",
+                "c",
+                "--now",
+                "2026-12-02T10:00+02:00",
+                *common,
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "super9",
+                "hand-in",
+                "--ticket",
+                "T1",
+                "--numbers",
+                "1 2 3 4 5 6 7 8 9",
+                "--name",
+                "Player 1",
+                "--id",
+                "C1",
+                "--contact",
+                "082 555 0100",
+                "--signed",
+                "--actor",
+                "g",
+                "--now",
+                "2026-12-02T18:00+02:00",
+                *common,
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "super9",
+                "open",
+                "--session-at",
+                "2026-12-02T19:00+02:00",
+                "--actor",
+                "d",
+                "--now",
+                "2026-12-02T19:00+02:00",
+                *common,
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "super9",
+                "manual-spin",
+                "--session",
+                "1",
+                "--number",
+                "7",
+                "--confirm",
+                "7",
+                "--keyed-by",
+                "dealer",
+                "--confirmed-by",
+                "sup",
+                "--reason",
+                "rule 29 test",
+                "--mqtt",
+                mqtt_url,
+                "--site",
+                site,
+                *common,
+            ]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    settings = MqttSettings.from_url(mqtt_url)
+
+    async def retained() -> dict[str, object]:
+        async with aiomqtt.Client(settings.host, settings.port) as client:
+            topic = feed_topic(site, "super9/1/draw")
+            await client.subscribe(topic)
+            async with asyncio.timeout(10):
+                async for message in client.messages:
+                    assert isinstance(message.payload, bytes)
+                    payload: dict[str, object] = json.loads(message.payload)
+                    await client.publish(topic, b"", retain=True)  # clean up the retained copy
+                    return payload
+        raise AssertionError("no retained draw message")
+
+    payload = asyncio.run(retained())
+    assert payload["called"] == [7]
+    assert payload["status"] == "drawing"

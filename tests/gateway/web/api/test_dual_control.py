@@ -1,0 +1,117 @@
+"""Dual control with two real people: the first account's request waits; the same
+account (under any spelling of its name) can never approve it; a second account of an
+approving role runs it, and both steps are audited."""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway.accounts import service
+from gateway.accounts.dual import APPROVERS
+from gateway.accounts.roles import PERMISSIONS, Permission
+from gateway.errors import OperatorError
+from gateway.tournament import services as svc
+from tests.gateway.web.api.conftest import NOW, PASSWORD, Desk
+from tests.gateway.web.api.test_permissions import SAMPLES
+
+DUAL = {
+    Permission.TOURNAMENT_SETTINGS: ("patch", "/api/v1/tournaments/{ref}/settings"),
+    Permission.ENTRY_REFUND: ("post", "/api/v1/entries/{key}/refund"),
+    Permission.PLAYER_REINSTATE: ("post", "/api/v1/disqualifications/{key}/reinstate"),
+    Permission.HEAT_MANUAL_SCORE: ("post", "/api/v1/seats/{key}/manual-score"),
+}
+
+
+def test_every_dual_permission_is_covered() -> None:
+    assert set(DUAL) == set(APPROVERS)
+
+
+async def _request(desk: Desk, permission: Permission, requester: str) -> int:
+    method, path = DUAL[permission]
+    url, body = SAMPLES[(method, path)](desk)
+    r = await desk.client.request(method.upper(), url, json=body, headers=desk.auth(requester))
+    assert r.status_code == 202, r.text
+    return int(r.json()["pending"])
+
+
+def _requester(permission: Permission) -> str:
+    return sorted(PERMISSIONS[permission])[0].value
+
+
+def _approver(permission: Permission, requester: str) -> str:
+    role = sorted(APPROVERS[permission])[0].value
+    return role if role != requester else f"{role}2"
+
+
+@pytest.mark.parametrize("permission", list(DUAL), ids=str)
+async def test_the_requester_cannot_approve(desk: Desk, permission: Permission) -> None:
+    requester = _requester(permission)
+    pending = await _request(desk, permission, requester)
+    r = await desk.client.post(f"/api/v1/pending/{pending}/approve", headers=desk.auth(requester))
+    assert r.status_code == 422
+    assert "second person" in r.json()["error"]
+    # A second token of the same account, and its name spelt otherwise, are the same person.
+    async with svc.unit_of_work(desk.sessions) as s:
+        _, again = await service.create_token(
+            s,
+            f"  {requester.upper()} ",
+            role=None,
+            expires_at=NOW.replace(year=2027),
+            label="again",
+            actor="setup",
+            now=NOW,
+        )
+    r = await desk.client.post(
+        f"/api/v1/pending/{pending}/approve", headers={"Authorization": f"Bearer {again}"}
+    )
+    assert r.status_code == 422
+    assert "second person" in r.json()["error"]
+
+
+@pytest.mark.parametrize("permission", list(DUAL), ids=str)
+async def test_a_second_account_approves(desk: Desk, permission: Permission) -> None:
+    requester = _requester(permission)
+    pending = await _request(desk, permission, requester)
+    approver = _approver(permission, requester)
+    r = await desk.client.post(f"/api/v1/pending/{pending}/approve", headers=desk.auth(approver))
+    assert r.status_code == 200, r.text
+    assert r.json()["status"] == "approved"
+    again = await desk.client.post(
+        f"/api/v1/pending/{pending}/approve", headers=desk.auth(approver)
+    )
+    assert again.status_code == 422  # runs once
+    audit = await desk.client.get(
+        "/api/v1/audit", params={"limit": 20}, headers=desk.auth("auditor")
+    )
+    rows = [(a["actor"], a["action"]) for a in audit.json()]
+    assert (requester, "dual.request") in rows
+    assert (approver, "dual.approve") in rows
+
+
+async def test_an_approver_needs_an_approving_role(desk: Desk) -> None:
+    pending = await _request(desk, Permission.ENTRY_REFUND, "cashier")
+    r = await desk.client.post(f"/api/v1/pending/{pending}/approve", headers=desk.auth("dealer"))
+    assert r.status_code == 422
+    assert "must be approved by" in r.json()["error"]
+
+
+async def test_a_refused_request_is_refused_at_once(desk: Desk) -> None:
+    """The request runs the same service first (rolled back): the rule's own words."""
+    r = await desk.client.post(
+        "/api/v1/entries/999999/refund",
+        json={"rule": 23, "reason": "x"},
+        headers=desk.auth("cashier"),
+    )
+    assert r.status_code == 422
+    assert r.json()["error"] == "entry 999999 does not exist"
+    pending = await desk.client.get("/api/v1/pending", headers=desk.auth("cashier"))
+    assert pending.json() == []
+
+
+async def test_names_differing_in_case_or_spaces_are_one_account(desk: Desk) -> None:
+    async with svc.unit_of_work(desk.sessions) as s:
+        await service.add_user(s, "Dealer Two", "dealer", PASSWORD, actor="setup", now=NOW)
+    for variant in ("dealer two", " DEALER   two ", "Dealer Two"):
+        with pytest.raises(OperatorError, match="already exists"):
+            async with svc.unit_of_work(desk.sessions) as s:
+                await service.add_user(s, variant, "dealer", PASSWORD, actor="setup", now=NOW)
