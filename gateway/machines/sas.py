@@ -40,8 +40,10 @@ power lost), or by a status read: for a slot door or a power loss the driver rea
 at once and compares the slot-door-opened and power-reset meters with their values at
 tournament entry (no baseline after a restart: then only the polls confirm).  An
 unconfirmed code is logged and counted (:attr:`SasDriver.suspect_bytes`), not reported:
-the seat plays on.  A machine that really fails usually says so again or stops answering
-(a malfunction by itself, rule 20).
+the seat plays on.  The gate holds codes only while the machine is in a heat (from
+tournament entry or an unlock to the exit); outside one, e.g. a preflight, a flipped bit
+only blocks a check the technician repeats, so codes pass at once.  A machine that
+really fails usually says so again or stops answering (a malfunction by itself, rule 20).
 
 Errors from the client map onto the driver's: timeout -> LinkTimeout, lost link ->
 LinkDown (the next call reconnects), garbage -> ProtocolFault, NACK / busy / unsupported /
@@ -168,6 +170,7 @@ class SasDriver:
         # suspect exception byte (module docstring).
         self._status_base: GamingMachineMetersReply | None = None
         self._gate = ExceptionGate(on_suspect=self._log_suspect)
+        self._in_heat = False  # the gate holds malfunction codes only while seated in a heat
 
     @property
     def suspect_bytes(self) -> int:
@@ -260,6 +263,7 @@ class SasDriver:
             await (await self._connected()).lock()
 
     async def unlock(self) -> None:
+        self._in_heat = True  # also a heat resumed after a restart (no entry seen)
         async with self._errors():
             await (await self._connected()).unlock()
 
@@ -267,7 +271,9 @@ class SasDriver:
         """LP 02 framed now; the returned trigger sends it synchronously and returns an
         awaitable for the ACK.  Needs an open, idle link (else :class:`LinkDown` /
         :class:`DriverError`, nothing sent); the heat runner then unlocks the plain way."""
-        return self._prepare(lambda c: c.prepare_unlock(), "LP 02")
+        trigger = self._prepare(lambda c: c.prepare_unlock(), "LP 02")
+        self._in_heat = True
+        return trigger
 
     def prepare_lock(self) -> Callable[[], Awaitable[None]]:
         """LP 01 framed now, fired like :meth:`prepare_unlock` (the heat's end)."""
@@ -302,6 +308,7 @@ class SasDriver:
     async def enter_tournament(self, credits: int, seconds: int) -> None:
         if credits <= 0 or seconds <= 0:
             raise MachineRefused(f"machine {self.machine_id}: heat needs credits and time > 0")
+        self._in_heat = True
         async with self._errors():
             c = await self._connected()
             native = await self._support_mode(c) is TournamentSupport.NATIVE
@@ -360,6 +367,7 @@ class SasDriver:
 
     async def exit_tournament(self) -> None:
         self._status_base = None  # the heat is over: no seat to confirm a fault for
+        self._in_heat = False
         async with self._errors():
             c = await self._connected()
             await c.lock()
@@ -438,7 +446,9 @@ class SasDriver:
     async def poll_events(self) -> list[MachineEvent]:
         async with self._errors():
             c = await self._connected()
-            codes = self._gate.admit(await c.events())
+            codes = await c.events()
+            if self._in_heat:
+                codes = self._gate.admit(codes)
         codes += await self._confirm_by_status(c)
         at = dt.datetime.now(dt.UTC)
         return [
