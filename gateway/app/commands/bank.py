@@ -1,4 +1,5 @@
-"""``reelgate bank check|enable|disable A``: a technician readies or stands down a bank."""
+"""``reelgate bank check|enable|disable A``: a technician readies or stands down a bank
+(``clear-mark``: :mod:`gateway.app.commands.bank_marks`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from gateway.app.commands import bank_marks
 from gateway.app.commands.serve import add_snmp_secrets_argument, snmp_secrets
 from gateway.app.context import GatewayContext, add_common_arguments, bank_links, close_links
 from gateway.errors import OperatorError
@@ -76,6 +78,7 @@ def register(sub: Any) -> None:
     add_common_arguments(disable, floor_required=False)
     disable.add_argument("--actor", default="technician", help="who does it (audit log)")
     disable.set_defaults(handler=_disable)
+    bank_marks.register(actions)  # clear-mark
 
 
 def _check(args: argparse.Namespace) -> int:
