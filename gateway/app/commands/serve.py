@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from gateway.app.context import GatewayContext
     from gateway.floor.model import MachineSpec
     from gateway.floor.snmp import SnmpSecrets
+    from gateway.heats.hooks import ProgressSink
     from gateway.heats.scheduler import Scheduler
     from gateway.heats.supervisor import BankSupervisor
     from gateway.machines.health import HealthMonitor
@@ -200,7 +201,9 @@ async def serve(
             scheduler.progress = feeds
         serving.health, routing = await _watch_health(ctx, args, scheduler, secrets)
         for name, bank_link in links.items():
-            task = asyncio.create_task(_recover(ctx, bank_link, name, hooks, supervisors[name]))
+            task = asyncio.create_task(
+                _recover(ctx, bank_link, name, hooks, supervisors[name], feeds)
+            )
             scheduler.busy[name] = task
             recoveries.append(task)
         log.info("serving %d bank(s): %s", len(links), ", ".join(sorted(links)))
@@ -274,11 +277,19 @@ async def _watch_health(
     machines = [m for bank in ctx.floor.banks.values() for m in bank.machines if m.snmp]
     if not machines:
         return None, None
-    from gateway.machines.health import HealthMonitor, rewatch, route_events, watch_boards
+    from gateway.machines.health import (
+        HealthMonitor,
+        TrapMarks,
+        rewatch,
+        route_events,
+        watch_boards,
+    )
     from protocols.snmp.manager import HealthPoller, TrapReceiver
+    from storage.marks import MarkStore
 
     host, port = trap_host(getattr(args, "snmp_traps", "127.0.0.1:0"))
-    monitor = HealthMonitor(TrapReceiver(host=host, port=port), HealthPoller())
+    marks = await TrapMarks.load(MarkStore(ctx.sessions))  # the marks left before a restart
+    monitor = HealthMonitor(TrapReceiver(host=host, port=port), HealthPoller(), marks=marks)
     try:
         await monitor.start()
     except OSError as exc:
@@ -306,11 +317,13 @@ async def _recover(
     bank: str,
     hooks: ServiceHooks,
     supervisor: BankSupervisor,
+    progress: ProgressSink | None = None,
 ) -> None:
     from gateway.heats.recovery import recover_bank
 
     try:
-        for r in await recover_bank(ctx.writer, links, bank, hooks=hooks):
+        # A resumed heat publishes its live feed as a fresh one does (progress=).
+        for r in await recover_bank(ctx.writer, links, bank, hooks=hooks, progress=progress):
             log.info(
                 "bank %s: heat run %s found %s -> %s%s",
                 bank, r.run_id, r.found_state.value, r.decision,
