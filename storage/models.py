@@ -12,5 +12,6 @@ import storage.effects
 import storage.floor
 import storage.journal
 import storage.lease
+import storage.marks
 import storage.super9
 import storage.tournament  # noqa: F401  (slot tournament)

@@ -132,11 +132,19 @@ class RunningGateway:
         watched = [m for m in machines if m.snmp]
         if not watched:
             return
-        from gateway.machines.health import HealthMonitor, rewatch, route_events, watch_boards
+        from gateway.machines.health import (
+            HealthMonitor,
+            TrapMarks,
+            rewatch,
+            route_events,
+            watch_boards,
+        )
         from protocols.snmp.manager import HealthPoller, TrapReceiver
+        from storage.marks import MarkStore
 
         host, port = trap_host(self.settings.snmp_traps)
-        monitor = HealthMonitor(TrapReceiver(host=host, port=port), HealthPoller())
+        marks = await TrapMarks.load(MarkStore(self.context.sessions))  # left before a restart
+        monitor = HealthMonitor(TrapReceiver(host=host, port=port), HealthPoller(), marks=marks)
         try:
             await monitor.start()
         except OSError as exc:
@@ -165,7 +173,10 @@ class RunningGateway:
         from gateway.heats.recovery import recover_bank
 
         try:
-            for r in await recover_bank(self.context.writer, links, bank, tournament=tournament):
+            # A resumed heat publishes its live feed as a fresh one does (progress=).
+            for r in await recover_bank(
+                self.context.writer, links, bank, tournament=tournament, progress=self.heat_feeds
+            ):
                 log.info(
                     "bank %s: heat run %s found %s -> %s%s",
                     bank, r.run_id, r.found_state.value, r.decision,

@@ -60,10 +60,13 @@ class Collecting(HeatCore):
         """Read every locked machine's score and store it (group commits as they arrive).
 
         The locks were acknowledged before this state (``_lock_all``), but SAS LP 01 lets
-        a game in progress complete first: a machine whose last game event seen was
-        GAME_STARTED is polled for events until GAME_ENDED (``game_end_wait_s`` at most;
-        then scored as its meters stand and flagged for the director, rule 23) before its
-        meters are read.  The others are read at once.  A NATIVE machine whose driver
+        a game in progress complete first, and the watchers went quiet a poll spacing
+        before the end (so the lock leaves on time): a game pressed in that last moment
+        has not been seen.  So every machine is polled for events once after the lock
+        (all machines together), and one whose last game event is GAME_STARTED is polled
+        on until GAME_ENDED (``game_end_wait_s`` at most; then scored as its meters stand
+        and flagged for the director, rule 23) before its meters are read: every game
+        started before the end is in the score.  A NATIVE machine whose driver
         reads the tournament meters alone (SAS LP 99) is scored from them: starting credits
         - credits wagered + credits won is its tournament credit meter (rule 12), stored
         with the raw meters one poll after the lock.  Its credit meter (LP 1A) is read one
@@ -95,10 +98,9 @@ class Collecting(HeatCore):
 
     async def _read_seat(self, run: _Collection, machine_id: str) -> None:
         link = self.links[machine_id]
-        if machine_id in self._in_game:  # only then: the others are read at once
-            flag = await self._await_game_end(machine_id)
-            if flag:
-                run.unfinished[machine_id] = flag
+        flag = await self._await_game_end(machine_id)
+        if flag:
+            run.unfinished[machine_id] = flag
         try:
             score = await self._read_score(machine_id)
         except DriverError as exc:
@@ -184,33 +186,46 @@ class Collecting(HeatCore):
         await self._flag(machine_id, flag)
 
     async def _await_game_end(self, machine_id: str) -> str:
-        """After the lock: poll events until the game in progress ends, at most
-        ``game_end_wait_s``.  Returns a flag for the director if it did not (rule 23: the
-        director decides on the score), else ""."""
+        """After the lock: poll events once, then on while a game is in progress, at most
+        ``game_end_wait_s``.  Returns a flag for the director if the game's end was not
+        seen (rule 23: the director decides on the score), else ""."""
         link = self.links[machine_id]
         # A paced driver (SAS: 200 ms) spaces its polls itself; pace the others here.
         pause = 0.0 if min_spacing(link.driver) else self.poll_interval_s
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.game_end_wait_s
         why = f"game still in progress {self.game_end_wait_s:g} s after the lock"
-        while machine_id in self._in_game:
+        polled = False
+        while not polled or machine_id in self._in_game:
             left = deadline - loop.time()
             if left <= 0:
                 break
             try:
                 events = await asyncio.wait_for(link.call(link.driver.poll_events), left)
             except TimeoutError:
+                if machine_id not in self._in_game:
+                    why = f"no reply in {self.game_end_wait_s:g} s"
                 break
             except DriverError as exc:
-                why = f"game end not seen ({_why(exc)})"
+                in_game = machine_id in self._in_game
+                why = f"game end not seen ({_why(exc)})" if in_game else _why(exc)
                 break
+            polled = True
             self._track_games(machine_id, events)
             if pause and machine_id in self._in_game:
                 await asyncio.sleep(min(pause, max(0.0, deadline - loop.time())))
-        if machine_id not in self._in_game:
-            return ""
-        self._in_game.discard(machine_id)
-        return f"{why}; scored from the meters as they stood (for the director, rule 23)"
+        return self._game_end_flag(machine_id, polled, why)
+
+    def _game_end_flag(self, machine_id: str, polled: bool, why: str) -> str:
+        if machine_id in self._in_game:
+            self._in_game.discard(machine_id)
+            return f"{why}; scored from the meters as they stood (for the director, rule 23)"
+        if not polled:  # a game pressed just before the end may not be in the meters yet
+            return (
+                f"events unread after the lock ({why}); a game pressed just before the end "
+                "may be missing from the meters (for the director, rule 23)"
+            )
+        return ""
 
     async def _reload_results(self) -> None:
         for r in await self.writer.journal.results(self.run_id):

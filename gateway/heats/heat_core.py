@@ -201,7 +201,10 @@ class HeatCore:
 
     def _emit(self, kind: Progress, **kw: Any) -> None:
         if self.progress is not None:
-            self.progress(ProgressNote(kind=kind, run_id=self.run_id, **kw))
+            # The heat id rides on every note: a run resumed after a restart is no live
+            # heat of the scheduler's, and its feed must still find the heat's topics.
+            note = ProgressNote(kind=kind, run_id=self.run_id, heat_id=self.view.heat_id, **kw)
+            self.progress(note)
 
 
 def _why(exc: BaseException) -> str:

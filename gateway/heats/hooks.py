@@ -39,6 +39,7 @@ class ProgressNote:
     value: int | None = None
     detail: str = ""
     seconds_left: float | None = None
+    heat_id: int | None = None  # the tournament heat of the run (None: a test heat)
 
 
 ProgressSink = Callable[[ProgressNote], None]

@@ -5,11 +5,12 @@ countdown, and the heat's standings, ranked by ``gateway.tournament.rules.rankin
 ``protocols.mqtt.feed.MqttFeed`` only encodes and publishes them.
 
 :class:`HeatFeeds` is the scheduler's ``progress=`` sink.  The runner's notes carry only
-the run id; the first note of a run finds its heat (``heat_of_run``, the scheduler's
-live heats), opens that heat's topics (``heat/<HEAT ID>/...``, ``current`` pointing at
-it) and, in the background, looks up what a sign shows beside the numbers: tournament
-name, stage (rules 13-17) and the player at each machine (rules 11, 16).  Nothing here
-waits on the database or a broker inside the runner's call.
+the run and heat ids; the first note of a run finds its heat (the note's heat id, else
+``heat_of_run``: the scheduler's live heats; a run resumed after a restart is not one of
+those), opens that heat's topics (``heat/<HEAT ID>/...``, ``current`` pointing at it)
+and, in the background, looks up what a sign shows beside the numbers: tournament name,
+stage (rules 13-17) and the player at each machine (rules 11, 16).  Nothing here waits
+on the database or a broker inside the runner's call.
 """
 
 from __future__ import annotations
@@ -225,7 +226,9 @@ class HeatFeeds:
     def __call__(self, note: ProgressNote) -> None:
         live = self.heats.get(note.run_id)
         if live is None:
-            heat_id = self.heat_of_run(note.run_id)
+            # A run resumed after a restart is not one of the scheduler's live heats: its
+            # notes name the heat, so it publishes as a fresh run does.
+            heat_id = note.heat_id if note.heat_id is not None else self.heat_of_run(note.run_id)
             key = str(heat_id) if heat_id is not None else f"run-{note.run_id}"
             live = LiveHeatFeed(self.feed, key, tick=self.tick)
             self.heats[note.run_id] = live

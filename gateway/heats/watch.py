@@ -18,6 +18,8 @@ from storage.journal import SeatState
 
 # Events that end a machine's part in a heat (rule 20: a malfunction of a slot machine),
 # whether a SAS exception, an MQTT board event or an SNMP trap (gateway.machines.health) says so.
+# A SAS exception arrives here only once confirmed: one general-poll byte has no CRC
+# (gateway.machines.suspect_bytes; the policy is in gateway.machines.sas).
 MALFUNCTION_EVENTS = frozenset(
     {
         MachineEventKind.TILT,

@@ -16,8 +16,9 @@ Trap -> :class:`~gateway.machines.driver.MachineEvent` kind: ``rgLinkDown`` -> L
 ``rgPowerLost`` -> POWER_LOST, ``rgDoorOpened`` -> DOOR_OPENED, ``rgLinkUp`` -> LINK_UP.
 LINK_DOWN, POWER_LOST and DOOR_OPENED also *mark* the machine (:class:`TrapMarks`) until
 cleared: the heat engine treats a marked seat as a malfunction candidate (rules 20/21)
-and preflight refuses it.  Marks live in memory only for now; every change goes through
-:meth:`TrapMarks.add` / :meth:`TrapMarks.clear`, the seam a persistent store will use.
+and preflight refuses it.  With a :class:`~storage.marks.MarkStore` (``TrapMarks.load``)
+every mark is also a database row, so it survives a restart; a technician clears one
+with ``reelgate bank clear-mark`` (audited), and preflight re-reads the table first.
 ``events()`` gives every subscriber its own bounded queue; a subscriber that falls far
 behind gets a QUEUE_OVERFLOW event in place of what was dropped.
 
@@ -45,6 +46,7 @@ from protocols.snmp.errors import SnmpError
 from protocols.snmp.manager import HealthPoller, SnmpTarget, TrapReceiver
 from protocols.snmp.mib import BoardTrap, Notification
 from protocols.snmp.security import Security
+from storage.marks import MarkRow, MarkStore
 
 log = logging.getLogger(__name__)
 
@@ -81,22 +83,73 @@ class Mark:
 class TrapMarks(Mapping[str, tuple[Mark, ...]]):
     """Machine -> the marks traps left on it, oldest first; only marked machines are keys.
 
-    Read it as a mapping; change it only with :meth:`add` and :meth:`clear` (so a store
-    that persists marks can replace or wrap this one without touching the callers).
-    ``initial`` seeds it, e.g. with marks loaded back at start-up."""
+    Read it as a mapping; change it only with :meth:`add` and :meth:`clear`.  ``initial``
+    seeds it.  With a ``store`` each :meth:`add` is also written to the database (in the
+    background: a trap handler cannot wait; :meth:`flush` awaits the writes), and
+    :meth:`refresh` reloads from it (a mark cleared by another process)."""
 
-    def __init__(self, initial: Mapping[str, Iterable[Mark]] | None = None) -> None:
+    def __init__(
+        self,
+        initial: Mapping[str, Iterable[Mark]] | None = None,
+        *,
+        store: MarkStore | None = None,
+    ) -> None:
         self._marks: dict[str, list[Mark]] = {}
+        self.store = store
+        self._writes: set[asyncio.Task[None]] = set()
         for machine_id, marks in (initial or {}).items():
             for mark in marks:
-                self.add(machine_id, mark)
+                self._marks.setdefault(machine_id, []).append(mark)
+
+    @classmethod
+    async def load(cls, store: MarkStore) -> TrapMarks:
+        """The marks kept in the database (those left before a restart), written back to it."""
+        marks = cls(store=store)
+        await marks.refresh()
+        return marks
+
+    async def refresh(self) -> None:
+        """Replace the marks in memory with the stored ones (no store: nothing to do)."""
+        if self.store is None:
+            return
+        await self.flush()
+        loaded: dict[str, list[Mark]] = {}
+        for row in await self.store.load():
+            mark = Mark(MachineEventKind(row.kind), row.at, row.heat_id, row.mid_heat)
+            loaded.setdefault(row.machine_id, []).append(mark)
+        self._marks = loaded
 
     def add(self, machine_id: str, mark: Mark) -> None:
         self._marks.setdefault(machine_id, []).append(mark)
+        if self.store is not None:
+            row = MarkRow(machine_id, mark.kind.value, mark.at, mark.heat_id, mark.mid_heat)
+            task = asyncio.get_running_loop().create_task(self._write(self.store, row))
+            self._writes.add(task)
+            task.add_done_callback(self._writes.discard)
+
+    @staticmethod
+    async def _write(store: MarkStore, row: MarkRow) -> None:
+        try:
+            await store.add(row)
+        except Exception:  # the mark still holds in memory; a lost row must not kill traps
+            log.exception("machine %s: trap mark not stored", row.machine_id)
+
+    async def flush(self) -> None:
+        """Wait until every mark added so far is stored."""
+        while self._writes:
+            await asyncio.gather(*list(self._writes))
 
     def clear(self, machine_id: str) -> tuple[Mark, ...]:
-        """Remove every mark of ``machine_id``; returns what was cleared (empty if none)."""
+        """Remove every mark of ``machine_id`` from memory; returns what was cleared (empty
+        if none).  The stored rows go with :meth:`clear_stored` (audited)."""
         return tuple(self._marks.pop(machine_id, ()))
+
+    async def clear_stored(self, machine_id: str, *, actor: str, reason: str) -> tuple[Mark, ...]:
+        """A technician checked the machine: its marks go, from the database too, audited."""
+        if self.store is not None:
+            await self.flush()
+            await self.store.clear(machine_id, actor=actor, reason=reason)
+        return self.clear(machine_id)
 
     def is_marked(self, machine_id: str) -> bool:
         return machine_id in self._marks
@@ -196,6 +249,7 @@ class HealthMonitor:
 
     async def preflight(self, machine_ids: Sequence[str]) -> dict[str, list[str]]:
         """Problems per machine before a heat: marks, and a fresh poll of each board."""
+        await self.marks.refresh()  # a mark a technician cleared meanwhile is gone
         out: dict[str, list[str]] = {}
 
         async def check(machine_id: str) -> None:

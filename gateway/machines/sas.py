@@ -29,6 +29,22 @@ and ends on every machine together) and
 :meth:`SasDriver.tournament_meters` (LP 99 alone: on a NATIVE machine the score follows
 from the meters, so the heat's end needs one poll after the lock, not two).
 
+Malfunction exceptions are confirmed before they are reported.  A general-poll reply is
+one byte with no CRC, so one flipped bit (00 -> 20, general tilt) would void a seat at
+once.  :meth:`SasDriver.poll_events` therefore passes every drain through an
+:class:`~gateway.machines.suspect_bytes.ExceptionGate`: a malfunction-class code (door
+opened, tilt, power lost, out of service) is reported only once confirmed within a short
+bounded window (3 further drains or 1.5 s, whichever ends first) -- by the same code from
+a later general poll, by its partner (door closed after door opened, power applied after
+power lost), or by a status read: for a slot door or a power loss the driver reads LP 1C
+at once and compares the slot-door-opened and power-reset meters with their values at
+tournament entry (no baseline after a restart: then only the polls confirm).  An
+unconfirmed code is logged and counted (:attr:`SasDriver.suspect_bytes`), not reported:
+the seat plays on.  The gate holds codes only while the machine is in a heat (from
+tournament entry or an unlock to the exit); outside one, e.g. a preflight, a flipped bit
+only blocks a check the technician repeats, so codes pass at once.  A machine that
+really fails usually says so again or stops answering (a malfunction by itself, rule 20).
+
 Errors from the client map onto the driver's: timeout -> LinkTimeout, lost link ->
 LinkDown (the next call reconnects), garbage -> ProtocolFault, NACK / busy / unsupported /
 refused transfer -> MachineRefused.  A field a host message cannot carry (a BCD value too
@@ -40,6 +56,7 @@ retrying cannot help, so the heat treats it as that machine's malfunction (rule 
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
@@ -58,6 +75,7 @@ from gateway.machines.driver import (
     TournamentSupport,
 )
 from gateway.machines.scoring import credits_won
+from gateway.machines.suspect_bytes import POWER_LOST, ExceptionGate
 from gateway.scores import HeatScore, TournamentMeters
 from protocols.sas import (
     Ack,
@@ -85,6 +103,8 @@ from protocols.sas.endpoint import Endpoint, parse_endpoint
 from protocols.sas.errors import SasError
 
 VENUE_ZONE = ZoneInfo("Africa/Johannesburg")
+SLOT_DOOR_OPENED = 0x11
+log = logging.getLogger(__name__)
 
 _K = MachineEventKind
 EVENT_KINDS: dict[int, MachineEventKind] = {
@@ -146,6 +166,24 @@ class SasDriver:
         self._support: TournamentSupport | None = None
         self._start_meters: GamingMachineMetersReply | None = None
         self._start_credits = 0
+        # LP 1C at tournament entry: the slot-door and power-reset meters confirm a
+        # suspect exception byte (module docstring).
+        self._status_base: GamingMachineMetersReply | None = None
+        self._gate = ExceptionGate(on_suspect=self._log_suspect)
+        self._in_heat = False  # the gate holds malfunction codes only while seated in a heat
+
+    @property
+    def suspect_bytes(self) -> int:
+        """Malfunction-class exception bytes never confirmed (module docstring)."""
+        return self._gate.suspects
+
+    def _log_suspect(self, code: int) -> None:
+        log.warning(
+            "machine %s: exception %02X from one general poll not confirmed; "
+            "counted as a suspect byte, not a malfunction",
+            self.machine_id,
+            code,
+        )
 
     @property
     def stats(self) -> ClientStats | None:
@@ -225,6 +263,7 @@ class SasDriver:
             await (await self._connected()).lock()
 
     async def unlock(self) -> None:
+        self._in_heat = True  # also a heat resumed after a restart (no entry seen)
         async with self._errors():
             await (await self._connected()).unlock()
 
@@ -232,7 +271,9 @@ class SasDriver:
         """LP 02 framed now; the returned trigger sends it synchronously and returns an
         awaitable for the ACK.  Needs an open, idle link (else :class:`LinkDown` /
         :class:`DriverError`, nothing sent); the heat runner then unlocks the plain way."""
-        return self._prepare(lambda c: c.prepare_unlock(), "LP 02")
+        trigger = self._prepare(lambda c: c.prepare_unlock(), "LP 02")
+        self._in_heat = True
+        return trigger
 
     def prepare_lock(self) -> Callable[[], Awaitable[None]]:
         """LP 01 framed now, fired like :meth:`prepare_unlock` (the heat's end)."""
@@ -267,6 +308,7 @@ class SasDriver:
     async def enter_tournament(self, credits: int, seconds: int) -> None:
         if credits <= 0 or seconds <= 0:
             raise MachineRefused(f"machine {self.machine_id}: heat needs credits and time > 0")
+        self._in_heat = True
         async with self._errors():
             c = await self._connected()
             native = await self._support_mode(c) is TournamentSupport.NATIVE
@@ -276,8 +318,10 @@ class SasDriver:
             if native:
                 await c.enter_tournament(credits, seconds)  # EGM refuses on cashable credits
                 self._start_credits = credits
+                self._status_base = await c.machine_meters()
                 return
             await self._load_restricted(c, credits)
+            self._status_base = self._start_meters
 
     async def _load_restricted(self, c: SasClient, credits: int) -> None:
         cents = await self._cents_per_credit(c)
@@ -322,6 +366,8 @@ class SasDriver:
         return cents
 
     async def exit_tournament(self) -> None:
+        self._status_base = None  # the heat is over: no seat to confirm a fault for
+        self._in_heat = False
         async with self._errors():
             c = await self._connected()
             await c.lock()
@@ -399,12 +445,36 @@ class SasDriver:
 
     async def poll_events(self) -> list[MachineEvent]:
         async with self._errors():
-            codes = await (await self._connected()).events()
+            c = await self._connected()
+            codes = await c.events()
+            if self._in_heat:
+                codes = self._gate.admit(codes)
+        codes += await self._confirm_by_status(c)
         at = dt.datetime.now(dt.UTC)
         return [
             MachineEvent(self.machine_id, EVENT_KINDS.get(code, _K.OTHER), at, code)
             for code in codes
         ]
+
+    async def _confirm_by_status(self, c: SasClient) -> list[int]:
+        """A held slot-door or power-lost byte confirmed by the LP 1C meters (one read);
+        the codes confirmed.  A failed read confirms nothing: the drained codes must not
+        be lost with it, and the next drains can still confirm."""
+        base, held = self._status_base, self._gate.held
+        if base is None or not ({SLOT_DOOR_OPENED, POWER_LOST} & set(held)):
+            return []
+        try:
+            now = await c.machine_meters()
+        except (SasClientError, SasError, OSError, TimeoutError, ValueError):
+            return []
+        shown = {
+            SLOT_DOOR_OPENED: now.slot_door_opened > base.slot_door_opened,
+            POWER_LOST: now.power_resets > base.power_resets,
+        }
+        confirmed = [code for code, seen in shown.items() if seen and self._gate.confirm(code)]
+        if confirmed:
+            self._status_base = now  # a later byte needs the meter to move again
+        return confirmed
 
 
 def _transaction_id() -> str:

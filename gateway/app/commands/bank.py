@@ -1,4 +1,5 @@
-"""``reelgate bank check|enable|disable A``: a technician readies or stands down a bank."""
+"""``reelgate bank check|enable|disable A``: a technician readies or stands down a bank
+(``clear-mark``: :mod:`gateway.app.commands.bank_marks`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from gateway.app.commands import bank_marks
 from gateway.app.commands.serve import add_snmp_secrets_argument, snmp_secrets
 from gateway.app.context import GatewayContext, bank_links, check_endpoint, close_links
 from gateway.app.options import actor_of, add_actor, add_gateway, add_json
@@ -77,6 +79,7 @@ def register(sub: Any) -> None:
     add_gateway(disable, floor_required=False)
     add_actor(disable)
     disable.set_defaults(handler=_disable)
+    bank_marks.register(actions)  # clear-mark
 
 
 def _check(args: argparse.Namespace) -> int:

@@ -4,6 +4,8 @@ SAS LP 01 is ACKed at once but "a game in progress completes first" (sas.md §3)
 runner must not read the final tournament meters (LP 99) of a machine whose last event
 was 7E (game started) without 7F (game ended): it polls events until the game ends
 (bounded; on timeout the score is what the meters say, flagged for the director, rule 23).
+The watchers go quiet a poll spacing before the end, so a game pressed in that moment is
+first seen by the general poll every machine gets after the lock: it is scored too.
 """
 
 from __future__ import annotations
@@ -56,10 +58,17 @@ async def bank() -> AsyncIterator[Bank]:
 
 
 async def _heat(
-    bank: Bank, journal: Journal, tmp_path: Path, *, game_end_wait_s: float = 30.0
+    bank: Bank,
+    journal: Journal,
+    tmp_path: Path,
+    *,
+    game_end_wait_s: float = 30.0,
+    spin_before_end_s: float = SPIN_BEFORE_END_S,
 ) -> HeatOutcome:
     """A 2 s heat at the real SAS poll spacing (200 ms); machine 0 presses spin
-    ``SPIN_BEFORE_END_S`` before the end (its game takes ``game_seconds``)."""
+    ``spin_before_end_s`` before the end (its game takes ``game_seconds``).  The press
+    is a timer on the runner's own event loop (the bank is in process), due before the
+    runner's end-of-heat lock, so it always lands before the lock."""
     slow = bank.machines[0].machine
     links = {
         b.machine.machine_id: MachineLink(
@@ -72,7 +81,7 @@ async def _heat(
 
     def on_progress(note: ProgressNote) -> None:
         if note.kind is Progress.STATE and note.state == "running" and note.seconds_left:
-            loop.call_later(note.seconds_left - SPIN_BEFORE_END_S, lambda: spun.append(
+            loop.call_later(note.seconds_left - spin_before_end_s, lambda: spun.append(
                 slow.spin(BET).win))  # fmt: skip
 
     writer = JournalWriter(journal, tmp_path / "spool")
@@ -149,3 +158,24 @@ async def test_a_game_that_does_not_end_in_time_is_scored_and_flagged(
     assert "game still in progress" in note
     other = bank.machines[1].machine.machine_id
     assert out.seats[other].error == ""
+
+
+async def test_a_game_pressed_after_the_watchers_went_quiet_is_scored(
+    bank: Bank, journal: Journal, tmp_path: Path
+) -> None:
+    """Pressed 100 ms before the end, inside the watchers' quiet time (a poll spacing +
+    50 ms): no watcher saw its 7E; its win lands 400 ms after the lock."""
+    slow = bank.machines[0].machine
+    slow.game_seconds = 0.5
+    at_lock = _game_running_at_lock(slow)
+    out = await _heat(bank, journal, tmp_path, spin_before_end_s=0.1)
+    assert out.state is RunState.CLOSED
+    assert at_lock == [True]  # still running when the lock was ACKed
+    r = {x.machine_id: x for x in await journal.results(out.run_id)}[slow.machine_id]
+    t = slow.last_tournament_meters
+    # rule 12: every game started before the end counts, its win included
+    assert (r.games_played, r.credits_wagered) == (1, BET)
+    assert r.credits_won > 0
+    assert (r.credits_won, r.games_played) == (t.credits_won, t.games_played)
+    assert r.score == CREDITS - BET + r.credits_won
+    assert out.notes == []

@@ -15,6 +15,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from emulators.machine import EmulatedMachine, MachineRefusal
+from gateway.heats.live_feed import HeatFeeds
 from gateway.heats.recovery import recover_bank
 from gateway.heats.runner import HeatRunner
 from gateway.heats.spool import JournalWriter
@@ -164,3 +165,41 @@ async def test_most_of_the_bank_silent_restarts_per_rule_20(
     assert machines[2].play_enabled()
     assert not machines[2].in_tournament
     assert not (await journal.run(crashed.run_id)).settled  # A01/A02 still to release
+
+
+async def test_a_heat_resumed_after_a_restart_publishes_its_live_feed(
+    engine: AsyncEngine, tmp_path: Path
+) -> None:
+    """A resumed run is no live heat of a scheduler (heat_of_run finds nothing), yet
+    its signs get the heat's topics as a fresh run's do (docs/signage.md)."""
+    journal = Journal(make_sessionmaker(engine))
+    writer = JournalWriter(journal, tmp_path / "spool")
+    machines, drivers = _bank(2)
+    first = HeatRunner(writer, _links(drivers), poll_interval_s=0.05, stop_after=RunState.RUNNING)
+    ids = [m.machine_id for m in machines]
+    crashed = await first.run_new("A", ids, credits=300, seconds=1, heat_id=41)
+    published: dict[str, dict[str, object]] = {}
+
+    class Sink:
+        def publish_nowait(
+            self, topic: str, payload: dict[str, object], *, retain: bool = False
+        ) -> None:
+            published[topic] = payload
+
+    feeds = HeatFeeds(Sink(), None, lambda run_id: None, tick=None)
+    # As recovery drives it (resumed=True); stopped at CLOSED, before the release, which
+    # waits for the tournament side to apply the heat's effects (no tournament here).
+    resumed = HeatRunner(
+        writer, _links(drivers), progress=feeds, poll_interval_s=0.05, stop_after=RunState.CLOSED
+    )
+    try:
+        out = await resumed.drive(await journal.run(crashed.run_id), resumed=True)
+    finally:
+        await feeds.close()
+    assert out.state is RunState.CLOSED
+    assert published["current"]["heat"] == "41"
+    assert published["heat/41/state"]["state"] == "closed"
+    assert {published[f"heat/41/seat/{m}"]["final"] for m in ids} == {True}
+    rows = published["heat/41/standings"]["rows"]
+    assert isinstance(rows, list)
+    assert sorted(r["machine"] for r in rows) == ids

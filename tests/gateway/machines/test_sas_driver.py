@@ -156,7 +156,7 @@ async def test_events_clock_and_error_mapping(bank: Bank) -> None:
     try:
         b.machine.open_slot_door()
         b.machine.tilt()
-        events = await driver.poll_events()
+        events = await driver.poll_events()  # not in a heat: no confirmation is waited for
         assert [(e.kind, e.code) for e in events] == [
             (MachineEventKind.DOOR_OPENED, 0x11),
             (MachineEventKind.TILT, 0x20),
