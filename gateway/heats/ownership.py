@@ -146,23 +146,34 @@ class BankOwnership:
 
     async def try_acquire(self, bank: str) -> bool:
         """One standby poll: the bank if it is free (expired or released), else False."""
+        return await self._poll(bank) is None
+
+    async def _poll(self, bank: str) -> LeaseView | None:
+        """None once the bank is ours, else the live lease that holds it."""
         try:
             await self._take(bank)
-        except LeaseHeld:
-            return False
-        return True
+        except LeaseHeld as held:
+            return held.view
+        return None
 
     async def wait_for(self, bank: str) -> Lease:
-        """Stand by for the bank: poll every ``period / 2`` until it is ours."""
+        """Stand by for the bank: poll every ``period / 2`` until it is ours, and once
+        more right when the holder's lease runs out if that comes sooner (the take-over
+        then waits for the expiry only, not for the next poll as well)."""
         poll = self.period.total_seconds() / 2
         while True:
+            pause = poll
             try:
-                if await self.try_acquire(bank):
-                    return self.leases[bank]
+                view = await self._poll(bank)
             except Exception as exc:  # the database away: keep waiting
                 if not is_outage(exc):
                     raise
-            await asyncio.sleep(poll)
+            else:
+                if view is None:
+                    return self.leases[bank]
+                left = (view.expires_at - self.now()).total_seconds()
+                pause = min(poll, max(left + 0.02, 0.02))
+            await asyncio.sleep(pause)
 
     # -- keeping ---------------------------------------------------------------------
     def start(self) -> None:
