@@ -7,19 +7,26 @@ from __future__ import annotations
 import asyncio
 import socket
 import subprocess
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
+from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.errors import OperatorError
+from gateway.floor.store import load_floor
 from gateway.heats import ownership as own
 from gateway.heats.ownership import BankOwnership, hold_banks
+from gateway.heats.scheduler import Scheduler
 from storage import lease
 from storage.db import make_sessionmaker
-from storage.journal import Journal
-from storage.lease import Lease, Owner
+from storage.journal import TERMINAL_STATES, DirectorCommand, Journal, RunState
+from storage.lease import Lease, Owner, StaleOwner
+
+from .conftest import Floor
 
 T0 = datetime(2026, 12, 1, 9, 44, tzinfo=UTC)
 PERIOD = timedelta(seconds=3)
@@ -135,3 +142,63 @@ async def test_a_command_losing_its_bank_stops_with_one_line(engine: AsyncEngine
             held.lose("A", "bank A: lease token 1 is stale")
             await asyncio.Event().wait()  # cancelled at once by the loss
     assert str(stopped.value) == "bank A: lease lost (bank A: lease token 1 is stale); stopped"
+
+
+@dataclass
+class _Context:
+    """What the scheduler needs of a running gateway (gateway.heats.scheduler.HeatContext)."""
+
+    sessions: Any
+    writer: Any
+    floor: Any
+
+    async def reload_floor(self) -> Any:
+        self.floor = await load_floor(self.sessions)
+        return self.floor
+
+
+async def test_a_serving_gateway_that_loses_its_bank_stops_its_heat_at_once(
+    floor: Floor,
+) -> None:
+    """Frozen past its expiry while another owner took bank A: the next heartbeat finds
+    the lease stale, the heat under way is cancelled where it was (the journal says where,
+    for the new owner), no new heat starts there and A's director orders are left to A's
+    owner; a write with the old token would be refused anyway."""
+    t0 = datetime.now(UTC)
+    clock = Clock()
+    clock.at = t0
+    ctx = _Context(floor.sessions, floor.writer, await load_floor(floor.sessions))
+    mine = BankOwnership(floor.sessions, floor.journal, Owner("serve", "floor-gw-1", 4242),
+                         period=PERIOD, now=clock)  # fmt: skip
+    scheduler = Scheduler(ctx, {"A": floor.links()}, ownership=mine)
+    stopped: list[Any] = []
+    mine.on_lost = lambda bank, _why: stopped.extend(scheduler.stop_bank(bank))
+    await mine.acquire(["A"])
+    await scheduler.tick()
+    live = scheduler.live["A"]
+    for _ in range(500):  # bounded: until the run is journaled under way
+        run = await floor.journal.latest_run("A")
+        if run is not None and run.state is not RunState.SCHEDULED:
+            break
+        await asyncio.sleep(0.01)
+    assert run is not None and not live.task.done()
+
+    await lease.acquire(floor.sessions, "A", OTHER, now=t0 + timedelta(seconds=4))
+    clock.at = t0 + timedelta(seconds=4)
+    await mine.renew_all()
+    assert stopped == [live.task]
+    await asyncio.gather(*stopped, return_exceptions=True)
+    assert live.task.cancelled()
+    left = await floor.journal.run(run.id)
+    assert left.state not in TERMINAL_STATES and not left.settled  # for the new owner
+    with pytest.raises(StaleOwner):
+        await floor.journal.step(run.id, RunState.ABORTED, note="the old owner, too late")
+
+    async with floor.sessions.begin() as s:
+        s.add(DirectorCommand(bank_name="A", heat_id=floor.heat_id, command="abort",
+                              reason="test", actor="director", created_at=t0))  # fmt: skip
+    await scheduler.tick()
+    assert "A" not in scheduler.live
+    async with floor.sessions() as s:
+        pending = list(await s.scalars(select(DirectorCommand)))
+    assert [c.done_at for c in pending] == [None]  # A's owner carries it out
