@@ -188,7 +188,9 @@ async def test_a_serving_gateway_that_loses_its_bank_stops_its_heat_at_once(
     await mine.renew_all()
     assert stopped == [live.task]
     await asyncio.gather(*stopped, return_exceptions=True)
-    assert live.task.cancelled()
+    # Cancelled by the loss, or stopped a moment before by its own first write under the
+    # old token (the fence): either way it drives the bank no more.
+    assert live.task.cancelled() or isinstance(live.task.exception(), StaleOwner)
     left = await floor.journal.run(run.id)
     assert left.state not in TERMINAL_STATES and not left.settled  # for the new owner
     with pytest.raises(StaleOwner):
