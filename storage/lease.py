@@ -134,12 +134,17 @@ async def acquire(
     *,
     now: datetime,
     period: timedelta = DEFAULT_PERIOD,
+    dead_token: int | None = None,
 ) -> Lease:
     """Take the bank, or raise :class:`LeaseHeld` naming the live owner.
 
     A lease that expired or was released is taken over with the next token.  The same
     process asking again (a restarted ``serve`` reuses no pid, so this is only a re-entry
     within one process) gets a fresh token too: tokens never repeat.
+
+    ``dead_token``: the caller has seen that the holder of this token is gone (a process
+    on its own host that no longer exists), so its unexpired lease is taken at once; a
+    lease that changed hands since (another token) is still refused.
     """
     expires = now + period
     async with sessions.begin() as session:
@@ -163,7 +168,8 @@ async def acquire(
             except IntegrityError:  # a concurrent first taker won the insert
                 raise LeaseHeld(await _current(sessions, bank_name)) from None
             return Lease(bank_name, owner, 1, expires)
-        if not row.released and row.expires_at > now and not owner.same_process(row):
+        live = not row.released and row.expires_at > now
+        if live and not owner.same_process(row) and row.token != dead_token:
             raise LeaseHeld(_view(row))
         seen = row.token
         done = await session.execute(

@@ -154,6 +154,7 @@ async def _run(args: argparse.Namespace, folder: Path, console: Console, feed: F
         actor=ACTOR,
         upgrade=True,  # the demo's own fresh file
         active_only=True,
+        holder="demo",
     )
     try:
         async with RunningGateway(settings, feed) as gateway:

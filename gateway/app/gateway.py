@@ -1,11 +1,20 @@
 """The running gateway, assembled in one place for ``reelgate serve`` and the demo.
 
 :class:`RunningGateway` is an async context manager.  Entering opens, in order: the
-context (database at this Reelgate's revision, floor, journal writer), every bank's
-machine links, one supervisor per bank (started, but holding off the machines until
-their recovery is done), the scheduler, the live heat feed (when a feed is given), the
-SNMP health watch (when a board on the floor has an agent), and one recovery task per
-bank (heats under way are resumed or restarted, rule 20).  :meth:`run` drives the
+context (database at this Reelgate's revision, floor, journal writer), the lease of
+every bank (all or none, kept by heartbeat: :mod:`gateway.heats.ownership`; another
+live holder refuses the start in one line), the scheduler, the live heat feed (when a
+feed is given), the SNMP health watch (when a board on the floor has an agent), and per
+bank: its machine links, one supervisor (started, but holding off the machines until
+their recovery is done) and one recovery task (heats under way are resumed or
+restarted, rule 20).
+
+A hot standby (``standby``) takes no bank at the start: it polls each bank's lease and,
+when the primary stops renewing it, takes the bank, opens its links and recovers it from
+the journal (a heat under way resumes), then serves it like a primary.  A bank whose
+lease is lost is let go at once: its heat and recovery cancelled, its supervisor stopped
+and its links closed (the new owner talks to the machines now); a standby then waits for
+it again.  :meth:`run` drives the
 scheduler until ``stop`` is set.  Leaving closes the same pieces in reverse order; a
 failure part-way through entering closes what was opened.  The feed itself (MQTT,
 signage page) belongs to the caller: it may outlive the gateway (the demo's lingers).
@@ -16,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -24,9 +34,11 @@ from gateway.app.context import GatewayContext, bank_links, close_links, snmp_se
 from gateway.app.options import DEFAULT_SPOOL, trap_host
 from gateway.errors import OperatorError
 from gateway.heats.live_feed import HeatFeeds, scheduler_heat_of_run
+from gateway.heats.ownership import BankOwnership, this_process
 from gateway.heats.scheduler import Scheduler
 from gateway.heats.supervisor import BankSupervisor
 from gateway.tournament.bridge import TournamentBridge
+from storage.lease import DEFAULT_PERIOD, StaleOwner
 
 if TYPE_CHECKING:
     from gateway.floor.model import MachineSpec
@@ -50,6 +62,10 @@ class GatewaySettings:
     snmp_traps: str = "127.0.0.1:0"
     upgrade: bool = False  # migrate first: only for a database the caller just made
     active_only: bool = False  # links to the bank's active machines only (the demo)
+    holder: str = "serve"  # who holds the bank leases (shown to a refused second process)
+    lease_period_s: float = DEFAULT_PERIOD.total_seconds()
+    standby: bool = False  # wait for each bank's lease instead of refusing to start
+    expect_standby: bool = False  # a standby shares the database (ownership trade-off)
 
 
 class RunningGateway:
@@ -62,8 +78,12 @@ class RunningGateway:
         self.scheduler: Scheduler | None = None
         self.heat_feeds: HeatFeeds | None = None
         self.health: HealthMonitor | None = None
+        self.ownership: BankOwnership | None = None
+        self._tournament: TournamentBridge | None = None
         self._routing: asyncio.Task[None] | None = None
         self._recoveries: list[asyncio.Task[None]] = []
+        self._waiting: dict[str, asyncio.Task[None]] = {}  # standby: bank -> its wait
+        self._letting_go: list[asyncio.Task[None]] = []
 
     @property
     def context(self) -> GatewayContext:
@@ -95,37 +115,81 @@ class RunningGateway:
         )
         machines = [m for bank in ctx.floor.banks.values() for m in bank.machines]
         secrets = snmp_secrets_for(s.snmp_secrets, s.floor, machines)  # before any link
-        tournament = TournamentBridge(ctx.sessions, actor=s.actor)
-        await self._open_banks()
+        self.ownership = ownership = BankOwnership(
+            ctx.sessions, ctx.journal, this_process(s.holder),
+            period=timedelta(seconds=s.lease_period_s),
+            standby_configured=s.standby or s.expect_standby,
+            takeover_dead=not s.standby, on_lost=self._lost,
+        )  # fmt: skip
+        if not s.standby:
+            await ownership.acquire(ctx.floor.banks)  # all or none, before any machine
+        ownership.start()
+        self._tournament = tournament = TournamentBridge(ctx.sessions, actor=s.actor)
         self.scheduler = Scheduler(
-            ctx, self.links, tournament=tournament, supervisors=self.supervisors, tick_s=s.tick_s
-        )
+            ctx, self.links, tournament=tournament, supervisors=self.supervisors,
+            tick_s=s.tick_s, ownership=ownership,
+        )  # fmt: skip
         if self.feed is not None:
             self.heat_feeds = HeatFeeds(
                 self.feed, ctx.sessions, scheduler_heat_of_run(self.scheduler)
             )
             self.scheduler.progress = self.heat_feeds
         await self._watch_health(machines, secrets)
-        for name, links in self.links.items():
-            task = asyncio.create_task(
-                self._recover(links, name, tournament), name=f"recover-{name}"
-            )
-            self.scheduler.busy[name] = task
-            self._recoveries.append(task)
+        banks = sorted(ctx.floor.banks)
+        if s.standby:
+            for name in banks:
+                self._stand_by(name)
+            log.info("standing by for %d bank(s): %s", len(banks), ", ".join(banks))
+            return
+        for name in banks:
+            await self._take_bank(name)
         log.info("serving %d bank(s): %s", len(self.links), ", ".join(sorted(self.links)))
 
-    async def _open_banks(self) -> None:
-        for bank in self.context.floor.banks.values():
-            links, failed = await bank_links(bank, include_excluded=not self.settings.active_only)
-            self.links[bank.name] = links
-            for machine_id, why in failed.items():
-                log.warning("bank %s: %s not answering yet (%s)", bank.name, machine_id, why)
-            supervisor = BankSupervisor(
-                links, interval_s=self.settings.poll_interval_s, feed=self.feed
-            )
-            supervisor.claim(links)  # recovery first; supervision once it is done
-            self.supervisors[bank.name] = supervisor
-            supervisor.start()
+    def _stand_by(self, name: str) -> None:
+        async def wait() -> None:
+            assert self.ownership is not None
+            held = await self.ownership.wait_for(name)
+            log.info("bank %s: taken over (lease token %d); recovering it", name, held.token)
+            await self._take_bank(name)
+
+        self._waiting[name] = asyncio.create_task(wait(), name=f"standby-{name}")
+
+    async def _take_bank(self, name: str) -> None:
+        """Drive a bank whose lease is ours: links, supervisor, then its recovery."""
+        bank = self.context.floor.bank(name)
+        links, failed = await bank_links(bank, include_excluded=not self.settings.active_only)
+        self.links[name] = links
+        for machine_id, why in failed.items():
+            log.warning("bank %s: %s not answering yet (%s)", name, machine_id, why)
+        supervisor = BankSupervisor(links, interval_s=self.settings.poll_interval_s, feed=self.feed)
+        supervisor.claim(links)  # recovery first; supervision once it is done
+        self.supervisors[name] = supervisor
+        supervisor.start()
+        self.running.add_bank(name)
+        assert self._tournament is not None
+        task = asyncio.create_task(
+            self._recover(links, name, self._tournament), name=f"recover-{name}"
+        )
+        self.running.busy[name] = task
+        self._recoveries.append(task)
+
+    def _lost(self, name: str, why: str) -> None:
+        """The bank's lease is gone: stop driving it now, hand the machines back."""
+        tasks = self.running.stop_bank(name) if self.scheduler is not None else []
+        self._letting_go.append(
+            asyncio.create_task(self._let_go(name, tasks), name=f"let-go-{name}")
+        )
+
+    async def _let_go(self, name: str, tasks: list[Any]) -> None:
+        await asyncio.gather(*tasks, return_exceptions=True)
+        supervisor = self.supervisors.pop(name, None)
+        if supervisor is not None:
+            await supervisor.stop()
+        links = self.links.pop(name, None)
+        if links is not None:
+            await close_links(links)
+        if self.settings.standby and self.ctx is not None:
+            self._stand_by(name)  # a standby waits for the bank again
 
     async def _watch_health(self, machines: list[MachineSpec], secrets: SnmpSecrets) -> None:
         """Watch every board with an SNMP agent; its traps go to the heat under way."""
@@ -172,18 +236,31 @@ class RunningGateway:
     ) -> None:
         from gateway.heats.recovery import recover_bank
 
+        def in_control(r: Any) -> None:
+            log.info("bank %s: heat run %s in control (%s)", bank, r.run_id, r.decision)
+
         try:
             # A resumed heat publishes its live feed as a fresh one does (progress=).
             for r in await recover_bank(
-                self.context.writer, links, bank, tournament=tournament, progress=self.heat_feeds
+                self.context.writer,
+                links,
+                bank,
+                tournament=tournament,
+                on_control=in_control,
+                progress=self.heat_feeds,
             ):
                 log.info(
                     "bank %s: heat run %s found %s -> %s%s",
                     bank, r.run_id, r.found_state.value, r.decision,
                     f" (silent: {', '.join(r.silent)})" if r.silent else "",
                 )  # fmt: skip
+        except StaleOwner as exc:
+            assert self.ownership is not None
+            self.ownership.lose(bank, str(exc))
         finally:
-            self.supervisors[bank].release(links)
+            supervisor = self.supervisors.get(bank)
+            if supervisor is not None:
+                supervisor.release(links)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Start due heats and stop them by the heat clock until ``stop`` is set."""
@@ -191,10 +268,14 @@ class RunningGateway:
 
     async def close(self) -> None:
         """Close what was opened, newest first; safe to call twice."""
+        waiting = list(self._waiting.values())
+        self._waiting.clear()
         recoveries, self._recoveries = self._recoveries, []
-        for task in recoveries:
+        for task in (*waiting, *recoveries):
             task.cancel()
-        await asyncio.gather(*recoveries, return_exceptions=True)
+        await asyncio.gather(*waiting, *recoveries, return_exceptions=True)
+        letting_go, self._letting_go = self._letting_go, []
+        await asyncio.gather(*letting_go, return_exceptions=True)
         routing, self._routing = self._routing, None
         if routing is not None:
             routing.cancel()
@@ -211,6 +292,9 @@ class RunningGateway:
         health, self.health = self.health, None
         if health is not None:
             health.close()
+        ownership, self.ownership = self.ownership, None
+        if ownership is not None:
+            await ownership.close()  # the machines are let go: the next owner may start
         ctx, self.ctx = self.ctx, None
         if ctx is not None:
             await ctx.close()

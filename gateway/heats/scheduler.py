@@ -6,6 +6,10 @@ advertised start passed) and runs it on the machines its players are seated at (
 The heat runner stops it by the heat clock.  A director's commands (``reelgate heat
 direct``: start now, pause, resume, abort, restart) arrive through the database and are
 carried out on the next tick, so they work against a gateway running as a service.
+
+The scheduler drives only the banks this process owns (``ownership``, see
+:mod:`gateway.heats.ownership`): others' banks get no heat, and their director orders
+are left for their owner.  A bank lost mid-heat is stopped at once (:meth:`stop_bank`).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from gateway.machines.driver import MachineDriver
 from gateway.machines.links import MachineLink
 from gateway.tournament.bridge import TournamentBridge
 from storage.journal import DirectorCommand, RunState
+from storage.lease import StaleOwner
 from storage.tournament import Heat, HeatStatus
 
 log = logging.getLogger(__name__)
@@ -47,6 +52,14 @@ class HeatContext(Protocol):
     floor: Floor
 
     async def reload_floor(self) -> Floor: ...
+
+
+class BankOwner(Protocol):
+    """Which banks this process may drive (their leases), and the report of one lost."""
+
+    def drives(self, bank: str) -> bool: ...
+
+    def lose(self, bank: str, why: str) -> None: ...
 
 
 DriverFactory = Callable[[str, str], MachineDriver]  # (machine id, endpoint URI)
@@ -79,12 +92,14 @@ class Scheduler:
         restart_pause_s: float = 10.0,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         open_driver: DriverFactory = _registry_driver,
+        ownership: BankOwner | None = None,
     ) -> None:
         self.ctx = ctx
         self.open_driver = open_driver
         self.links = links
         self.tournament = tournament or TournamentBridge(ctx.sessions)
-        self.supervisors = supervisors or {}
+        self.supervisors = supervisors if supervisors is not None else {}
+        self.ownership = ownership
         self.feed = feed
         self.progress = progress
         self.tick_s = tick_s
@@ -122,6 +137,34 @@ class Scheduler:
         await asyncio.gather(*(x.task for x in self.live.values()), return_exceptions=True)
         await asyncio.gather(*self._settling.values(), return_exceptions=True)
 
+    def drives(self, bank: str) -> bool:
+        """True for a bank this process has links to and (with ownership) the lease of."""
+        if bank not in self.links:
+            return False
+        return self.ownership is None or self.ownership.drives(bank)
+
+    def add_bank(self, bank: str) -> None:
+        """A bank whose links were opened after the start (a standby taking over)."""
+        self._endpoints[bank] = {
+            m.id: m.endpoint for m in self.ctx.floor.bank(bank).machines if m.id in self.links[bank]
+        }
+
+    def stop_bank(self, bank: str) -> list[asyncio.Task[None] | asyncio.Task[HeatOutcome]]:
+        """Stop driving ``bank`` now (its lease was lost): its heat, recovery and settling
+        are cancelled and forgotten; the journal says where they were, for the new owner.
+        Returns the cancelled tasks for the caller to await."""
+        tasks: list[asyncio.Task[None] | asyncio.Task[HeatOutcome]] = []
+        live = self.live.pop(bank, None)
+        if live is not None:
+            tasks.append(live.task)
+        for pending in (self.busy.pop(bank, None), self._settling.pop(bank, None)):
+            if pending is not None:
+                tasks.append(pending)
+        self._endpoints.pop(bank, None)
+        for task in tasks:
+            task.cancel()
+        return tasks
+
     async def tick(self) -> None:
         self._reap()
         await self._director_commands()
@@ -130,7 +173,7 @@ class Scheduler:
         floor = await self.ctx.reload_floor()
         now = self.now()
         for bank in floor.banks.values():
-            if bank.name in self.live or bank.name not in self.links:
+            if bank.name in self.live or not self.drives(bank.name):
                 continue
             if bank.name in self.busy and not self.busy[bank.name].done():
                 continue
@@ -176,6 +219,11 @@ class Scheduler:
                 feed=self.feed, progress=self.progress,
             ):  # fmt: skip
                 log.info("bank %s: run %s %s", bank, report.run_id, report.decision)
+        except StaleOwner as exc:
+            if self.ownership is None:
+                log.exception("bank %s: settling refused", bank)
+            else:
+                self.ownership.lose(bank, str(exc))
         except Exception:  # logged; tried again after the pause
             log.exception("bank %s: settling failed", bank)
 
@@ -264,11 +312,14 @@ class Scheduler:
                 continue
             del self.live[bank]
             supervisor = self.supervisors.get(bank)
-            if supervisor is not None:
+            if supervisor is not None and bank in self.links:
                 supervisor.release(self.links[bank])
             if live.task.cancelled():
                 continue
             exc = live.task.exception()
+            if isinstance(exc, StaleOwner) and self.ownership is not None:
+                self.ownership.lose(bank, str(exc))  # another owner has the bank: hands off
+                continue
             if exc is not None:
                 log.error("heat %s on bank %s failed: %r", live.heat_id, bank, exc)
                 self._not_before[live.heat_id] = self.now() + timedelta(
@@ -294,6 +345,8 @@ class Scheduler:
                 )
             ).all()
         for cmd in pending:
+            if not self.drives(cmd.bank_name) and self.ownership is not None:
+                continue  # the bank's owner carries it out (a standby waits for it)
             outcome = await self._carry_out(cmd)
             async with self.ctx.sessions.begin() as session:
                 row = await session.get(DirectorCommand, cmd.id)

@@ -61,6 +61,21 @@ async def test_a_released_lease_is_free_at_once(engine: AsyncEngine) -> None:
     assert view.live(T0 + timedelta(seconds=2))
 
 
+async def test_a_dead_holders_lease_is_taken_only_for_its_own_token(engine: AsyncEngine) -> None:
+    sessions = make_sessionmaker(engine)
+    crashed = await lease.acquire(sessions, "A", HEAT_RUN, now=T0)
+    # Its process is gone (seen by the taker on the same host): no waiting out the expiry.
+    taken = await lease.acquire(
+        sessions, "A", SERVE, now=T0 + timedelta(seconds=1), dead_token=crashed.token
+    )
+    assert taken.token == crashed.token + 1
+    # A token seen dead earlier does not take the bank from its new, live owner.
+    with pytest.raises(LeaseHeld):
+        await lease.acquire(
+            sessions, "A", STANDBY, now=T0 + timedelta(seconds=1), dead_token=crashed.token
+        )
+
+
 async def test_racing_takers_get_one_winner(engine: AsyncEngine) -> None:
     sessions = make_sessionmaker(engine)
     owners = [Owner("serve", f"gw-{i}", 100 + i) for i in range(6)]

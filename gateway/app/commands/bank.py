@@ -1,5 +1,9 @@
 """``reelgate bank check|enable|disable A``: a technician readies or stands down a bank
-(``clear-mark``: :mod:`gateway.app.commands.bank_marks`)."""
+(``clear-mark``: :mod:`gateway.app.commands.bank_marks`).
+
+``enable`` and ``disable`` drive the bank's machines, so they hold its lease while they
+do (:mod:`gateway.heats.ownership`): with the bank held by another process (``reelgate
+serve``, a test heat) they refuse in one line, exit 2, and change nothing."""
 
 from __future__ import annotations
 
@@ -17,10 +21,11 @@ from gateway.app.commands.serve import add_snmp_secrets_argument, snmp_secrets
 from gateway.app.context import GatewayContext, bank_links, check_endpoint, close_links
 from gateway.app.options import actor_of, add_actor, add_gateway, add_json
 from gateway.errors import OperatorError
-from gateway.floor.model import MachineSpec
+from gateway.floor.model import BankSpec, MachineSpec
 from gateway.floor.snmp import SnmpSecrets
 from gateway.floor.store import add_machine, move_machine, set_bank_enabled
 from gateway.heats import states
+from gateway.heats.ownership import hold_banks
 from gateway.heats.preflight import MachineCheck, add_health, check_bank
 from gateway.machines.driver import DriverError
 from gateway.machines.links import MachineLink
@@ -139,26 +144,35 @@ async def _run_enable(args: argparse.Namespace, exclusions: dict[str, str]) -> l
             raise OperatorError(f"--exclude {unknown[0]}: not a machine of bank {bank.name}")
         active = [m for m in bank.machines if m.id not in exclusions]
         secrets = snmp_secrets(args, active)  # a missing secret: before any link
-        links, _ = await bank_links(bank, include_excluded=True)
-        try:
-            checks = await check_bank({m: link for m, link in links.items() if m not in exclusions})
-        finally:
-            await close_links(links)
-        add_health(checks, await _health(active, secrets))
-        blocked = [c for c in checks if not c.ok]
-        if blocked:
-            first = blocked[0]
-            raise OperatorError(
-                f"bank {bank.name} not enabled: {first.machine_id} blocked "
-                f"({'; '.join(first.blockers)}); fix it or --exclude it with a --reason"
-                + (f" ({len(blocked) - 1} more blocked)" if len(blocked) > 1 else "")
+        async with hold_banks(ctx.sessions, ctx.journal, [bank.name], holder="bank enable"):
+            checks = await _checked(bank, exclusions, active, secrets)
+            await set_bank_enabled(
+                ctx.sessions, bank.name, enabled=True, exclusions=exclusions, actor=actor_of(args)
             )
-        await set_bank_enabled(
-            ctx.sessions, bank.name, enabled=True, exclusions=exclusions, actor=actor_of(args)
-        )
         return checks
     finally:
         await ctx.close()
+
+
+async def _checked(
+    bank: BankSpec, exclusions: dict[str, str], active: list[MachineSpec], secrets: SnmpSecrets
+) -> list[MachineCheck]:
+    """The preflight of the machines to enable; a blocked one refuses the enable."""
+    links, _ = await bank_links(bank, include_excluded=True)
+    try:
+        checks = await check_bank({m: link for m, link in links.items() if m not in exclusions})
+    finally:
+        await close_links(links)
+    add_health(checks, await _health(active, secrets))
+    blocked = [c for c in checks if not c.ok]
+    if blocked:
+        first = blocked[0]
+        raise OperatorError(
+            f"bank {bank.name} not enabled: {first.machine_id} blocked "
+            f"({'; '.join(first.blockers)}); fix it or --exclude it with a --reason"
+            + (f" ({len(blocked) - 1} more blocked)" if len(blocked) > 1 else "")
+        )
+    return checks
 
 
 def _add_machine(args: argparse.Namespace) -> int:
@@ -221,18 +235,19 @@ async def _run_disable(args: argparse.Namespace) -> list[str]:
     ctx = await GatewayContext.open(database=args.database, floor_path=args.floor, spool=args.spool)
     try:
         bank = ctx.bank(args.bank)
-        for run in await ctx.journal.unsettled_runs(bank.name):
-            if not states.is_terminal(run.state):
-                raise OperatorError(
-                    f"bank {bank.name}: heat run {run.id} is {run.state.value}; "
-                    "abort it (or let it close) before disabling the bank"
-                )
-        links, _ = await bank_links(bank, include_excluded=True)
-        try:
-            results = await asyncio.gather(*(_normal_play(link) for link in links.values()))
-        finally:
-            await close_links(links)
-        await set_bank_enabled(ctx.sessions, bank.name, enabled=False, actor=actor_of(args))
+        async with hold_banks(ctx.sessions, ctx.journal, [bank.name], holder="bank disable"):
+            for run in await ctx.journal.unsettled_runs(bank.name):
+                if not states.is_terminal(run.state):
+                    raise OperatorError(
+                        f"bank {bank.name}: heat run {run.id} is {run.state.value}; "
+                        "abort it (or let it close) before disabling the bank"
+                    )
+            links, _ = await bank_links(bank, include_excluded=True)
+            try:
+                results = await asyncio.gather(*(_normal_play(link) for link in links.values()))
+            finally:
+                await close_links(links)
+            await set_bank_enabled(ctx.sessions, bank.name, enabled=False, actor=actor_of(args))
         return [m for m, ok in zip(links, results, strict=True) if not ok]
     finally:
         await ctx.close()

@@ -8,7 +8,9 @@ crash recovery (``heat recover``) and the director's orders to the running gatew
 ``heat run`` first brings any heat the journal left unfinished on the bank to rest (a
 crashed gateway), then runs one heat now on the bank's active machines and prints, per
 machine: id, start skew (when its unlock was acknowledged, after the first one), score,
-tournament meters and final state.  ``heat recover`` does only the first part.
+tournament meters and final state.  ``heat recover`` does only the first part.  Both
+hold the bank's lease while they drive it (:mod:`gateway.heats.ownership`): with the
+bank held by another process (``reelgate serve``) they refuse in one line, exit 2.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from gateway.app.context import GatewayContext, bank_links, close_links
 from gateway.app.options import actor_of, add_actor, add_gateway, add_json
 from gateway.errors import OperatorError
 from gateway.heats.hooks import Progress, ProgressNote
+from gateway.heats.ownership import hold_banks
 from gateway.heats.recovery import Recovery, recover_bank
 from gateway.heats.runner import HeatOutcome, HeatRunner
 from storage.journal import RunState
@@ -95,22 +98,24 @@ async def _run_heat(args: argparse.Namespace) -> tuple[list[Recovery], HeatOutco
     ctx = await GatewayContext.open(database=args.database, floor_path=args.floor, spool=args.spool)
     try:
         bank = ctx.bank(args.bank)
-        links, _ = await bank_links(bank, include_excluded=True)
-        try:
-            sink = _trace(args.trace)
-            recoveries = await recover_bank(ctx.writer, links, bank.name, progress=sink)
-            hold = RunState(args.hold_in) if args.hold_in else None
-            runner = HeatRunner(ctx.writer, links, progress=sink, stop_after=hold)
-            outcome = await runner.run_new(
-                bank.name, [m.id for m in bank.active], credits=args.credits, seconds=args.seconds
-            )
-            if hold is not None:
-                print(f"holding in {hold.value}", file=sys.stderr, flush=True)
-                await asyncio.sleep(120)  # bounded: the test kills us long before
-            await ctx.writer.drain(10.0)
-            return recoveries, outcome
-        finally:
-            await close_links(links)
+        async with hold_banks(ctx.sessions, ctx.journal, [bank.name], holder="heat run"):
+            links, _ = await bank_links(bank, include_excluded=True)
+            try:
+                sink = _trace(args.trace)
+                recoveries = await recover_bank(ctx.writer, links, bank.name, progress=sink)
+                hold = RunState(args.hold_in) if args.hold_in else None
+                runner = HeatRunner(ctx.writer, links, progress=sink, stop_after=hold)
+                outcome = await runner.run_new(
+                    bank.name, [m.id for m in bank.active],
+                    credits=args.credits, seconds=args.seconds,
+                )  # fmt: skip
+                if hold is not None:
+                    print(f"holding in {hold.value}", file=sys.stderr, flush=True)
+                    await asyncio.sleep(120)  # bounded: the test kills us long before
+                await ctx.writer.drain(10.0)
+                return recoveries, outcome
+            finally:
+                await close_links(links)
     finally:
         await ctx.close()
 
@@ -125,20 +130,23 @@ async def _recover_only(args: argparse.Namespace) -> list[Recovery]:
     ctx = await GatewayContext.open(database=args.database, floor_path=args.floor, spool=args.spool)
     try:
         bank = ctx.bank(args.bank)
-        links, _ = await bank_links(bank, include_excluded=True)
-        try:
+        async with hold_banks(ctx.sessions, ctx.journal, [bank.name], holder="heat recover"):
+            links, _ = await bank_links(bank, include_excluded=True)
+            try:
 
-            def in_control(r: Recovery) -> None:
-                if args.trace:
-                    print(f"run {r.run_id} in control: {r.decision}", file=sys.stderr, flush=True)
+                def in_control(r: Recovery) -> None:
+                    if args.trace:
+                        print(f"run {r.run_id} in control: {r.decision}",
+                              file=sys.stderr, flush=True)  # fmt: skip
 
-            got = await recover_bank(
-                ctx.writer, links, bank.name, progress=_trace(args.trace), on_control=in_control
-            )
-            await ctx.writer.drain(10.0)
-            return got
-        finally:
-            await close_links(links)
+                got = await recover_bank(
+                    ctx.writer, links, bank.name, progress=_trace(args.trace),
+                    on_control=in_control,
+                )  # fmt: skip
+                await ctx.writer.drain(10.0)
+                return got
+            finally:
+                await close_links(links)
     finally:
         await ctx.close()
 

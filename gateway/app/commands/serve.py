@@ -7,6 +7,11 @@ scheduler start due heats on enabled banks and stop them by the heat clock.  SIG
 SIGINT stops it; a heat under way at that moment is picked up by the next start from
 the journal, exactly as after a crash.
 
+It holds every bank's lease while it runs (:mod:`gateway.heats.ownership`): a second
+``serve`` on the same database is refused in one line, exit 2.  ``--standby`` makes it a
+hot standby instead (on a second host): it waits, takes each bank when the serving
+gateway stops renewing its lease (``--lease-period``), recovers it and serves it.
+
 The live tournament (heat state and countdown, provisional scores per seat, standings
 after each heat; ``docs/mqtt.md``) goes to the MQTT feed tree with ``--mqtt URL --site S``
 and to the signage page with ``--signage-port P`` (0: a free port; the URL is printed).
@@ -30,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from gateway.app.options import add_gateway, trap_host
 from gateway.errors import OperatorError
+from storage.lease import DEFAULT_PERIOD
 
 if TYPE_CHECKING:
     from gateway.floor.model import MachineSpec
@@ -76,6 +82,25 @@ def register(sub: Any) -> None:
     from gateway.app.commands.api import add_http_argument
 
     add_http_argument(parser)
+    parser.add_argument(
+        "--standby",
+        action="store_true",
+        help="hot standby: wait for each bank's lease and take the bank over (recovering its "
+        "heat) when the serving gateway stops renewing it",
+    )
+    parser.add_argument(
+        "--expect-standby",
+        action="store_true",
+        help="a standby shares this database: stop a bank's floor actions once its lease "
+        "has run out during a database outage (default: keep the heat going)",
+    )
+    parser.add_argument(
+        "--lease-period",
+        type=float,
+        default=DEFAULT_PERIOD.total_seconds(),
+        metavar="S",
+        help="bank lease period (s): renewed every S/3; a standby takes over after S",
+    )
     parser.set_defaults(handler=_serve)
 
 
@@ -107,6 +132,9 @@ def check_arguments(args: argparse.Namespace) -> None:
         except TopicError as exc:
             raise OperatorError(f"--site: {exc}") from None
     trap_host(args.snmp_traps)
+    period = getattr(args, "lease_period", DEFAULT_PERIOD.total_seconds())
+    if not 0.3 <= period <= 600:
+        raise OperatorError("--lease-period must be between 0.3 and 600 seconds")
 
 
 def add_snmp_secrets_argument(parser: argparse.ArgumentParser) -> None:
@@ -166,6 +194,9 @@ async def serve(
         tick_s=args.tick,
         snmp_secrets=getattr(args, "snmp_secrets", None),
         snmp_traps=getattr(args, "snmp_traps", "127.0.0.1:0"),
+        lease_period_s=getattr(args, "lease_period", DEFAULT_PERIOD.total_seconds()),
+        standby=getattr(args, "standby", False),
+        expect_standby=getattr(args, "expect_standby", False),
     )
     if settings.floor:  # the whole file, endpoints included, before any feed or socket
         from gateway.app.context import load_floor_seed
