@@ -17,7 +17,6 @@ import asyncio
 import enum
 import json
 import logging
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, Literal
@@ -194,9 +193,6 @@ class FanoutFeed:
             for topic, frame in self._retained.items()
             if frame.payload_json is not None
         }
-
-    def retained_frames(self) -> Iterator[Frame]:
-        return iter(list(self._retained.values()))
 
     def snapshot_json(self) -> str:
         """``{"seq": N, "upstream": …, "retained": {topic: payload}}`` without re-encoding

@@ -85,7 +85,7 @@ from protocols.sas.errors import (
     UnexpectedReplyError,
     UnknownPollError,
 )
-from protocols.sas.exceptions import SasException, describe_exception
+from protocols.sas.exception_codes import SasException, describe_exception
 from protocols.sas.framer import HostFrameParser, OtherAddress, ReplyParser
 from protocols.sas.link import (
     EGM_TRANSITIONS,

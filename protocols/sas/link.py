@@ -68,7 +68,7 @@ from protocols.sas.errors import (
     TruncatedFrameError,
     UnknownPollError,
 )
-from protocols.sas.exceptions import SasException
+from protocols.sas.exception_codes import SasException
 from protocols.sas.framer import HostFrameParser, OtherAddress, ReplyParser
 from protocols.sas.messages import (
     Chirp,

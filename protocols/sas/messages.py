@@ -20,7 +20,7 @@ from protocols.sas import tournament_layout as tl
 from protocols.sas.bcd import bcd_decode, bcd_encode
 from protocols.sas.crc import append_crc
 from protocols.sas.errors import FieldError, LengthError
-from protocols.sas.exceptions import SasException
+from protocols.sas.exception_codes import SasException
 from protocols.sas.polls import (
     POLLS,
     SELECTED_METER_WIDTH,

@@ -25,7 +25,7 @@ from gateway.tournament.services.common import (
     require_reason,
 )
 from gateway.tournament.services.people import check_player_may_play, find_player
-from storage.tournament import Entry, EntryPurchase, Heat, Refund, Seat, Tournament
+from storage.tournament import Entry, EntryPurchase, Heat, Refund, Seat
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,12 +234,3 @@ async def expire_entries(
             entries=[e.id for e in rows],
         )
     return [e.id for e in rows]
-
-
-async def entries_of(session: AsyncSession, tournament: Tournament, player_id: int) -> list[Entry]:
-    rows = await session.execute(
-        select(Entry)
-        .where(Entry.tournament_id == tournament.id, Entry.player_id == player_id)
-        .order_by(Entry.id)
-    )
-    return list(rows.scalars())
