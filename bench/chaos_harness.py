@@ -162,7 +162,7 @@ class Trigger:
         "unlock": ("state running", "floor unlock", 0.0),
         "mid_play": ("", "state running", HEAT_S * 0.5),
         "end_lock": ("state ending", "floor lock", 0.0),
-        "meters": ("", "floor heat_score", 0.0),
+        "meters": ("state collecting", "floor tournament_meters", 0.0),
         "exit": ("", "floor exit_tournament", 0.0),
         "release": ("state closed", "floor unlock", 0.0),
     }

@@ -34,9 +34,10 @@ from storage.journal import RunState
 from storage.tournament import Heat
 
 # Driver calls worth a kill: arming (identity, lock, enter), the start's and the
-# release's unlock, live and cross-check credit reads, the end's lock, meter reads, the exit.
-TRACED = ("identity", "lock", "enter_tournament", "unlock", "credits", "heat_score",
-          "exit_tournament")  # fmt: skip
+# release's unlock, live and cross-check credit reads, the end's lock, meter reads
+# (LP 95-99 on native machines, else credits and meters), the exit.
+TRACED = ("identity", "lock", "enter_tournament", "unlock", "credits", "tournament_meters",
+          "heat_score", "exit_tournament")  # fmt: skip
 PREPARED = {"prepare_unlock": "unlock", "prepare_lock": "lock"}
 
 
@@ -69,7 +70,7 @@ def trace_floor(links: Mapping[str, MachineLink]) -> None:
     """Wrap each driver's floor commands so each is announced just before it is sent."""
     for machine_id, link in links.items():
         driver: Any = link.driver
-        for name in TRACED:
+        for name in (n for n in TRACED if hasattr(driver, n)):
             setattr(driver, name, _traced(name, machine_id, getattr(driver, name)))
         for name, shown in PREPARED.items():
             if hasattr(driver, name):
