@@ -157,6 +157,23 @@ async def _results(s: AsyncSession, runs: list[HeatRun], f: Findings) -> dict[st
     return {machine_id: score for run_id, machine_id, score in rows if run_id == final}
 
 
+async def _malfunctioned(s: AsyncSession, run_id: int) -> set[str]:
+    """Machines the run marked malfunctioned (T20/T21): a tournament heat's MALFUNCTION
+    effects; a released seat keeps its reason in its note (the state moves on)."""
+    found = {
+        e.machine_id
+        for e in await effects.history(s, run_id)
+        if e.kind is effects.EffectKind.MALFUNCTION and e.machine_id is not None
+    }
+    rows = await s.execute(
+        select(HeatRunMachine.machine_id).where(
+            HeatRunMachine.run_id == run_id,
+            (HeatRunMachine.state == SeatState.MALFUNCTION) | (HeatRunMachine.note != ""),
+        )
+    )
+    return found | {m for (m,) in rows.all()}
+
+
 async def _scores(
     s: AsyncSession, final: HeatRun, results: dict[str, int], exits: dict[str, int], f: Findings
 ) -> None:
@@ -168,12 +185,12 @@ async def _scores(
             )
         )
     ).all()
+    failed = await _malfunctioned(s, final.id)
     for machine_id, state in seats:
-        if state is SeatState.MALFUNCTION:
-            f.malfunctions += 1
-            continue
         score = results.get(machine_id)
-        if score is None:
+        if score is None and machine_id in failed:
+            f.malfunctions += 1
+        elif score is None:
             f.lost += 1
             f.problems.append(f"run {final.id} {machine_id} ({state.value}): no score stored")
         elif exits.get(machine_id) != score:
