@@ -11,6 +11,10 @@ answers one JSON line per command read from stdin:
                        since the previous ``spacing`` (then starts a new window); taken
                        on the machine's side, when each poll arrived
     fault ID KIND      KIND = no_reply | drop | clear
+    corrupt ID N       the next N data replies of machine ID get a wrong CRC
+    flip ID RATE [SEED]  flip one bit in RATE (0..1) of machine ID's reply bytes (seeded)
+    exits              per machine, the credit meter it had when it last left tournament
+                       mode (taken on the machine's side, as it left), then forgets them
     bill ID CREDITS    a player inserts a bill (cashable credits on the meter)
     door ID open|close the slot door
     players on|off     simulated players pressing spin wherever play is enabled
@@ -43,11 +47,26 @@ class Host:
         self.unlock_times: dict[str, list[float]] = {}
         self.last_poll: dict[str, float] = {}
         self.min_gap: dict[str, float] = {}
+        self.exit_credits: dict[str, int] = {}
         for b in bank.machines:
             mid = b.machine.machine_id
             self.unlock_times[mid] = []
             b.machine.subscribe(self._listener(mid))
             b.face.on_poll = self._poll_watch(mid)
+            self._watch_exits(b.machine)
+
+    def _watch_exits(self, machine: Any) -> None:
+        """Note the tournament credits a machine holds as it leaves tournament mode: the
+        machine's own account of the score, for chaos checks against what was stored."""
+        original = machine.exit_tournament
+
+        def exit_tournament() -> None:
+            credits = machine.tournament.credits if machine.tournament is not None else None
+            original()  # may refuse (a game in progress): then nothing is noted
+            if credits is not None:
+                self.exit_credits[machine.machine_id] = credits
+
+        machine.exit_tournament = exit_tournament
 
     def _poll_watch(self, machine_id: str) -> Any:
         def on_poll(at: float) -> None:
@@ -87,10 +106,72 @@ class Host:
             )
         return {"machines": out}
 
-    def command(self, line: str) -> dict[str, Any]:  # noqa: C901
+    def _face(self, machine_id: str) -> Any:
+        return next(
+            (b.face for b in self.bank.machines if b.machine.machine_id == machine_id), None
+        )
+
+    def _chaos(self, words: list[str]) -> dict[str, Any] | None:
+        """The chaos suite's commands (``exits``, ``corrupt``, ``flip``, ``players off``);
+        None for any other command."""
+        cmd = words[0]
+        if cmd == "exits":
+            exits, self.exit_credits = self.exit_credits, {}
+            return {"exits": exits}
+        if cmd == "players" and words[1:] == ["off"]:
+            task = self.bank._players_task
+            if task is not None:
+                task.cancel()
+                self.bank._players_task, self.bank.players = None, None
+            return {"ok": True}
+        if cmd not in ("corrupt", "flip") or len(words) not in (3, 4):
+            return None
+        face = self._face(words[1])
+        if face is None:
+            return {"error": f"no machine {words[1]}"}
+        if cmd == "corrupt":
+            face.inject(corrupt_crc=int(words[2]))
+        else:
+            face.faults.flip_seed = int(words[3]) if len(words) == 4 else 0
+            face.faults._flips = None  # a new seed: a new stream
+            face.faults.flip_rate = float(words[2])
+        return {"ok": True}
+
+    def _fault(self, machine_id: str, kind: str) -> dict[str, Any]:
+        face = self._face(machine_id)
+        if face is None:
+            return {"error": f"no machine {machine_id}"}
+        if kind == "no_reply":
+            face.faults.no_reply = True
+        elif kind == "drop":
+            face.drop_connection()
+        elif kind == "clear":
+            face.clear_faults()
+        else:
+            return {"error": f"unknown fault {kind}"}
+        return {"ok": True}
+
+    def _at_machine(self, cmd: str, machine_id: str, arg: str) -> dict[str, Any]:
+        machine = next(
+            (b.machine for b in self.bank.machines if b.machine.machine_id == machine_id), None
+        )
+        if machine is None:
+            return {"error": f"no machine {machine_id}"}
+        if cmd == "bill":
+            machine.insert_bill(int(arg))
+        elif arg == "open":
+            machine.open_slot_door()
+        else:
+            machine.close_slot_door()
+        return {"ok": True}
+
+    def command(self, line: str) -> dict[str, Any]:
         words = line.split()
         if not words:
             return {"error": "empty command"}
+        chaos = self._chaos(words)
+        if chaos is not None:
+            return chaos
         cmd = words[0]
         if cmd == "state":
             return self.state()
@@ -104,33 +185,9 @@ class Host:
             self.last_poll.clear()
             return {"spacing": gaps}
         if cmd == "fault" and len(words) == 3:
-            face = next(
-                (b.face for b in self.bank.machines if b.machine.machine_id == words[1]), None
-            )
-            if face is None:
-                return {"error": f"no machine {words[1]}"}
-            if words[2] == "no_reply":
-                face.faults.no_reply = True
-            elif words[2] == "drop":
-                face.drop_connection()
-            elif words[2] == "clear":
-                face.clear_faults()
-            else:
-                return {"error": f"unknown fault {words[2]}"}
-            return {"ok": True}
+            return self._fault(words[1], words[2])
         if cmd in ("bill", "door") and len(words) == 3:
-            machine = next(
-                (b.machine for b in self.bank.machines if b.machine.machine_id == words[1]), None
-            )
-            if machine is None:
-                return {"error": f"no machine {words[1]}"}
-            if cmd == "bill":
-                machine.insert_bill(int(words[2]))
-            elif words[2] == "open":
-                machine.open_slot_door()
-            else:
-                machine.close_slot_door()
-            return {"ok": True}
+            return self._at_machine(cmd, words[1], words[2])
         if cmd == "players" and len(words) == 2:
             if words[1] == "on" and self.bank.players is None:
                 self.bank.start_players(seed=1, pace=1.0)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as dt
+import random
 from collections.abc import Callable
 from zoneinfo import ZoneInfo
 
@@ -107,6 +108,8 @@ class Faults:
     ``corrupt_crc``   how many of the next data replies get a wrong CRC
     ``busy``          how many of the next long polls are answered busy (``addr 00``)
     ``chirp``         the EGM behaves as if the loop broke: it chirps its address
+    ``flip_rate``     the share (0..1) of reply bytes that get one bit flipped (line noise),
+                      drawn from ``flip_seed`` so a run can be replayed
     """
 
     no_reply: bool = False
@@ -114,6 +117,17 @@ class Faults:
     corrupt_crc: int = 0
     busy: int = 0
     chirp: bool = False
+    flip_rate: float = 0.0
+    flip_seed: int = 0
+    _flips: random.Random | None = dataclasses.field(default=None, repr=False)
+
+    def noisy(self, out: bytes) -> bytes:
+        """``out`` with a bit flipped in about ``flip_rate`` of its bytes."""
+        if self._flips is None:
+            self._flips = random.Random(self.flip_seed)
+        rng = self._flips
+        return bytes(b ^ (1 << rng.randrange(8)) if rng.random() < self.flip_rate else b
+                     for b in out)  # fmt: skip
 
 
 def _will_clear(m: EmulatedMachine) -> bool:
@@ -437,6 +451,8 @@ class SasFace:
         if data_reply and f.corrupt_crc > 0:
             f.corrupt_crc -= 1
             out = corrupt_last_byte(out)
+        if f.flip_rate > 0:
+            out = f.noisy(out)
         if f.reply_delay > 0:
             self._loop.call_later(f.reply_delay, self._write, self.carrier, out)
         elif self.outbox is not None and self.carrier is not None:
