@@ -67,7 +67,9 @@ def test_clear_mark_command_clears_and_audits(tmp_path: Path) -> None:
     common = ["--database", db, "--spool", str(tmp_path / "spool")]
 
     async def seed() -> None:
-        ctx = await GatewayContext.open(database=db, floor_path=None, spool=tmp_path / "spool")
+        ctx = await GatewayContext.open(
+            database=db, floor_path=None, spool=tmp_path / "spool", upgrade=True
+        )
         try:
             row = MarkRow("A01", MachineEventKind.POWER_LOST.value, T0, "", False)
             await MarkStore(ctx.sessions).add(row)
