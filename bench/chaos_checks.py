@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from gateway.heats.scheduler import DUE
 from gateway.tournament.services.seating import heat_seats
 from storage import audit, effects
-from storage.journal import HeatResult, HeatRun, HeatRunMachine, HeatRunStep, RunState, SeatState
+from storage.journal import HeatResult, HeatRun, HeatRunMachine, HeatRunStep, MachineState, RunState
 from storage.tournament import Heat, Score
 
 Sessions = async_sessionmaker[AsyncSession]
@@ -168,7 +168,7 @@ async def _malfunctioned(s: AsyncSession, run_id: int) -> set[str]:
     rows = await s.execute(
         select(HeatRunMachine.machine_id).where(
             HeatRunMachine.run_id == run_id,
-            (HeatRunMachine.state == SeatState.MALFUNCTION) | (HeatRunMachine.note != ""),
+            (HeatRunMachine.state == MachineState.MALFUNCTION) | (HeatRunMachine.note != ""),
         )
     )
     return found | {m for (m,) in rows.all()}

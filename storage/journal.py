@@ -50,7 +50,10 @@ class RunState(enum.Enum):
 TERMINAL_STATES = frozenset({RunState.CLOSED, RunState.ABORTED, RunState.RESTARTED})
 
 
-class SeatState(enum.Enum):
+class MachineState(enum.Enum):
+    """What the gateway last did to one machine of a run (the DB type keeps its old name,
+    ``seat_state``: renaming a CHECK-constrained type is a migration for nothing)."""
+
     PENDING = "pending"  # named in the run, floor not touched yet
     ARMED = "armed"  # locked, in tournament mode with the heat's credits and time
     PLAYING = "playing"  # unlocked for the heat
@@ -100,7 +103,9 @@ class HeatRunMachine(Base):
     run_id: Mapped[int] = mapped_column(ForeignKey("heat_run.id"), primary_key=True)
     machine_id: Mapped[str] = mapped_column(String(32), primary_key=True)
     position: Mapped[int] = mapped_column(Integer, nullable=False)
-    state: Mapped[SeatState] = mapped_column(enum_type(SeatState, "seat_state"), nullable=False)
+    state: Mapped[MachineState] = mapped_column(
+        enum_type(MachineState, "seat_state"), nullable=False
+    )
     support: Mapped[str | None] = mapped_column(String(16), nullable=True)  # native/host-timed
     # When its unlock for the heat was acknowledged: the machine's own proof that it
     # started playing the heat (T20: a heat resumed past its end stands only on proof).
@@ -137,7 +142,7 @@ class RunView:
     ends_at: datetime | None
     paused_left_ms: int | None
     settled: bool
-    machines: dict[str, SeatState]
+    machines: dict[str, MachineState]
     supports: dict[str, str | None]
     unlocked: frozenset[str] = frozenset()  # machines whose unlock was acknowledged
 
@@ -184,7 +189,7 @@ class NotSettled(Exception):
     tournament effect is still pending."""
 
 
-SETTLED_SEATS = frozenset({SeatState.PENDING, SeatState.RELEASED})  # never touched, or back
+SETTLED_SEATS = frozenset({MachineState.PENDING, MachineState.RELEASED})  # never touched, or back
 
 
 def _now() -> datetime:
@@ -194,7 +199,7 @@ def _now() -> datetime:
 async def _update_seats(
     session: AsyncSession,
     run_id: int,
-    seats: Mapping[str, SeatState],
+    seats: Mapping[str, MachineState],
     supports: Mapping[str, str],
     note: str,
 ) -> None:
@@ -218,7 +223,7 @@ async def _update_seats(
         # A malfunction is final for the run (rule 20): later steps never undo it,
         # except the release that returns the machine to normal play.
         if state is not None and not (
-            row.state is SeatState.MALFUNCTION and state is not SeatState.RELEASED
+            row.state is MachineState.MALFUNCTION and state is not MachineState.RELEASED
         ):
             row.state = state
         if machine_id in supports:
@@ -313,7 +318,7 @@ class Journal:
                         run_id=run.id,
                         machine_id=machine_id,
                         position=position,
-                        state=SeatState.PENDING,
+                        state=MachineState.PENDING,
                         note="",
                         updated_at=now,
                     )
@@ -330,7 +335,7 @@ class Journal:
         ends_at: datetime | None = None,
         paused_left_ms: int | None = None,
         clear_pause: bool = False,
-        seats: Mapping[str, SeatState] | None = None,
+        seats: Mapping[str, MachineState] | None = None,
         effects: Sequence[EffectIn] = (),
     ) -> None:
         """Persist a state change (call it *before* acting on the floor).
@@ -368,7 +373,7 @@ class Journal:
     async def set_seats(
         self,
         run_id: int,
-        seats: Mapping[str, SeatState],
+        seats: Mapping[str, MachineState],
         *,
         supports: Mapping[str, str] | None = None,
         note: str = "",
@@ -462,13 +467,16 @@ class Journal:
                     )
                 )
             await _update_seats(
-                session, run_id, {r.machine_id: SeatState.SCORED for r in fresh}, {}, ""
+                session, run_id, {r.machine_id: MachineState.SCORED for r in fresh}, {}, ""
             )
             if fresh:  # the bank's scores reach the tournament in one effect (T12)
                 at = max(r.collected_at for r in fresh)
                 scored = {"machines": sorted(r.machine_id for r in fresh)}
                 await heat_effects.add(
-                    session, run_id, run.heat_id, [EffectIn(EffectKind.SCORES, at, None, scored)],
+                    session,
+                    run_id,
+                    run.heat_id,
+                    [EffectIn(EffectKind.SCORES, at, None, scored)],
                     now=_now(),
                 )
             return len(fresh)

@@ -13,7 +13,7 @@ from gateway.machines.capabilities import TournamentMeterReader, min_spacing
 from gateway.machines.driver import DriverError, MachineRefused
 from gateway.machines.scoring import tournament_credits
 from gateway.scores import HeatScore, TournamentMeters
-from storage.journal import ResultIn, SeatState
+from storage.journal import MachineState, ResultIn
 
 
 @dataclass(slots=True)
@@ -75,7 +75,7 @@ class Collecting(HeatCore):
         score stands.  Other machines report credits and meters in one driver call.
         """
         run = _Collection(t_end=time.perf_counter())
-        targets = self._seats_in({SeatState.LOCKED, SeatState.PLAYING, SeatState.ARMED})
+        targets = self._seats_in({MachineState.LOCKED, MachineState.PLAYING, MachineState.ARMED})
         committer = asyncio.create_task(self._commit_all(run))
         await asyncio.gather(*(self._read_guarded(run, m) for m in targets))
         await run.queue.put(None)
@@ -131,8 +131,8 @@ class Collecting(HeatCore):
     async def _report_scores(self) -> None:
         for machine_id, score in self._results.items():
             seat = self.out.seats[machine_id]
-            if seat.state is not SeatState.MALFUNCTION:
-                seat.state = SeatState.SCORED
+            if seat.state is not MachineState.MALFUNCTION:
+                seat.state = MachineState.SCORED
             seat.score, seat.meters = score.credits, score.meters
             self._emit(Progress.SCORE, machine_id=machine_id, value=score.credits)
         await self._drain()  # the bank's scores reach the tournament in one transaction

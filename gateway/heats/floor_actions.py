@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from gateway.heats.heat_core import HeatCore, _why
 from gateway.machines.capabilities import PreparedLock, PreparedUnlock, Trigger
 from gateway.machines.driver import TRANSIENT_ERRORS, DriverError
-from storage.journal import SeatState
+from storage.journal import MachineState
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ class FloorActions(HeatCore):
         the machines that were silent (link errors, not refusals): the runner judges
         whether that is a system failure (:mod:`gateway.heats.decisions`)."""
         credits, seconds = self.view.credits, self.view.seconds
-        targets = self._seats_in({SeatState.PENDING, SeatState.ARMED})
+        targets = self._seats_in({MachineState.PENDING, MachineState.ARMED})
 
         async def arm(machine_id: str) -> tuple[str, str]:
             link = self.links[machine_id]
@@ -58,9 +58,9 @@ class FloorActions(HeatCore):
             else:
                 supports[machine_id] = result[1]
                 self.out.seats[machine_id].support = result[1]
-                self.out.seats[machine_id].state = SeatState.ARMED
+                self.out.seats[machine_id].state = MachineState.ARMED
         await self.writer.set_seats(
-            self.run_id, dict.fromkeys(supports, SeatState.ARMED), supports=supports
+            self.run_id, dict.fromkeys(supports, MachineState.ARMED), supports=supports
         )
         return silent
 
@@ -73,7 +73,7 @@ class FloorActions(HeatCore):
         before any acknowledgement is awaited (least skew); other machines unlock in one
         gather, each its own coroutine, which also leaves in one pass of the event loop.
         """
-        targets = self._seats_in({SeatState.ARMED, SeatState.PLAYING})
+        targets = self._seats_in({MachineState.ARMED, MachineState.PLAYING})
         fired = self._trigger_all(targets, _prepared_unlock)
         t0 = time.perf_counter()
 
@@ -103,7 +103,7 @@ class FloorActions(HeatCore):
             else:
                 seat.unlock_ack_ms = result
                 seat.unlocked_at = datetime.now(UTC)
-            seat.state = SeatState.PLAYING
+            seat.state = MachineState.PLAYING
 
     def _trigger_all(
         self, targets: list[str], prepare: Callable[[object], Trigger | None]
@@ -129,11 +129,11 @@ class FloorActions(HeatCore):
                 gc.enable()
         return fired
 
-    async def _lock_all(self, new_state: SeatState | None) -> None:
+    async def _lock_all(self, new_state: MachineState | None) -> None:
         """Lock every machine in play together (the heat's end, a pause): prepared locks
         in one tight loop where the driver offers them, then the ordinary retried lock
         for any machine whose fired lock was not acknowledged."""
-        targets = self._seats_in({SeatState.ARMED, SeatState.PLAYING, SeatState.LOCKED})
+        targets = self._seats_in({MachineState.ARMED, MachineState.PLAYING, MachineState.LOCKED})
         fired = self._trigger_all(targets, _prepared_lock)
 
         async def lock(machine_id: str) -> None:
@@ -183,7 +183,7 @@ class FloorActions(HeatCore):
 
     async def _release_once(self) -> dict[str, str]:
         """One release round over every machine not yet back; the failures and why."""
-        targets = [m for m, s in self.out.seats.items() if s.state is not SeatState.RELEASED]
+        targets = [m for m, s in self.out.seats.items() if s.state is not MachineState.RELEASED]
 
         async def release(machine_id: str) -> None:
             link = self.links[machine_id]
@@ -200,14 +200,14 @@ class FloorActions(HeatCore):
                 failed[machine_id] = _why(result)
             else:
                 released.append(machine_id)
-                self.out.seats[machine_id].state = SeatState.RELEASED
+                self.out.seats[machine_id].state = MachineState.RELEASED
         if released:
-            await self.writer.set_seats(self.run_id, dict.fromkeys(released, SeatState.RELEASED))
+            await self.writer.set_seats(self.run_id, dict.fromkeys(released, MachineState.RELEASED))
         return failed
 
     async def _settle(self) -> None:
         """Settle the run once every machine is back and every effect applied."""
-        if all(s.state is SeatState.RELEASED for s in self.out.seats.values()):
+        if all(s.state is MachineState.RELEASED for s in self.out.seats.values()):
             await self.writer.settle(self.run_id)
 
     def _feed_key(self) -> str:

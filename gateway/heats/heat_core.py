@@ -32,14 +32,14 @@ from gateway.machines.driver import (
 from gateway.machines.links import MachineLink
 from gateway.scores import HeatScore, TournamentMeters
 from storage.effects import EffectIn, EffectKind
-from storage.journal import RunState, RunView, SeatState
+from storage.journal import MachineState, RunState, RunView
 from storage.lease import StaleOwner
 
 log = logging.getLogger(__name__)
 
 S = RunState
 
-_LIVE = frozenset({SeatState.ARMED, SeatState.PLAYING, SeatState.LOCKED})
+_LIVE = frozenset({MachineState.ARMED, MachineState.PLAYING, MachineState.LOCKED})
 _NATIVE = TournamentSupport.NATIVE.value
 
 
@@ -57,10 +57,10 @@ class Directive:
 
 
 @dataclass(slots=True)
-class SeatOutcome:
+class MachineOutcome:
     machine_id: str
     support: str | None = None
-    state: SeatState = SeatState.PENDING
+    state: MachineState = MachineState.PENDING
     unlock_ack_ms: float | None = None  # when its unlock was acknowledged, after the fire
     unlocked_at: datetime | None = None  # the same, as a time: its proof of play (T20)
     score: int | None = None
@@ -74,7 +74,7 @@ class HeatOutcome:
     state: RunState
     started_at: datetime | None
     ends_at: datetime | None
-    seats: dict[str, SeatOutcome]
+    seats: dict[str, MachineOutcome]
     end_to_committed_ms: float | None = None  # from the start of collection
     committed_at: datetime | None = None  # when the last score of the heat was committed
     notes: list[str] = field(default_factory=list)
@@ -139,7 +139,7 @@ class HeatCore:
         seat = self.out.seats[machine_id]
         seat.error = f"{seat.error}; {flag}" if seat.error else flag
         self.out.notes.append(f"{machine_id}: {flag}")
-        await self.writer.set_seats(self.run_id, {machine_id: SeatState.SCORED}, note=flag)
+        await self.writer.set_seats(self.run_id, {machine_id: MachineState.SCORED}, note=flag)
 
     def _track_games(self, machine_id: str, events: list[MachineEvent]) -> None:
         """Follow whether a game is in progress: the last game event seen decides."""
@@ -163,12 +163,12 @@ class HeatCore:
     async def _malfunction(self, machine_id: str, reason: str) -> None:
         """Rule 20/21: the machine leaves the heat; its player is handled by the services."""
         seat = self.out.seats[machine_id]
-        if seat.state is SeatState.MALFUNCTION:
+        if seat.state is MachineState.MALFUNCTION:
             return
-        seat.state, seat.error = SeatState.MALFUNCTION, reason
+        seat.state, seat.error = MachineState.MALFUNCTION, reason
         effect = EffectIn(EffectKind.MALFUNCTION, datetime.now(UTC), machine_id, {"reason": reason})
         await self.writer.set_seats(
-            self.run_id, {machine_id: SeatState.MALFUNCTION}, note=reason, effects=[effect]
+            self.run_id, {machine_id: MachineState.MALFUNCTION}, note=reason, effects=[effect]
         )
         self._emit(Progress.MALFUNCTION, machine_id=machine_id, detail=reason)
         link = self.links[machine_id]
@@ -189,7 +189,7 @@ class HeatCore:
         except Exception:
             log.exception("heat run %s: tournament effects left pending", self.run_id)
 
-    def _seats_in(self, wanted: set[SeatState] | frozenset[SeatState]) -> list[str]:
+    def _seats_in(self, wanted: set[MachineState] | frozenset[MachineState]) -> list[str]:
         return [m for m, s in self.out.seats.items() if s.state in wanted]
 
     def _spacing(self) -> float:

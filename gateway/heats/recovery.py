@@ -43,10 +43,10 @@ from gateway.heats.spool import JournalWriter
 from gateway.machines.driver import DriverError
 from gateway.machines.links import MachineLink
 from storage.effects import EffectIn, EffectKind
-from storage.journal import RunState, RunView, SeatState
+from storage.journal import MachineState, RunState, RunView
 
 S = RunState
-_NEEDS_RELEASE = frozenset(SeatState) - {SeatState.RELEASED, SeatState.PENDING}
+_NEEDS_RELEASE = frozenset(MachineState) - {MachineState.RELEASED, MachineState.PENDING}
 
 
 @dataclass(slots=True)
@@ -143,10 +143,10 @@ async def _recover_run(ctx: _Context, view: RunView) -> Recovery:
         view.state is S.RUNNING and view.ends_at is not None and view.ends_at > datetime.now(UTC)
     )
     playing_seats = frozenset(
-        m for m, s in view.machines.items() if s in (SeatState.ARMED, SeatState.PLAYING)
+        m for m, s in view.machines.items() if s in (MachineState.ARMED, MachineState.PLAYING)
     )
     unlock = playing_seats if still_running else frozenset()
-    live = [m for m, s in view.machines.items() if s is not SeatState.RELEASED]
+    live = [m for m, s in view.machines.items() if s is not MachineState.RELEASED]
     silent = await interrogate(ctx.links, live, unlock=unlock) if live else []
     report = Recovery(view.id, view.state, "resume", silent=silent)
     if unlock and not is_system_failure(silent, unlock):
@@ -183,14 +183,14 @@ async def _decide(ctx: _Context, view: RunView, report: Recovery) -> RunView:
         await ctx.writer.step(view.id, S.RESTARTED, note=reason, effects=[effect])
     elif silent:
         # Single machines silent: malfunctioned (T20/T21), the heat goes on.
-        playing = [m for m in silent if view.machines[m] is not SeatState.MALFUNCTION]
+        playing = [m for m in silent if view.machines[m] is not MachineState.MALFUNCTION]
         if not playing:
             return view
         reason = "silent at gateway restart"
         now = datetime.now(UTC)
         await ctx.writer.set_seats(
             view.id,
-            dict.fromkeys(playing, SeatState.MALFUNCTION),
+            dict.fromkeys(playing, MachineState.MALFUNCTION),
             note=reason,
             effects=[EffectIn(EffectKind.MALFUNCTION, now, m, {"reason": reason}) for m in playing],
         )

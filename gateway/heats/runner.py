@@ -54,7 +54,7 @@ from gateway.heats import states
 from gateway.heats.collect import Collecting
 from gateway.heats.decisions import is_system_failure, unproven_seats
 from gateway.heats.floor_actions import FloorActions
-from gateway.heats.heat_core import _LIVE, Command, Directive, HeatOutcome, SeatOutcome
+from gateway.heats.heat_core import _LIVE, Command, Directive, HeatOutcome, MachineOutcome
 from gateway.heats.hooks import Progress
 from gateway.heats.watch import TRAP_MALFUNCTION_EVENTS, Watching
 from gateway.machines.driver import (
@@ -63,7 +63,7 @@ from gateway.machines.driver import (
 )
 from gateway.machines.links import close_links, open_links
 from storage.effects import EffectIn, EffectKind
-from storage.journal import RunState, RunView, SeatState
+from storage.journal import MachineState, RunState, RunView
 
 S = RunState
 Step = tuple[RunState | None, dict[str, Any]]  # the next state, and what to journal with it
@@ -109,7 +109,7 @@ class HeatRunner(FloorActions, Watching, Collecting):
             started_at=view.started_at,
             ends_at=view.ends_at,
             seats={
-                m: SeatOutcome(m, support=view.supports.get(m), state=s)
+                m: MachineOutcome(m, support=view.supports.get(m), state=s)
                 for m, s in view.machines.items()
             },
         )
@@ -173,7 +173,7 @@ class HeatRunner(FloorActions, Watching, Collecting):
         now = datetime.now(UTC)
         self.ends_at = now + timedelta(seconds=self.view.seconds)
         self.out.started_at, self.out.ends_at = now, self.ends_at
-        playing = {m: SeatState.PLAYING for m in self._seats_in({SeatState.ARMED})}
+        playing = {m: MachineState.PLAYING for m in self._seats_in({MachineState.ARMED})}
         started = EffectIn(EffectKind.STARTED, now)  # T22: the announced start
         return S.RUNNING, {
             "started_at": now,
@@ -191,7 +191,7 @@ class HeatRunner(FloorActions, Watching, Collecting):
             wait = (self.ends_at - datetime.now(UTC)).total_seconds()
             if wait > 0:
                 await asyncio.sleep(wait)
-        await self._lock_all(SeatState.LOCKED)
+        await self._lock_all(MachineState.LOCKED)
         return S.COLLECTING, {}
 
     async def _collecting(self) -> Step:
@@ -256,7 +256,7 @@ class HeatRunner(FloorActions, Watching, Collecting):
         assert self.ends_at is not None
         if now <= self.ends_at + timedelta(seconds=self.late_grace_s):
             return S.ENDING, {}
-        in_play = self._seats_in({SeatState.ARMED, SeatState.PLAYING})
+        in_play = self._seats_in({MachineState.ARMED, MachineState.PLAYING})
         unwatched = [
             m for m in in_play if self.out.seats[m].support == TournamentSupport.HOST_TIMED.value
         ]
@@ -332,7 +332,7 @@ class HeatRunner(FloorActions, Watching, Collecting):
                     "state": "running",
                     "started_at": started.isoformat(),
                     "ends_at": self.ends_at.isoformat() if self.ends_at else None,
-                    "machines": self._seats_in({SeatState.PLAYING}),
+                    "machines": self._seats_in({MachineState.PLAYING}),
                 },
                 retain=True,
             )
@@ -347,7 +347,7 @@ class HeatRunner(FloorActions, Watching, Collecting):
         seat = self.out.seats.get(event.machine_id)
         if seat is None or event.kind not in TRAP_MALFUNCTION_EVENTS:
             return False
-        if seat.state is not SeatState.PLAYING or self.out.state is not S.RUNNING:
+        if seat.state is not MachineState.PLAYING or self.out.state is not S.RUNNING:
             return False  # not playing (yet, or any more): arming and the end handle it
         self._spawn_malfunction(event.machine_id, f"{source}: {event.kind.value}")
         return True
@@ -377,4 +377,4 @@ class HeatRunner(FloorActions, Watching, Collecting):
         self._emit(Progress.STATE, state=state.value, seconds_left=left)
 
 
-__all__ = ["Command", "HeatOutcome", "HeatRunner", "SeatOutcome", "close_links", "open_links"]
+__all__ = ["Command", "HeatOutcome", "HeatRunner", "MachineOutcome", "close_links", "open_links"]

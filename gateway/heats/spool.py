@@ -25,7 +25,7 @@ from typing import Any
 from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, OperationalError
 
 from storage.effects import EffectIn, EffectKind
-from storage.journal import Journal, NotSettled, ResultIn, RunState, SeatState
+from storage.journal import Journal, MachineState, NotSettled, ResultIn, RunState
 from storage.lease import StaleOwner
 
 log = logging.getLogger(__name__)
@@ -71,7 +71,7 @@ class JournalWriter:
         ends_at: datetime | None = None,
         paused_left_ms: int | None = None,
         clear_pause: bool = False,
-        seats: Mapping[str, SeatState] | None = None,
+        seats: Mapping[str, MachineState] | None = None,
         effects: Sequence[EffectIn] = (),
     ) -> None:
         await self._write(
@@ -92,7 +92,7 @@ class JournalWriter:
     async def set_seats(
         self,
         run_id: int,
-        seats: Mapping[str, SeatState],
+        seats: Mapping[str, MachineState],
         *,
         supports: Mapping[str, str] | None = None,
         note: str = "",
@@ -308,13 +308,13 @@ async def _apply(journal: Journal, r: dict[str, Any]) -> None:
             ends_at=_dt(r["ends_at"]),
             paused_left_ms=r["paused_left_ms"],
             clear_pause=r["clear_pause"],
-            seats={k: SeatState(v) for k, v in r["seats"].items()},
+            seats={k: MachineState(v) for k, v in r["seats"].items()},
             effects=_effects(r.get("effects")),
         )
     elif op == "seats":
         await journal.set_seats(
             r["run_id"],
-            {k: SeatState(v) for k, v in r["seats"].items()},
+            {k: MachineState(v) for k, v in r["seats"].items()},
             supports=r["supports"],
             note=r["note"],
             effects=_effects(r.get("effects")),

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from gateway.heats.heat_core import HeatCore, _why
 from gateway.heats.hooks import Progress
 from gateway.machines.driver import TRANSIENT_ERRORS, DriverError, MachineEventKind
-from storage.journal import SeatState
+from storage.journal import MachineState
 
 # Events that end a machine's part in a heat (rule 20: a malfunction of a slot machine),
 # whether a SAS exception, an MQTT board event or an SNMP trap (gateway.machines.health) says so.
@@ -42,7 +42,7 @@ class Watching(HeatCore):
         self._stop_watch.clear()
         self._watchers = [
             asyncio.create_task(self._watch(m), name=f"watch-{m}")
-            for m in self._seats_in({SeatState.PLAYING})
+            for m in self._seats_in({MachineState.PLAYING})
         ]
 
     async def _stop_watchers(self) -> None:
@@ -67,7 +67,7 @@ class Watching(HeatCore):
         link = self.links[machine_id]
         tick = 0
         while not self._stop_watch.is_set() and not self._quiet_before_end():
-            if self.out.seats[machine_id].state is SeatState.MALFUNCTION:
+            if self.out.seats[machine_id].state is MachineState.MALFUNCTION:
                 return  # marked from outside (an SNMP trap): out of the heat
             try:
                 events = await link.call(link.driver.poll_events)

@@ -64,7 +64,7 @@ from gateway.tournament.services.seating import SeatInfo, heat_seats
 from storage import effects
 from storage.effects import EffectKind, EffectView
 from storage.enums import HeatStatus, SeatStatus
-from storage.journal import HeatResult, HeatRun, HeatRunMachine, HeatRunStep, RunState, SeatState
+from storage.journal import HeatResult, HeatRun, HeatRunMachine, HeatRunStep, MachineState, RunState
 from storage.tournament import Heat, HeatNotice
 
 log = logging.getLogger(__name__)
@@ -180,7 +180,7 @@ class TournamentBridge:
         await begin_heat(session, heat_id, present_seats=present, at=effect.at, actor=self.actor)
         # Machines that failed while being armed, before the start: their players were
         # there, so T20 (a future seat or a refund), not T22.
-        failed = {m for m, s in run.items() if s is SeatState.MALFUNCTION}
+        failed = {m for m, s in run.items() if s is MachineState.MALFUNCTION}
         for seat in await heat_seats(session, heat_id):
             if seat.machine_id in failed and seat.status is SeatStatus.PRESENT:
                 await mark_seat_malfunctioned(
@@ -271,14 +271,14 @@ def _seat_of(seats: list[SeatInfo], machine_id: str | None) -> SeatInfo | None:
     return next((s for s in seats if s.machine_id == machine_id), None)
 
 
-async def _run_machines(session: AsyncSession, run_id: int) -> dict[str, SeatState]:
+async def _run_machines(session: AsyncSession, run_id: int) -> dict[str, MachineState]:
     """The machines the runner took into the run (not left pending)."""
     rows = await session.execute(
         select(HeatRunMachine.machine_id, HeatRunMachine.state).where(
             HeatRunMachine.run_id == run_id
         )
     )
-    return {m: s for m, s in rows.all() if s is not SeatState.PENDING}
+    return {m: s for m, s in rows.all() if s is not MachineState.PENDING}
 
 
 async def failure_began(session: AsyncSession, heat_id: int) -> datetime | None:

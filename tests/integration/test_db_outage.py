@@ -26,7 +26,7 @@ from gateway.heats.runner import HeatRunner
 from gateway.heats.spool import JournalWriter
 from gateway.machines.links import MachineLink
 from storage.db import Base, make_engine, make_sessionmaker
-from storage.journal import Journal, RunState, SeatState
+from storage.journal import Journal, MachineState, RunState
 
 from ..gateway.direct_driver import DirectDriver
 
@@ -159,7 +159,7 @@ async def _heat_through_outage(journal: Journal, spool: Path, cut: object, resto
 
     # The heat finished on the floor during the outage, and everything is in the spool.
     assert out.state is RunState.CLOSED
-    assert all(s.state is SeatState.RELEASED for s in out.seats.values())
+    assert all(s.state is MachineState.RELEASED for s in out.seats.values())
     assert all(not m.in_tournament and m.play_enabled() for m in machines)
     assert writer.pending
     assert writer.spooled_total > 0

@@ -40,7 +40,7 @@ from gateway.web.mqtt_source import MqttFeedSource
 from protocols.mqtt.broker import EmbeddedBroker
 from protocols.snmp.mib import Notification
 from protocols.snmp.security import V2cCommunity
-from storage.journal import RunState, SeatState
+from storage.journal import MachineState, RunState
 from storage.tournament import Seat, SeatStatus
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
@@ -178,9 +178,9 @@ async def test_serve_publishes_the_live_heat_and_a_door_trap_ends_one_seat(
         # Rule 20: out of the heat, not scored; back in normal play once the heat closed.
         assert trapped.error == "SNMP trap: door-opened"
         assert trapped.score is None
-        assert trapped.state is SeatState.RELEASED
+        assert trapped.state is MachineState.RELEASED
         others = [s for m, s in outcome.seats.items() if m != TRAPPED]
-        assert all(s.state is SeatState.RELEASED and s.score is not None for s in others)
+        assert all(s.state is MachineState.RELEASED and s.score is not None for s in others)
         assert serving.health.is_marked(TRAPPED)  # preflight refuses it until cleared
         assert (await serving.health.preflight([TRAPPED]))[TRAPPED] == ["marked: door-opened"]
 

@@ -31,7 +31,7 @@ from gateway.machines.registry import open_driver
 from protocols.mqtt.broker import EmbeddedBroker
 from protocols.mqtt.client import MqttSettings
 from storage.db import make_sessionmaker
-from storage.journal import Journal, RunState, SeatState
+from storage.journal import Journal, MachineState, RunState
 
 from ..protocols.mqtt.mosquitto_proc import Mosquitto
 
@@ -119,7 +119,9 @@ async def _check_every_score_stored(
     journal: Journal, out: HeatOutcome, machines: dict[str, ModelTournamentMeters]
 ) -> None:
     assert out.state is RunState.CLOSED, out.notes
-    assert {m: s.state for m, s in out.seats.items()} == dict.fromkeys(machines, SeatState.RELEASED)
+    assert {m: s.state for m, s in out.seats.items()} == dict.fromkeys(
+        machines, MachineState.RELEASED
+    )
     results = {r.machine_id: r for r in await journal.results(out.run_id)}
     assert sorted(results) == sorted(machines)
     for machine_id, r in results.items():

@@ -22,7 +22,7 @@ import pytest
 from gateway.app.context import GatewayContext, bank_links, close_links
 from gateway.heats.hooks import Progress, ProgressNote
 from gateway.heats.runner import HeatRunner
-from storage.journal import RunState, SeatState
+from storage.journal import MachineState, RunState
 
 from ..gateway.emulated import ROOT, BankProcess
 
@@ -136,7 +136,7 @@ async def test_machines_failing_mid_heat(banks: Banks, tmp_path: Path) -> None:
             await injector
             await close_links(links)
         assert out.state is RunState.CLOSED
-        assert out.seats["EMU-002"].state is SeatState.MALFUNCTION
+        assert out.seats["EMU-002"].state is MachineState.MALFUNCTION
         assert "stopped answering" in out.seats["EMU-002"].error
         stored = sorted(r.machine_id for r in await ctx.journal.results(out.run_id))
         assert stored == ["EMU-001", "EMU-003", "EMU-004"]

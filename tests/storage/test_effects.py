@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from storage import effects
 from storage.db import make_sessionmaker
 from storage.effects import EffectIn, EffectKind
-from storage.journal import Journal, NotSettled, ResultIn, RunState, SeatState
+from storage.journal import Journal, MachineState, NotSettled, ResultIn, RunState
 
 NOW = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
 
@@ -48,7 +48,7 @@ async def test_a_step_that_fails_writes_no_effect(engine: AsyncEngine) -> None:
     run_id = await journal.create_run("A", ["A01"], credits=1000, seconds=60, heat_id=7)
     bad = EffectIn(EffectKind.MALFUNCTION, NOW, machine_id="A01")
     with pytest.raises(KeyError):
-        await journal.set_seats(run_id, {"A99": SeatState.MALFUNCTION}, effects=[bad])
+        await journal.set_seats(run_id, {"A99": MachineState.MALFUNCTION}, effects=[bad])
     async with sessions() as session:
         assert await effects.pending(session, run_id=run_id) == []
 
@@ -86,12 +86,12 @@ async def test_a_run_settles_only_when_machines_are_back_and_effects_applied(
     await journal.step(
         run_id,
         RunState.CLOSED,
-        seats={"A01": SeatState.RELEASED, "A02": SeatState.LOCKED},
+        seats={"A01": MachineState.RELEASED, "A02": MachineState.LOCKED},
         effects=[EffectIn(EffectKind.CLOSED, NOW)],
     )
     with pytest.raises(NotSettled, match="machine A02 not back in normal play"):
         await journal.settle(run_id)
-    await journal.set_seats(run_id, {"A02": SeatState.RELEASED})
+    await journal.set_seats(run_id, {"A02": MachineState.RELEASED})
     with pytest.raises(NotSettled, match="1 tournament effect"):
         await journal.settle(run_id)
     async with sessions.begin() as session:

@@ -27,7 +27,7 @@ from gateway.machines.links import MachineLink, close_links
 from gateway.machines.sas import SasDriver
 from protocols.sas.endpoint import parse_endpoint
 from storage.db import make_sessionmaker
-from storage.journal import HeatRunMachine, Journal, RunState, SeatState
+from storage.journal import HeatRunMachine, Journal, MachineState, RunState
 
 CREDITS = 400
 SPIN_BEFORE_END_S = 1.2  # the watcher (poll spacing 200 ms) sees 7E before it stops
@@ -130,7 +130,7 @@ async def test_a_game_running_at_the_end_is_scored_once_it_completes(
     assert r.score == CREDITS - BET + r.credits_won
     # the LP 1A cross-check read the same credit meter: nothing flagged
     assert out.notes == []
-    assert all(s.error == "" and s.state is SeatState.RELEASED for s in out.seats.values())
+    assert all(s.error == "" and s.state is MachineState.RELEASED for s in out.seats.values())
 
 
 async def test_a_game_that_does_not_end_in_time_is_scored_and_flagged(

@@ -35,7 +35,7 @@ from gateway.machines.links import MachineLink
 from protocols.snmp.manager import HealthPoller, SnmpTarget, TrapReceiver
 from protocols.snmp.security import V2cCommunity, V3User
 from storage.db import make_sessionmaker
-from storage.journal import Journal, RunState, SeatState
+from storage.journal import Journal, MachineState, RunState
 
 from ..direct_driver import DirectDriver
 
@@ -205,7 +205,7 @@ async def test_door_opened_mid_heat_by_sas_ends_that_seat_only(
     # An event about a seat that is no longer playing changes nothing.
     late = MachineEvent("A01", MachineEventKind.DOOR_OPENED, out.started_at)  # type: ignore[arg-type]
     assert runner.report_event(late) is False
-    assert out.seats["A01"].state is SeatState.RELEASED
+    assert out.seats["A01"].state is MachineState.RELEASED
 
 
 async def test_link_down_trap_reaches_the_heat_only_if_the_link_stays_down() -> None:

@@ -23,7 +23,7 @@ from gateway.tournament.settings import TournamentSettings
 from protocols.sas import TournamentMode
 from protocols.sas.endpoint import parse_endpoint
 from storage.db import make_sessionmaker
-from storage.journal import Journal, RunState, SeatState
+from storage.journal import Journal, MachineState, RunState
 
 from .test_heat_runner import Bank, _run
 
@@ -137,7 +137,7 @@ async def test_one_machine_refusing_to_arm_is_its_malfunction_and_none_stays_loc
     # rule 20: A02's malfunction (then released with the others at the close)
     assert "arming failed: MachineRefused" in out.seats["A02"].error
     assert out.seats["A02"].score is None
-    assert out.seats["A01"].state is SeatState.RELEASED
+    assert out.seats["A01"].state is MachineState.RELEASED
     assert {r.machine_id for r in await journal.results(out.run_id)} == {"A01", "A03"}
     for m in bank.machines:
         assert not m.play_locked, m.machine_id

@@ -14,7 +14,7 @@ from gateway.heats.runner import Command, HeatOutcome, HeatRunner
 from gateway.heats.spool import JournalWriter
 from gateway.machines.links import MachineLink
 from storage.db import make_sessionmaker
-from storage.journal import Journal, RunState, SeatState
+from storage.journal import Journal, MachineState, RunState
 
 from ..direct_driver import DirectDriver, PreparedDirectDriver
 
@@ -95,7 +95,7 @@ async def test_full_heat_scores_every_machine_once_and_releases(
     ]
     view = await journal.run(out.run_id)
     assert view.settled
-    assert set(view.machines.values()) == {SeatState.RELEASED}
+    assert set(view.machines.values()) == {MachineState.RELEASED}
     if prepared:  # every unlock sent before any acknowledgement was awaited
         assert all("prepare_unlock" in d.calls for d in bank.drivers.values())
 
@@ -116,7 +116,7 @@ async def test_machine_that_stops_answering_is_malfunctioned_heat_goes_on(
     out = await _run(runner, bank, seconds=2)
     await failing
     assert out.state is RunState.CLOSED
-    assert out.seats["A02"].state is SeatState.MALFUNCTION  # rule 20
+    assert out.seats["A02"].state is MachineState.MALFUNCTION  # rule 20
     assert "stopped answering" in out.seats["A02"].error
     stored = {r.machine_id for r in await journal.results(out.run_id)}
     assert stored == {"A01", "A03"}

@@ -19,7 +19,7 @@ from gateway.machines.sas import SasDriver
 from protocols.sas import EgmMessage, LongPoll
 from protocols.sas.endpoint import parse_endpoint
 from storage.db import make_sessionmaker
-from storage.journal import HeatRunMachine, Journal, RunState, SeatState
+from storage.journal import HeatRunMachine, Journal, MachineState, RunState
 
 SPACING = 0.02  # a short SAS poll spacing keeps the test quick; the order is the same
 
@@ -119,7 +119,7 @@ async def test_native_score_from_meters_equals_the_credit_meter(
         end = len(polls) - polls[::-1].index("SendTournamentMeters") - 1
         assert "Shutdown" in polls[:end]
         assert polls[end + 1] == "SendCurrentCredits"
-        assert out.seats[mid].state is SeatState.RELEASED
+        assert out.seats[mid].state is MachineState.RELEASED
         assert out.seats[mid].error == ""
     for b in host_timed:
         assert stored[b.machine.machine_id].score == at_lock[b.machine.machine_id]

@@ -26,7 +26,7 @@ from gateway.heats.spool import JournalWriter
 from gateway.machines.driver import LinkTimeout
 from gateway.tournament.bridge import TournamentBridge
 from storage import effects
-from storage.journal import HeatRun, RunState, SeatState
+from storage.journal import HeatRun, MachineState, RunState
 from storage.tournament import Heat, HeatStatus, Score, SeatStatus
 
 from ..conftest import MACHINES, Floor
@@ -161,7 +161,7 @@ async def test_the_same_outage_restarts_the_heat_while_arming_too(floor: Floor) 
     runner = HeatRunner(floor.writer, floor.links(), poll_interval_s=0.05)
     outcome = await runner.run_new("A", MACHINES, credits=300, seconds=1, heat_id=floor.heat_id)
     assert outcome.state is RunState.RESTARTED
-    assert outcome.seats["A01"].state is SeatState.RELEASED  # the one armed is let go
+    assert outcome.seats["A01"].state is MachineState.RELEASED  # the one armed is let go
     assert not floor.machines["A01"].in_tournament
     async with floor.sessions() as s:
         heat = await s.get(Heat, floor.heat_id)
@@ -201,7 +201,7 @@ async def test_a_release_that_fails_once_is_retried_and_nothing_restarts(
     outcome = await runner.run_new("A", MACHINES, credits=300, seconds=1, heat_id=floor.heat_id)
     assert outcome.state is RunState.CLOSED
     assert failures["left"] == 0
-    assert all(s.state is SeatState.RELEASED for s in outcome.seats.values())
+    assert all(s.state is MachineState.RELEASED for s in outcome.seats.values())
     heat = await _assert_at_rest(floor, status=HeatStatus.CLOSED)
     assert heat.restarts == 0
     assert len(await _scores(floor)) == len(MACHINES)

@@ -21,7 +21,7 @@ from gateway.heats.runner import HeatRunner
 from gateway.heats.spool import JournalWriter
 from gateway.machines.links import MachineLink
 from storage.db import make_sessionmaker
-from storage.journal import Journal, RunState, SeatState
+from storage.journal import Journal, MachineState, RunState
 
 from ..direct_driver import DirectDriver
 
@@ -136,7 +136,7 @@ async def test_silent_machine_at_restart_is_malfunctioned_others_resume(
     outcome = reports[0].outcome
     assert outcome is not None
     assert outcome.state is RunState.CLOSED
-    assert outcome.seats["A03"].state is SeatState.MALFUNCTION  # rule 20
+    assert outcome.seats["A03"].state is MachineState.MALFUNCTION  # rule 20
     assert sorted(r.machine_id for r in await journal.results(crashed.run_id)) == ["A01", "A02"]
     # A03 answers again later: the next recovery releases it, nothing is scored twice
     drivers["A03"].fault = None
