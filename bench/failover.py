@@ -11,7 +11,7 @@ running the primary is SIGKILLed.  Measured from the kill:
   for a running heat that is its first floor command, the unlock of every seat,
   acknowledged by the machines;
 
-and, once the heat has closed: scores lost, doubled or wrong (rule 12: the end credits,
+and, once the heat has closed: scores lost, doubled or wrong (T12: the end credits,
 ``credits - wagered + won``, the same in the journal and the tournament) — all must be 0
 — and machines left in tournament mode.  The lease expiry is part of the time: the
 standby may take the bank only when the dead primary's lease has run out.
@@ -198,7 +198,7 @@ def _score_faults(runs: list[Any], scores: list[Any], results: list[Any]) -> tup
         if r is None or r.score != credits:
             wrong += 1  # the tournament's score is not the machine's
         elif r.score != closed[-1].credits - r.credits_wagered + r.credits_won:
-            wrong += 1  # rule 12: the end credit meter
+            wrong += 1  # T12: the end credit meter
     return lost, doubled, wrong
 
 

@@ -15,7 +15,7 @@ With two CPUs or more the bank process gets a CPU of its own and the gateway the
 * end -> stored -- from the heat clock's end (the journaled ``ends_at``) to the commit of
   the last machine's score.  A native machine needs two polls after the end: LP 01 (the
   lock, acknowledged first, so a game in progress is in the meters) and LP 99 (the four
-  tournament meters: score = starting credits - wagered + won, rule 12); its LP 1A credit
+  tournament meters: score = starting credits - wagered + won, T12); its LP 1A credit
   meter is read a poll later, after the commit, as a cross-check.  With 200 ms spacing
   per machine about 200 ms is the protocol's floor.  Goal: 200 scores within 400 ms.
 * min poll gap -- the shortest time between two polls to one machine over a whole heat,

@@ -118,7 +118,7 @@ def generate(n: int, ids: Ids, rng: random.Random) -> dict[str, list[tuple[Any, 
     for i in range(n):
         player = p0 + i // ENTRIES_PER_PLAYER
         # Entry i sits in heat i % H at seat i // H + 1: a player's entries land in
-        # different heats (rule 16) and (heat, seat) never repeats.
+        # different heats (T16) and (heat, seat) never repeats.
         heat, seat_no = h0 + i % n_heats, i // n_heats + 1
         disqualified = rng.random() < 0.001
         credits = rng.randrange(distinct)
@@ -135,7 +135,7 @@ def generate(n: int, ids: Ids, rng: random.Random) -> dict[str, list[tuple[Any, 
             (sc0 + i, t_id, "qualifying", heat, s0 + i, e0 + i, player, 200, 40, 2000,
              credits, credits, "machine", T0 + timedelta(hours=1))
         )  # fmt: skip
-    # A few player-wide disqualifications (rule 3) and register exclusions (rule 2).
+    # A few player-wide disqualifications (T3) and register exclusions (T2).
     for p in rng.sample(range(n_players), k=max(1, n_players // 2000)):
         d = ids.take("disqualifications", 1)
         rows["disqualifications"].append(
@@ -147,7 +147,7 @@ def generate(n: int, ids: Ids, rng: random.Random) -> dict[str, list[tuple[Any, 
             (x, "self-exclusion", f"B{t_id:03d}{p:010d}", T0 - timedelta(days=30),
              "csv:bench", "compliance:bench", T0)
         )  # fmt: skip
-    # Round-1 cards for every tie among the 30 best credit values (rule 19).
+    # Round-1 cards for every tie among the 30 best credit values (T19).
     by_value: dict[int, list[int]] = defaultdict(list)
     for i, c in enumerate(credits_of):
         by_value[c].append(i)

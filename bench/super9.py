@@ -1,10 +1,10 @@
 """Super 9 draw engine: time from a spin's result to the list of completed tickets.
 
 Goal (issue 6): under 5 ms at 10^5 tickets.  For each size, several games are played on
-random tickets (nine distinct numbers each, rule 8) with a random wheel until every
+random tickets (nine distinct numbers each, S9-8) with a random wheel until every
 number has been called, and every spin is timed twice over:
 
-* ``DrawEngine.call`` — the spin's number in, the tickets it completed out (rule 13);
+* ``DrawEngine.call`` — the spin's number in, the tickets it completed out (S9-13);
 * the display path, ``LiveDraw.sync`` + ``LiveDraw.payload`` on the same spins — what a
   published draw costs (completions, counts, the near-complete list).
 

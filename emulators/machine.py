@@ -312,7 +312,7 @@ class EmulatedMachine:
     def transfer_out(self, cashable: int, restricted: int) -> None:
         """Host sweeps credits off the machine (a funds transfer to the host) at the end of
         a host-timed heat: wins on restricted play land on the cashable meter, so both
-        parts go (rules 12, 18).  Refused if more is asked than is on the meter."""
+        parts go (T12, T18).  Refused if more is asked than is on the meter."""
         self._require_power()
         if self.game_in_progress:
             raise MachineRefusal("game in progress")

@@ -72,7 +72,7 @@ _METER_EVENTS = frozenset(
 class HostTimedHeat:
     """A heat on an EGM without tournament mode, run by the board itself: play-only
     (restricted) credits loaded at entry, meters taken as differences since entry, and
-    everything swept off the meter at exit (rules 12, 18).  The gateway times it."""
+    everything swept off the meter at exit (T12, T18).  The gateway times it."""
 
     credits: int
     seconds: int
@@ -389,7 +389,7 @@ class MqttBoard:
         if h is None:
             return
         final = h.meters(m)
-        # Wins on restricted play land on the cashable meter: sweep both (rules 12, 18).
+        # Wins on restricted play land on the cashable meter: sweep both (T12, T18).
         m.transfer_out(m.cashable_credits, m.restricted_credits)
         self.last_host_meters = final
         self.host_heat = None

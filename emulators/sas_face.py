@@ -326,7 +326,7 @@ class PollAnswers:
         try:
             if poll.transfer_type == AftTransferType.IN_HOUSE_TO_MACHINE:
                 if cashable or nonrestricted or not restricted:
-                    # only play-only credits may be loaded for a heat (rules 12, 18)
+                    # only play-only credits may be loaded for a heat (T12, T18)
                     return AftTransferStatus.INVALID_AMOUNT_OR_EXPIRATION
                 self.machine.transfer_in_restricted(restricted)
             elif poll.transfer_type == AftTransferType.IN_HOUSE_TO_HOST:

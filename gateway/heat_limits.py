@@ -4,7 +4,7 @@ A heat must be playable on every machine of a bank, so its limits are those of t
 narrowest carrier, SAS long poll 8C (:mod:`protocols.sas.tournament_layout`): starting
 credits in 4 BCD bytes (at most 99,999,999) and the time as MM:SS in one BCD byte each
 (at most 99:59 = 5,999 s).  Both must be positive: a heat with no credits or no time
-cannot be played (rule 12: every seat starts with the same credits).
+cannot be played (T12: every seat starts with the same credits).
 
 The check runs where a heat is made (``gateway.tournament.services.setup.schedule_heat``),
 where it is journaled and where it is run (``gateway.heats.runner``), so a heat the floor

@@ -1,7 +1,7 @@
 """What a machine reports at the end of a heat: the score and the raw tournament meters.
 
 Shared vocabulary of the machines (drivers produce it), the heats (the runner collects
-and journals it) and the tournament (it becomes a seat's score, rule 12).  A leaf: it
+and journals it) and the tournament (it becomes a seat's score, T12).  A leaf: it
 imports nothing of ours, so the tournament can use it without knowing machines or heats.
 """
 
@@ -24,5 +24,5 @@ class TournamentMeters:
 class HeatScore:
     """What a machine reports at the end of a heat: the score and the raw meters behind it."""
 
-    credits: int  # tournament credit meter at the end = the score (rule 12)
+    credits: int  # tournament credit meter at the end = the score (T12)
     meters: TournamentMeters

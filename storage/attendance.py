@@ -1,14 +1,16 @@
-"""Rule 22 roll call: who a floor attendant saw at their machine before a heat's start.
+"""T22 roll call: who a floor attendant saw at their machine before a heat's start.
 
 ``seat_attendance``   one row per seat the attendant marked, present or absent, with who
                       marked it and when (the latest mark stands; every mark is also in the
                       audit log).  A heat has "had a roll call" once any of its seats has a
                       row.  Marks are open until the heat starts; at the start
-                      (``begin_heat``) the seats not counted present forfeit (rule 22).
+                      (``begin_heat``) the seats not counted present forfeit (T22).
 ``tournament_attendance`` one row per tournament (optional): what happens at the start to a
                       seat nobody marked — ``auto`` (forfeit only when the heat had a roll
                       call, else present: venues that take no roll call keep working),
                       ``forfeit`` or ``present``.  No row means ``auto``.
+
+Clauses: docs/rules.md#t22.
 """
 
 from __future__ import annotations

@@ -13,17 +13,17 @@ from __future__ import annotations
 import enum
 
 DEFAULT_VENUE_TZ = "Africa/Johannesburg"
-DEFAULT_ENTRY_PRICE_CENTS = 5000  # R50 per seat, rule 5
-DEFAULT_SEMI_FINAL_SIZE = 49  # rule 14
-DEFAULT_PRIZE_PLACES = 3  # rule 19: places that need a strict order
-DEFAULT_POSTPONE_AFTER_S = 30 * 60  # rule 20: "a reasonable period"
-DEFAULT_NOTICE_S = 60 * 60  # rule 10: announced before the change
-MAX_DRAW_ROUNDS = 10  # rule 19 re-draws; bounds the round column of card_draws
+DEFAULT_ENTRY_PRICE_CENTS = 5000  # R50 per seat, T5
+DEFAULT_SEMI_FINAL_SIZE = 49  # T14
+DEFAULT_PRIZE_PLACES = 3  # T19: places that need a strict order
+DEFAULT_POSTPONE_AFTER_S = 30 * 60  # T20: "a reasonable period"
+DEFAULT_NOTICE_S = 60 * 60  # T10: announced before the change
+MAX_DRAW_ROUNDS = 10  # T19 re-draws; bounds the round column of card_draws
 
 
 class EntryValidity(enum.StrEnum):
-    SAME_DAY = "same-day"  # rules 7/8
-    HOURS_48 = "48h"  # rules 5/6
+    SAME_DAY = "same-day"  # T7/T8
+    HOURS_48 = "48h"  # T5/T6
 
 
 class Stage(enum.StrEnum):
@@ -33,28 +33,28 @@ class Stage(enum.StrEnum):
 
 
 class ExclusionKind(enum.StrEnum):
-    SELF_EXCLUSION = "self-exclusion"  # rule 2
-    REFUSAL_OF_ENTRY = "refusal-of-entry"  # rule 2
-    EXCLUDED_CATEGORY = "excluded-category"  # rule 2 "category of excluded persons"
-    STAFF = "staff"  # rule 3
-    CONNECTED_PERSON = "connected-person"  # rule 3 (family, partners, suppliers)
+    SELF_EXCLUSION = "self-exclusion"  # T2
+    REFUSAL_OF_ENTRY = "refusal-of-entry"  # T2
+    EXCLUDED_CATEGORY = "excluded-category"  # T2 "category of excluded persons"
+    STAFF = "staff"  # T3
+    CONNECTED_PERSON = "connected-person"  # T3 (family, partners, suppliers)
 
 
 class PurchaseKind(enum.StrEnum):
     CASH = "cash"
     CARD = "card"
-    PACKAGE = "package"  # rule 6: cash only, N seats + casino credit portion
-    COMPLIMENTARY = "complimentary"  # rule 5: paid by the casino, single entry
+    PACKAGE = "package"  # T6: cash only, N seats + casino credit portion
+    COMPLIMENTARY = "complimentary"  # T5: paid by the casino, single entry
 
 
 class EntryStatus(enum.StrEnum):
     AVAILABLE = "available"
     SEATED = "seated"
     PLAYED = "played"
-    FORFEITED = "forfeited"  # rule 22: absent at the start, no refund
-    REFUNDED = "refunded"  # rule 20
-    DISQUALIFIED = "disqualified"  # rules 2/3/20
-    EXPIRED = "expired"  # rules 5-8 validity window passed
+    FORFEITED = "forfeited"  # T22: absent at the start, no refund
+    REFUNDED = "refunded"  # T20
+    DISQUALIFIED = "disqualified"  # T2/T3/T20
+    EXPIRED = "expired"  # T5–T8 validity window passed
 
 
 class HeatStatus(enum.StrEnum):
@@ -64,28 +64,28 @@ class HeatStatus(enum.StrEnum):
     ENDING = "ending"
     COLLECTING = "collecting"
     CLOSED = "closed"
-    RESTARTED = "restarted"  # rule 20
-    POSTPONED = "postponed"  # rules 20/21
+    RESTARTED = "restarted"  # T20
+    POSTPONED = "postponed"  # T20/T21
     ABORTED = "aborted"
-    CANCELLED = "cancelled"  # rule 10
+    CANCELLED = "cancelled"  # T10
 
 
 class NoticeKind(enum.StrEnum):
-    ADDED = "added"  # rule 21: extra heats
-    RESCHEDULED = "rescheduled"  # rule 10
+    ADDED = "added"  # T21: extra heats
+    RESCHEDULED = "rescheduled"  # T10
     BANK_CHANGED = "bank-changed"
     CANCELLED = "cancelled"
-    RESTARTED = "restarted"  # rule 20
-    POSTPONED = "postponed"  # rules 20/21
+    RESTARTED = "restarted"  # T20
+    POSTPONED = "postponed"  # T20/T21
 
 
 class SeatStatus(enum.StrEnum):
     ASSIGNED = "assigned"
     PRESENT = "present"
     PLAYED = "played"
-    FORFEITED = "forfeited"  # rule 22
+    FORFEITED = "forfeited"  # T22
     DISQUALIFIED = "disqualified"
-    MOVED = "moved"  # rules 20/21: malfunction, re-seated elsewhere (inactive)
+    MOVED = "moved"  # T20/T21: malfunction, re-seated elsewhere (inactive)
     CANCELLED = "cancelled"  # registration undone before the heat (inactive)
 
 
@@ -97,7 +97,7 @@ class ScoreSource(enum.StrEnum):
 class DrawnBy(enum.StrEnum):
     PLAYER = "player"
     NOMINEE = "nominee"
-    PUBLIC = "public"  # rule 19: a member of the public draws for an absent player
+    PUBLIC = "public"  # T19: a member of the public draws for an absent player
 
 
 class CardSuit(enum.StrEnum):
@@ -113,7 +113,7 @@ class DrawMethod(enum.StrEnum):
 
 
 class UnmarkedAtStart(enum.StrEnum):
-    """Rule 22: what the start does to a seat the roll call left unmarked."""
+    """T22: what the start does to a seat the roll call left unmarked."""
 
     AUTO = "auto"  # forfeit if the heat had a roll call at all, else present
     FORFEIT = "forfeit"

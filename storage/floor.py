@@ -32,7 +32,7 @@ class FloorMachine(Base):
     bank_name: Mapped[str] = mapped_column(
         String(32), ForeignKey("floor_bank.name", ondelete="RESTRICT"), nullable=False
     )
-    # Rule 11: machines are allocated in sequential order; position keeps the file order.
+    # T11: machines are allocated in sequential order; position keeps the file order.
     position: Mapped[int] = mapped_column(Integer, nullable=False)
     endpoint: Mapped[str] = mapped_column(String(255), nullable=False)
     # Set by ``bank enable --exclude M --reason R``: the machine sits out until re-enabled.
@@ -41,6 +41,6 @@ class FloorMachine(Base):
     # ``udp://host:port?user=u`` for v3 authPriv, ``?version=2c`` for v2c).  Never a
     # secret: passphrases and communities come from the SNMP secrets file (revision 0005
     # stripped the ones older databases held).  Its health is polled and its traps feed
-    # preflight and rules 20/21 (gateway.machines.health).
+    # preflight and T20/T21 (gateway.machines.health).
     snmp_endpoint: Mapped[str | None] = mapped_column(String(512), nullable=True)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)

@@ -44,7 +44,7 @@ class RunState(enum.Enum):
     COLLECTING = "collecting"  # reading tournament meters, storing scores
     CLOSED = "closed"  # scores stored; machines being returned to normal play
     ABORTED = "aborted"  # director abort: no scores count, machines released
-    RESTARTED = "restarted"  # rule 20: this attempt is void, the heat runs again
+    RESTARTED = "restarted"  # T20: this attempt is void, the heat runs again
 
 
 TERMINAL_STATES = frozenset({RunState.CLOSED, RunState.ABORTED, RunState.RESTARTED})
@@ -59,7 +59,7 @@ class MachineState(enum.Enum):
     PLAYING = "playing"  # unlocked for the heat
     LOCKED = "locked"  # locked at the heat's end
     SCORED = "scored"  # result stored
-    MALFUNCTION = "malfunction"  # stopped answering or refused mid-heat (rule 20/21)
+    MALFUNCTION = "malfunction"  # stopped answering or refused mid-heat (T20/T21)
     RELEASED = "released"  # tournament mode exited, back to normal play
 
 
@@ -121,7 +121,7 @@ class HeatResult(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     run_id: Mapped[int] = mapped_column(ForeignKey("heat_run.id"), nullable=False)
     machine_id: Mapped[str] = mapped_column(String(32), nullable=False)
-    score: Mapped[int] = mapped_column(Integer, nullable=False)  # rule 12: end credits
+    score: Mapped[int] = mapped_column(Integer, nullable=False)  # T12: end credits
     games_played: Mapped[int] = mapped_column(Integer, nullable=False)
     games_won: Mapped[int] = mapped_column(Integer, nullable=False)
     credits_wagered: Mapped[int] = mapped_column(Integer, nullable=False)
@@ -160,7 +160,7 @@ class ResultRow:
 
 @dataclass(frozen=True, slots=True)
 class ResultIn:
-    """A result to store: the score (rule 12: the end credit meter) and the raw meters."""
+    """A result to store: the score (T12: the end credit meter) and the raw meters."""
 
     machine_id: str
     score: int
@@ -220,7 +220,7 @@ async def _update_seats(
     now = _now()
     for machine_id, row in rows.items():
         state = seats.get(machine_id)
-        # A malfunction is final for the run (rule 20): later steps never undo it,
+        # A malfunction is final for the run (T20): later steps never undo it,
         # except the release that returns the machine to normal play.
         if state is not None and not (
             row.state is MachineState.MALFUNCTION and state is not MachineState.RELEASED

@@ -2,7 +2,7 @@
 
 A board's trap (link down, power lost, door opened) marks its machine until a technician
 has checked it; a marked machine is refused by preflight and is a malfunction candidate
-in a heat (rules 20/21).  A mark held only in memory was lost at a restart, so a machine
+in a heat (T20/T21).  A mark held only in memory was lost at a restart, so a machine
 that lost power overnight looked fine in the morning: every mark is a row here, written
 when the trap arrives, deleted when a technician clears it (audited, :func:`clear`).
 """

@@ -1,15 +1,15 @@
-"""Ranking queries: the rows of the live standings, straight from the database (rules 2,
-12–14, 17, 19).  Only SQL here; the ranking itself (places after card draws, tie groups,
+"""Ranking queries: the rows of the live standings, straight from the database (T2,
+T12–T14, T17, T19).  Only SQL here; the ranking itself (places after card draws, tie groups,
 cuts) is the tournament's: ``gateway.tournament.rules.ranking`` and
 ``gateway.tournament.services.live_standings``.
 
 Theory of operation
 -------------------
-The ranking is of single entries, not players (rule 14): a player may hold several
+The ranking is of single entries, not players (T14): a player may hold several
 places.  An entry is left out when it is disqualified (``entries.status``, or an
 unrevoked ``disqualifications`` row for the entry or for its player in the tournament —
-rules 1–3, 20), or when the player's id number is on the exclusion register for any
-moment between playing the score and ``as_of`` (rule 2: "prior to or during").
+T1–T3, T20), or when the player's id number is on the exclusion register for any
+moment between playing the score and ``as_of`` (T2: "prior to or during").
 
 One SQL statement (:func:`top_scores`) does the heavy part on the ``ix_scores_ranking``
 index (tournament, stage, final credits): it walks the index from the top until it has
@@ -20,10 +20,12 @@ parts are shaped so that the planner's estimates stay small whatever the values 
 ``>= threshold`` range would be guessed at a third of the table), which keeps it in the
 low milliseconds at 10^6 scores (``bench/ranking.py``).
 
-Ties are broken only by recorded card draws (rule 19): :func:`tie_draws` fetches the
+Ties are broken only by recorded card draws (T19): :func:`tie_draws` fetches the
 draws of the tied entries alone, and only those bound to the credits they broke, so a
-corrected score drops its old draws.  :func:`on_exclusion_register` is the rule 2 test,
+corrected score drops its old draws.  :func:`on_exclusion_register` is the T2 test,
 shared with the services.
+
+Clauses: docs/rules.md#t2, #t12 to #t14, #t17, #t19.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ DEFAULT_LIMIT = 100
 
 
 def _eligible(tournament_id: int, stage: Stage, as_of: datetime) -> list[ColumnElement[bool]]:
-    """WHERE terms of an eligible score (rule 2 / rule 20 disqualifications, exclusions)."""
+    """WHERE terms of an eligible score (T2 / T20 disqualifications, exclusions)."""
     player_dq = (
         select(literal(1))
         .where(
@@ -75,7 +77,7 @@ def _eligible(tournament_id: int, stage: Stage, as_of: datetime) -> list[ColumnE
 
 def on_exclusion_register(as_of: datetime) -> ColumnElement[bool]:
     """The score's player is on an exclusion register that had started by ``as_of`` and
-    had not ended before the score was played (rule 2: "prior to or during")."""
+    had not ended before the score was played (T2: "prior to or during")."""
     return (
         select(literal(1))
         .select_from(Player)

@@ -1,10 +1,12 @@
 """Super 9 tables: settings, calendar changes, sessions, tickets, spins, claims, prizes
 and the progressive jackpot ledger.
 
-The jackpot's whole history is the ledger (rule 15): every seed, contribution, payout
+The jackpot's whole history is the ledger (S9-15): every seed, contribution, payout
 and odd cent is one row with the balance after it, so the current jackpot after a
 restart is the last row's balance and the history can be audited line by line.
 Money is integer cents; instants are time-zone aware (:class:`UTCDateTime`).
+
+Clauses: docs/rules.md, one anchor per clause (#s9-1 … #s9-32).
 """
 
 from __future__ import annotations
@@ -31,29 +33,29 @@ from storage.types import UTCDateTime, enum_type
 
 
 class SessionStatus(enum.Enum):
-    SCHEDULED = "scheduled"  # selling and taking hand-ins (rule 6)
-    DRAWING = "drawing"  # opened by the director: spins count, numbers frozen (rule 23)
+    SCHEDULED = "scheduled"  # selling and taking hand-ins (S9-6)
+    DRAWING = "drawing"  # opened by the director: spins count, numbers frozen (S9-23)
     CLOSED = "closed"  # settled; prizes and jackpot fixed
 
 
 class TicketStatus(enum.Enum):
     SOLD = "sold"  # bought at the cash desk, top copy not keyed yet
-    ENTERED = "entered"  # handed in, top copy keyed (rule 11)
-    DISQUALIFIED = "disqualified"  # rules 9, 21, 24
-    EXPIRED = "expired"  # never handed in, even for the next session (rule 6)
+    ENTERED = "entered"  # handed in, top copy keyed (S9-11)
+    DISQUALIFIED = "disqualified"  # S9-9, S9-21, S9-24
+    EXPIRED = "expired"  # never handed in, even for the next session (S9-6)
 
 
 class SpinSource(enum.Enum):
     WHEEL = "wheel"
-    MANUAL = "manual"  # rule 29, dual control
+    MANUAL = "manual"  # S9-29, dual control
 
 
 class LedgerKind(enum.Enum):
-    SEED = "seed"  # the house starts (or restarts) the jackpot, rule 15
-    CONTRIBUTION = "contribution"  # 75% of a session's buy-ins, rule 15
-    PAYOUT = "payout"  # jackpot won, rule 14
-    REMAINDER = "remainder"  # odd cents of equal shares, rule 20
-    UNWON_CONSOLATION = "unwon-consolation"  # rule 16 pool nobody could take
+    SEED = "seed"  # the house starts (or restarts) the jackpot, S9-15
+    CONTRIBUTION = "contribution"  # 75% of a session's buy-ins, S9-15
+    PAYOUT = "payout"  # jackpot won, S9-14
+    REMAINDER = "remainder"  # odd cents of equal shares, S9-20
+    UNWON_CONSOLATION = "unwon-consolation"  # S9-16 pool nobody could take
 
 
 class Super9Setting(Base):
@@ -68,7 +70,7 @@ class Super9Setting(Base):
 
 
 class Super9CalendarChange(Base):
-    """A one-off change to the rule 4 calendar: an extra session or a cancelled one."""
+    """A one-off change to the S9-4 calendar: an extra session or a cancelled one."""
 
     __tablename__ = "super9_calendar_change"
 
@@ -108,12 +110,12 @@ class Super9Ticket(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     # The number printed on the ticket pair (top copy and duplicate).
     serial: Mapped[str] = mapped_column(String(32), nullable=False, unique=True)
-    # The session the ticket plays in; a late hand-in moves it on (rule 6).
+    # The session the ticket plays in; a late hand-in moves it on (S9-6).
     session_id: Mapped[int] = mapped_column(
         ForeignKey("super9_session.id", ondelete="RESTRICT"), nullable=False, index=True
     )
-    # The buyer, from the tournament's player register (eligibility rules 1-3).
-    # Set when the ticket rolled on from the session it was sold for (rule 6).
+    # The buyer, from the tournament's player register (eligibility S9-1–S9-3).
+    # Set when the ticket rolled on from the session it was sold for (S9-6).
     rolled_from_id: Mapped[int | None] = mapped_column(
         ForeignKey("super9_session.id", ondelete="RESTRICT"), nullable=True
     )
@@ -126,11 +128,11 @@ class Super9Ticket(Base):
     status: Mapped[TicketStatus] = mapped_column(
         enum_type(TicketStatus, "super9_ticket_status"), nullable=False
     )
-    # Top copy as keyed at hand-in (rule 11): sorted, comma-separated.
+    # Top copy as keyed at hand-in (S9-11): sorted, comma-separated.
     numbers: Mapped[str | None] = mapped_column(String(64), nullable=True)
     handed_in_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     handed_in_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    # The verification section as keyed at hand-in (rule 7): name, id, contact, signature.
+    # The verification section as keyed at hand-in (S9-7): name, id, contact, signature.
     verification: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     disqualified_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
 
@@ -154,15 +156,15 @@ class Super9Spin(Base):
         enum_type(SpinSource, "super9_spin_source"), nullable=False
     )
     recorded_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
-    keyed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)  # rule 29
-    confirmed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)  # rule 29
+    keyed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)  # S9-29
+    confirmed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)  # S9-29
     voided: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
-    voided_by: Mapped[str | None] = mapped_column(String(64), nullable=True)  # rule 18
+    voided_by: Mapped[str | None] = mapped_column(String(64), nullable=True)  # S9-18
     void_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class Super9Claim(Base):
-    """A "SUPER 9" shout registered by staff with the duplicate keyed (rules 9, 14, 22)."""
+    """A "SUPER 9" shout registered by staff with the duplicate keyed (S9-9, S9-14, S9-22)."""
 
     __tablename__ = "super9_claim"
 
@@ -197,14 +199,14 @@ class Super9Prize(Base):
     )
     kind: Mapped[str] = mapped_column(String(16), nullable=False)  # jackpot / consolation
     amount_cents: Mapped[int] = mapped_column(BigInteger, nullable=False)
-    # Rule 26: the winner signs for receipt; staff record the signature reference.
+    # S9-26: the winner signs for receipt; staff record the signature reference.
     signed_by: Mapped[str | None] = mapped_column(String(128), nullable=True)
     signed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     witnessed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class Super9JackpotEntry(Base):
-    """One movement of the progressive jackpot (rule 15); append-only."""
+    """One movement of the progressive jackpot (S9-15); append-only."""
 
     __tablename__ = "super9_jackpot_entry"
 

@@ -3,57 +3,59 @@
 Money is integer cents, credits integer credits, instants ``UTCDateTime`` (aware, UTC).
 Enums are stored by value (``'semi-final'``) as VARCHAR + CHECK on both backends.
 
-``tournaments``      one tournament: venue zone, entry price (5000 c = R50, rule 5),
-                     entry validity mode (``same-day`` rules 7/8 or ``48h`` rules 5/6 — the
+``tournaments``      one tournament: venue zone, entry price (5000 c = R50, T5),
+                     entry validity mode (``same-day`` T7/T8 or ``48h`` T5/T6 — the
                      sheet contradicts itself, so it is a setting), semi-final size (49,
-                     rule 14), direct final places (1, rule 13), final quota (rule 17),
-                     qualifying period, final date (rules 13/24), minimum age (rule 1).
+                     T14), direct final places (1, T13), final quota (T17),
+                     qualifying period, final date (T13/T24), minimum age (T1).
 ``tournament_settings`` one row per tournament: the casino's knobs that ranking SQL does
-                     not need — prize places needing a strict order (rule 19), the rule 20
-                     "reasonable period" before a failed heat is postponed, the rule 10
+                     not need — prize places needing a strict order (T19), the T20
+                     "reasonable period" before a failed heat is postponed, the T10
                      notice before a heat changes.
-``tournament_packages`` the entry packages on sale (rules 5–8, e.g. R200 = 4 seats), in
+``tournament_packages`` the entry packages on sale (T5–T8, e.g. R200 = 4 seats), in
                      the order the director listed them.
 ``players``          a person: national id number (unique), optional Rewards card number
-                     (rule 4), name, date of birth (rule 1).
-``exclusions``       exclusion register (rules 2/3): kind, id number, from/until, source
+                     (T4), name, date of birth (T1).
+``exclusions``       exclusion register (T2/T3): kind, id number, from/until, source
                      (e.g. ``csv:hr-2026-11.csv``), note.  Matched by id number.
-``entry_purchases``  one cash-desk transaction (rules 5/6/9): kind cash/card/package/
+``entry_purchases``  one cash-desk transaction (T5/T6/T9): kind cash/card/package/
                      complimentary, seats bought, amount (0 for complimentary: the casino
                      pays, one seat only), the package code sold, its casino-credit
-                     portion (rule 6, never usable in heats), purchased_at, valid_until,
+                     portion (T6, never usable in heats), purchased_at, valid_until,
                      cashier.
-``entries``          one row per seat bought = the "single entry" that is ranked (rule 14);
+``entries``          one row per seat bought = the "single entry" that is ranked (T14);
                      status available/seated/played/forfeited/refunded/disqualified/expired.
                      ``tournament_id``/``player_id`` copy the purchase's (composite FK).
 ``heats``            a heat of a stage (qualifying/semi-final/final): number, scheduled
-                     start, duration, starting credits, bank, status, restart count (rule 20).
-``heat_notices``     announced changes to heats and times (rule 10), restarts/postponements
-                     (rule 20).
+                     start, duration, starting credits, bank, status, restart count (T20).
+``heat_notices``     announced changes to heats and times (T10), restarts/postponements
+                     (T20).
 ``seats``            an entry placed on a machine in a heat.  UNIQUE(heat, seat_number);
                      partial unique indexes over *active* seats (not moved/cancelled): an
                      entry is used once per stage, a machine holds one seat per heat, and a
-                     player holds one seat per qualifying heat (rule 16).  ``played_by`` is
-                     the proxy nominee (rule 16); a CHECK forbids substitutes in qualifying
-                     heats (rule 12).  A moved seat (malfunction, rules 20/21) keeps a link to
+                     player holds one seat per qualifying heat (T16).  ``played_by`` is
+                     the proxy nominee (T16); a CHECK forbids substitutes in qualifying
+                     heats (T12).  A moved seat (malfunction, T20/T21) keeps a link to
                      its replacement.
 ``scores``           one per seat and one per entry per stage: raw meters, final credits =
-                     the score (rule 12), source machine/manual (manual names who).  Copies
+                     the score (T12), source machine/manual (manual names who).  Copies
                      tournament/stage/entry/player (checked by composite FKs) so ranking
                      reads one index (see ``storage.ranking``).
-``card_draws``       rule 19 tie-break cards: the tie (stage + tied credits), round, entry,
+``card_draws``       T19 tie-break cards: the tie (stage + tied credits), round, entry,
                      who drew (player/nominee/public), rank A=1..K=13 and suit, physical or
                      digital (digital keeps seed + algorithm so anyone can re-verify).
-``proxies``          rule 16 proxy forms: stage, holder, nominee, seat, when received.
+``proxies``          T16 proxy forms: stage, holder, nominee, seat, when received.
 ``disqualifications`` who/what was disqualified, under which rule, by whom; ``entry_id``
-                     NULL means the whole player.  Revocable (rule 23 decisions).
-``refunds``          rule 20 refunds of an entry.
+                     NULL means the whole player.  Revocable (T23 decisions).
+``refunds``          T20 refunds of an entry.
 
 The enums and setting defaults live in ``storage.enums`` (no SQLAlchemy), shared with the
 rules; they are importable from here too.
 
-Director overrides (rule 23) and every other change a person makes are written to the
+Director overrides (T23) and every other change a person makes are written to the
 audit log (``storage.audit``); these tables hold the resulting state.
+
+Clauses: docs/rules.md, one anchor per clause (#t1 … #t27).
 """
 
 from __future__ import annotations
@@ -191,7 +193,7 @@ class Tournament(Base):
 
 class TournamentSetting(Base):
     """The rest of a tournament's settings (one row per tournament; the columns the
-    ranking SQL reads stay on ``tournaments``).  Changes are director decisions (rule 23)
+    ranking SQL reads stay on ``tournaments``).  Changes are director decisions (T23)
     and are also written to the audit log, which keeps their history."""
 
     __tablename__ = "tournament_settings"
@@ -211,14 +213,14 @@ class TournamentSetting(Base):
     reschedule_notice_seconds: Mapped[int] = mapped_column(
         Integer, default=DEFAULT_NOTICE_S, server_default=str(DEFAULT_NOTICE_S)
     )
-    # Rule 14: the top qualifier's other entries take no semi-final seat (the participant
+    # T14: the top qualifier's other entries take no semi-final seat (the participant
     # is excluded); false = only the top entry is.
     top_player_excluded: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
 
 
 class TournamentPackage(Base):
-    """An entry package on sale (rules 5–8): ``seats`` for ``price_cents``, plus a
-    casino-credit portion that is never usable in a heat (rules 6/8)."""
+    """An entry package on sale (T5–T8): ``seats`` for ``price_cents``, plus a
+    casino-credit portion that is never usable in a heat (T6/T8)."""
 
     __tablename__ = "tournament_packages"
     __table_args__ = (
@@ -251,7 +253,7 @@ class Player(Base):
 
 
 class Exclusion(Base):
-    """One row of the exclusion register (rules 2/3); imported or typed in."""
+    """One row of the exclusion register (T2/T3); imported or typed in."""
 
     __tablename__ = "exclusions"
     __table_args__ = (
@@ -276,13 +278,13 @@ class EntryPurchase(Base):
     __table_args__ = (
         CheckConstraint("seats >= 1", name="seats_positive"),
         CheckConstraint("amount_cents >= 0", name="amount_not_negative"),
-        # rule 5: a complimentary entry is paid by the casino and is a single entry.
+        # T5: a complimentary entry is paid by the casino and is a single entry.
         CheckConstraint(
             "(kind = 'complimentary' AND amount_cents = 0 AND seats = 1)"
             " OR (kind <> 'complimentary' AND amount_cents > 0)",
             name="complimentary_rule_5",
         ),
-        # rule 6: only a package carries a casino-credit portion.
+        # T6: only a package carries a casino-credit portion.
         CheckConstraint(
             "package_credit_cents = 0 OR (kind = 'package' AND package_credit_cents > 0)",
             name="package_credit_rule_6",
@@ -298,7 +300,7 @@ class EntryPurchase(Base):
     kind: Mapped[PurchaseKind] = mapped_column(enum_type(PurchaseKind, "purchase_kind"))
     seats: Mapped[int] = mapped_column(Integer)
     amount_cents: Mapped[int] = mapped_column(BigInteger)
-    package_code: Mapped[str | None] = mapped_column(String(32))  # rules 5-8: what was sold
+    package_code: Mapped[str | None] = mapped_column(String(32))  # T5–T8: what was sold
     package_credit_cents: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     purchased_at: Mapped[datetime] = mapped_column(UTCDateTime())
     valid_until: Mapped[datetime] = mapped_column(UTCDateTime())
@@ -307,7 +309,7 @@ class EntryPurchase(Base):
 
 
 class Entry(Base):
-    """One seat bought: the single entry that is scored and ranked (rule 14)."""
+    """One seat bought: the single entry that is scored and ranked (T14)."""
 
     __tablename__ = "entries"
     __table_args__ = (
@@ -360,11 +362,11 @@ class Heat(Base):
     )
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
-    restarts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")  # rule 20
+    restarts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")  # T20
 
 
 class HeatNotice(Base):
-    """A change to a heat announced to players (rule 10) or forced by a fault (rule 20)."""
+    """A change to a heat announced to players (T10) or forced by a fault (T20)."""
 
     __tablename__ = "heat_notices"
     __table_args__ = (Index("ix_heat_notices_heat_id", "heat_id"),)
@@ -388,13 +390,13 @@ class Seat(Base):
         ForeignKeyConstraint(["heat_id", "stage"], ["heats.id", "heats.stage"]),
         ForeignKeyConstraint(["entry_id", "holder_player_id"], ["entries.id", "entries.player_id"]),
         CheckConstraint("seat_number >= 1", name="seat_number_positive"),
-        # rule 12: no substitutes in qualifying heats; proxies only in final stages (rule 16).
+        # T12: no substitutes in qualifying heats; proxies only in final stages (T16).
         CheckConstraint(
             "stage <> 'qualifying' OR played_by_player_id IS NULL"
             " OR played_by_player_id = holder_player_id",
             name="no_substitute_rule_12",
         ),
-        # An entry is used once per stage (rule 14 single entry).
+        # An entry is used once per stage (T14 single entry).
         Index(
             "ux_seats_entry_stage_active",
             "entry_id",
@@ -412,7 +414,7 @@ class Seat(Base):
             postgresql_where=text(_ACTIVE_SEAT_SQL),
             sqlite_where=text(_ACTIVE_SEAT_SQL),
         ),
-        # rule 16: one seat per player per qualifying heat.
+        # T16: one seat per player per qualifying heat.
         Index(
             "ux_seats_qualifying_player_rule_16",
             "heat_id",
@@ -442,7 +444,7 @@ class Seat(Base):
 
 
 class Score(Base):
-    """The credits one entry ended a heat with (rule 12: credits only rank players)."""
+    """The credits one entry ended a heat with (T12: credits only rank players)."""
 
     __tablename__ = "scores"
     __table_args__ = (
@@ -487,7 +489,7 @@ class Score(Base):
 
 
 class CardDraw(Base):
-    """One card drawn to break a tie (rule 19: highest card wins, Ace low).
+    """One card drawn to break a tie (T19: highest card wins, Ace low).
 
     A tie is identified by (tournament, stage, tied credits); equal cards go to another
     round among those still tied.  Digital draws keep seed and algorithm so the card can
@@ -531,7 +533,7 @@ class CardDraw(Base):
 
 
 class Proxy(Base):
-    """A signed proxy form (rule 16): one per nominee, final stages only."""
+    """A signed proxy form (T16): one per nominee, final stages only."""
 
     __tablename__ = "proxies"
     __table_args__ = (
@@ -553,7 +555,7 @@ class Proxy(Base):
 
 
 class Disqualification(Base):
-    """A disqualification (rules 1/2/3/20); ``entry_id`` NULL = the player's every entry."""
+    """A disqualification (T1/T2/T3/T20); ``entry_id`` NULL = the player's every entry."""
 
     __tablename__ = "disqualifications"
     __table_args__ = (
@@ -579,7 +581,7 @@ class Disqualification(Base):
 
 
 class Refund(Base):
-    """Money returned for an entry that could not be re-seated (rule 20)."""
+    """Money returned for an entry that could not be re-seated (T20)."""
 
     __tablename__ = "refunds"
     __table_args__ = (

@@ -37,6 +37,7 @@ class Permission(StrEnum):
     HEAT_MANUAL_SCORE = "heat.manual-score"
     HEAT_DIRECT = "heat.direct"
     BANK_READ = "bank.read"
+    BANK_CLEAR_MARK = "bank.clear-mark"
     SUPER9_READ = "super9.read"
     AUDIT_READ = "audit.read"
     ACCOUNTS_MANAGE = "accounts.manage"
@@ -61,6 +62,8 @@ PERMISSIONS: dict[Permission, frozenset[Role]] = {
     Permission.HEAT_MANUAL_SCORE: frozenset({R.DIRECTOR, R.SUPERVISOR}),
     Permission.HEAT_DIRECT: frozenset({R.DIRECTOR, R.TECHNICIAN}),
     Permission.BANK_READ: frozenset({R.TECHNICIAN, R.DIRECTOR, R.SUPERVISOR, R.AUDITOR}),
+    # Whoever checked the machine clears its SNMP trap marks (``reelgate bank clear-mark``).
+    Permission.BANK_CLEAR_MARK: frozenset({R.TECHNICIAN}),
     Permission.SUPER9_READ: frozenset(
         {R.PROMOTION_DIRECTOR, R.DEALER, R.SUPERVISOR, R.AUDITOR, R.CASHIER}
     ),

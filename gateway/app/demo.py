@@ -4,10 +4,10 @@ An embedded SQLite database in a fresh temporary folder (migrated to head); a ba
 emulated slot machines served over real SAS/TCP sockets on loopback, one of them without
 native tournament support (host-timed); simulated players; a tournament with a field of
 players who bought entries at the cash desk and registered in person for the heat
-(rules 5, 11, 16); the bank checked and enabled by the technician; the heat put on the
+(T5, T11, T16); the bank checked and enabled by the technician; the heat put on the
 schedule a few seconds ahead and started *by the scheduler* (the start announced,
-rule 22), played with live progress, stopped by the heat clock, scored (rule 12) and
-closed; then the qualifying standings (rules 13, 14, 19).
+T22), played with live progress, stopped by the heat clock, scored (T12) and
+closed; then the qualifying standings (T13, T14, T19).
 
 The signage page (``docs/signage.md``) runs on a free loopback port for the whole run
 and its URL is printed first: open it to watch the countdown, the live scores and the
@@ -241,7 +241,7 @@ async def _tournament(
                 actor=ACTOR,
                 now=now,
             )
-            await sell_entries(s, t.id, player.id, cashier=ACTOR, now=now)  # rule 5: R50
+            await sell_entries(s, t.id, player.id, cashier=ACTOR, now=now)  # T5: R50
         heat_id = heat.id
     seated: dict[str, str] = {}
     for name, id_number in PLAYERS[: len(machines)]:

@@ -7,7 +7,7 @@ live holder refuses the start in one line), the scheduler, the live heat feed (w
 feed is given), the SNMP health watch (when a board on the floor has an agent), and per
 bank: its machine links, one supervisor (started, but holding off the machines until
 their recovery is done) and one recovery task (heats under way are resumed or
-restarted, rule 20).
+restarted, T20).
 
 A hot standby (``standby``) takes no bank at the start: it polls each bank's lease and,
 when the primary stops renewing it, takes the bank, opens its links and recovers it from
@@ -220,7 +220,7 @@ class RunningGateway:
         scheduler = self.running
 
         def deliver(event: Any) -> None:
-            # Rules 20/21: the heat under way on the machine's bank decides (playing seats).
+            # T20/T21: the heat under way on the machine's bank decides (playing seats).
             for live in list(scheduler.live.values()):
                 live.runner.report_event(event)
 

@@ -1,4 +1,7 @@
-"""Score collection after a heat's end (rule 12), stored in group commits."""
+"""Score collection after a heat's end (T12), stored in group commits.
+
+Clauses: docs/rules.md#t12.
+"""
 
 from __future__ import annotations
 
@@ -65,10 +68,10 @@ class Collecting(HeatCore):
         has not been seen.  So every machine is polled for events once after the lock
         (all machines together), and one whose last game event is GAME_STARTED is polled
         on until GAME_ENDED (``game_end_wait_s`` at most; then scored as its meters stand
-        and flagged for the director, rule 23) before its meters are read: every game
+        and flagged for the director, T23) before its meters are read: every game
         started before the end is in the score.  A NATIVE machine whose driver
         reads the tournament meters alone (SAS LP 99) is scored from them: starting credits
-        - credits wagered + credits won is its tournament credit meter (rule 12), stored
+        - credits wagered + credits won is its tournament credit meter (T12), stored
         with the raw meters one poll after the lock.  Its credit meter (LP 1A) is read one
         poll later, after the commit, as a cross-check: a difference is flagged for the
         director (journal seat note, the seat's error, the outcome's notes), the stored
@@ -87,7 +90,7 @@ class Collecting(HeatCore):
             if machine_id in self._results:
                 await self._flag(machine_id, flag)
         await asyncio.gather(*(self._cross_check(m) for m in run.to_check))
-        await self._settle_malfunctions()  # rule 20/21 handled before the heat closes
+        await self._settle_malfunctions()  # T20/T21 handled before the heat closes
         await self._report_scores()
 
     async def _read_guarded(self, run: _Collection, machine_id: str) -> None:
@@ -150,7 +153,7 @@ class Collecting(HeatCore):
             meters = await link.call(driver.tournament_meters)
         except MachineRefused:
             return None  # no tournament meters after all: the full read decides
-        # rule 12: the score is the tournament credit meter = start - wagered + won
+        # T12: the score is the tournament credit meter = start - wagered + won
         score = tournament_credits(self.view.credits, meters.credits_wagered, meters.credits_won)
         if score < 0:
             return None  # meters that cannot be right: let the credit meter decide
@@ -188,7 +191,7 @@ class Collecting(HeatCore):
     async def _await_game_end(self, machine_id: str) -> str:
         """After the lock: poll events once, then on while a game is in progress, at most
         ``game_end_wait_s``.  Returns a flag for the director if the game's end was not
-        seen (rule 23: the director decides on the score), else ""."""
+        seen (T23: the director decides on the score), else ""."""
         link = self.links[machine_id]
         # A paced driver (SAS: 200 ms) spaces its polls itself; pace the others here.
         pause = 0.0 if min_spacing(link.driver) else self.poll_interval_s

@@ -1,9 +1,11 @@
-"""The state every phase of a heat shares (:class:`HeatCore`), and the rule 20/21 path.
+"""The state every phase of a heat shares (:class:`HeatCore`), and the T20/T21 path.
 
 The heat runner is split by phase: :mod:`gateway.heats.floor_actions` (arm, unlock, end
 lock, release), :mod:`gateway.heats.watch` (play), :mod:`gateway.heats.collect` (scores)
 and :mod:`gateway.heats.runner` (the state loop).  Each phase is a mixin over this class,
 which holds the heat being driven, its seats, and marks a machine malfunctioned.
+
+Clauses: docs/rules.md#t20, #t21.
 """
 
 from __future__ import annotations
@@ -81,7 +83,7 @@ class HeatOutcome:
 
 
 class HeatCore:
-    """What every phase of a heat shares: the heat, its seats and the rule 20/21 path."""
+    """What every phase of a heat shares: the heat, its seats and the T20/T21 path."""
 
     view: RunView
     run_id: int
@@ -115,7 +117,7 @@ class HeatCore:
         self.poll_interval_s = poll_interval_s
         self.late_grace_s = late_grace_s
         # After the end-of-heat lock, how long to wait for a game in progress to end
-        # before scoring what the meters say (flagged for the director, rule 23).
+        # before scoring what the meters say (flagged for the director, T23).
         self.game_end_wait_s = game_end_wait_s
         # Machines whose last game event seen was GAME_STARTED (no GAME_ENDED yet): the
         # lock lets that game complete first (SAS LP 01), so its meters are read after it.
@@ -151,7 +153,7 @@ class HeatCore:
 
     def _spawn_malfunction(self, machine_id: str, reason: str) -> None:
         """Handle a malfunction in its own task: stopping the watchers (which may cancel
-        the watcher that found it) must never cut the rule 20/21 handling short."""
+        the watcher that found it) must never cut the T20/T21 handling short."""
         task = asyncio.create_task(self._malfunction(machine_id, reason))
         self._handling.append(task)
 
@@ -161,7 +163,7 @@ class HeatCore:
             await asyncio.gather(*pending)
 
     async def _malfunction(self, machine_id: str, reason: str) -> None:
-        """Rule 20/21: the machine leaves the heat; its player is handled by the services."""
+        """T20/T21: the machine leaves the heat; its player is handled by the services."""
         seat = self.out.seats[machine_id]
         if seat.state is MachineState.MALFUNCTION:
             return

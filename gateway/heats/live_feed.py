@@ -9,7 +9,7 @@ the run and heat ids; the first note of a run finds its heat (the note's heat id
 ``heat_of_run``: the scheduler's live heats; a run resumed after a restart is not one of
 those), opens that heat's topics (``heat/<HEAT ID>/...``, ``current`` pointing at it)
 and, in the background, looks up what a sign shows beside the numbers: tournament name,
-stage (rules 13-17) and the player at each machine (rules 11, 16).  Nothing here waits
+stage (T13–T17) and the player at each machine (T11, T16).  Nothing here waits
 on the database or a broker inside the runner's call.
 """
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# A heat's attempt whose result a sign shows, and one that is void (rule 20 restart).
+# A heat's attempt whose result a sign shows, and one that is void (T20 restart).
 _ENDED_STATES = frozenset({RunState.COLLECTING.value, RunState.CLOSED.value})
 _VOID_STATES = frozenset({RunState.ABORTED.value, RunState.RESTARTED.value})
 _READINGS = (Progress.CREDITS, Progress.SCORE)  # a machine's credit meter
@@ -129,7 +129,7 @@ class LiveHeatFeed:
                 self.final.add(note.machine_id)
             self._seat(note.machine_id)
         elif kind is Progress.MALFUNCTION and note.machine_id:
-            self.malfunctioned[note.machine_id] = note.detail  # rule 20
+            self.malfunctioned[note.machine_id] = note.detail  # T20
             self._seat(note.machine_id)
 
     def _publish_state(self, state: str, seconds_left: float | None) -> None:
@@ -179,8 +179,8 @@ class LiveHeatFeed:
 
     def standings(self) -> list[dict[str, Any]]:
         """The heat's result as a sign shows it: ranked by credits, highest first, equal
-        credits sharing a rank and flagged ``tie`` (rules 13/14/19, ranked by the
-        tournament rules); a malfunctioned seat is not ranked (rule 20)."""
+        credits sharing a rank and flagged ``tie`` (T13/T14/T19, ranked by the
+        tournament rules); a malfunctioned seat is not ranked (T20)."""
         out: list[dict[str, Any]] = []
         for line in heat_places(self.credits, left_out=self.malfunctioned):
             row: dict[str, Any] = {
@@ -259,7 +259,7 @@ class HeatFeeds:
         live.describe(
             name=f"{tournament.name if tournament else 'Tournament'} - heat {heat.number}",
             stage=stage,
-            players={s.machine_id: s.played_by for s in seats},  # rule 16: who plays
+            players={s.machine_id: s.played_by for s in seats},  # T16: who plays
         )
 
     async def close(self) -> None:

@@ -1,7 +1,7 @@
 """A director's order to the running gateway, queued through the journal.
 
 ``reelgate heat direct`` and ``POST /api/v1/banks/{bank}/orders`` both end here: the order
-is checked (only a start names a heat; abort and restart need a reason, rules 20 and 23;
+is checked (only a start names a heat; abort and restart need a reason, T20 and T23;
 the bank must be on the floor), written as a :class:`~storage.journal.DirectorCommand`
 and audited in the same transaction.  The scheduler of ``reelgate serve`` carries it out
 on its next tick, so the floor is only ever touched by the process that holds the bank.

@@ -9,7 +9,7 @@ Then, per run:
   heat clock from the journal, watch and end as usual;
 * running past its end — collect, because native machines stopped on their own timer
   (the backstop) — unless a host-timed machine was left unwatched past the end, which
-  makes the scores unfair: the whole heat is restarted (rule 20);
+  makes the scores unfair: the whole heat is restarted (T20);
 * ending / collecting / closed — lock, collect what is not stored yet, release;
 * aborted / restarted — release the machines;
 * paused — left paused for the director (machines stay locked by design).

@@ -16,12 +16,12 @@ unlocks are fired in one gather, without retries, so they leave within one pass 
 event loop (the start skew).  The gateway's clock is the authority for the end; the
 machine's own timer is only the backstop (native 8C machines).  Host-timed machines have
 no backstop, which is why recovery restarts a heat whose host-timed machines may have
-played past the end unwatched (rule 20).
+played past the end unwatched (T20).
 
 A director's pause locks every machine and stops the gateway's clock.  A native machine's
 own timer cannot be stopped or extended over SAS (8C is refused in tournament mode), so
 it keeps running through the pause and its backstop ends play that much early; for more
-than a moment's pause the director should restart the heat (rule 20) instead.
+than a moment's pause the director should restart the heat (T20) instead.
 
 Each playing machine is watched by its own task (events and live credits at the SAS
 poll cadence); a machine that stops answering past the retry budget, tilts or loses
@@ -341,7 +341,7 @@ class HeatRunner(FloorActions, Watching, Collecting):
     def report_event(self, event: MachineEvent, source: str = "SNMP trap") -> bool:
         """An event about a seat from outside the heat's own polling (an SNMP trap from
         :mod:`gateway.machines.health`).  A malfunction kind on a playing seat ends its part in the
-        heat (rules 20/21); returns True if it did."""
+        heat (T20/T21); returns True if it did."""
         if self.current_run is None:
             return False  # not driving a heat yet
         seat = self.out.seats.get(event.machine_id)

@@ -1,8 +1,8 @@
 """Heats start and stop by themselves, from the schedule.
 
 Every tick the scheduler looks, for each *enabled* bank with no heat under way, for the
-earliest tournament heat that is due (scheduled, or restarted under rule 20, with its
-advertised start passed) and runs it on the machines its players are seated at (rule 11).
+earliest tournament heat that is due (scheduled, or restarted under T20, with its
+advertised start passed) and runs it on the machines its players are seated at (T11).
 The heat runner stops it by the heat clock.  A director's commands (``reelgate heat
 direct``: start now, pause, resume, abort, restart) arrive through the database and are
 carried out on the next tick, so they work against a gateway running as a service.

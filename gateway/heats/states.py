@@ -5,7 +5,7 @@
                             v  |
                            paused
 
-A director may abort any live state, and a heat may be restarted (rule 20: "the entire
+A director may abort any live state, and a heat may be restarted (T20: "the entire
 heat will be restarted" after a tournament-system failure) from any state before its
 scores are stored.  Anything not in the table is refused, so a bug or a replayed command
 can never, say, collect scores from a heat that never ran.

@@ -1,7 +1,7 @@
 """Watching machines during play: one task per playing machine polls events and credits.
 
 A machine that stops answering past the retry budget, tilts or loses power leaves the
-heat (rules 20/21, :meth:`HeatCore._malfunction`); the heat goes on for the others.
+heat (T20/T21, :meth:`HeatCore._malfunction`); the heat goes on for the others.
 The watchers stop a poll spacing before the end, so the end's lock finds idle links.
 """
 
@@ -16,7 +16,7 @@ from gateway.heats.hooks import Progress
 from gateway.machines.driver import TRANSIENT_ERRORS, DriverError, MachineEventKind
 from storage.journal import MachineState
 
-# Events that end a machine's part in a heat (rule 20: a malfunction of a slot machine),
+# Events that end a machine's part in a heat (T20: a malfunction of a slot machine),
 # whether a SAS exception, an MQTT board event or an SNMP trap (gateway.machines.health) says so.
 # A SAS exception arrives here only once confirmed: one general-poll byte has no CRC
 # (gateway.machines.suspect_bytes; the policy is in gateway.machines.sas).

@@ -7,7 +7,7 @@ protocol-agnostic and sees only these methods, values and exceptions.
 Exceptions are split by what the caller should do:
 
 * :class:`LinkTimeout` / :class:`LinkDown` — transient; retry (tenacity) and, if it
-  persists through a heat, treat the machine as malfunctioned (rule 20).
+  persists through a heat, treat the machine as malfunctioned (T20).
 * :class:`MachineRefused` — the machine answered but would not do it (NACK, busy past
   the retry budget, cashable credits on the meter, door open ...).  Not retried blindly.
 * :class:`ProtocolFault` — garbage on the link; retryable like a timeout.

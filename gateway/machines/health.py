@@ -15,7 +15,7 @@ How the rest of the gateway uses it::
 Trap -> :class:`~gateway.machines.driver.MachineEvent` kind: ``rgLinkDown`` -> LINK_DOWN,
 ``rgPowerLost`` -> POWER_LOST, ``rgDoorOpened`` -> DOOR_OPENED, ``rgLinkUp`` -> LINK_UP.
 LINK_DOWN, POWER_LOST and DOOR_OPENED also *mark* the machine (:class:`TrapMarks`) until
-cleared: the heat engine treats a marked seat as a malfunction candidate (rules 20/21)
+cleared: the heat engine treats a marked seat as a malfunction candidate (T20/T21)
 and preflight refuses it.  With a :class:`~storage.marks.MarkStore` (``TrapMarks.load``)
 every mark is also a database row, so it survives a restart; a technician clears one
 with ``reelgate bank clear-mark`` (audited), and preflight re-reads the table first.
@@ -27,7 +27,7 @@ passphrases or community come from the run's :class:`~gateway.floor.SnmpSecrets`
 from the database): :func:`watch_boards` adds every such board to a monitor,
 :func:`board_problems` is the one-shot preflight ``bank check`` uses, and
 :func:`route_events` hands each trap event to whoever runs the heat
-(``HeatRunner.report_event``: rules 20/21).
+(``HeatRunner.report_event``: T20/T21).
 """
 
 from __future__ import annotations
@@ -335,7 +335,7 @@ async def route_events(
 ) -> None:
     """Hand every trap event to ``deliver`` until cancelled (``reelgate serve`` gives it
     to the heat under way: a door opened, power lost or link down mid-heat is a
-    malfunction, rules 20/21).  A LINK_DOWN is held back ``link_grace_s`` and dropped if
+    malfunction, T20/T21).  A LINK_DOWN is held back ``link_grace_s`` and dropped if
     LINK_UP follows in time: a broker restarting takes every MQTT board's link down for
     a moment, which is the tournament system's trouble, not a machine's.  A failing
     consumer is logged, never stops the stream."""

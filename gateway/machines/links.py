@@ -3,7 +3,7 @@
 Transient link errors (timeouts, a dropped connection, garbage on the wire) are retried
 with ``tenacity``; a dropped connection is re-opened before the next try.  What is left
 after the retry budget is raised to the caller, who decides (usually: malfunction,
-rule 20).  Commands to one machine are serialised: SAS is half duplex.
+T20).  Commands to one machine are serialised: SAS is half duplex.
 """
 
 from __future__ import annotations

@@ -271,7 +271,7 @@ class MqttMachineDriver:
         if reply.error is ErrorKind.REFUSED:
             raise MachineRefused(f"{self.machine_id}: {cmd.value} refused: {reply.reason}")
         # BAD_REQUEST: the board cannot take this command as sent; resending the same
-        # command cannot help, so it is the machine's refusal (a malfunction, rule 20).
+        # command cannot help, so it is the machine's refusal (a malfunction, T20).
         raise MachineRefused(f"{self.machine_id}: board rejected {cmd.value}: {reply.reason}")
 
     def _encoded(self, message: codec.CommandMessage) -> bytes:
@@ -378,7 +378,7 @@ class MqttMachineDriver:
     async def heat_score(self) -> HeatScore:
         r = await self._command(Command.READ_METERS)
         m = self.machine_id
-        # rule 12: the score is the tournament credit meter, nothing the broker cached
+        # T12: the score is the tournament credit meter, nothing the broker cached
         return HeatScore(
             credits=_int(m, r, "credits"),
             meters=TournamentMeters(

@@ -9,7 +9,7 @@ NATIVE (bit 3 set)
 HOST_TIMED (bit 3 clear) -- the fallback real products use.  Credits are loaded with an
 AFT in-house transfer (LP 72 type 00) as *restricted* (play-only) credits, agreed with
 the core's poll table (:mod:`protocols.sas.aft`); restricted credits cannot be cashed out
-(rules 12 and 18).  We chose AFT over legacy bonusing (LP 8A) because AFT reports the
+(T12 and T18).  We chose AFT over legacy bonusing (LP 8A) because AFT reports the
 outcome of every transfer, can be interrogated after a lost reply, and moves credits
 back off the machine, which a heat needs at its end.  Sequence:
 
@@ -17,7 +17,7 @@ back off the machine, which a heat needs at its end.  Sequence:
    (sas.md §5), skip the load if exactly the heat's credits are already there (a retried
    call never loads twice); LP 74 lock request; LP 72 transfer of credits x denomination.
 2. the gateway times the heat and calls :meth:`unlock` / :meth:`lock` (LP 02 / 01).
-3. score: LP 1A credit meter (rule 12); the other meters are the LP 1C differences since
+3. score: LP 1A credit meter (T12); the other meters are the LP 1C differences since
    entry (credits won = end - start + wagered).
 4. exit: LP 74 reads what is left (wins land on the cashable meter of a real EGM) and
    LP 72 type 80 sweeps all of it back to the host.
@@ -43,14 +43,14 @@ unconfirmed code is logged and counted (:attr:`SasDriver.suspect_bytes`), not re
 the seat plays on.  The gate holds codes only while the machine is in a heat (from
 tournament entry or an unlock to the exit); outside one, e.g. a preflight, a flipped bit
 only blocks a check the technician repeats, so codes pass at once.  A machine that
-really fails usually says so again or stops answering (a malfunction by itself, rule 20).
+really fails usually says so again or stops answering (a malfunction by itself, T20).
 
 Errors from the client map onto the driver's: timeout -> LinkTimeout, lost link ->
 LinkDown (the next call reconnects), garbage -> ProtocolFault, NACK / busy / unsupported /
 refused transfer -> MachineRefused.  A field a host message cannot carry (a BCD value too
 wide, a seconds field past 59: the builders in :mod:`protocols.sas` raise ``ValueError`` /
 :class:`~protocols.sas.errors.SasError`) is MachineRefused too: nothing was sent, and
-retrying cannot help, so the heat treats it as that machine's malfunction (rule 20).
+retrying cannot help, so the heat treats it as that machine's malfunction (T20).
 """
 
 from __future__ import annotations
@@ -393,7 +393,7 @@ class SasDriver:
     async def heat_score(self) -> HeatScore:
         async with self._errors():
             c = await self._connected()
-            credits = await c.credits()  # the score is the credit meter (rule 12)
+            credits = await c.credits()  # the score is the credit meter (T12)
             if await self._support_mode(c) is TournamentSupport.NATIVE:
                 t = await c.tournament_meters()
                 meters = TournamentMeters(

@@ -1,4 +1,4 @@
-"""Rule 12's score arithmetic, once: the tournament credit meter from the heat's meters.
+"""T12's score arithmetic, once: the tournament credit meter from the heat's meters.
 
 A seat starts with the heat's credits; every credit wagered leaves the meter and every
 credit won lands on it, so at the end::
@@ -8,6 +8,8 @@ credit won lands on it, so at the end::
 The heat runner uses it to score a NATIVE machine from its tournament meters (LP 99);
 the SAS driver uses it the other way round for a HOST_TIMED machine, whose credits won
 follow from the credit meter it reads (LP 1A) and the coin-in difference (LP 1C).
+
+Clauses: docs/rules.md#t12.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A general-poll reply is one exception byte with no CRC (sas.md §1): a single flipped bit
 turns 00 (no activity) into 20 (general tilt), 12 (slot door closed) into 13 (drop door
-opened), and a malfunction-class exception would void a seat at once (rule 20).
+opened), and a malfunction-class exception would void a seat at once (T20).
 
 Theory of operation
 -------------------

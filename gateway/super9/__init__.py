@@ -5,4 +5,6 @@
 (S9-14 to S9-16, S9-20) and the settings.  :mod:`gateway.super9.desk` is every operator
 action, stored and audited (:class:`~gateway.super9.desk.Super9Desk`), and the wheel
 feed to spins (:func:`~gateway.super9.desk.wheel.follow_wheel`).
+
+Clauses: docs/rules.md, one anchor per clause (#s9-1 … #s9-32).
 """

@@ -282,7 +282,7 @@ async def _run_machines(session: AsyncSession, run_id: int) -> dict[str, Machine
 
 
 async def failure_began(session: AsyncSession, heat_id: int) -> datetime | None:
-    """When the heat's current tournament-system difficulties began (rule 20), from the
+    """When the heat's current tournament-system difficulties began (T20), from the
     journal; None if its latest run did not end in a restart.  The journal gives the
     facts (:func:`_failed_attempts`, the director's new times); the rule dates them."""
     failed = await _failed_attempts(session, heat_id)

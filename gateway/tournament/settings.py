@@ -34,41 +34,41 @@ __all__ = ["DEFAULT_PACKAGES", "Package", "TournamentSettings", "Validity"]
 
 @dataclass(frozen=True, slots=True)
 class Package:
-    """An entry package sold at the cash desk (rules 5–8)."""
+    """An entry package sold at the cash desk (T5–T8)."""
 
     code: str
     price_cents: int
     seats: int
     # Casino (promotional) credit bundled with the package: recorded, never usable in a heat
-    # and never convertible to tournament credits (rules 6/8).
+    # and never convertible to tournament credits (T6/T8).
     casino_credit_cents: int = 0
 
 
 DEFAULT_PACKAGES: tuple[Package, ...] = (
     Package("single", DEFAULT_ENTRY_PRICE_CENTS, 1),
-    Package("R200", 20000, 4),  # rule 6's example: R200 = 4 seats
+    Package("R200", 20000, 4),  # T6's example: R200 = 4 seats
 )
 
 
 @dataclass(frozen=True, slots=True)
 class TournamentSettings:
     venue_zone: str = DEFAULT_VENUE_TZ
-    seat_price_cents: int = DEFAULT_ENTRY_PRICE_CENTS  # rule 5: R50 a seat
+    seat_price_cents: int = DEFAULT_ENTRY_PRICE_CENTS  # T5: R50 a seat
     packages: tuple[Package, ...] = field(default=DEFAULT_PACKAGES)
     validity: Validity = Validity.SAME_DAY
-    minimum_age: int = 18  # rule 1
-    direct_final_places: int = 1  # rule 13: the top single entry goes straight to the final
-    semi_final_qualifiers: int = DEFAULT_SEMI_FINAL_SIZE  # rule 14
-    finalists_from_semis: int = 8  # rule 17: the advertised quota
-    prize_places: int = DEFAULT_PRIZE_PLACES  # rule 19: places that need a strict order
-    # rule 20: "a reasonable period" before a failed heat is postponed
+    minimum_age: int = 18  # T1
+    direct_final_places: int = 1  # T13: the top single entry goes straight to the final
+    semi_final_qualifiers: int = DEFAULT_SEMI_FINAL_SIZE  # T14
+    finalists_from_semis: int = 8  # T17: the advertised quota
+    prize_places: int = DEFAULT_PRIZE_PLACES  # T19: places that need a strict order
+    # T20: "a reasonable period" before a failed heat is postponed
     postpone_after: timedelta = timedelta(seconds=DEFAULT_POSTPONE_AFTER_S)
-    # rule 10: how long before a change it must be announced
+    # T10: how long before a change it must be announced
     reschedule_notice: timedelta = timedelta(seconds=DEFAULT_NOTICE_S)
-    # rule 22: what the start does to a seat the roll call left unmarked (see
+    # T22: what the start does to a seat the roll call left unmarked (see
     # gateway.tournament.rules.attendance; default: forfeit only if a roll call was taken)
     unmarked_at_start: UnmarkedAtStart = UnmarkedAtStart.AUTO
-    # rule 14: "excluding the above-mentioned participant" — the top qualifier's other
+    # T14: "excluding the above-mentioned participant" — the top qualifier's other
     # entries take no semi-final seat (false: only the top entry is left out)
     top_player_excluded: bool = True
 
@@ -108,7 +108,7 @@ class TournamentSettings:
                 and not p.casino_credit_cents
                 and p.price_cents != self.seat_price_cents
             ):
-                # rule 5: a single seat is sold at the seat price (R50 a seat)
+                # T5: a single seat is sold at the seat price (R50 a seat)
                 raise RuleViolation(
                     5,
                     f"package {p.code!r} is one seat: it costs the seat price "
@@ -224,7 +224,7 @@ def _validity(value: Any) -> Validity:
 
 
 def _packages(value: Any) -> tuple[Package, ...]:
-    """Rule 6 packages from JSON: a list of {code, price_cents, seats[, casino_credit_cents]}."""
+    """T6 packages from JSON: a list of {code, price_cents, seats[, casino_credit_cents]}."""
     if not isinstance(value, list):
         raise RuleViolation(6, "settings: packages must be a list of packages")
     out = []

@@ -9,7 +9,7 @@ Topic tree, all under ``reelgate/v1/<site>/feed/`` (R = retained):
                                             optional ``name``, ``stage``, ``machines``
 ``heat/<KEY>/seat/<MACHINE>``           R   provisional credits while playing; ``final``
                                             once scored; optional ``player``
-``heat/<KEY>/standings``                R   ranked rows after the heat (rule 19 ties
+``heat/<KEY>/standings``                R   ranked rows after the heat (T19 ties
                                             are flagged, not broken: that is a card draw);
                                             optional ``player`` per row
 ``super9/<SESSION>/draw``               R   the Super 9 live draw (published by Super 9)

@@ -6,7 +6,7 @@ Host-timed tournament fallback (EGMs whose LP A0 reply clears the tournament bit
    ``AftStatusReply.game_lock_status == LOCKED``;
 2. ``AftTransfer`` (LP 72, transfer type 00 in-house to machine) of the starting credits
    as **restricted** credits only (cashable and non-restricted amounts 0) with a pool ID and
-   an expiration: restricted credits can be played but never cashed out (rules 12, 18);
+   an expiration: restricted credits can be played but never cashed out (T12, T18);
 3. unlock with ``Startup`` (LP 02) at the heat start; at the end ``Shutdown`` (LP 01),
    score from ``SendCurrentCredits`` (LP 1A), then sweep every credit back with an
    ``AftTransfer`` of type 80 (in-house from machine to host), since a win on restricted

@@ -308,7 +308,7 @@ class SendTournamentMeter(LongPoll):
 class TournamentMode(LongPoll):
     """LP 8C: enter tournament mode with a time limit and starting credits; with time
     00:00 and 0 credits it means exit [A].  Layout in :mod:`tournament_layout` [A].
-    Tournament credits are play-only and never cashable (rules 12 and 18).
+    Tournament credits are play-only and never cashable (T12 and T18).
     Reply: ACK / NACK / busy (busy while a game, transfer, tilt or handpay finishes)."""
 
     CODE: ClassVar[int] = 0x8C

@@ -13,7 +13,7 @@ Exit tournament mode [A] = the same poll with time 0000 and credits 0.
 
 LP 95..98 reply [A]: ``addr cmd game(2 BCD) meter(4 BCD) CRC`` (10 bytes);
 LP 99 reply [A]: ``addr 99 game(2 BCD)`` + the four meters in 95→98 order + CRC (22 bytes).
-Tournament credits are play-only with no cash value (rules 12 and 18): the EGM keeps them
+Tournament credits are play-only with no cash value (T12 and T18): the EGM keeps them
 apart from its cashable credit meter, and nothing here moves money.
 """
 

@@ -21,7 +21,7 @@ import enum
 from dataclasses import dataclass
 
 #: The number field of a double-zero wheel's "00" pocket.  Super 9 uses single-zero
-#: wheels (rule 8: numbers 0 to 36); the debouncer rejects this value.
+#: wheels (S9-8: numbers 0 to 36); the debouncer rejects this value.
 DOUBLE_ZERO = 37
 
 #: Longest line we keep; a longer run of bytes without CR LF is a framing fault.
@@ -48,7 +48,7 @@ class WarningFlag(enum.IntFlag):
     NONE = 0
     BALL_REMOVED = 0x01  # "ball removed, not sensed": forces a game restart
     MISFIRE = 0x02  # ball launch failed / too few revolutions (a misspin)
-    WRONG_DIRECTION = 0x04  # ball spun with the rotor (rule 18)
+    WRONG_DIRECTION = 0x04  # ball spun with the rotor (S9-18)
     SENSOR_FAULT = 0x08
 
 

@@ -7,7 +7,7 @@ different number for the same game restarts the count (a sensor bounce); a state
 with a warning flag set (ball removed, misfire, wrong direction) is not a result.
 
 Every line that is not posted is counted by why, so a report can show how noisy the
-link was.  Voiding a game (rule 18, "no spin") is not done here: the wheel does not
+link was.  Voiding a game (S9-18, "no spin") is not done here: the wheel does not
 know a dealer called it, so voids live with the draw, keyed by the same game number.
 """
 

@@ -68,7 +68,7 @@ def test_lock_during_a_game_lets_it_complete_first() -> None:
     assert m.credits == 99 + result.win == result.credits_after
     meters = m.tournament_meters()
     assert (meters.credits_wagered, meters.credits_won, meters.games_played) == (1, result.win, 1)
-    # rule 12: the score from the tournament meters equals the credit meter
+    # T12: the score from the tournament meters equals the credit meter
     assert 100 - meters.credits_wagered + meters.credits_won == m.credits
     m.exit_tournament()
     assert not m.in_tournament

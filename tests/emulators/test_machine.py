@@ -68,7 +68,7 @@ def test_entry_refused_while_a_fault_is_pending(machine: EmulatedMachine, fault:
 def test_tournament_credits_cannot_be_cashed_and_bills_are_refused(
     machine: EmulatedMachine,
 ) -> None:
-    # sas.md §5 and rule 12: tournament credits have no cash value
+    # sas.md §5 and T12: tournament credits have no cash value
     machine.enter_tournament(500, 300)
     with pytest.raises(MachineRefusal, match="cash-out"):
         machine.cash_out()

@@ -26,7 +26,7 @@ from storage.tournament import Heat, Seat
 from .direct_driver import DirectDriver
 
 MACHINES = ["A01", "A02", "A03"]
-PERIOD = timedelta(minutes=30)  # the tournament's rule 20 "reasonable period"
+PERIOD = timedelta(minutes=30)  # the T20 "reasonable period"
 
 
 @dataclass
@@ -60,7 +60,7 @@ class Floor:
 @pytest.fixture
 async def floor(engine: AsyncEngine, tmp_path: Path) -> Floor:
     """Bank A of three machines, a tournament with a heat that became due a minute ago, and
-    three players seated on it (rule 11: seats 1-3 on A01-A03)."""
+    three players seated on it (T11: seats 1-3 on A01-A03)."""
     sessions = make_sessionmaker(engine)
     now = datetime.now(UTC)
     booked = now - timedelta(minutes=5)

@@ -57,7 +57,7 @@ def test_demo_runs_a_heat_and_its_signage_page_shows_it(tmp_path: Path) -> None:
         assert len(rows) == 3
         assert all(r["player"] for r in rows)
         credits = [r["credits"] for r in rows]
-        assert credits == sorted(credits, reverse=True)  # rule 13: highest first
+        assert credits == sorted(credits, reverse=True)  # T13: highest first
         for r in rows:  # the page's final scores are the stored ones the demo printed
             assert re.search(rf"{re.escape(r['player'])}\s*│\s*{r['credits']}\b", text), text
     finally:

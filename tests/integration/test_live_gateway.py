@@ -5,7 +5,7 @@ An emulated bank over real SAS/TCP sockets, every board with a real SNMP agent (
 loopback; the gateway's trap receiver and signage page on free ports; the live feed to a
 broker (Mosquitto when ``REELGATE_MQTT_URL`` is set, else the embedded amqtt broker).  A
 scheduled heat starts by itself; mid-heat one board's agent sends a door-opened trap:
-that machine is out of the heat and its player re-seated in the next heat (rule 20)
+that machine is out of the heat and its player re-seated in the next heat (T20)
 while the others play on and are scored; the sign and the broker carry the heat's
 state, the per-seat scores with player names, and the standings without that seat.
 """
@@ -77,7 +77,7 @@ def _floor(bank: Bank, agents: dict[str, SnmpAgent]) -> str:
 
 async def _tournament(db: str, floor: Path, spool: Path) -> tuple[int, int]:
     """Heat 1 due in two seconds with three seated players; heat 2 later with free seats
-    (where rule 20 re-seats a player whose machine failed)."""
+    (where T20 re-seats a player whose machine failed)."""
     ctx = await GatewayContext.open(database=db, floor_path=str(floor), spool=spool, upgrade=True)
     try:
         await set_bank_enabled(ctx.sessions, "A", enabled=True, actor="tech")
@@ -175,7 +175,7 @@ async def test_serve_publishes_the_live_heat_and_a_door_trap_ends_one_seat(
         outcome = scheduler.finished[0]
         assert outcome.state is RunState.CLOSED
         trapped = outcome.seats[TRAPPED]
-        # Rule 20: out of the heat, not scored; back in normal play once the heat closed.
+        # T20: out of the heat, not scored; back in normal play once the heat closed.
         assert trapped.error == "SNMP trap: door-opened"
         assert trapped.score is None
         assert trapped.state is MachineState.RELEASED
@@ -184,7 +184,7 @@ async def test_serve_publishes_the_live_heat_and_a_door_trap_ends_one_seat(
         assert serving.health.is_marked(TRAPPED)  # preflight refuses it until cleared
         assert (await serving.health.preflight([TRAPPED]))[TRAPPED] == ["marked: door-opened"]
 
-        # Rule 20: the player is given the first free seat in the next similar heat.
+        # T20: the player is given the first free seat in the next similar heat.
         ctx = await GatewayContext.open(database=db, floor_path=None, spool=spool)
         try:
             async with ctx.sessions() as s:
@@ -216,7 +216,7 @@ async def test_serve_publishes_the_live_heat_and_a_door_trap_ends_one_seat(
         assert [r["machine"] for r in rows] == sorted(
             ("A-001", "A-003"),
             key=lambda m: (-outcome.seats[m].score, m),  # type: ignore[operator]
-        )  # rule 13: highest credits first; the failed seat has no place
+        )  # T13: highest credits first; the failed seat has no place
         assert {r["player"] for r in rows} == {"Player 1", "Player 3"}
         for r in rows:
             assert r["credits"] == outcome.seats[r["machine"]].score  # the stored score

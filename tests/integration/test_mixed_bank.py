@@ -108,7 +108,7 @@ async def _mixed_heat(
     truth |= {
         b.machine.machine_id: b.last_host_meters for b in boards if b.machine.machine_id == "MQ3"
     }
-    for machine in machines.values():  # back in normal play, no credits left (rules 12, 18)
+    for machine in machines.values():  # back in normal play, no credits left (T12, T18)
         assert not machine.in_tournament
         assert not machine.play_locked
         assert machine.credits == 0
@@ -128,7 +128,7 @@ async def _check_every_score_stored(
         meters = machines[machine_id]  # the machine's (or host-timed board's) own count
         assert r.games_played == meters.games_played > 0, machine_id
         assert (r.credits_wagered, r.credits_won) == (meters.credits_wagered, meters.credits_won)
-        assert r.score == CREDITS - r.credits_wagered + r.credits_won  # rule 12
+        assert r.score == CREDITS - r.credits_wagered + r.credits_won  # T12
 
 
 @pytest.mark.mosquitto

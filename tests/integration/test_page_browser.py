@@ -76,7 +76,7 @@ SEATS = {  # machine -> credits, published in this (unsorted) order
     "B03": 1_250,
     "B01": 4_800,
     "B07": 3_100,
-    "B02": 4_800,  # equal credits share a rank (rule 19: a card draw decides later)
+    "B02": 4_800,  # equal credits share a rank (T19: a card draw decides later)
     "B05": 990,
 }
 
@@ -130,7 +130,7 @@ async def test_page_shows_heat_scores_countdown_and_super9_draw(
 
     seats = await rows(browser, "scores")
     # Highest credits first; equal credits share rank 1; the faulted seat goes last with
-    # its credits struck out (rule 20: a future seat, not a score).
+    # its credits struck out (T20: a future seat, not a score).
     assert [r["machine"] for r in seats] == ["B01", "B02", "B07", "B03", "B05", "B04"]
     assert [r["rank"] for r in seats] == ["1", "1", "3", "4", "5", ""]
     assert [r["credits"] for r in seats] == ["4,800", "4,800", "3,100", "1,250", "990", "5,000"]
@@ -193,7 +193,7 @@ async def test_live_updates_reorder_scores_and_run_the_clock(
     seconds = int(await browser.wait_for("+document.querySelector('#countdown').dataset.seconds"))
     assert 200 < seconds <= 300
 
-    # After the heat: standings replace the live scores; ties are flagged (rule 19).
+    # After the heat: standings replace the live scores; ties are flagged (T19).
     standings = {
         "heat": "17",
         "void": False,
@@ -287,7 +287,7 @@ async def test_seats_named_at_the_start_and_a_void_heat(
 ) -> None:
     feed = signage.feed
     ends = datetime.now(UTC) + timedelta(seconds=600)
-    # The heat runner's own start message names the playing seats (rule 22).
+    # The heat runner's own start message names the playing seats (T22).
     await feed.publish(
         "heat/30/state",
         {"state": "running", "ends_at": ends.isoformat(), "machines": ["E01", "E02", "E03"]},
@@ -302,7 +302,7 @@ async def test_seats_named_at_the_start_and_a_void_heat(
     ]  # fmt: skip
     assert await text(browser, "#heat-title") == "Heat 30"  # no "current": latest heat
 
-    # Rule 20: a tournament-system failure voids the heat; it will be restarted.
+    # T20: a tournament-system failure voids the heat; it will be restarted.
     await feed.publish("heat/30/state", {"state": "restarted"}, retain=True)
     await feed.publish("heat/30/standings", {"heat": "30", "void": True, "rows": []}, retain=True)
     await browser.wait_for("!document.querySelector('#standings-block').hidden")

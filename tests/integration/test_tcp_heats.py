@@ -60,7 +60,7 @@ def _all_back_in_normal_play(bank: Any) -> None:
         assert not m["in_tournament"], m
         assert not m["play_locked"], m
         assert m["play_enabled"], m
-        assert m["restricted"] == 0, m  # no tournament credits left behind (rules 12, 18)
+        assert m["restricted"] == 0, m  # no tournament credits left behind (T12, T18)
 
 
 async def _open(tmp_path: Path, bank: Any) -> GatewayContext:
@@ -100,7 +100,7 @@ async def test_full_heat_over_tcp_with_host_timed_fallback(banks: Banks, tmp_pat
         assert sorted(results) == sorted(supports)
         for r in results.values():
             assert r.games_played > 0
-            assert r.score == 500 - r.credits_wagered + r.credits_won  # rule 12
+            assert r.score == 500 - r.credits_wagered + r.credits_won  # T12
         assert all(s.unlock_ack_ms is not None for s in out.seats.values())
     finally:
         await ctx.close()
@@ -108,7 +108,7 @@ async def test_full_heat_over_tcp_with_host_timed_fallback(banks: Banks, tmp_pat
 
 
 async def test_machines_failing_mid_heat(banks: Banks, tmp_path: Path) -> None:
-    """EMU-002 stops answering: malfunctioned (rule 20), the heat goes on for the others.
+    """EMU-002 stops answering: malfunctioned (T20), the heat goes on for the others.
     EMU-003's connection drops: the driver reconnects and it keeps its seat."""
     bank = banks(4)
     ctx = await _open(tmp_path, bank)
@@ -212,7 +212,7 @@ def test_sigkill_in_every_state_then_recover(banks: Banks, tmp_path: Path, kill_
         scored = [m for m in outcome["machines"] if m["score"] is not None]
         assert len(scored) == 3
     else:
-        # Rule 20: a host-timed machine went unwatched past the end: the heat restarts.
+        # T20: a host-timed machine went unwatched past the end: the heat restarts.
         assert outcome["state"] == "restarted"
         assert kill_in == "running"
 

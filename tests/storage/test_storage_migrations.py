@@ -87,7 +87,7 @@ async def test_upgrade_from_every_earlier_revision(empty_db: EmptyDatabase, star
 
 
 async def test_0002_moves_settings_out_of_the_audit_log(empty_db: EmptyDatabase) -> None:
-    """Revision 0001 kept packages, prize places, the rule 20 period and the rule 10 notice
+    """Revision 0001 kept packages, prize places, the T20 period and the T10 notice
     only in the audit log; 0002 copies them into tables and leaves the chain intact."""
     engine = empty_db.engine
     await migrate.upgrade_async(engine, "0001")

@@ -58,11 +58,11 @@ async def rejected(session: AsyncSession, *rows: Base, why: str | None = None) -
 async def test_tournament_defaults_follow_the_rules(b: Builder) -> None:
     t = b.t
     assert t.venue_tz == "Africa/Johannesburg"
-    assert t.entry_price_cents == 5000  # rule 5: R50 a seat
-    assert t.semi_final_size == 49  # rule 14
-    assert t.direct_final_places == 1  # rule 13
-    assert t.entry_validity == "same-day"  # rules 7/8 by default
-    assert t.minimum_age == 18  # rule 1
+    assert t.entry_price_cents == 5000  # T5: R50 a seat
+    assert t.semi_final_size == 49  # T14
+    assert t.direct_final_places == 1  # T13
+    assert t.entry_validity == "same-day"  # T7/T8 by default
+    assert t.minimum_age == 18  # T1
 
 
 async def test_aware_datetimes_round_trip_as_utc(session: AsyncSession, b: Builder) -> None:
@@ -173,7 +173,7 @@ async def test_machine_holds_one_active_seat_per_heat(session: AsyncSession, b: 
     await rejected(
         session, clash, why="ux_seats_heat_machine_active|seats.heat_id, seats.machine_id"
     )
-    # Once the first seat is moved off the machine (rule 20), the machine is free.
+    # Once the first seat is moved off the machine (T20), the machine is free.
     first.status = SeatStatus.MOVED
     await session.flush()
     await b.seat(e2, heat, seat_number=2, machine_id="EGM-001")
@@ -189,7 +189,7 @@ async def test_entry_is_used_once_per_stage(session: AsyncSession, b: Builder) -
         entry_id=entry.id, holder_player_id=p.id,
     )  # fmt: skip
     await rejected(session, again, why="ux_seats_entry_stage_active|seats.entry_id, seats.stage")
-    # Malfunction: the seat is moved to a later heat (rule 20), the entry plays there.
+    # Malfunction: the seat is moved to a later heat (T20), the entry plays there.
     seat.status = SeatStatus.MOVED
     await session.flush()
     moved = await b.seat(entry, h2)
@@ -213,7 +213,7 @@ async def test_one_seat_per_player_per_qualifying_heat_rule_16(
         clash,
         why="ux_seats_qualifying_player_rule_16|seats.heat_id, seats.holder_player_id",
     )
-    # In a final stage a player may hold several seats (rule 16, played by proxies).
+    # In a final stage a player may hold several seats (T16, played by proxies).
     semi = await b.heat(Stage.SEMI_FINAL, 1)
     nominee = await b.player("Nominee")
     await b.seat(e1, semi)
@@ -302,12 +302,12 @@ async def test_manual_score_names_who(session: AsyncSession, b: Builder) -> None
 @pytest.mark.parametrize(
     ("kind", "seats", "amount", "package_credit", "why"),
     [
-        # rule 5: the casino pays for a complimentary entry, and it is a single entry
+        # T5: the casino pays for a complimentary entry, and it is a single entry
         (PurchaseKind.COMPLIMENTARY, 1, 5000, 0, "complimentary_rule_5"),
         (PurchaseKind.COMPLIMENTARY, 2, 0, 0, "complimentary_rule_5"),
         (PurchaseKind.CASH, 1, 0, 0, "complimentary_rule_5"),  # a paid entry has a price
         (PurchaseKind.CASH, 0, 5000, 0, "seats_positive"),
-        # rule 6: only a package carries a casino-credit portion
+        # T6: only a package carries a casino-credit portion
         (PurchaseKind.CARD, 1, 5000, 1000, "package_credit_rule_6"),
     ],
 )
@@ -366,7 +366,7 @@ async def _draw(b: Builder, **changes: object) -> CardDraw:
 @pytest.mark.parametrize(
     ("changes", "why"),
     [
-        ({"card_rank": 14}, "card_rank_ace_low"),  # rule 19: A=1 .. K=13
+        ({"card_rank": 14}, "card_rank_ace_low"),  # T19: A=1 .. K=13
         ({"card_rank": 0}, "card_rank_ace_low"),
         ({"method": DrawMethod.DIGITAL}, "digital_draw_verifiable"),  # seed + algorithm kept
         ({"drawn_by": DrawnBy.PUBLIC}, "drawer_named"),  # the member of the public is named

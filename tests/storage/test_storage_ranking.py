@@ -1,4 +1,7 @@
-"""Ranking queries against a pure-Python reference (rules 2, 13, 14, 16, 17, 19)."""
+"""Ranking queries against a pure-Python reference (T2, T13, T14, T16, T17, T19).
+
+Clauses: docs/rules.md#t2, #t13, #t14, #t16, #t17, #t19.
+"""
 
 from __future__ import annotations
 
@@ -67,7 +70,7 @@ def reference(
         pending: list[tuple[list[int], int]] = [
             (sorted(r.entry_id for r in top if r.credits == credits), 1)
         ]
-        while pending:  # depth-first, best cards first (rule 19)
+        while pending:  # depth-first, best cards first (T19)
             members, rnd = pending.pop(0)
             cards = [draws.get((m, credits, rnd)) for m in members]
             if len(members) == 1 or None in cards:
@@ -184,7 +187,7 @@ async def test_disqualified_entries_and_players_are_left_out_rule_2(b: Builder) 
     s_fine = await b.played(fine, 7000, heat_no=1)
     entry = await b.session.get(Entry, s_cheat.entry_id)
     assert entry is not None
-    entry.status = EntryStatus.DISQUALIFIED  # rule 20: negligence
+    entry.status = EntryStatus.DISQUALIFIED  # T20: negligence
     dq = Disqualification(
         tournament_id=b.t.id, player_id=barred.id, rule="2", reason="refusal of entry order",
         decided_by="director:anna",
@@ -193,7 +196,7 @@ async def test_disqualified_entries_and_players_are_left_out_rule_2(b: Builder) 
     await b.session.flush()
     table = await standings(b.session, b.t.id, as_of=AS_OF)
     assert [r.entry_id for r in table.rows] == [s_fine.entry_id]
-    # Revoked (rule 23 decision): the player's entries are back in.
+    # Revoked (T23 decision): the player's entries are back in.
     dq.revoked_at, dq.revoked_by = AS_OF, "director:anna"
     await b.session.flush()
     table = await standings(b.session, b.t.id, as_of=AS_OF)
@@ -218,7 +221,7 @@ async def test_exclusion_register_hides_player_rule_2(b: Builder) -> None:
     # An exclusion that ended before the heat does not matter.
     await exclude(p, -timedelta(days=30), -timedelta(days=1))
     assert [r.credits for r in (await standings(b.session, b.t.id, as_of=AS_OF)).rows] == [500, 400]
-    # Self-excluded during the tournament, after playing: out (rule 2 "during").
+    # Self-excluded during the tournament, after playing: out (T2 "during").
     await exclude(p, timedelta(hours=2), None)
     assert [r.credits for r in (await standings(b.session, b.t.id, as_of=AS_OF)).rows] == [400]
     # ...but not in a standings view as of before the exclusion began.
@@ -279,10 +282,10 @@ async def test_qualifier_cut_rules_13_14(b: Builder) -> None:
     # semi_final_size = 3 in this tournament: 1 to the final, the next 3 to semis.
     scores = [await b.played(await b.player(), c) for c in (990, 900, 800, 700, 700, 100)]
     result = await qualifier_cut(b.session, b.t.id, as_of=AS_OF)
-    assert [r.entry_id for r in result.groups[0]] == [scores[0].entry_id]  # rule 13
+    assert [r.entry_id for r in result.groups[0]] == [scores[0].entry_id]  # T13
     assert [r.entry_id for r in result.groups[1]] == [scores[1].entry_id, scores[2].entry_id]
     assert not result.complete
-    (tie,) = result.pending  # the 700 tie straddles place 4/5: draw needed (rule 19)
+    (tie,) = result.pending  # the 700 tie straddles place 4/5: draw needed (T19)
     assert tie.entry_ids == (scores[3].entry_id, scores[4].entry_id)
     assert tie.place == 4
     await draw(b, scores[3], 1, 4)
@@ -336,10 +339,10 @@ class Scenario:
     undrawn: set[int]  # entries whose cards are not recorded (yet)
     stale: set[int]  # entries with a draw recorded for a different (old) score
     dq_entries: set[int]  # entry status 'disqualified'
-    dq_entry_rows: set[int]  # a disqualification row for the entry alone (rule 20)
+    dq_entry_rows: set[int]  # a disqualification row for the entry alone (T20)
     dq_players: set[int]
-    revoked_players: set[int]  # disqualified, then revoked (rule 23)
-    excluded: set[int]  # on the exclusion register (rule 2)
+    revoked_players: set[int]  # disqualified, then revoked (T23)
+    excluded: set[int]  # on the exclusion register (T2)
     limit: int
     sizes: list[int]
 

@@ -1,5 +1,8 @@
-"""``reelgate entries ...``: the cash desk — entry purchases (rules 5–9) and refunds
-(rule 20, or a director's decision under rule 23)."""
+"""``reelgate entries ...``: the cash desk — entry purchases (T5–T9) and refunds
+(T20, or a director's decision under T23).
+
+Clauses: docs/rules.md#t5 to #t9, #t20, #t23.
+"""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
 """``reelgate heat ...`` at the desk: the heat schedule and what the director does around a heat.
 
-schedule / reschedule / cancel (rule 10) / list / show; register a player (rules 9, 11, 16);
-the floor attendant's roll call: present / absent / roll-call (rule 22); begin (rules 16,
-22) and finish; manual score (rule 23); malfunction (rules 20–21),
-restart / postpone (rule 20); proxy forms (rule 16); seat draw for an added final-stage
-heat (rule 21).  The technician's side (test heat, recovery, orders to the running
+schedule / reschedule / cancel (T10) / list / show; register a player (T9, T11, T16);
+the floor attendant's roll call: present / absent / roll-call (T22); begin (T16,
+T22) and finish; manual score (T23); malfunction (T20–T21),
+restart / postpone (T20); proxy forms (T16); seat draw for an added final-stage
+heat (T21).  The technician's side (test heat, recovery, orders to the running
 gateway) is in :mod:`gateway.app.commands.heat`, which builds the ``heat`` command.
 """
 
@@ -318,7 +318,7 @@ def _begin(args: argparse.Namespace) -> int:
         zone = await _zone_of_heat(session, args.heat)
         heat = await get(session, Heat, args.heat, "heat")
         present = given
-        if present is None:  # the roll call and the tournament's setting decide (rule 22)
+        if present is None:  # the roll call and the tournament's setting decide (T22)
             present = sorted(await present_at_start(session, heat))
         forfeited = await svc.begin_heat(
             session, args.heat, present_seats=present, at=now_of(args, zone), actor=actor_of(args)

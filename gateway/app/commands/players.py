@@ -1,5 +1,8 @@
-"""``reelgate players ...``: players, exclusion registers and disqualification (rules 1–4,
-20, 23)."""
+"""``reelgate players ...``: players, exclusion registers and disqualification (T1–T4,
+T20, T23).
+
+Clauses: docs/rules.md#t1 to #t4, #t20, #t23.
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """``reelgate serve --floor F``: the long-running gateway.
 
 On start it recovers every bank from the journal (heats under way are resumed or
-restarted, rule 20; machines left in tournament mode are released), then supervises
+restarted, T20; machines left in tournament mode are released), then supervises
 every bank (general polls at the SAS cadence, events, link health) and lets the
 scheduler start due heats on enabled banks and stop them by the heat clock.  SIGTERM or
 SIGINT stops it; a heat under way at that moment is picked up by the next start from
@@ -17,7 +17,7 @@ after each heat; ``docs/mqtt.md``) goes to the MQTT feed tree with ``--mqtt URL 
 and to the signage page with ``--signage-port P`` (0: a free port; the URL is printed).
 Machines whose boards have an SNMP agent on the floor are watched (``gateway.machines.health``):
 their traps arrive on ``--snmp-traps HOST:PORT`` and a door opened, power lost or link
-down mid-heat is a malfunction of that seat (rules 20/21) while the heat goes on.  Their
+down mid-heat is a malfunction of that seat (T20/T21) while the heat goes on.  Their
 SNMP secrets come from ``--snmp-secrets PATH`` (or ``$REELGATE_SNMP_SECRETS``) and the
 floor file's inline ones, never from the database; a missing one stops the start.
 """

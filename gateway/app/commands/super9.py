@@ -97,7 +97,7 @@ def register(sub: Any) -> None:
     p = action("hand-in", "key the top copy (rules 6-11)", _hand_in)
     p.add_argument("--ticket", required=True)
     p.add_argument("--numbers", required=True, help='nine numbers, e.g. "3 7 12 ..."')
-    # Rule 7: the verification section as the player filled it in.
+    # S9-7: the verification section as the player filled it in.
     p.add_argument("--name", default="", help="name on the verification section")
     p.add_argument("--id", dest="id_ref", default="", help="ID or card number on it")
     p.add_argument("--contact", default="", help="contact details on it")

@@ -1,8 +1,8 @@
 """``reelgate tournament ...``: the Tournament Director's view of a tournament.
 
-create / list / show / set (settings) and decision (rule 23, with a reason), standings
-and qualifiers (rules 12–14, 17), card draws for ties (rule 19: physical cards keyed in, or digital
-from a recorded seed), verify-draws, seat-draw for the final stages (rule 14), expire.
+create / list / show / set (settings) and decision (T23, with a reason), standings
+and qualifiers (T12–T14, T17), card draws for ties (T19: physical cards keyed in, or digital
+from a recorded seed), verify-draws, seat-draw for the final stages (T14), expire.
 """
 
 from __future__ import annotations
@@ -209,7 +209,7 @@ def _settings_out(
 
 
 def _create(args: argparse.Namespace) -> int:
-    # Default packages: a single seat at the seat price (rule 5) and rule 6's example.
+    # Default packages: a single seat at the seat price (T5) and T6's example.
     default = (
         Package("single", args.seat_price_cents, 1),
         *(p for p in DEFAULT_PACKAGES if p.seats > 1),

@@ -54,13 +54,13 @@ class SpinRecorded:
     seq: int
     number: int | None
     voided: bool
-    completed: tuple[str, ...]  # serials whose ninth number this spin called (rule 13)
+    completed: tuple[str, ...]  # serials whose ninth number this spin called (S9-13)
 
 
 @dataclass(frozen=True, slots=True)
 class ClaimRegistered:
     ticket: str
-    valid: bool  # duplicate matched the top copy (rule 9)
+    valid: bool  # duplicate matched the top copy (S9-9)
     complete: bool  # all nine called when registered
     reason: str | None
 
@@ -175,7 +175,7 @@ class DeskCore:
         return int(top or 0) + 1
 
     async def jackpot(self) -> int:
-        """The progressive jackpot now (rule 15): the ledger's balance, or the seed."""
+        """The progressive jackpot now (S9-15): the ledger's balance, or the seed."""
         async with self._sm() as db:
             return await self._jackpot(db)
 
@@ -236,7 +236,7 @@ class DeskCore:
     ) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """Publish; returns (serials completed by new spins, serials spin ``seq`` completed).
 
-        The second is what a recorded spin reports (rule 13): looked up by sequence
+        The second is what a recorded spin reports (S9-13): looked up by sequence
         number, so it stays right when another writer's spin was synced first.
         """
         async with self._live_lock(session_id):  # noqa: SIM117
@@ -278,17 +278,17 @@ class DeskCore:
         return player
 
     async def _check_registers(self, db: AsyncSession, ticket: Super9Ticket, now: datetime) -> None:
-        """Rules 2 and 3 again, at hand-in, claim and payout: a register line that took
-        effect after the sale still bars the player (rule 1 cannot change)."""
+        """S9-2 and S9-3 again, at hand-in, claim and payout: a register line that took
+        effect after the sale still bars the player (S9-1 cannot change)."""
         zone = ZoneInfo((await self.settings(db)).timezone)
         await check_eligible(db, await self._player_of(db, ticket), now.astimezone(zone))
 
     async def _disqualify_day(
         self, db: AsyncSession, ticket: Super9Ticket, day: date, zone: ZoneInfo, why: str
     ) -> list[str]:
-        """Rule 9: the participant is out of that day's promotion, every ticket.
+        """S9-9: the participant is out of that day's promotion, every ticket.
 
-        Tickets in sessions already closed keep their result (rule 27); the reasons all
+        Tickets in sessions already closed keep their result (S9-27); the reasons all
         start ``rule 9:``, which is how later sales and hand-ins that day are refused
         (:func:`gateway.super9.desk.eligibility.out_for_the_day`).
         """

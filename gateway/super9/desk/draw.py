@@ -1,5 +1,7 @@
 """The table side of the Super 9 desk: wheel and manual spins, "No spin" voids,
-claims, closing a session and prize receipts (rules 9, 12-20, 22, 26, 29).
+claims, closing a session and prize receipts (S9-9, S9-12–S9-20, S9-22, S9-26, S9-29).
+
+Clauses: docs/rules.md#s9-9, #s9-12 to #s9-20, #s9-22, #s9-26, #s9-29.
 """
 
 from __future__ import annotations
@@ -68,8 +70,8 @@ class DrawDesk(DeskCore):
         An identical repeat is a no-op; a different number for a recorded game keeps the
         first and is written to the audit log for the supervisor.
 
-        A game voided before its result (rule 18.2) keeps its void: the number is
-        stored for the record but never called (rule 18.3).
+        A game voided before its result (S9-18.2) keeps its void: the number is
+        stored for the record but never called (S9-18.3).
         """
         if not 0 <= number <= 36:
             raise OperatorError(f"rule 8: wheel number {number} is outside 0-36")
@@ -84,7 +86,7 @@ class DrawDesk(DeskCore):
             ).scalar_one_or_none()
             if row is not None and row.number is not None:
                 if row.number != number:
-                    # The first result stands; a supervisor can void the spin (rule 18).
+                    # The first result stands; a supervisor can void the spin (S9-18).
                     await audit.record(
                         db,
                         actor=ACTOR_SYSTEM,
@@ -121,7 +123,7 @@ class DrawDesk(DeskCore):
         reason: str,
         now: datetime,
     ) -> int:
-        """A dealer's or supervisor's "No spin" (rule 18), before or after the result."""
+        """A dealer's or supervisor's "No spin" (S9-18), before or after the result."""
         if (game_no is None) == (seq is None):
             raise OperatorError("void: give the wheel game number or the spin sequence number")
         async with self._sm.begin() as db:
@@ -166,7 +168,7 @@ class DrawDesk(DeskCore):
         game_no: int | None = None,
         now: datetime,
     ) -> SpinRecorded:
-        """Rule 29 fallback: one person keys the number, a second confirms it."""
+        """S9-29 fallback: one person keys the number, a second confirms it."""
         if not keyed_by.strip() or not confirmed_by.strip() or keyed_by == confirmed_by:
             raise OperatorError("rule 29: a manual spin needs a second person to confirm it")
         if number != confirm_number:
@@ -220,10 +222,10 @@ class DrawDesk(DeskCore):
     async def claim(
         self, session_id: int, serial: str, duplicate: str, *, actor: str, now: datetime
     ) -> ClaimRegistered:
-        """A "SUPER 9" shout (rules 14, 22): the player's duplicate is keyed again.
+        """A "SUPER 9" shout (S9-14, S9-22): the player's duplicate is keyed again.
 
         A difference from the top copy, a repeated number or more than nine numbers
-        voids the claim and disqualifies the player for the day (rule 9); play goes on.
+        voids the claim and disqualifies the player for the day (S9-9); play goes on.
         """
         # The live draw is read below: its lock first, then the transaction (desk_core).
         async with self._live_lock(session_id), self._sm.begin() as db:
@@ -234,7 +236,7 @@ class DrawDesk(DeskCore):
             if ticket.status is not TicketStatus.ENTERED:
                 why = ticket.disqualified_reason or ticket.status.value
                 raise OperatorError(f"ticket {serial} cannot claim: {why}")
-            await self._check_registers(db, ticket, now)  # rules 2, 3
+            await self._check_registers(db, ticket, now)  # S9-2, S9-3
             mismatch = duplicate_mismatch(records.ticket_numbers(ticket), duplicate)
             at_seq = await self._next_seq(db, session_id) - 1
             live, _ = await self._sync(db, session_id)
@@ -277,11 +279,11 @@ class DrawDesk(DeskCore):
         return ClaimRegistered(serial, mismatch is None, complete, reason)
 
     async def close_session(self, session_id: int, *, actor: str, now: datetime) -> Settlement[int]:
-        """Settle the draw (rules 13-16, 19, 20) and move the jackpot; final (rule 27)."""
+        """Settle the draw (S9-13–S9-16, S9-19, S9-20) and move the jackpot; final (S9-27)."""
         async with self._sm.begin() as db:
             session = await self._drawing(db, session_id)
             settings = Super9Settings.from_json(session.settings)
-            # Tickets never handed in roll to the next session once (rule 6), then expire.
+            # Tickets never handed in roll to the next session once (S9-6), then expire.
             unplayed = (
                 (
                     await db.execute(
@@ -344,11 +346,11 @@ class DrawDesk(DeskCore):
         actor: str,
         now: datetime,
     ) -> None:
-        """Rule 26: the winner signs for receipt; a staff witness is recorded too.
+        """S9-26: the winner signs for receipt; a staff witness is recorded too.
 
-        Prizes are not transferable (rule 26): ``signer`` is the ID or card number of
-        the person signing, who must be the ticket's player, and still eligible (rules
-        2, 3).  The witness is named and is not the signer.
+        Prizes are not transferable (S9-26): ``signer`` is the ID or card number of
+        the person signing, who must be the ticket's player, and still eligible
+        (S9-2, S9-3).  The witness is named and is not the signer.
         """
         if not signature.strip():
             raise OperatorError("rule 26: record the winner's signature reference")
@@ -365,7 +367,7 @@ class DrawDesk(DeskCore):
                 )
             if witness.strip() in {signer.strip(), winner.id_number, winner.card_number}:
                 raise OperatorError("rule 26: the witness must be someone other than the winner")
-            await self._check_registers(db, ticket, now)  # rules 2, 3
+            await self._check_registers(db, ticket, now)  # S9-2, S9-3
             prize = (
                 await db.execute(
                     select(Super9Prize).where(

@@ -1,7 +1,9 @@
-"""Who may buy a Super 9 ticket (rules 1 to 3), from the tournament's registers.
+"""Who may buy a Super 9 ticket (S9-1 to S9-3), from the tournament's registers.
 
 The slot tournament and Super 9 share one player register and one exclusion register
 (``storage.tournament``), so a person barred from one is barred from both.
+
+Clauses: docs/rules.md#s9-1 to #s9-3.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from gateway.tournament.rules.eligibility import age_on, normalise_id
 from storage.super9 import Super9Session, Super9Ticket, TicketStatus
 from storage.tournament import Exclusion, Player
 
-MINIMUM_AGE = 18  # rule 1
+MINIMUM_AGE = 18  # S9-1
 
 
 async def find_player(db: AsyncSession, ref: str) -> Player:
@@ -74,9 +76,9 @@ def day_bounds(zone: ZoneInfo, day: date) -> tuple[datetime, datetime]:
 async def out_for_the_day(
     db: AsyncSession, player_id: int, day: date, zone: ZoneInfo
 ) -> str | None:
-    """Why the player is out of ``day``'s promotion (rule 9), or None.
+    """Why the player is out of ``day``'s promotion (S9-9), or None.
 
-    A rule 9 disqualification (an invalid claim, a top copy with a repeated number or
+    An S9-9 disqualification (an invalid claim, a top copy with a repeated number or
     more than nine, or staff's ``disqualify --rule 9``) marks every ticket of the
     player that day with a reason starting ``rule 9:``; one such ticket is the record.
     """
@@ -104,7 +106,7 @@ async def out_for_the_day(
 async def check_may_take_part(
     db: AsyncSession, player: Player, at: datetime, zone: ZoneInfo
 ) -> None:
-    """Rules 1-3 at ``at``, and not out for that venue-local day under rule 9."""
+    """S9-1–S9-3 at ``at``, and not out for that venue-local day under S9-9."""
     local = at.astimezone(zone)
     await check_eligible(db, player, local)
     why = await out_for_the_day(db, player.id, local.date(), zone)

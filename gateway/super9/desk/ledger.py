@@ -1,9 +1,11 @@
-"""The progressive jackpot ledger (rule 15): append-only, one row per movement.
+"""The progressive jackpot ledger (S9-15): append-only, one row per movement.
 
 The jackpot's value is the last row's balance; its history is every row.  Each row
 names the row before it (unique), so two writers can never fork the history.  A
 session's settlement is written as the rows that take the jackpot from its carry-in to
 its carry-out, and the result is checked against the settlement to the cent.
+
+Clauses: docs/rules.md#s9-15.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ async def append(
 
 
 async def ensure_seeded(db: AsyncSession, seed_cents: int, now: datetime) -> None:
-    """The very first jackpot starts at the seed (rule 15), as a ledger row."""
+    """The very first jackpot starts at the seed (S9-15), as a ledger row."""
     if await head(db) is None:
         await append(db, LedgerKind.SEED, seed_cents, None, now)
 
@@ -62,7 +64,7 @@ async def write_settlement(
     now: datetime,
 ) -> None:
     contribution = result.contribution_cents
-    if not result.jackpot_won:  # rule 15: grows by 75% when not won
+    if not result.jackpot_won:  # S9-15: grows by 75% when not won
         await append(db, LedgerKind.CONTRIBUTION, contribution, session_id, now)
     elif settings.winning_contribution is WinningContribution.PAID_WITH_JACKPOT:
         await append(db, LedgerKind.CONTRIBUTION, contribution, session_id, now)
@@ -84,9 +86,9 @@ async def _append_leftovers(
     db: AsyncSession, session_id: int, result: Settlement[Any], now: datetime
 ) -> None:
     """Leftovers routed to the jackpot (``Leftovers.JACKPOT``), one row each."""
-    if result.remainder_cents:  # rule 20 odd cents
+    if result.remainder_cents:  # S9-20 odd cents
         await append(db, LedgerKind.REMAINDER, result.remainder_cents, session_id, now)
-    if result.unwon_consolation_cents:  # rule 16 pool nobody could take
+    if result.unwon_consolation_cents:  # S9-16 pool nobody could take
         await append(
             db, LedgerKind.UNWON_CONSOLATION, result.unwon_consolation_cents, session_id, now
         )

@@ -3,7 +3,7 @@
 :class:`LiveDraw` wraps a :class:`DrawEngine` and follows the session's list of valid
 spins: new spins are applied incrementally (the fast path, one per wheel result); if the
 list is no longer an extension of what was applied — a spin voided after its result
-(rule 18.2) — the engine is rebuilt from the tickets and replayed.
+(S9-18.2) — the engine is rebuilt from the tickets and replayed.
 """
 
 from __future__ import annotations
@@ -54,20 +54,20 @@ class LiveDraw:
         self._completed_by_seq: dict[int, tuple[int, ...]] = {}  # spin seq -> tickets
 
     def completed_at(self, seq: int) -> tuple[int, ...]:
-        """Tickets still in play whose ninth number spin ``seq`` called (rule 13)."""
+        """Tickets still in play whose ninth number spin ``seq`` called (S9-13)."""
         return tuple(k for k in self._completed_by_seq.get(seq, ()) if k not in self._removed)
 
     def serial(self, ticket: int) -> str:
         return self._serials[ticket]
 
     def counted(self) -> int:
-        """Spins counting toward the jackpot window (rule 19 setting)."""
+        """Spins counting toward the jackpot window (S9-19 setting)."""
         if self._settings.repeat_rule is RepeatRule.DISREGARD_REPEATS:
             return len(self.engine.called)
         return self.engine.spins
 
     def remove(self, ticket: int) -> None:
-        """A ticket disqualified during the draw (rules 9, 21); play continues."""
+        """A ticket disqualified during the draw (S9-9, S9-21); play continues."""
         if ticket in self._tickets and ticket not in self._removed:
             self._removed.add(ticket)
             self.engine.remove(ticket)

@@ -28,11 +28,11 @@ def ticket_numbers(ticket: Super9Ticket) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class SessionFacts:
-    tickets: dict[int, tuple[int, ...]]  # keyed top copies (rule 11), by ticket id
+    tickets: dict[int, tuple[int, ...]]  # keyed top copies (S9-11), by ticket id
     disqualified: set[int]
     spins: list[SpinFact]
     claims: list[ClaimFact[int]]
-    buy_ins_cents: int  # every ticket the session holds at close (rule 6 roll-on included)
+    buy_ins_cents: int  # every ticket the session holds at close (S9-6 roll-on included)
     serials: dict[int, str]
 
 

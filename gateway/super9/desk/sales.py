@@ -1,5 +1,7 @@
 """The sales side of the Super 9 desk: settings, calendar changes, ticket sales and
-hand-ins (rules 1-11, 21, 23), and opening a session's draw.
+hand-ins (S9-1–S9-11, S9-21, S9-23), and opening a session's draw.
+
+Clauses: docs/rules.md#s9-1 to #s9-11, #s9-21, #s9-23.
 """
 
 from __future__ import annotations
@@ -40,9 +42,9 @@ from storage.tournament import Player
 
 
 def _top_copy(serial: str, numbers: str) -> tuple[tuple[int, ...], TicketNumbersError | None]:
-    """The top copy's numbers, or the rule 9 breach it shows (rules 8, 9).
+    """The top copy's numbers, or the S9-9 breach it shows (S9-8, S9-9).
 
-    A rule 8 error is a keying error and is refused (key it again); a rule 9 breach is
+    An S9-8 error is a keying error and is refused (key it again); an S9-9 breach is
     returned, because it is what the player wrote and disqualifies them for the day.
     """
     try:
@@ -66,7 +68,7 @@ def _check_section(section: Verification, settings: Super9Settings, player: Play
 
 
 def _keyed_numbers(serial: str, numbers: str) -> tuple[int, ...]:
-    """Numbers as keyed from a ticket (rules 8, 11), or a one-line operator error."""
+    """Numbers as keyed from a ticket (S9-8, S9-11), or a one-line operator error."""
     try:
         return validate_numbers(parse_numbers(numbers))
     except TicketNumbersError as exc:
@@ -110,7 +112,7 @@ class SalesDesk(DeskCore):
     async def change_calendar(
         self, starts_at: datetime, *, cancel: bool, actor: str, reason: str, now: datetime
     ) -> None:
-        """A one-off change to the rule 4 calendar (extra or cancelled session)."""
+        """A one-off change to the S9-4 calendar (extra or cancelled session)."""
         require_aware(starts_at)
         async with self._sm.begin() as db:
             cal = await self.calendar(db)
@@ -144,7 +146,7 @@ class SalesDesk(DeskCore):
             )
 
     async def open_session(self, starts_at: datetime, *, actor: str, now: datetime) -> int:
-        """Start the draw: settings are frozen from here, numbers too (rule 23)."""
+        """Start the draw: settings are frozen from here, numbers too (S9-23)."""
         require_aware(starts_at)
         async with self._sm.begin() as db:
             cal = await self.calendar(db)
@@ -174,7 +176,7 @@ class SalesDesk(DeskCore):
         return session_id
 
     async def sell(self, serial: str, player_ref: str, *, actor: str, now: datetime) -> int:
-        """Cash desk sale (rules 5, 6) to an eligible player (rules 1-3); the session id."""
+        """Cash desk sale (S9-5, S9-6) to an eligible player (S9-1–S9-3); the session id."""
         require_aware(now)
         serial = serial.strip()
         if not serial:
@@ -189,7 +191,7 @@ class SalesDesk(DeskCore):
                     "before a session"
                 )
             player = await find_player(db, player_ref)
-            await check_may_take_part(db, player, now, cal.tz)  # rules 1-3, 9
+            await check_may_take_part(db, player, now, cal.tz)  # S9-1–S9-3, S9-9
             if (
                 await db.execute(select(Super9Ticket.id).where(Super9Ticket.serial == serial))
             ).first() is not None:
@@ -221,7 +223,7 @@ class SalesDesk(DeskCore):
     async def _hand_in_target(
         self, db: AsyncSession, cal: SessionCalendar, ticket: Super9Ticket, now: datetime
     ) -> Super9Session:
-        """The session a hand-in at ``now`` enters (rule 6): the one sold for, or after
+        """The session a hand-in at ``now`` enters (S9-6): the one sold for, or after
         its cut-off the next one only — never a later one, whatever is still open."""
         sold_for = await self._session(db, ticket.session_id)
         start = cal.hand_in_session(now, sold_for.starts_at.astimezone(cal.tz))
@@ -243,12 +245,12 @@ class SalesDesk(DeskCore):
         now: datetime,
         verification: Verification | None = None,
     ) -> int:
-        """Key the top copy and its verification section (rules 6-9, 11); returns the
+        """Key the top copy and its verification section (S9-6–S9-9, S9-11); returns the
         session the ticket plays in.
 
-        A keying error (rule 8: a number outside 0-36, fewer than nine) is refused and
+        A keying error (S9-8: a number outside 0-36, fewer than nine) is refused and
         can be keyed again.  A top copy with a number written twice or more than nine
-        numbers breaks rule 9: the ticket is disqualified and the player is out of that
+        numbers breaks S9-9: the ticket is disqualified and the player is out of that
         day's promotion.  That is committed, then reported as an :class:`OperatorError`
         so the desk sees it was not entered.
         """
@@ -263,12 +265,12 @@ class SalesDesk(DeskCore):
                 )
             cal = await self.calendar(db)
             player = await self._player_of(db, ticket)
-            await check_may_take_part(db, player, now, cal.tz)  # rules 1-3, 9
+            await check_may_take_part(db, player, now, cal.tz)  # S9-1–S9-3, S9-9
             target = await self._hand_in_target(db, cal, ticket, now)
             if breach is None:
-                _check_section(section, await self.settings(db), player)  # rule 7
+                _check_section(section, await self.settings(db), player)  # S9-7
                 rolled = target.id != ticket.session_id
-                if rolled:  # rule 6: late tickets are valid for the next session
+                if rolled:  # S9-6: late tickets are valid for the next session
                     ticket.rolled_from_id = ticket.session_id
                     ticket.session_id = target.id
                 ticket.numbers = format_numbers(keyed)
@@ -328,7 +330,7 @@ class SalesDesk(DeskCore):
         reason: str,
         now: datetime,
     ) -> None:
-        """Rule 23: a change before the game starts, signed off by the Promotion Director."""
+        """S9-23: a change before the game starts, signed off by the Promotion Director."""
         if not approved_by.strip() or approved_by.strip() == actor.strip():
             raise OperatorError(
                 "rule 23: the Promotion Director's sign-off (another person) is needed"
@@ -360,9 +362,9 @@ class SalesDesk(DeskCore):
     async def disqualify(
         self, serial: str, *, actor: str, reason: str, rule: int, now: datetime
     ) -> None:
-        """Staff flag a marked or scratched ticket (rule 21) or a rule breach (24, 28).
+        """Staff flag a marked or scratched ticket (S9-21) or a breach of S9-24 or S9-28.
 
-        Under rule 9 the player is out of that day's promotion (the day of the ticket's
+        Under S9-9 the player is out of that day's promotion (the day of the ticket's
         session): every ticket of theirs that day, and later sales and hand-ins.
         """
         if rule not in (9, 21, 24, 28):

@@ -1,12 +1,14 @@
-"""Super 9 session calendar and the sales / hand-in windows (rules 4 to 6).
+"""Super 9 session calendar and the sales / hand-in windows (S9-4 to S9-6).
 
-Rule 4: Wednesdays 19:00 and 21:00; Sundays 15:00 and 17:00 except the last Sunday of
+S9-4: Wednesdays 19:00 and 21:00; Sundays 15:00 and 17:00 except the last Sunday of
 the month; all in the venue's time zone.  The weekly pattern is configurable, and
 one-off changes (a cancelled session, an extra one) are applied on top.
 
-Rule 6: sales from 08:00 on the draw day until 30 minutes before a session; completed
+S9-6: sales from 08:00 on the draw day until 30 minutes before a session; completed
 tickets handed in until 15 minutes before it.  A ticket handed in after that cut-off
 is entered into the next session.
+
+Clauses: docs/rules.md#s9-4 to #s9-6.
 """
 
 from __future__ import annotations
@@ -17,9 +19,9 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-SALES_OPEN = time(8, 0)  # rule 6
-SALES_CLOSE_BEFORE = timedelta(minutes=30)  # rule 6
-HAND_IN_CLOSE_BEFORE = timedelta(minutes=15)  # rule 6
+SALES_OPEN = time(8, 0)  # S9-6
+SALES_CLOSE_BEFORE = timedelta(minutes=30)  # S9-6
+HAND_IN_CLOSE_BEFORE = timedelta(minutes=15)  # S9-6
 #: How far ahead "next session" searches; a calendar with nothing in a year is broken.
 SEARCH_DAYS = 400
 
@@ -31,7 +33,7 @@ class WeeklySlot:
     skip_last_of_month: bool = False
 
 
-#: Rule 4.
+#: S9-4.
 DEFAULT_SLOTS: tuple[WeeklySlot, ...] = (
     WeeklySlot(2, time(19, 0)),
     WeeklySlot(2, time(21, 0)),
@@ -74,7 +76,7 @@ class SessionCalendar:
             if slot.weekday != day.weekday():
                 continue
             if slot.skip_last_of_month and is_last_weekday_of_month(day):
-                continue  # rule 4: not on the last Sunday of the month
+                continue  # S9-4: not on the last Sunday of the month
             out.add(datetime.combine(day, slot.at, tzinfo=self.tz))
         out |= {t for t in self.added if t.date() == day}
         out -= {t for t in self.cancelled if t.date() == day}
@@ -109,7 +111,7 @@ class SessionCalendar:
         return None
 
     def hand_in_session(self, now: datetime, sold_for: datetime) -> datetime | None:
-        """The session a ticket handed in at ``now`` enters (rule 6), or None if too late.
+        """The session a ticket handed in at ``now`` enters (S9-6), or None if too late.
 
         On time (up to and including the cut-off instant) it plays the session it was
         sold for; after the cut-off it is valid for the *next* session only, so it enters
@@ -125,7 +127,7 @@ class SessionCalendar:
 
 
 def sales_window(start: datetime) -> tuple[datetime, datetime]:
-    """When sales for the session starting at ``start`` open and close (rule 6)."""
+    """When sales for the session starting at ``start`` open and close (S9-6)."""
     opens = datetime.combine(start.date(), SALES_OPEN, tzinfo=start.tzinfo)
     return opens, start - SALES_CLOSE_BEFORE
 

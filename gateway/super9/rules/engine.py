@@ -1,7 +1,7 @@
 """The Super 9 draw engine: pure, incremental, fast.
 
-Every valid spin calls its number (rule 12); after each spin the engine knows which
-tickets have all nine numbers called (rule 13).
+Every valid spin calls its number (S9-12); after each spin the engine knows which
+tickets have all nine numbers called (S9-13).
 
 Layout for speed: each ticket is a 37-bit mask of its numbers (for the near-complete
 list), and ``_holds[n]`` is a bitset over the tickets — one Python int, bit ``i`` set
@@ -12,10 +12,10 @@ it completes are ``_holds[n]`` minus the union of the uncalled numbers' bitsets:
 then turned into ticket keys (a scan of the bitset's nonzero bytes, or the holder list
 itself when every remaining holder completes), so a spin that completes nothing costs
 microseconds, and one that completes thousands costs about as much as listing them.
-A repeat (rule 19) does no work.  The near-complete list for displays is derived on
+A repeat (S9-19) does no work.  The near-complete list for displays is derived on
 demand (cached per called set), off the spin-to-winners path.
 
-A voided spin (rule 18.2) must never reach :meth:`DrawEngine.call`; the session decides
+A voided spin (S9-18.2) must never reach :meth:`DrawEngine.call`; the session decides
 which spins are valid and replays from scratch if a spin is voided after the fact.
 """
 
@@ -55,9 +55,9 @@ def _members(bits: int) -> list[int]:
 class SpinOutcome(Generic[K]):
     spin: int  # 1-based index among valid spins
     number: int
-    repeat: bool  # number was already called (rule 19)
+    repeat: bool  # number was already called (S9-19)
     distinct: int  # distinct numbers called so far
-    completed: tuple[K, ...]  # tickets whose ninth number this spin called (rule 13)
+    completed: tuple[K, ...]  # tickets whose ninth number this spin called (S9-13)
 
 
 class DrawEngine(Generic[K]):
@@ -69,7 +69,7 @@ class DrawEngine(Generic[K]):
         self._masks: list[int] = []
         for i, key in enumerate(self._keys):
             mask = 0
-            for n in validate_numbers(tickets[key]):  # rules 8 and 9
+            for n in validate_numbers(tickets[key]):  # S9-8 and S9-9
                 holders[n].append(i)
                 mask |= 1 << n
             self._masks.append(mask)
@@ -147,7 +147,7 @@ class DrawEngine(Generic[K]):
         return SpinOutcome(self._spins, number, False, len(self._called), completed)
 
     def remove(self, key: K) -> None:
-        """Take a disqualified ticket out of the game (rules 9, 21); play goes on."""
+        """Take a disqualified ticket out of the game (S9-9, S9-21); play goes on."""
         i = self._index[key]
         mask, self._masks[i] = self._masks[i], _GONE
         if mask & _GONE:

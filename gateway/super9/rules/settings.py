@@ -13,8 +13,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 
 class RepeatRule(enum.Enum):
-    """How rule 19 ("a repeated number ... disregarded in respect of the jackpot")
-    reads against rule 14's "first 18 spins"."""
+    """How S9-19 ("a repeated number ... disregarded in respect of the jackpot")
+    reads against S9-14's "first 18 spins"."""
 
     #: Default. A spin repeating an already-called number does not count toward the 18,
     #: so the jackpot window is the first 18 *distinct* numbers called.
@@ -24,9 +24,9 @@ class RepeatRule(enum.Enum):
 
 
 class WinningContribution(enum.Enum):
-    """What happens to the 75% of buy-ins (rule 15) of the session the jackpot is won in.
+    """What happens to the 75% of buy-ins (S9-15) of the session the jackpot is won in.
 
-    Rule 15 starts the jackpot at R5,000 and grows it "for each session that it is not
+    S9-15 starts the jackpot at R5,000 and grows it "for each session that it is not
     won", so by default the winning session adds nothing anywhere: its 75% is kept by
     the house and the next jackpot starts at exactly the seed.
     """
@@ -37,20 +37,20 @@ class WinningContribution(enum.Enum):
 
 
 class Leftovers(enum.Enum):
-    """Where money no prize can take goes: the odd cents of an equal split (rule 20) and
-    a consolation nobody won (rule 16).  The sheet routes only the 75% (rule 15) and the
-    25% (rule 16), so this is the venue's choice."""
+    """Where money no prize can take goes: the odd cents of an equal split (S9-20) and
+    a consolation nobody won (S9-16).  The sheet routes only the 75% (S9-15) and the
+    25% (S9-16), so this is the venue's choice."""
 
     #: Default: kept in the promotion, added to the progressive jackpot — except in the
-    #: session the jackpot is won under ``restart-at-seed``, which adds nothing (rule
-    #: 15), so there the house keeps them.
+    #: session the jackpot is won under ``restart-at-seed``, which adds nothing
+    #: (S9-15), so there the house keeps them.
     JACKPOT = "jackpot"
     #: The house keeps them (recorded in the session result as retained).
     HOUSE = "house"
 
 
 class VerificationField(enum.Enum):
-    """The parts of a ticket's verification section (rule 7), keyed at hand-in."""
+    """The parts of a ticket's verification section (S9-7), keyed at hand-in."""
 
     NAME = "name"
     ID = "id"  # ID or Rewards card number: must be the buyer's
@@ -63,25 +63,25 @@ ALL_VERIFICATION = tuple(f.value for f in VerificationField)
 
 @dataclass(frozen=True)
 class Super9Settings:
-    #: Price of one ticket, in cents (rule 5: a setting, not in the rules).
+    #: Price of one ticket, in cents (S9-5: a setting, not in the rules).
     buy_in_cents: int = 5_000
-    #: Starting value of the progressive jackpot, and its value after a win (rule 15).
+    #: Starting value of the progressive jackpot, and its value after a win (S9-15).
     jackpot_seed_cents: int = 500_000
-    #: Jackpot window (rule 14) and how repeats count in it (rule 19).
+    #: Jackpot window (S9-14) and how repeats count in it (S9-19).
     jackpot_spins: int = 18
     repeat_rule: RepeatRule = RepeatRule.DISREGARD_REPEATS
-    #: A "SUPER 9" claim (rules 14, 22) must be registered before this many further
+    #: A "SUPER 9" claim (S9-14, S9-22) must be registered before this many further
     #: valid spins follow the spin that completed the ticket; 0 = before the next spin.
     claim_window_spins: int = 0
-    #: Whether a jackpot winner also takes the consolation (rule 16). Default yes; when
+    #: Whether a jackpot winner also takes the consolation (S9-16). Default yes; when
     #: no, the consolation goes to the first ticket(s) to complete after them.
     jackpot_winner_takes_consolation: bool = True
     winning_contribution: WinningContribution = WinningContribution.RESTART_AT_SEED
-    #: Odd cents of equal shares and unwon consolations (rules 16, 20).
+    #: Odd cents of equal shares and unwon consolations (S9-16, S9-20).
     leftovers: Leftovers = Leftovers.JACKPOT
-    #: Verification-section fields that must be filled in at hand-in (rule 7: "in full").
+    #: Verification-section fields that must be filled in at hand-in (S9-7: "in full").
     verification_fields: tuple[str, ...] = ALL_VERIFICATION
-    #: Venue time zone for the calendar and sales windows (rules 4, 6).
+    #: Venue time zone for the calendar and sales windows (S9-4, S9-6).
     timezone: str = "Africa/Johannesburg"
 
     def __post_init__(self) -> None:

@@ -2,22 +2,22 @@
 
 Inputs are the session's facts (tickets in play, spins in order with their voids,
 claims with the spin they were registered at) and the progressive jackpot carried in.
-The result is replayed from those facts alone, so a void after the fact (rule 18.2) or a
+The result is replayed from those facts alone, so a void after the fact (S9-18.2) or a
 restart gives the same answer.
 
 Money (all integer cents):
 
-* buy-ins ``B``; consolation pool ``C = floor(B × 25 / 100)`` (rule 16); jackpot
-  contribution ``J = B − C`` (rule 15's 75%, plus the odd cents of the floor).
+* buy-ins ``B``; consolation pool ``C = floor(B × 25 / 100)`` (S9-16); jackpot
+  contribution ``J = B − C`` (S9-15's 75%, plus the odd cents of the floor).
 * Jackpot not won: carry-out = carry-in + ``J``.
-* Jackpot won (rule 14): the pot is carry-in (+ ``J`` if ``PAID_WITH_JACKPOT``); the
+* Jackpot won (S9-14): the pot is carry-in (+ ``J`` if ``PAID_WITH_JACKPOT``); the
   jackpot restarts at the seed, which the house adds.  By default (``RESTART_AT_SEED``)
   the winning session adds nothing: the house keeps ``J`` and the next jackpot is
   exactly the seed; ``SEEDS_NEXT`` adds ``J`` to the restarted jackpot instead.
-* Consolation (rule 16): the first ticket(s) to complete.  When the jackpot winner does
+* Consolation (S9-16): the first ticket(s) to complete.  When the jackpot winner does
   not also take it, it goes to the first ticket(s) to complete *after* the jackpot
-  window (rule 16: "after the 18th spin"), counted as the window is (rule 19).
-* Equal shares (rule 20): each of ``n`` winners gets ``floor(prize / n)``; the
+  window (S9-16: "after the 18th spin"), counted as the window is (S9-19).
+* Equal shares (S9-20): each of ``n`` winners gets ``floor(prize / n)``; the
   remainder (< n cents) and a consolation nobody won are *leftovers*, routed by the
   ``leftovers`` setting: into the jackpot carry (default; kept by the house in a session
   that restarts the jackpot at the seed), or kept by the house.
@@ -43,8 +43,8 @@ from gateway.super9.rules.settings import (
 
 K = TypeVar("K", bound=Hashable)
 
-CONSOLATION_PERCENT = 25  # rule 16
-JACKPOT_PERCENT = 100 - CONSOLATION_PERCENT  # rule 15
+CONSOLATION_PERCENT = 25  # S9-16
+JACKPOT_PERCENT = 100 - CONSOLATION_PERCENT  # S9-15
 
 
 class PrizeKind(enum.Enum):
@@ -54,10 +54,10 @@ class PrizeKind(enum.Enum):
 
 class ClaimVerdict(enum.Enum):
     WINNER = "winner"  # completed, claimed in time, earliest
-    BEATEN = "beaten"  # valid but someone completed at an earlier spin (rule 13)
-    LATE = "late"  # claimed after the claim window (rule 22)
+    BEATEN = "beaten"  # valid but someone completed at an earlier spin (S9-13)
+    LATE = "late"  # claimed after the claim window (S9-22)
     NOT_COMPLETE = "not-complete"  # not all nine numbers called by the claim
-    INVALID = "invalid"  # duplicate mismatch or disqualified ticket (rule 9)
+    INVALID = "invalid"  # duplicate mismatch or disqualified ticket (S9-9)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +71,7 @@ class SpinFact:
 class ClaimFact(Generic[K]):
     ticket: K
     at_seq: int  # last spin seq recorded when the claim was registered
-    valid: bool  # duplicate matched the top copy (rule 9)
+    valid: bool  # duplicate matched the top copy (S9-9)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +90,7 @@ class Settlement(Generic[K]):
     jackpot_won: bool
     jackpot_pot_cents: int  # what the jackpot winners shared (0 if not won)
     seed_added_cents: int  # new money the house put in to restart the jackpot
-    remainder_cents: int  # odd cents of equal shares (rule 20)
+    remainder_cents: int  # odd cents of equal shares (S9-20)
     unwon_consolation_cents: int
     jackpot_out_cents: int
     retained_cents: int  # kept by the house: see ``WinningContribution``, ``Leftovers``
@@ -111,7 +111,7 @@ def leftovers_to_house(settings: Super9Settings, *, jackpot_won: bool) -> bool:
 
 
 def _split(prize: int, winners: Sequence[K], kind: PrizeKind) -> tuple[list[Payout[K]], int]:
-    """Equal shares (rule 20); returns the payouts and the odd cents left over."""
+    """Equal shares (S9-20); returns the payouts and the odd cents left over."""
     if not winners:
         return [], prize
     share, rest = divmod(prize, len(winners))
@@ -122,7 +122,7 @@ def _split(prize: int, winners: Sequence[K], kind: PrizeKind) -> tuple[list[Payo
 class _Replay(Generic[K]):
     engine: DrawEngine[K]
     completion_seq: dict[K, int]  # ticket -> seq of the spin that completed it
-    completion_counted: dict[K, int]  # ticket -> counted spin (rule 19) of completion
+    completion_counted: dict[K, int]  # ticket -> counted spin (S9-19) of completion
     valid_seqs: list[int]
 
 
@@ -132,7 +132,7 @@ def _replay(
     settings: Super9Settings,
     out_of_play: set[K],
 ) -> _Replay[K]:
-    """Replay the valid spins (rule 18.2: a voided spin never calls its number)."""
+    """Replay the valid spins (S9-18.2: a voided spin never calls its number)."""
     engine: DrawEngine[K] = DrawEngine({k: v for k, v in tickets.items() if k not in out_of_play})
     replay = _Replay(engine, {}, {}, [])
     for spin in sorted(spins, key=lambda s: s.seq):
@@ -142,7 +142,7 @@ def _replay(
         replay.valid_seqs.append(spin.seq)
         counted = (
             outcome.distinct
-            if settings.repeat_rule is RepeatRule.DISREGARD_REPEATS  # rule 19
+            if settings.repeat_rule is RepeatRule.DISREGARD_REPEATS  # S9-19
             else outcome.spin
         )
         for key in outcome.completed:
@@ -157,7 +157,7 @@ def _judge(
     settings: Super9Settings,
     out_of_play: set[K],
 ) -> tuple[dict[K, ClaimVerdict], list[K]]:
-    """Each claim's verdict, and the tickets validly claimed in time (rules 9, 13, 22)."""
+    """Each claim's verdict, and the tickets validly claimed in time (S9-9, S9-13, S9-22)."""
     verdicts: dict[K, ClaimVerdict] = {}
     good: list[K] = []
     for claim in sorted(claims, key=lambda c: c.at_seq):
@@ -171,7 +171,7 @@ def _judge(
             verdicts[claim.ticket] = ClaimVerdict.NOT_COMPLETE
             continue
         later = sum(1 for s in replay.valid_seqs if done_seq < s <= claim.at_seq)
-        if later > settings.claim_window_spins:  # rule 22: the player must shout in time
+        if later > settings.claim_window_spins:  # S9-22: the player must shout in time
             verdicts[claim.ticket] = ClaimVerdict.LATE
             continue
         verdicts[claim.ticket] = ClaimVerdict.BEATEN
@@ -182,7 +182,7 @@ def _judge(
 def _winners(
     good: list[K], replay: _Replay[K], settings: Super9Settings
 ) -> tuple[list[K], list[K]]:
-    """(jackpot winners, consolation winners) among the good claims (rules 13, 14, 16)."""
+    """(jackpot winners, consolation winners) among the good claims (S9-13, S9-14, S9-16)."""
     completed = replay.engine.completed
 
     def earliest(candidates: list[K]) -> list[K]:
@@ -192,9 +192,9 @@ def _winners(
         return sorted((k for k in candidates if completed[k] == first), key=str)
 
     window = settings.jackpot_spins
-    # Rule 14: all nine within the jackpot window, and claimed.
+    # S9-14: all nine within the jackpot window, and claimed.
     jackpot = earliest([k for k in good if replay.completion_counted[k] <= window])
-    # Rule 16: the first ticket(s) to complete, however many spins it took; when the
+    # S9-16: the first ticket(s) to complete, however many spins it took; when the
     # jackpot winner does not take it too, the first to complete after the 18th spin.
     pool = good
     if jackpot and not settings.jackpot_winner_takes_consolation:
@@ -258,9 +258,9 @@ def _money(
         if settings.winning_contribution is WinningContribution.SEEDS_NEXT:
             carry += contribution
         elif settings.winning_contribution is WinningContribution.RESTART_AT_SEED:
-            retained = contribution  # rule 15: the winning session adds nothing
+            retained = contribution  # S9-15: the winning session adds nothing
     else:
-        carry = jackpot_in_cents + contribution  # rule 15: grows when not won
+        carry = jackpot_in_cents + contribution  # S9-15: grows when not won
     paid, rest = _split(consolation, consolation_winners, PrizeKind.CONSOLATION)
     payouts += paid
     unwon = 0 if consolation_winners else consolation

@@ -1,17 +1,20 @@
-"""Ticket numbers as keyed by staff: parsing and validation (rules 8, 9)."""
+"""Ticket numbers as keyed by staff: parsing and validation (S9-8, S9-9).
+
+Clauses: docs/rules.md#s9-8, #s9-9.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-NUMBERS_PER_TICKET = 9  # rule 8
+NUMBERS_PER_TICKET = 9  # S9-8
 
 
 class TicketNumbersError(ValueError):
-    """The keyed numbers break rule 8 or 9; the message says which, ``rule`` too.
+    """The keyed numbers break S9-8 or S9-9; the message says which, ``rule`` too.
 
-    Rule 8 errors (a number outside 0-36, fewer than nine) are keying errors to key
-    again; rule 9 errors (a number twice, more than nine) are what the player wrote, and
+    S9-8 errors (a number outside 0-36, fewer than nine) are keying errors to key
+    again; S9-9 errors (a number twice, more than nine) are what the player wrote, and
     disqualify them for the day.
     """
 
@@ -56,7 +59,7 @@ def format_numbers(numbers: Iterable[int]) -> str:
 
 
 def duplicate_mismatch(top: Iterable[int], duplicate_text: str) -> str | None:
-    """Why the player's duplicate fails against the top copy (rule 9), or None."""
+    """Why the player's duplicate fails against the top copy (S9-9), or None."""
     try:
         duplicate = validate_numbers(parse_numbers(duplicate_text))
     except TicketNumbersError as exc:

@@ -1,10 +1,12 @@
-"""The ticket's verification section (rule 7), as keyed at hand-in — pure.
+"""The ticket's verification section (S9-7), as keyed at hand-in — pure.
 
-Rule 7: "The verification section on the ticket must be completed accurately and in
+S9-7: "The verification section on the ticket must be completed accurately and in
 full."  Staff key what the player wrote: name, ID or Rewards card number, contact, and
 whether the section is signed.  *In full* is the ``verification_fields`` setting (which
 fields must be there; default all four).  *Accurately* is checked where the gateway can:
 a keyed ID or card number must be the buyer's, from the player register.
+
+Clauses: docs/rules.md#s9-7.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from gateway.tournament.rules.eligibility import normalise_id
 
 
 class VerificationError(ValueError):
-    """The section is incomplete or inaccurate; the message names rule 7."""
+    """The section is incomplete or inaccurate; the message names S9-7."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +44,7 @@ def check_verification(
     id_number: str,
     card_number: str | None,
 ) -> None:
-    """Raise :class:`VerificationError` unless the section passes rule 7."""
+    """Raise :class:`VerificationError` unless the section passes S9-7."""
     keyed = section.to_json()
     missing = [f for f in required if not keyed.get(f)]
     if missing:

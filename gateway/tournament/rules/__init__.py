@@ -1,6 +1,6 @@
 """Pure tournament rules: no database, no clock (time is passed in), frozen values.
 
-One module per part of the rules sheet: ``eligibility`` / ``exclusion_csv`` (rules 1–4),
+One module per part of the rules sheet: ``eligibility`` / ``exclusion_csv`` (T1–T4),
 ``purchases`` (5–9), ``seating`` (9–11, 16, 20–22), ``ranking`` (12–14, 17, 19), ``cards``
 (19), ``final_stages`` (14, 16, 21), ``incidents`` (20–21), ``attendance`` (22 roll
 call).  Every refusal is a :class:`RuleViolation` whose message starts with the rule number.

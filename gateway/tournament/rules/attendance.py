@@ -1,4 +1,4 @@
-"""Rule 22 roll call: "players who are not present when the heat or final starts will
+"""T22 roll call: "players who are not present when the heat or final starts will
 forfeit their seats and no refunds will be made".
 
 A floor attendant marks seats present or absent before the start.  What the start does
@@ -10,6 +10,8 @@ with a seat nobody marked is the tournament's ``unmarked_at_start`` setting:
   present, as before the roll call existed.
 * ``forfeit`` — strict: no mark, no seat.
 * ``present`` — marks of "absent" still forfeit; unmarked seats play.
+
+Clauses: docs/rules.md#t22.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from storage.enums import UnmarkedAtStart
 
 __all__ = ["UnmarkedAtStart", "check_roll_call_open", "counted_present", "parse_unmarked"]
 
-# The roll call is taken before the start; a restarted heat starts again (rule 20), so its
+# The roll call is taken before the start; a restarted heat starts again (T20), so its
 # roll call reopens until then.
 ROLL_CALL_OPEN = frozenset({HeatStatus.SCHEDULED, HeatStatus.RESTARTED})
 
@@ -43,7 +45,7 @@ def counted_present(
     *,
     roll_call_taken: bool | None = None,
 ) -> set[int]:
-    """The seat numbers that count as present at the start (rule 22).
+    """The seat numbers that count as present at the start (T22).
 
     ``marks`` maps a seat number to the attendant's latest mark (True = present).
     ``roll_call_taken`` defaults to "any seat marked"; a caller passes True when marks

@@ -1,4 +1,4 @@
-"""Playing cards for tie-breaks (rule 19) and the seeded shuffle behind digital draws.
+"""Playing cards for tie-breaks (T19) and the seeded shuffle behind digital draws.
 
 Card values: Ace is low (1), then 2–10, Jack 11, Queen 12, King 13.  Suits never matter
 (equal values draw again) but are recorded, so a physical card is keyed in whole.
@@ -14,6 +14,8 @@ Digital draws are recomputable by anyone holding the recorded seed.  The algorit
 * A digital card round for a tie: the 52 cards in the order ``A♣ 2♣ … K♣ A♦ … K♦ A♥ … K♥
   A♠ … K♠`` are shuffled with context ``f"{tie_context}|round={round}"``; the tied entries,
   sorted by entry id, take cards from the top in turn.
+
+Clauses: docs/rules.md#t19.
 """
 
 from __future__ import annotations

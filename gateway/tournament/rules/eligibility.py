@@ -1,9 +1,11 @@
-"""Who may play: age (rule 1), exclusion registers (rules 2–3), open to all (rule 4).
+"""Who may play: age (T1), exclusion registers (T2–T3), open to all (T4).
 
 Registers are matched on the national ID / passport number, normalised (spaces, dashes
 and slashes dropped, upper case); names are never matched alone, which would bar
 innocent namesakes.  A register line is in force from ``valid_from`` (inclusive) to
 ``valid_until`` (exclusive, ``None`` = indefinitely).
+
+Clauses: docs/rules.md#t1, #t2, #t3, #t4.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ def age_on(date_of_birth: date, on: date) -> int:
 
 
 def check_age(date_of_birth: date, on: date, minimum_age: int = 18) -> None:
-    """Rule 1: nobody under 18 may participate."""
+    """T1: nobody under 18 may participate."""
     age = age_on(date_of_birth, on)
     if age < minimum_age:
         raise RuleViolation(1, f"participant is {age}, under {minimum_age} on {on}")
@@ -68,7 +70,7 @@ class ExclusionRecord:
 def exclusions_for(
     id_number: str, register: Iterable[ExclusionRecord], at: datetime
 ) -> list[ExclusionRecord]:
-    """Register lines that bar this person at ``at`` (rules 2–3)."""
+    """Register lines that bar this person at ``at`` (T2–T3)."""
     return [r for r in register if r.active_at(at) and r.matches(id_number)]
 
 
@@ -79,7 +81,7 @@ def check_eligible(
     on: date,
     minimum_age: int = 18,
 ) -> None:
-    """Rules 1–3 at instant ``at`` (venue-local date ``on``); rule 4: nothing else is asked."""
+    """T1–T3 at instant ``at`` (venue-local date ``on``); T4: nothing else is asked."""
     check_age(person.date_of_birth, on, minimum_age)
     barred = exclusions_for(person.id_number, register, at)
     if barred:

@@ -41,7 +41,7 @@ __all__ = [
     "is_final_stage",
 ]
 
-# A heat whose start has been announced and that has not ended (rules 11, 20, 22).
+# A heat whose start has been announced and that has not ended (T11, T20, T22).
 IN_PROGRESS = frozenset(
     {HeatStatus.ARMED, HeatStatus.RUNNING, HeatStatus.ENDING, HeatStatus.COLLECTING}
 )
@@ -50,10 +50,10 @@ LIVE_SEAT_STATUSES = frozenset({SeatStatus.ASSIGNED, SeatStatus.PRESENT, SeatSta
 
 
 def is_final_stage(stage: Stage) -> bool:
-    """Rules 16 and 21 speak of the "final stages": semi-finals and finals."""
+    """T16 and T21 speak of the "final stages": semi-finals and finals."""
     return stage is not Stage.QUALIFYING
 
 
 def exclusion_rule(kind: ExclusionKind) -> int:
-    """Rule 3 bars staff and connected persons; rule 2 every other register."""
+    """T3 bars staff and connected persons; T2 every other register."""
     return 3 if kind in (ExclusionKind.STAFF, ExclusionKind.CONNECTED_PERSON) else 2

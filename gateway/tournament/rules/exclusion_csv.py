@@ -1,4 +1,4 @@
-"""Exclusion registers from CSV (rules 2–3).
+"""Exclusion registers from CSV (T2–T3).
 
 Columns (header row required, order free, unknown columns refused)::
 
@@ -10,6 +10,8 @@ are ISO dates (venue-local days) or ISO date-times with an offset; a ``valid_unt
 *date* is the last excluded day (inclusive), a date-time is the exclusive end; empty =
 indefinite.  The whole file is checked before anything is used: one bad line refuses the
 import, and every problem names its line.
+
+Clauses: docs/rules.md#t2, #t3.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Final stages (semi-finals and finals): seat draws (rules 14, 21) and proxies (rule 16)."""
+"""Final stages (semi-finals and finals): seat draws (T14, T21) and proxies (T16).
+
+Clauses: docs/rules.md#t14, #t21, #t16.
+"""
 
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ class SeatSlot:
 def draw_seats(
     seed: bytes, context: str, entry_ids: Sequence[int], slots: Sequence[SeatSlot]
 ) -> dict[int, SeatSlot]:
-    """Rules 14/21: final-stage seats by random draw from a recorded seed.
+    """T14/T21: final-stage seats by random draw from a recorded seed.
 
     The slots (in the order given: heat by start, then seat number) are shuffled with
     :func:`rules.cards.shuffle` under ``context``; entries sorted by id take them in turn.
@@ -60,7 +63,7 @@ def check_proxy_form(
     forms: Iterable[ProxyForm],
     stage_started_at: datetime | None,
 ) -> None:
-    """Rule 16: one form per nominee, only for a player's *extra* seats, received before the
+    """T16: one form per nominee, only for a player's *extra* seats, received before the
     stage starts, and the proxy may not be a co-participant in that stage."""
     by_id = {s.seat_id: s for s in seats}
     seat = by_id.get(form.seat_id)
@@ -94,7 +97,7 @@ def own_seat(holder_seats: Sequence[StageSeat]) -> StageSeat:
 def seats_forfeited_at_start(
     seats: Sequence[StageSeat], proxied_seat_ids: Collection[int]
 ) -> list[int]:
-    """Rule 16: extra seats without a proxy form at the start of the stage are forfeited."""
+    """T16: extra seats without a proxy form at the start of the stage are forfeited."""
     by_holder: Mapping[int, list[StageSeat]] = _group(seats)
     forfeited: list[int] = []
     for holder_seats in by_holder.values():

@@ -1,4 +1,7 @@
-"""Malfunctions and failures (rules 20–21) and what each one leads to."""
+"""Malfunctions and failures (T20–T21) and what each one leads to.
+
+Clauses: docs/rules.md#t20, #t21.
+"""
 
 from __future__ import annotations
 
@@ -14,10 +17,10 @@ from gateway.tournament.settings import TournamentSettings
 
 
 class MalfunctionOutcome(enum.Enum):
-    RESEATED = "reseated"  # rules 20/21: first free seat in a future similar heat
-    REFUNDED = "refunded"  # rule 20: no future qualifying seat
-    ADDED_HEAT = "added-heat"  # rule 21: a heat added to the final stage, seat by draw
-    DISQUALIFIED = "disqualified"  # rule 20: player negligence, buy-in forfeited
+    RESEATED = "reseated"  # T20/T21: first free seat in a future similar heat
+    REFUNDED = "refunded"  # T20: no future qualifying seat
+    ADDED_HEAT = "added-heat"  # T21: a heat added to the final stage, seat by draw
+    DISQUALIFIED = "disqualified"  # T20: player negligence, buy-in forfeited
 
 
 def malfunction_outcome(
@@ -46,7 +49,7 @@ class FailureOutcome(enum.Enum):
 def failure_outcome(
     settings: TournamentSettings, failed_at: datetime, now: datetime
 ) -> FailureOutcome:
-    """Rule 20: a tournament-system failure restarts the whole heat, unless it was not
+    """T20: a tournament-system failure restarts the whole heat, unless it was not
     resolved within the reasonable period (``postpone_after``): then the heat is postponed."""
     if now < failed_at:
         raise RuleViolation(20, "the failure time is in the future")
@@ -57,13 +60,13 @@ def failure_outcome(
     )
 
 
-# A director's new time for the heat ends one spell of difficulties (rules 10, 20).
+# A director's new time for the heat ends one spell of difficulties (T10, T20).
 FRESH_START_NOTICES = frozenset({NoticeKind.RESCHEDULED, NoticeKind.POSTPONED})
 
 
 @dataclass(frozen=True, slots=True)
 class FailedAttempt:
-    """One attempt at a heat that ended in a restart (rule 20), as plain facts."""
+    """One attempt at a heat that ended in a restart (T20), as plain facts."""
 
     opened_at: datetime  # when the attempt began
     failed_at: datetime  # when it was restarted
@@ -74,7 +77,7 @@ class FailedAttempt:
 def difficulties_began(
     failed: Sequence[FailedAttempt], fresh_starts: Iterable[datetime]
 ) -> datetime | None:
-    """When the heat's current tournament-system difficulties began (rule 20).
+    """When the heat's current tournament-system difficulties began (T20).
 
     ``failed``: the heat's latest attempts that ended in a restart, newest first (empty
     when the latest attempt did not).  ``fresh_starts``: when the director announced a
@@ -105,6 +108,6 @@ def _announced_between(announced: Sequence[datetime], since: datetime, until: da
 
 
 def failure_time(began: datetime | None, now: datetime) -> datetime:
-    """The failure time rule 20 measures the reasonable period from: when the difficulties
+    """The failure time T20 measures the reasonable period from: when the difficulties
     began (never later than ``now``), or ``now`` when there is no record of them."""
     return now if began is None else min(began, now)

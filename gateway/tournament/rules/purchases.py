@@ -1,16 +1,18 @@
-"""Entry purchases at the cash desk (rules 5–9).
+"""Entry purchases at the cash desk (T5–T9).
 
 A purchase gives one *entry* per seat; each entry is one seat in one qualifying heat and
-owns its own score (rule 12).  When an entry may be used depends on the tournament's
+owns its own score (T12).  When an entry may be used depends on the tournament's
 :class:`Validity` setting, because the rules sheet carries two versions:
 
-* ``same-day`` (rules 7/8): heats starting on the venue-local day of purchase;
-* ``48h`` (rules 5/6): heats starting that day or the next, and within 48 hours of the
+* ``same-day`` (T7/T8): heats starting on the venue-local day of purchase;
+* ``48h`` (T5/T6): heats starting that day or the next, and within 48 hours of the
   purchase.
 
-An entry keeps the terms it was sold with (rules 5-8 describe what the player bought):
+An entry keeps the terms it was sold with (T5–T8 describe what the player bought):
 the sale stores the end of its window (``valid_until``) and every later check —
 registration and expiry alike — reads that, never the setting as it is now.
+
+Clauses: docs/rules.md#t5 to #t9.
 """
 
 from __future__ import annotations
@@ -29,10 +31,8 @@ class SaleQuote:
     quantity: int
     seats: int
     price_cents: int  # what the player pays at the cash desk
-    casino_paid_cents: int  # complimentary entries are paid for by the casino (rule 5/7)
-    casino_credit_cents: (
-        int  # promotional credit bundled with packages (rules 6/8), never heat credit
-    )
+    casino_paid_cents: int  # complimentary entries are paid for by the casino (T5/T7)
+    casino_credit_cents: int  # promotional credit bundled with packages (T6/T8), never heat credit
     complimentary: bool
 
 
@@ -43,11 +43,11 @@ def quote_sale(
     *,
     complimentary: bool = False,
 ) -> SaleQuote:
-    """Price a sale.  Rule 9: entries are unlimited, so any positive quantity is fine."""
+    """Price a sale.  T9: entries are unlimited, so any positive quantity is fine."""
     if quantity < 1:
         raise RuleViolation(9, f"quantity must be at least 1, got {quantity}")
     if complimentary:
-        # Rules 5/7: a complimentary entry is a single entry, paid for by the casino.
+        # T5/T7: a complimentary entry is a single entry, paid for by the casino.
         if quantity != 1:
             raise RuleViolation(5, "a complimentary entry is a single entry (quantity 1)")
         return SaleQuote("complimentary", 1, 1, 0, settings.seat_price_cents, 0, True)
@@ -64,7 +64,7 @@ def quote_sale(
 
 
 def check_not_continuing_heat(running_heat_label: str | None) -> None:
-    """Rule 9: no purchase to continue in a heat the player is playing right now."""
+    """T9: no purchase to continue in a heat the player is playing right now."""
     if running_heat_label is not None:
         raise RuleViolation(
             9,
@@ -84,9 +84,9 @@ def validity_window(
     zone = settings.zone
     day = purchased_at.astimezone(zone).date()
     start = local_day_start(day, zone)
-    if settings.validity is Validity.SAME_DAY:  # rules 7/8
+    if settings.validity is Validity.SAME_DAY:  # T7/T8
         return start, local_day_start(day + timedelta(days=1), zone)
-    # rules 5/6: the same day or the next day, and within 48 hours of the purchase
+    # T5/T6: the same day or the next day, and within 48 hours of the purchase
     return start, min(
         local_day_start(day + timedelta(days=2), zone), purchased_at + timedelta(hours=48)
     )
@@ -95,7 +95,7 @@ def validity_window(
 def check_entry_valid_for_heat(
     settings: TournamentSettings, purchased_at: datetime, heat_starts_at: datetime
 ) -> None:
-    """Rules 5-8 for an entry sold now under ``settings``."""
+    """T5–T8 for an entry sold now under ``settings``."""
     _, end = validity_window(settings, purchased_at)
     check_entry_terms(settings.zone, purchased_at, end, heat_starts_at)
 
@@ -103,7 +103,7 @@ def check_entry_valid_for_heat(
 def check_entry_terms(
     zone: ZoneInfo, purchased_at: datetime, valid_until: datetime, heat_starts_at: datetime
 ) -> None:
-    """Rules 5-8, by the terms sold: heats from the purchase day up to ``valid_until``."""
+    """T5–T8, by the terms sold: heats from the purchase day up to ``valid_until``."""
     _require_aware(heat_starts_at, "heat start")
     day = purchased_at.astimezone(zone).date()
     start = local_day_start(day, zone)

@@ -1,14 +1,14 @@
-"""Single-entry ranking, tie groups and qualification cuts (rules 12–14, 17, 19).
+"""Single-entry ranking, tie groups and qualification cuts (T12–T14, T17, T19).
 
 Theory of operation
 -------------------
-Every score belongs to one entry (rule 12), so the ranking is of entries, not players:
+Every score belongs to one entry (T12), so the ranking is of entries, not players:
 a player with three good entries may hold three places, and then three seats in the
-final stages (rule 16 lets them nominate proxies).  Entries of disqualified players
-(rule 2, rule 20 negligence) are left out before ranking.
+final stages (T16 lets them nominate proxies).  Entries of disqualified players
+(T2, T20 negligence) are left out before ranking.
 
 Entries are ordered by credits, highest first.  Equal credits are a tie, and a tie is
-broken **only** by recorded card draws (rule 19): in round 1 every tied entry has a card;
+broken **only** by recorded card draws (T19): in round 1 every tied entry has a card;
 higher value ranks higher; entries with equal values form a smaller tie that is broken by
 round 2 among themselves only, and so on.  Where draws are missing the entries stay
 tied: they share a place and are reported as an unresolved :class:`TieGroup` with the
@@ -17,7 +17,7 @@ later corrects a score, draws recorded for the old score no longer apply.
 
 The same tie break orders the live top N that storage reads with SQL window functions
 (:mod:`gateway.tournament.services.live_standings`): :func:`placed_buckets` is the one
-rule 19 core of both, so the two rankings can never disagree on a draw.
+T19 core of both, so the two rankings can never disagree on a draw.
 
 A heat's own result on the signs (:func:`heat_places`) breaks nothing: equal credits
 share a rank and are flagged, because only a card draw breaks a tie.
@@ -25,6 +25,8 @@ share a rank and are flagged, because only a card draw breaks a tie.
 Cuts: the top ``k`` qualify.  A tie that straddles the cut (some of its entries inside,
 some outside) must be drawn before the cut is final; until then the entries of that
 group are reported as pending, never guessed.
+
+Clauses: docs/rules.md#t12 to #t14, #t17, #t19.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from dataclasses import dataclass
 from gateway.tournament.rules.cards import Card
 from gateway.tournament.rules.violations import RuleViolation
 
-# (entry id, tied credits, round) -> card value, Ace 1 .. King 13 (rule 19).
+# (entry id, tied credits, round) -> card value, Ace 1 .. King 13 (T19).
 Cards = Mapping[tuple[int, int, int], int]
 
 __all__ = [
@@ -81,7 +83,7 @@ class TieGroup:
 def resolve_tie(
     members: list[int], credits: int, round_number: int, cards: Cards
 ) -> list[tuple[list[int], int]]:
-    """Order tied entries by their cards (rule 19): [(bucket, next round)], best first.
+    """Order tied entries by their cards (T19): [(bucket, next round)], best first.
 
     A round counts only when every entry still tied has its card; equal cards go to the
     next round among themselves."""
@@ -103,7 +105,7 @@ def placed_buckets(
     entry_ids: Iterable[int], credits: int, first_place: int, cards: Cards
 ) -> Iterator[tuple[int, tuple[int, ...], TieGroup | None]]:
     """The entries on ``credits``, whose best place is ``first_place``, in draw order
-    (rule 19): (place, the entries sharing it, their unresolved tie or None), best first."""
+    (T19): (place, the entries sharing it, their unresolved tie or None), best first."""
     place = first_place
     for bucket, next_round in resolve_tie(sorted(entry_ids), credits, 1, cards):
         entries = tuple(bucket)
@@ -176,7 +178,7 @@ def rank(
         if line.credits < 0:
             raise RuleViolation(12, f"entry {line.entry_id} has negative credits")
         out = line.player_id in disqualified_players or line.entry_id in disqualified_entries
-        if not out:  # rule 2: a disqualified player drops out of every ranking
+        if not out:  # T2: a disqualified player drops out of every ranking
             by_credits[line.credits].append(line)
     cards: dict[tuple[int, int, int], int] = {
         (d.entry_id, d.credits, d.round): d.value for d in draws
@@ -199,7 +201,7 @@ def rank(
 
 
 def check_draw_round(tie: TieGroup, cards: Mapping[int, Card]) -> None:
-    """Rule 19: a draw round is for exactly the entries still tied, one card each."""
+    """T19: a draw round is for exactly the entries still tied, one card each."""
     wanted, given = set(tie.entry_ids), set(cards)
     if wanted != given:
         missing = sorted(wanted - given)
@@ -210,7 +212,7 @@ def check_draw_round(tie: TieGroup, cards: Mapping[int, Card]) -> None:
 
 @dataclass(frozen=True, slots=True)
 class QualifyingOutcome:
-    """Rules 13–14: the top single entry goes to the final; the next N to the semi-finals."""
+    """T13–T14: the top single entry goes to the final; the next N to the semi-finals."""
 
     direct_finalists: tuple[int, ...]
     semi_finalists: tuple[int, ...]
@@ -228,14 +230,14 @@ def qualify_from_qualifying(
     *,
     top_player_excluded: bool = True,
 ) -> QualifyingOutcome:
-    """Rule 13: the top ``direct_places`` (1) entries; rule 14: the next ``semi_final_places``.
+    """T13: the top ``direct_places`` (1) entries; T14: the next ``semi_final_places``.
 
-    Rule 14 excludes "the participant who obtained the highest credit score", so by
+    T14 excludes "the participant who obtained the highest credit score", so by
     default (``top_player_excluded``) that player's other entries take no semi-final seat
     and the seats go further down the ranking; with it off only the top entry is left out.
 
     A tie straddling either cut leaves its entries out of both lists and in ``pending``
-    until it is drawn (rule 19); nothing is guessed.
+    until it is drawn (T19); nothing is guessed.
     """
     direct, direct_tie = standings.top(direct_places)
     barred: set[int] = set()
@@ -271,13 +273,13 @@ class CutOutcome:
 
 
 def qualify_finalists(standings: Standings, quota: int) -> CutOutcome:
-    """Rule 17: the top ``quota`` of the semi-final ranking, highest first."""
+    """T17: the top ``quota`` of the semi-final ranking, highest first."""
     selected, tie = standings.top(quota)
     return CutOutcome(selected, (tie,) if tie else ())
 
 
 def prize_order(standings: Standings, prize_places: int) -> CutOutcome:
-    """Rule 19 "when determining winners": each prize place needs a strict order."""
+    """T19 "when determining winners": each prize place needs a strict order."""
     pending = tuple(t for t in standings.ties if t.place <= prize_places)
     selected = tuple(
         line.entry_id for line in standings.lines if line.place <= prize_places and not line.tied
@@ -292,14 +294,14 @@ class HeatPlace:
     rank: int  # competition rank: equal credits share it
     machine_id: str
     credits: int
-    tie: bool  # equal credits with another machine: rule 19 breaks it by a card draw
+    tie: bool  # equal credits with another machine: T19 breaks it by a card draw
 
 
 def heat_places(credits: Mapping[str, int], left_out: Collection[str] = ()) -> list[HeatPlace]:
-    """Rank a heat's machines by credits, highest first (rules 12-14), machine id inside a
-    tie for a stable listing.  Equal credits share a rank and are flagged ``tie``: rule 19
+    """Rank a heat's machines by credits, highest first (T12–T14), machine id inside a
+    tie for a stable listing.  Equal credits share a rank and are flagged ``tie``: T19
     breaks ties by a card draw, never by the system.  ``left_out``: machines not ranked
-    (rule 20 malfunctions)."""
+    (T20 malfunctions)."""
     rows = sorted(
         ((m, c) for m, c in credits.items() if m not in left_out),
         key=lambda mc: (-mc[1], mc[0]),

@@ -1,9 +1,11 @@
-"""Heats and seats: schedule changes (rule 10), registration (rules 9, 11, 16), absence at
-the start (rule 22), and the first free seat after a malfunction (rules 20–21).
+"""Heats and seats: schedule changes (T10), registration (T9, T11, T16), absence at
+the start (T22), and the first free seat after a malfunction (T20–T21).
 
 A heat's seats are the machines of its bank in their floor order; seat ``n`` is the
-``n``-th machine (rule 11: machines are allocated in sequential order).  Machines taken
+``n``-th machine (T11: machines are allocated in sequential order).  Machines taken
 out of service are simply not offered.
+
+Clauses: docs/rules.md#t10, #t9, #t11, #t16, #t22, #t20, #t21.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ class HeatFacts:
     seat_numbers: tuple[int, ...]  # seats with a machine in service, in floor order
 
 
-#: Heats that hold their bank for their advertised time (rules 10, 11).
+#: Heats that hold their bank for their advertised time (T10, T11).
 BANK_HOLDING = frozenset(
     {
         HeatStatus.SCHEDULED,
@@ -48,7 +50,7 @@ class BankSlot:
 def check_bank_free(
     bank: str, starts_at: datetime, ends_at: datetime, others: Iterable[BankSlot]
 ) -> None:
-    """Rules 10/11: heats are published at set times on a bank, and one bank plays one
+    """T10/T11: heats are published at set times on a bank, and one bank plays one
     heat at a time, so a heat whose time overlaps another on its bank is refused."""
     for other in sorted(others, key=lambda o: o.starts_at):
         if starts_at < other.ends_at and other.starts_at < ends_at:
@@ -60,7 +62,7 @@ def check_bank_free(
 
 
 def next_free_seat(seat_numbers: Sequence[int], taken: Collection[int]) -> int | None:
-    """Rule 11: first come, first served, machines in sequential order."""
+    """T11: first come, first served, machines in sequential order."""
     for number in seat_numbers:
         if number not in taken:
             return number
@@ -98,7 +100,7 @@ def check_reschedule(
     announced_at: datetime,
     minimum_notice: timedelta,
 ) -> None:
-    """Rule 10: the casino may move a heat not yet run, announcing it beforehand.
+    """T10: the casino may move a heat not yet run, announcing it beforehand.
 
     The announcement must come ``minimum_notice`` before the earlier of the old start
     (players planned for it) and the new one.  A postponed heat only needs the new one.
@@ -120,7 +122,7 @@ def check_reschedule(
 
 
 def absent_seats(booked: Mapping[int, int], present_players: Collection[int]) -> list[int]:
-    """Rule 22: seat numbers whose player is not present when the heat starts (forfeited)."""
+    """T22: seat numbers whose player is not present when the heat starts (forfeited)."""
     return sorted(seat for seat, player in booked.items() if player not in present_players)
 
 
@@ -138,10 +140,10 @@ def first_free_seat_in_future_heat(
     player_heat_ids: Collection[int],
     exclude_heat: int,
 ) -> FreeSeat | None:
-    """Rules 20/21: the first available seat in a future similar heat (same stage).
+    """T20/T21: the first available seat in a future similar heat (same stage).
 
     Heats are tried in start order; in qualifying a heat where the player already sits
-    is skipped (rule 16).
+    is skipped (T16).
     """
     candidates = sorted(
         (

@@ -1,9 +1,11 @@
-"""Rule 22 roll call: a floor attendant marks seats present or absent before a heat starts;
+"""T22 roll call: a floor attendant marks seats present or absent before a heat starts;
 at the start (``begin_heat``) the seats not counted present forfeit, no refund.
 
 What counts as present is :func:`gateway.tournament.rules.attendance.counted_present`
 over the latest marks and the tournament's ``unmarked_at_start`` setting.  Marks are
 state in ``seat_attendance``; each marking is audited.
+
+Clauses: docs/rules.md#t22.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from storage.attendance import SeatAttendance
 from storage.tournament import Heat, Player, Proxy, Seat, Tournament
 
 # Seats a roll call is about: booked and not yet played (a restarted heat's played seats
-# are put back to present by the restart, rule 20).
+# are put back to present by the restart, T20).
 _CALLED = (SeatStatus.ASSIGNED, SeatStatus.PRESENT)
 
 
@@ -44,12 +46,12 @@ class RollCallSeat:
     seat_id: int
     seat_number: int
     machine_id: str
-    played_by: str  # the holder, or the proxy nominee in a final stage (rule 16)
+    played_by: str  # the holder, or the proxy nominee in a final stage (T16)
     status: SeatStatus
     mark: bool | None  # the attendant's latest mark: True present, False absent, None unmarked
     marked_at: datetime | None
     marked_by: str | None
-    counts_present: bool  # what the start would do now (rule 22)
+    counts_present: bool  # what the start would do now (T22)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +84,7 @@ async def _policy(session: AsyncSession, heat: Heat) -> UnmarkedAtStart:
 
 
 async def present_at_start(session: AsyncSession, heat: Heat) -> set[int]:
-    """Seat numbers that count as present if the heat started now (rule 22)."""
+    """Seat numbers that count as present if the heat started now (T22)."""
     seats = [s for s in await live_seats(session, heat.id) if s.status in _CALLED]
     marks = await _marks(session, heat.id)
     by_number = {s.seat_number: marks[s.id].present for s in seats if s.id in marks}
@@ -92,7 +94,7 @@ async def present_at_start(session: AsyncSession, heat: Heat) -> set[int]:
         numbers, by_number, await _policy(session, heat), roll_call_taken=bool(marks)
     )
     if heat.status is HeatStatus.RESTARTED:
-        # Rule 20: the casino's failure, not the players'.  Whoever was present at the
+        # T20: the casino's failure, not the players'.  Whoever was present at the
         # heat's start keeps the seat through a restart unless marked absent since.
         present |= {
             s.seat_number
@@ -149,7 +151,7 @@ async def mark_attendance(
     at: datetime,
     actor: str,
 ) -> RollCall:
-    """A floor attendant marks seats present (or absent) before the start (rule 22).
+    """A floor attendant marks seats present (or absent) before the start (T22).
 
     The latest mark of a seat stands until the start; the whole call is refused (nothing
     marked) if any seat number holds nobody in the heat or the heat has started.
@@ -195,8 +197,8 @@ async def mark_attendance(
 
 
 async def keep_present(session: AsyncSession, seat: Seat, *, at: datetime, actor: str) -> None:
-    """A director's reinstatement (rule 23) overrides the seat's "absent" mark, so a
-    restart of the heat (rule 20) does not forfeit it again.  An unmarked seat stays
+    """A director's reinstatement (T23) overrides the seat's "absent" mark, so a
+    restart of the heat (T20) does not forfeit it again.  An unmarked seat stays
     unmarked: a mark would make a heat without a roll call look called."""
     row = await session.get(SeatAttendance, seat.id)
     if row is not None:

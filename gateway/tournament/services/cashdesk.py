@@ -1,4 +1,7 @@
-"""The cash desk: entry purchases (rules 5–9) and the refunds rule 20 allows."""
+"""The cash desk: entry purchases (T5–T9) and the refunds T20 allows.
+
+Clauses: docs/rules.md#t5 to #t9, #t20.
+"""
 
 from __future__ import annotations
 
@@ -47,14 +50,14 @@ async def sell_entries(
     now: datetime,
     reference: str | None = None,
 ) -> Sale:
-    """Sell seats: one entry row per seat (rule 14 single entry), valid per rules 5–8."""
+    """Sell seats: one entry row per seat (T14 single entry), valid per T5–T8."""
     cashier = require_actor(cashier)
     tournament = await find_tournament(session, tournament_ref)
     settings = await load_settings(session, tournament)
     player = await find_player(session, player_ref)
     await check_player_may_play(session, player, tournament, now)
     running = await running_heat_of(session, tournament.id, player.id)
-    check_not_continuing_heat(running)  # rule 9
+    check_not_continuing_heat(running)  # T9
     quote = quote_sale(settings, package_code, quantity, complimentary=complimentary)
     if complimentary:
         kind = PurchaseKind.COMPLIMENTARY
@@ -66,7 +69,7 @@ async def sell_entries(
         kind = payment
     else:
         raise RuleViolation(5, f"payment must be cash or card, not {payment.value}")
-    # Rules 6/8: the casino-credit portion is subject to Rewards Programme membership.
+    # T6/T8: the casino-credit portion is subject to Rewards Programme membership.
     credit = quote.casino_credit_cents if player.card_number else 0
     _, valid_until = validity_window(settings, now)
     purchase = EntryPurchase(
@@ -121,7 +124,7 @@ async def sell_entries(
 
 
 async def running_heat_of(session: AsyncSession, tournament_id: int, player_id: int) -> str | None:
-    """Label of a heat under way in which the player holds a live seat (rule 9)."""
+    """Label of a heat under way in which the player holds a live seat (T9)."""
     heat = (
         await session.execute(
             select(Heat)
@@ -153,7 +156,7 @@ async def refund_entry(
     now: datetime,
 ) -> Refund:
     """Refund one entry.  The rules allow it after a machine malfunction with no future
-    seat (rule 20); any other refund is a Tournament Director decision (rule 23).  Only an
+    seat (T20); any other refund is a Tournament Director decision (T23).  Only an
     entry that is not seated and not played can be refunded."""
     actor = require_actor(actor)
     reason = require_reason(reason, rule)
@@ -201,7 +204,7 @@ async def refund_row(
 async def expire_entries(
     session: AsyncSession, tournament_ref: int | str, *, now: datetime, actor: str
 ) -> list[int]:
-    """Mark unused entries whose validity window closed (rules 5–8) as expired."""
+    """Mark unused entries whose validity window closed (T5–T8) as expired."""
     actor = require_actor(actor)
     tournament = await find_tournament(session, tournament_ref)
     rows = (

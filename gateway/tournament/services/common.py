@@ -3,9 +3,9 @@ settings, a heat's seats on the floor, and the audit record.
 
 Where the settings live: the ``tournaments`` row holds the ones ranking SQL reads (venue
 zone, seat price, validity mode, semi-final size, direct final places, final quota,
-minimum age); ``tournament_settings`` holds prize places, the rule 20 "reasonable period"
-and the rule 10 notice; ``tournament_packages`` the packages on sale;
-``tournament_attendance`` the rule 22 roll-call setting (``storage.attendance``).  The audit log
+minimum age); ``tournament_settings`` holds prize places, the T20 "reasonable period"
+and the T10 notice; ``tournament_packages`` the packages on sale;
+``tournament_attendance`` the T22 roll-call setting (``storage.attendance``).  The audit log
 records every change to them (``tournament.create`` / ``tournament.settings``) but is
 never read back as their source.
 """
@@ -89,7 +89,7 @@ async def load_settings(session: AsyncSession, tournament: Tournament) -> Tourna
         "semi_final_qualifiers": tournament.semi_final_size,
         "direct_final_places": tournament.direct_final_places,
         "minimum_age": tournament.minimum_age,
-        # A tournament made without packages (e.g. by SQL) sells single seats (rule 5).
+        # A tournament made without packages (e.g. by SQL) sells single seats (T5).
         "packages": packages or (Package("single", tournament.entry_price_cents, 1),),
     }
     if tournament.final_quota is not None:
@@ -100,7 +100,7 @@ async def load_settings(session: AsyncSession, tournament: Tournament) -> Tourna
         changes["reschedule_notice"] = timedelta(seconds=extra.reschedule_notice_seconds)
         changes["top_player_excluded"] = extra.top_player_excluded
     roll_call = await session.get(TournamentAttendance, tournament.id)
-    if roll_call is not None:  # no row: the default (rule 22, auto)
+    if roll_call is not None:  # no row: the default (T22, auto)
         changes["unmarked_at_start"] = roll_call.unmarked_at_start
     return TournamentSettings(**changes)
 
@@ -150,7 +150,7 @@ async def store_settings(
 
 
 async def seat_numbers(session: AsyncSession, bank_name: str) -> dict[int, str]:
-    """Seat number -> machine id for a bank: its machines in floor order (rule 11), skipping
+    """Seat number -> machine id for a bank: its machines in floor order (T11), skipping
     machines a technician took out of service."""
     machines = (
         await session.execute(

@@ -1,5 +1,8 @@
-"""Rule 19 card draws for ties: physical cards keyed in by staff, or digital cards dealt
-from a recorded seed (:mod:`gateway.tournament.rules.cards`), and their verification."""
+"""T19 card draws for ties: physical cards keyed in by staff, or digital cards dealt
+from a recorded seed (:mod:`gateway.tournament.rules.cards`), and their verification.
+
+Clauses: docs/rules.md#t19.
+"""
 
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ DIGITAL_ALGORITHM = "hmac-sha256-fisher-yates/v1"  # see gateway.tournament.rule
 class DrawnCard:
     card: Card
     drawn_by: DrawnBy = DrawnBy.PLAYER
-    drawer_name: str | None = None  # the nominee or the member of the public (rule 19)
+    drawer_name: str | None = None  # the nominee or the member of the public (T19)
 
 
 async def _tie_to_draw(
@@ -58,7 +61,7 @@ async def record_physical_draw(
     actor: str,
     at: datetime,
 ) -> TieGroup:
-    """Key in one round of real cards for a tie (rule 19): every entry still tied at
+    """Key in one round of real cards for a tie (T19): every entry still tied at
     ``credits`` draws once; equal values draw again in the next round."""
     actor = require_actor(actor)
     tournament = await find_tournament(session, tournament_ref)
@@ -125,7 +128,7 @@ async def digital_draw(
     seed: bytes | None = None,
     drawn_by: Mapping[int, DrawnCard] | None = None,
 ) -> tuple[bytes, list[DigitalRound]]:
-    """Break a tie with seeded digital cards (rule 19), round after round until it is
+    """Break a tie with seeded digital cards (T19), round after round until it is
     broken.  The seed is recorded with every card so anyone can recompute the deal
     (:mod:`gateway.tournament.rules.cards`)."""
     actor = require_actor(actor)

@@ -1,5 +1,8 @@
-"""Final stages: seating qualifiers by random draw (rule 14), proxies (rule 16) and
-heats added after a malfunction (rule 21)."""
+"""Final stages: seating qualifiers by random draw (T14), proxies (T16) and
+heats added after a malfunction (T21).
+
+Clauses: docs/rules.md#t14, #t16, #t21.
+"""
 
 from __future__ import annotations
 
@@ -66,11 +69,11 @@ async def seat_stage(
     at: datetime,
     seed: bytes | None = None,
 ) -> SeatDraw:
-    """Seat the qualifiers of a final stage by random draw from a recorded seed (rule 14).
+    """Seat the qualifiers of a final stage by random draw from a recorded seed (T14).
 
-    Semi-finals: the next N qualifying single entries (rule 14).  Final: the top
-    qualifying entry (rule 13) plus the semi-final quota (rule 17).  The previous stage
-    must be over and its cut free of undrawn ties (rule 19).
+    Semi-finals: the next N qualifying single entries (T14).  Final: the top
+    qualifying entry (T13) plus the semi-final quota (T17).  The previous stage
+    must be over and its cut free of undrawn ties (T19).
     """
     actor = require_actor(actor)
     if not is_final_stage(stage):
@@ -150,7 +153,7 @@ async def _holders(session: AsyncSession, entry_ids: list[int]) -> dict[int, int
 
 
 async def stage_seats(session: AsyncSession, tournament_id: int, stage: Stage) -> list[StageSeat]:
-    """The seats of a final stage with the place that earned each (rule 16 "own seat")."""
+    """The seats of a final stage with the place that earned each (T16 "own seat")."""
     previous = Stage.QUALIFYING if stage is Stage.SEMI_FINAL else Stage.SEMI_FINAL
     earned = {
         line.entry_id: line.position
@@ -159,7 +162,7 @@ async def stage_seats(session: AsyncSession, tournament_id: int, stage: Stage) -
     if stage is Stage.FINAL:
         q = await qualifiers(session, tournament_id)
         for entry_id in q.qualifying.direct_finalists:
-            earned[entry_id] = 0  # rule 13: the top qualifier's seat comes first
+            earned[entry_id] = 0  # T13: the top qualifier's seat comes first
     rows = (
         await session.execute(
             select(Seat, Player.id_number)
@@ -188,7 +191,7 @@ async def add_proxy(
     received_at: datetime,
     actor: str,
 ) -> Proxy:
-    """Record a signed proxy form (rule 16) for one of a player's extra final-stage seats."""
+    """Record a signed proxy form (T16) for one of a player's extra final-stage seats."""
     actor = require_actor(actor)
     seat = await get(session, Seat, seat_id, "seat")
     if not is_final_stage(seat.stage):
@@ -214,7 +217,7 @@ async def add_proxy(
     if not form.proxy_name or not nominee_id:
         raise RuleViolation(16, "the proxy form needs the nominee's name and ID number")
     check_proxy_form(form, seats, forms, started)
-    # Rules 1–3 apply to whoever plays, nominees included.
+    # T1–T3 apply to whoever plays, nominees included.
     await check_person(
         session,
         Person(nominee_id, form.proxy_name, nominee_date_of_birth),
@@ -257,7 +260,7 @@ async def add_proxy(
 
 
 async def seats_waiting(session: AsyncSession, tournament_id: int, stage: Stage) -> list[Seat]:
-    """Final-stage seats moved off a malfunctioned machine with nowhere to go yet (rule 21)."""
+    """Final-stage seats moved off a malfunctioned machine with nowhere to go yet (T21)."""
     rows = await session.execute(
         select(Seat)
         .join(Heat, Heat.id == Seat.heat_id)
@@ -280,7 +283,7 @@ async def seat_waiting_in_added_heat(
     at: datetime,
     seed: bytes | None = None,
 ) -> SeatDraw:
-    """Rule 21: the affected players draw seat numbers in an added heat of their stage."""
+    """T21: the affected players draw seat numbers in an added heat of their stage."""
     actor = require_actor(actor)
     heat = await get(session, Heat, heat_id, "heat")
     if not is_final_stage(heat.stage):
@@ -334,7 +337,7 @@ async def seat_waiting_in_added_heat(
 
 
 async def move_proxy(session: AsyncSession, old_seat_id: int, new_seat_id: int) -> None:
-    """A proxy form follows its seat when the seat moves (rule 16)."""
+    """A proxy form follows its seat when the seat moves (T16)."""
     proxy = (
         await session.execute(select(Proxy).where(Proxy.seat_id == old_seat_id))
     ).scalar_one_or_none()
@@ -346,7 +349,7 @@ SEAT_DRAW_ACTIONS = ("seat.draw", "seat.draw-added-heat")
 
 
 async def verify_seat_draws(session: AsyncSession, tournament_id: int | None = None) -> list[str]:
-    """Recompute every recorded seat draw (rules 14, 21) from its seed, entries and the
+    """Recompute every recorded seat draw (T14, T21) from its seed, entries and the
     free seats offered, and check the seats table still holds each drawn seat (a seat
     moved after a malfunction keeps its row); returns the mismatches.  Anyone can redo
     this from the audit log.  ``tournament_id`` limits it to one tournament's draws."""

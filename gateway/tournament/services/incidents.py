@@ -1,14 +1,16 @@
-"""Malfunctions and failures (rules 20–21), and what the heat runner calls when they happen.
+"""Malfunctions and failures (T20–T21), and what the heat runner calls when they happen.
 
-* :func:`mark_seat_malfunctioned` — one machine failed.  Qualifying (rule 20): the entry
+* :func:`mark_seat_malfunctioned` — one machine failed.  Qualifying (T20): the entry
   gets the first free seat in a future qualifying heat, or a refund if there is none.
-  Final stages (rule 21): the first free seat in a future heat of that stage, or the
+  Final stages (T21): the first free seat in a future heat of that stage, or the
   player waits for an added heat (:func:`~.finals.seat_waiting_in_added_heat`).  When the
-  player's negligence caused it: disqualified, buy-in forfeited (rule 20).
+  player's negligence caused it: disqualified, buy-in forfeited (T20).
 * :func:`restart_heat` — the tournament system failed: the whole heat restarts, its
   scores discarded (kept in the audit log).
-* :func:`postpone_heat` — not fixed within the reasonable period (rules 20/21).
+* :func:`postpone_heat` — not fixed within the reasonable period (T20/T21).
 * :func:`handle_system_failure` — picks restart or postpone from the failure time.
+
+Clauses: docs/rules.md#t20, #t21.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ from gateway.tournament.services.people import active_disqualification, disquali
 from gateway.tournament.services.scoring import seat_score
 from storage.tournament import Entry, Heat, HeatNotice, Score, Seat, Tournament
 
-# Heats whose current attempt had not started when the system failed (rule 20).
+# Heats whose current attempt had not started when the system failed (T20).
 _NOT_STARTED = frozenset({HeatStatus.SCHEDULED, HeatStatus.RESTARTED})
 
 
@@ -77,7 +79,7 @@ async def mark_seat_malfunctioned(
     reason: str,
     negligence: bool = False,
 ) -> MalfunctionResult:
-    """A machine failed under a seat during its heat (rules 20–21); see the module notes.
+    """A machine failed under a seat during its heat (T20–T21); see the module notes.
     Any partial score of the seat is discarded (kept in the audit log)."""
     actor = require_actor(actor)
     reason = require_reason(reason, 20)
@@ -88,7 +90,7 @@ async def mark_seat_malfunctioned(
         raise RuleViolation(20, f"seat {seat.seat_number} is {seat.status.value}")
     tournament = await get(session, Tournament, heat.tournament_id, "tournament")
     discarded = await _discard_score(session, seat.id)
-    if negligence:  # rule 20: disqualified, buy-in forfeited
+    if negligence:  # T20: disqualified, buy-in forfeited
         seat.status = SeatStatus.DISQUALIFIED
         await session.flush()
         if await active_disqualification(session, tournament.id, seat.holder_player_id) is None:
@@ -161,7 +163,7 @@ async def mark_seat_malfunctioned(
             session, actor, seat, heat, reason, outcome, discarded, refund_cents=refund.amount_cents
         )
         return MalfunctionResult(outcome, refund_cents=refund.amount_cents)
-    # Rule 21: no free seat in the stage; the seat waits for an added heat.
+    # T21: no free seat in the stage; the seat waits for an added heat.
     seat.status = SeatStatus.MOVED
     await session.flush()
     await _audit(session, actor, seat, heat, reason, outcome, discarded)
@@ -197,7 +199,7 @@ async def _first_free_seat(
             )
         ).scalars()
     )
-    # The casino's fault, not the player's: the entry's validity window (rules 5–8) does
+    # The casino's fault, not the player's: the entry's validity window (T5–T8) does
     # not bar the move, and any later heat of the stage counts as "similar".
     after = max(heat.started_at or heat.scheduled_start, heat.scheduled_start)
     return first_free_seat_in_future_heat(heat.stage, after, facts, taken, player_heats, heat.id)
@@ -268,7 +270,7 @@ async def restart_heat(
     actor: str,
     reason: str,
 ) -> Heat:
-    """Rule 20: the tournament system failed; the entire heat is restarted.  Scores so far
+    """T20: the tournament system failed; the entire heat is restarted.  Scores so far
     are discarded (kept in the audit log); seated players keep their seats."""
     actor = require_actor(actor)
     reason = require_reason(reason, 20)
@@ -312,8 +314,8 @@ async def restart_heat(
 async def postpone_heat(
     session: AsyncSession, heat_id: int, *, now: datetime, actor: str, reason: str
 ) -> Heat:
-    """Rules 20/21: not resolved within a reasonable period — postponed.  Players keep their
-    seats; a new time is set with ``reschedule_heat`` and announced (rule 10)."""
+    """T20/T21: not resolved within a reasonable period — postponed.  Players keep their
+    seats; a new time is set with ``reschedule_heat`` and announced (T10)."""
     actor = require_actor(actor)
     reason = require_reason(reason, 20)
     heat = await get(session, Heat, heat_id, "heat")
@@ -323,7 +325,7 @@ async def postpone_heat(
             20, f"{heat_label(heat)} is {heat.status.value}; it cannot be postponed"
         )
     discarded = await _reset_heat(session, heat, now)
-    # A postponed heat runs another day: its players are called again then (rule 22).
+    # A postponed heat runs another day: its players are called again then (T22).
     cleared = await clear_roll_call(session, heat)
     heat.status = HeatStatus.POSTPONED
     session.add(
@@ -359,7 +361,7 @@ async def handle_system_failure(
     actor: str,
     reason: str,
 ) -> FailureOutcome:
-    """Rule 20: restart if resolved within the reasonable period, else postpone.
+    """T20: restart if resolved within the reasonable period, else postpone.
 
     ``failed_at`` is when the difficulties began, not when they were noticed: a heat that
     failed, was restarted and keeps failing is measured from the first failure.  A heat

@@ -1,14 +1,16 @@
-"""The live top of a stage and its cuts, from the SQL ranking rows (rules 12–14, 17, 19).
+"""The live top of a stage and its cuts, from the SQL ranking rows (T12–T14, T17, T19).
 
 :func:`storage.ranking.top_scores` returns the eligible scores of the top ``limit``
 places with the boundary tie whole; here they are placed: equal credits are ordered
-only by recorded card draws (rule 19, :func:`~gateway.tournament.rules.ranking.placed_buckets`,
+only by recorded card draws (T19, :func:`~gateway.tournament.rules.ranking.placed_buckets`,
 the same core as the pure ranking), entries left tied share a place and are reported
 as a :class:`TieGroup` with the round to draw next.
 
-A cut (rule 13: top 1 to the final; rule 14: the next 49 to the semi-finals; rule 17:
+A cut (T13: top 1 to the final; T14: the next 49 to the semi-finals; T17:
 the semi-final quota) never guesses: a tie straddling a cut keeps its entries out of
 the lists and in ``pending`` until it is drawn.
+
+Clauses: docs/rules.md#t12 to #t14, #t17, #t19.
 """
 
 from __future__ import annotations
@@ -95,7 +97,7 @@ def assemble(
     tournament_id: int, stage: Stage, rows: Sequence[Row[Any]], cards: Cards
 ) -> Standings:
     """Place the SQL rows (:func:`storage.ranking.top_scores`): each group of equal credits
-    starts at its ``score_place`` and is ordered by its draws (rule 19)."""
+    starts at its ``score_place`` and is ordered by its draws (T19)."""
     groups: dict[int, dict[int, Row[Any]]] = defaultdict(dict)
     for row in rows:
         groups[row.final_credits][row.entry_id] = row
@@ -155,7 +157,7 @@ async def cut(
 async def qualifier_cut(
     session: AsyncSession, tournament_id: int, *, as_of: datetime | None = None
 ) -> Cut:
-    """Rule 13: the top entry to the final; rule 14: the next N (49) to the semi-finals.
+    """T13: the top entry to the final; T14: the next N (49) to the semi-finals.
 
     Sizes come from the tournament row; ``groups`` is (direct finalists, semi-finalists).
     """

@@ -1,4 +1,7 @@
-"""Players, exclusion registers and disqualification (rules 1–4, 20, 23)."""
+"""Players, exclusion registers and disqualification (T1–T4, T20, T23).
+
+Clauses: docs/rules.md#t1 to #t4, #t20, #t23.
+"""
 
 from __future__ import annotations
 
@@ -77,7 +80,7 @@ async def exclusion_register(
 async def check_person(
     session: AsyncSession, person: Person, at: datetime, tz: str, minimum_age: int = 18
 ) -> None:
-    """Rules 1–3 for a player, proxy nominee or stand-in at ``at``."""
+    """T1–T3 for a player, proxy nominee or stand-in at ``at``."""
     on = at.astimezone(ZoneInfo(tz)).date()
     register = await exclusion_register(session, person.id_number)
     check_eligible(person, register, at, on, minimum_age)
@@ -98,7 +101,7 @@ async def add_player(
     card_number: str | None = None,
     venue_zone: str = "Africa/Johannesburg",
 ) -> Player:
-    """Register a person in person at the desk (rule 11); rules 1–3 checked now (rule 4:
+    """Register a person in person at the desk (T11); T1–T3 checked now (T4:
     nothing else is required, Rewards card optional)."""
     actor = require_actor(actor)
     id_number = normalise_id(id_number)
@@ -139,7 +142,7 @@ async def add_player(
 async def check_player_may_play(
     session: AsyncSession, player: Player, tournament: Tournament, at: datetime
 ) -> None:
-    """Rules 1–3 now, and not disqualified from this tournament (rules 2, 20, 23)."""
+    """T1–T3 now, and not disqualified from this tournament (T2, T20, T23)."""
     await check_person(session, person_of(player), at, tournament.venue_tz, tournament.minimum_age)
     dq = await active_disqualification(session, tournament.id, player.id)
     if dq is not None:
@@ -167,7 +170,7 @@ async def active_disqualification(
 
 
 async def disqualified_sets(session: AsyncSession, tournament_id: int) -> tuple[set[int], set[int]]:
-    """(players, entries) currently out of every ranking of this tournament (rule 2)."""
+    """(players, entries) currently out of every ranking of this tournament (T2)."""
     rows = (
         await session.execute(
             select(Disqualification.player_id, Disqualification.entry_id).where(
@@ -193,8 +196,8 @@ async def disqualify(
     entry_id: int | None = None,
     forfeit_entries: bool = True,
 ) -> Disqualification:
-    """Disqualify a player (or one entry): out of every ranking (rule 2); unused entries are
-    forfeited, never refunded (rule 20 negligence).  A director decision (rule 23)."""
+    """Disqualify a player (or one entry): out of every ranking (T2); unused entries are
+    forfeited, never refunded (T20 negligence).  A director decision (T23)."""
     actor = require_actor(actor)
     reason = require_reason(reason, rule)
     tournament = await find_tournament(session, tournament_ref)
@@ -246,7 +249,7 @@ async def disqualify(
 async def reinstate(
     session: AsyncSession, disqualification_id: int, *, reason: str, actor: str, now: datetime
 ) -> Disqualification:
-    """Rule 23: the Tournament Director may revoke a disqualification, with a reason."""
+    """T23: the Tournament Director may revoke a disqualification, with a reason."""
     actor = require_actor(actor)
     reason = require_reason(reason)
     dq = await get(session, Disqualification, disqualification_id, "disqualification")
@@ -294,8 +297,8 @@ async def import_exclusions(
     now: datetime,
     venue_zone: str = "Africa/Johannesburg",
 ) -> ExclusionImport:
-    """Load an exclusion register (rules 2–3).  The file is validated whole first; players
-    it bars now are disqualified in every tournament they hold entries in (rule 2:
+    """Load an exclusion register (T2–T3).  The file is validated whole first; players
+    it bars now are disqualified in every tournament they hold entries in (T2:
     "prior to or during the tournament")."""
     actor = require_actor(actor)
     records = parse_exclusion_csv(csv_text, ZoneInfo(venue_zone))

@@ -1,9 +1,11 @@
-"""Scores: one per seat, owned by that seat's entry (rule 12).
+"""Scores: one per seat, owned by that seat's entry (T12).
 
 ``record_machine_score`` is what the heat runner calls when a machine reports its end of
 heat meters; it is idempotent (the same score twice is a no-op) and refuses a different
 score for a seat that already has one — changing a score is a director's manual
-correction with a reason (rule 23).
+correction with a reason (T23).
+
+Clauses: docs/rules.md#t12.
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ async def seat_score(session: AsyncSession, seat_id: int) -> Score | None:
 async def record_machine_score(
     session: AsyncSession, seat_id: int, heat_score: HeatScore, *, at: datetime
 ) -> Score:
-    """Store the score a machine reported for a seat (rule 12).  Same score again: no-op."""
+    """Store the score a machine reported for a seat (T12).  Same score again: no-op."""
     check_meters(heat_score)
     seat = await get(session, Seat, seat_id, "seat")
     existing = await seat_score(session, seat.id)
@@ -134,7 +136,7 @@ async def enter_manual_score(
     actor: str,
     at: datetime,
 ) -> Score:
-    """A score keyed in by the Tournament Director (rule 23), e.g. read off a machine whose
+    """A score keyed in by the Tournament Director (T23), e.g. read off a machine whose
     link failed, or a correction.  The old values stay in the audit log."""
     actor = require_actor(actor)
     reason = require_reason(reason)

@@ -1,6 +1,9 @@
-"""Registration for qualifying heats (rules 9, 11, 16), the start of a heat (rules 16, 22)
+"""Registration for qualifying heats (T9, T11, T16), the start of a heat (T16, T22)
 and the end of a heat.  ``heat_seats`` and ``playing_at_start`` are what the heat runner
-reads."""
+reads.
+
+Clauses: docs/rules.md#t9, #t11, #t16, #t22.
+"""
 
 from __future__ import annotations
 
@@ -58,8 +61,8 @@ async def register_for_heat(
     entry_id: int | None = None,
 ) -> Seat:
     """Register a player, in person, for a qualifying heat: first come, first served, next
-    machine in sequence (rule 11), one seat per heat (rule 16), using a prior entry
-    purchase still valid for the heat (rules 5–9).  Without ``entry_id`` the player's
+    machine in sequence (T11), one seat per heat (T16), using a prior entry
+    purchase still valid for the heat (T5–T9).  Without ``entry_id`` the player's
     oldest unused valid entry is used."""
     actor = require_actor(actor)
     # Lock the heat row: desks registering at the same moment queue here instead of
@@ -171,7 +174,7 @@ class SeatInfo:
     entry_id: int
     holder_player_id: int
     holder_name: str
-    played_by: str  # the holder's name, or the proxy nominee's (rule 16)
+    played_by: str  # the holder's name, or the proxy nominee's (T16)
     status: SeatStatus
     credits: int | None
 
@@ -210,7 +213,7 @@ async def heat_seats(
 
 
 async def _no_proxy_seat_ids(session: AsyncSession, heat: Heat) -> set[int]:
-    """Rule 16: in a final stage, a player's extra seats with no proxy form forfeit."""
+    """T16: in a final stage, a player's extra seats with no proxy form forfeit."""
     if not is_final_stage(heat.stage):
         return set()
     stage = await stage_seats(session, heat.tournament_id, heat.stage)
@@ -230,8 +233,8 @@ async def _no_proxy_seat_ids(session: AsyncSession, heat: Heat) -> set[int]:
 
 async def playing_at_start(session: AsyncSession, heat_id: int) -> list[SeatInfo]:
     """The seats that would play if the heat started now: present by the roll call and its
-    setting (rule 22), not an extra final seat without a proxy form (rule 16), not a
-    disqualified player's (rule 2).  The heat runner arms and unlocks only their machines,
+    setting (T22), not an extra final seat without a proxy form (T16), not a
+    disqualified player's (T2).  The heat runner arms and unlocks only their machines,
     so a seat that forfeits at the start never has its machine played."""
     heat = await get(session, Heat, heat_id, "heat")
     present = await present_at_start(session, heat)
@@ -256,9 +259,9 @@ async def begin_heat(
     at: datetime,
     actor: str,
 ) -> list[int]:
-    """The announced start of a heat (rule 22): seats whose player (or proxy) is not
+    """The announced start of a heat (T22): seats whose player (or proxy) is not
     present are forfeited without refund; in a final stage, a player's extra seats with
-    no proxy form are forfeited (rule 16); seats of disqualified players drop out (rule 2).
+    no proxy form are forfeited (T16); seats of disqualified players drop out (T2).
     The heat goes to ``running``.  Returns the forfeited seat numbers.
 
     ``present_seats`` is the head count at the start; without it the floor attendant's
@@ -315,7 +318,7 @@ async def begin_heat(
 
 
 async def finish_heat(session: AsyncSession, heat_id: int, *, at: datetime, actor: str) -> Heat:
-    """Close a heat once every seat still in play has its score (rule 12)."""
+    """Close a heat once every seat still in play has its score (T12)."""
     actor = require_actor(actor)
     heat = await get(session, Heat, heat_id, "heat")
     if heat.status not in IN_PROGRESS:
@@ -337,8 +340,8 @@ async def finish_heat(session: AsyncSession, heat_id: int, *, at: datetime, acto
 async def reinstate_seat(
     session: AsyncSession, seat_id: int, *, reason: str, actor: str, at: datetime
 ) -> Seat:
-    """Rule 23 override: the director puts a forfeited seat back in play while its heat is
-    under way (e.g. the attendant marked a present player absent, rule 22)."""
+    """T23 override: the director puts a forfeited seat back in play while its heat is
+    under way (e.g. the attendant marked a present player absent, T22)."""
     actor = require_actor(actor)
     reason = require_reason(reason)
     seat = await get(session, Seat, seat_id, "seat")

@@ -1,4 +1,7 @@
-"""Tournaments and their heat schedule (rules 10, 13, 14, 21)."""
+"""Tournaments and their heat schedule (T10, T13, T14, T21).
+
+Clauses: docs/rules.md#t10, #t13, #t14, #t21.
+"""
 
 from __future__ import annotations
 
@@ -81,7 +84,7 @@ async def change_settings(
     reason: str,
     actor: str,
 ) -> TournamentSettings:
-    """Change a tournament's settings (a director decision, rule 23), recorded with a reason.
+    """Change a tournament's settings (a director decision, T23), recorded with a reason.
 
     ``changes`` uses the JSON names of :meth:`TournamentSettings.to_json`.
     """
@@ -118,7 +121,7 @@ async def schedule_heat(
     number: int | None = None,
     announced_via: str | None = None,
 ) -> Heat:
-    """Put a heat on the schedule.  ``announced_via`` makes it an added heat (rule 21)."""
+    """Put a heat on the schedule.  ``announced_via`` makes it an added heat (T21)."""
     actor = require_actor(actor)
     tournament = await find_tournament(session, tournament_ref)
     aware(starts_at, "starts_at")
@@ -126,7 +129,7 @@ async def schedule_heat(
         raise RuleViolation(11, "a heat is scheduled ahead of time (advertised dates and times)")
     if duration_seconds <= 0:
         raise RuleViolation(None, f"duration_seconds: must be positive, got {duration_seconds}")
-    if starting_credits <= 0:  # rule 12: every seat starts with the same tournament credits
+    if starting_credits <= 0:  # T12: every seat starts with the same tournament credits
         raise RuleViolation(12, f"starting_credits: must be positive, got {starting_credits}")
     problem = heat_limit_problem(starting_credits, duration_seconds)  # what a machine can carry
     if problem is not None:
@@ -197,7 +200,7 @@ async def _check_bank_free(
     duration_seconds: int,
     moving: int | None = None,
 ) -> None:
-    """Rules 10/11: refuse a time that overlaps another heat on the bank (any tournament)."""
+    """T10/T11: refuse a time that overlaps another heat on the bank (any tournament)."""
     ends_at = starts_at + timedelta(seconds=duration_seconds)
     rows = await session.execute(
         select(Heat, Tournament.name)
@@ -236,7 +239,7 @@ async def reschedule_heat(
     actor: str,
     now: datetime,
 ) -> Heat:
-    """Rule 10: change a heat's time, announced via MC/marketing beforehand and recorded."""
+    """T10: change a heat's time, announced via MC/marketing beforehand and recorded."""
     actor = require_actor(actor)
     reason = require_reason(reason, 10)
     if not announced_via.strip():
@@ -339,10 +342,10 @@ async def cancel_heat(
     actor: str,
     now: datetime,
 ) -> list[int]:
-    """Rule 10: the casino drops a heat not yet run, announced.  Qualifying players get
+    """T10: the casino drops a heat not yet run, announced.  Qualifying players get
     their entries back (unused, to register elsewhere within their validity or be
-    refunded by a director, rule 23); final-stage players wait for a seat in an added heat
-    (rule 21).  Returns the entry ids affected."""
+    refunded by a director, T23); final-stage players wait for a seat in an added heat
+    (T21).  Returns the entry ids affected."""
     actor = require_actor(actor)
     reason = require_reason(reason, 10)
     if not announced_via.strip():
@@ -361,7 +364,7 @@ async def cancel_heat(
             entry.status = EntryStatus.AVAILABLE
             entry.status_changed_at = now
         else:
-            seat.status = SeatStatus.MOVED  # waiting for an added heat (rule 21)
+            seat.status = SeatStatus.MOVED  # waiting for an added heat (T21)
     heat.status = HeatStatus.CANCELLED
     session.add(
         HeatNotice(
@@ -396,7 +399,7 @@ async def record_decision(
     reason: str,
     actor: str,
 ) -> None:
-    """Rule 23: a Tournament Director's decision not covered by another command, kept in
+    """T23: a Tournament Director's decision not covered by another command, kept in
     the audit log with its reason (decisions are final and binding)."""
     actor = require_actor(actor)
     reason = require_reason(reason)

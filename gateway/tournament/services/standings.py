@@ -63,19 +63,19 @@ class StageStandings:
     stage: Stage
     standings: Standings
     lines: tuple[StandingLine, ...]
-    cuts: tuple[int, ...]  # the places whose boundary decides something (rule 19)
+    cuts: tuple[int, ...]  # the places whose boundary decides something (T19)
 
     @property
     def ties_to_draw(self) -> tuple[TieGroup, ...]:
-        """Unresolved ties that straddle a cut or a prize place: these need cards (rule 19)."""
+        """Unresolved ties that straddle a cut or a prize place: these need cards (T19)."""
         return tuple(t for t in self.standings.ties if any(t.straddles(c) for c in self.cuts))
 
 
 def stage_cuts(settings: TournamentSettings, stage: Stage) -> tuple[int, ...]:
-    if stage is Stage.QUALIFYING:  # rules 13, 14
+    if stage is Stage.QUALIFYING:  # T13, T14
         direct = settings.direct_final_places
         return (direct, direct + settings.semi_final_qualifiers)
-    if stage is Stage.SEMI_FINAL:  # rule 17
+    if stage is Stage.SEMI_FINAL:  # T17
         return (settings.finalists_from_semis,)
     return tuple(range(1, settings.prize_places + 1))  # winners: every prize place
 
@@ -87,9 +87,9 @@ async def stage_standings(
     *,
     as_of: datetime | None = None,
 ) -> StageStandings:
-    """Every scored entry of a stage, ranked (rules 12–14, 17, 19).
+    """Every scored entry of a stage, ranked (T12–T14, T17, T19).
 
-    Left out (rule 2, rule 20): entries of players with a disqualification in force, and
+    Left out (T2, T20): entries of players with a disqualification in force, and
     disqualified entries, and — as of ``as_of`` (default now) — scores of a player on an
     exclusion register that had started by ``as_of`` and had not ended before the score
     was played ("prior to or during the tournament").  Same rules as ``storage.ranking``
@@ -186,7 +186,7 @@ async def _excluded_entries(
     on_register = select(Score.entry_id).where(
         Score.tournament_id == tournament_id,
         Score.stage == stage,
-        on_exclusion_register(as_of),  # rule 2, the same test as the SQL standings
+        on_exclusion_register(as_of),  # T2, the same test as the SQL standings
     )
     disqualified = select(Entry.id).where(
         Entry.tournament_id == tournament_id, Entry.status == EntryStatus.DISQUALIFIED
@@ -195,7 +195,7 @@ async def _excluded_entries(
 
 
 async def stage_over(session: AsyncSession, tournament_id: int, stage: Stage) -> bool:
-    """Every heat of the stage run or cancelled (rule 13: "at the end of all qualifying heats")."""
+    """Every heat of the stage run or cancelled (T13: "at the end of all qualifying heats")."""
     statuses = (
         (
             await session.execute(
@@ -210,16 +210,16 @@ async def stage_over(session: AsyncSession, tournament_id: int, stage: Stage) ->
 
 @dataclass(frozen=True, slots=True)
 class Qualifiers:
-    qualifying: QualifyingOutcome  # rules 13–14
+    qualifying: QualifyingOutcome  # T13–T14
     qualifying_over: bool
-    finalists_from_semis: CutOutcome  # rule 17
+    finalists_from_semis: CutOutcome  # T17
     semis_over: bool
-    winners: CutOutcome  # rule 19 prize places
+    winners: CutOutcome  # T19 prize places
     final_over: bool
 
     @property
     def finalists(self) -> tuple[int, ...]:
-        """Rule 17: the semi-final quota plus the top qualifying single entry (rule 13)."""
+        """T17: the semi-final quota plus the top qualifying single entry (T13)."""
         return self.qualifying.direct_finalists + self.finalists_from_semis.selected
 
 

@@ -18,6 +18,12 @@ def _printable(text: str) -> str:
     return text
 
 
+def _not_blank(text: str) -> str:
+    if not text.strip():
+        raise ValueError("must not be blank")
+    return text.strip()
+
+
 def _sane_time(moment: datetime) -> datetime:
     if not 2000 <= moment.year <= 2200:
         raise ValueError("year must be between 2000 and 2200")
@@ -33,6 +39,8 @@ def _sane_date(day: date) -> date:
 _Plain = AfterValidator(_printable)
 Name = Annotated[str, Field(min_length=1, max_length=100), _Plain]
 Reason = Annotated[str, Field(min_length=1, max_length=2000), _Plain]
+# What a person found or decided, kept in the audit log: never only spaces.
+Finding = Annotated[str, Field(min_length=1, max_length=2000), _Plain, AfterValidator(_not_blank)]
 Note = Annotated[str, Field(min_length=0, max_length=2000), _Plain]
 Code = Annotated[str, Field(min_length=1, max_length=32), _Plain]
 IdNumber = Annotated[str, Field(min_length=1, max_length=20), _Plain]
@@ -260,6 +268,22 @@ class BankOut(BaseModel):
     enabled: bool
     machines: list[str]
     excluded: dict[str, str]
+
+
+class ClearMarksIn(Body):
+    reason: Finding  # what the technician found (audit log)
+
+
+class TrapMarkOut(BaseModel):
+    kind: str  # link-down, power-lost, door-opened
+    at: datetime  # when the trap came
+    heat: str  # the heat under way then, or ""
+    mid_heat: bool
+
+
+class MarksClearedOut(BaseModel):
+    machine: str
+    cleared: list[TrapMarkOut]  # empty: the machine had no marks, nothing was written
 
 
 class AuditRow(BaseModel):

@@ -1,7 +1,7 @@
 """tournament settings
 
-Revision 0001 kept a tournament's package list, prize places, rule 20 "reasonable
-period" and rule 10 notice only in the audit log (the newest ``tournament.create`` /
+Revision 0001 kept a tournament's package list, prize places, T20 "reasonable
+period" and T10 notice only in the audit log (the newest ``tournament.create`` /
 ``tournament.settings`` row) and the package sold only in the ``purchase.sell`` row.
 This revision gives them tables (``tournament_settings``, ``tournament_packages``) and a
 column (``entry_purchases.package_code``) and copies every existing tournament's values

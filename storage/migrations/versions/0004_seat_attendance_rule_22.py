@@ -1,4 +1,4 @@
-"""seat attendance rule 22
+"""seat attendance T22
 
 Revision ID: 0004
 Revises: 0003

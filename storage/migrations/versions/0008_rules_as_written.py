@@ -1,9 +1,9 @@
-"""rules as written: Super 9 verification section, rule 14 top-player setting
+"""rules as written: Super 9 verification section, T14 top-player setting
 
 ``super9_ticket.verification``: the ticket's verification section as keyed at hand-in
-(Super 9 rule 7).
+(S9-7).
 ``tournament_settings.top_player_excluded``: whether the top qualifier's other entries
-are kept out of the semi-finals (tournament rule 14).
+are kept out of the semi-finals (T14).
 
 Revision ID: 0008
 Revises: 0007

@@ -31,7 +31,7 @@ machines = [{ id = "B01", endpoint = "sas+tcp://127.0.0.1:7101" }]
 
 def test_parse_keeps_file_order_for_seat_allocation() -> None:
     floor = parse_floor(FLOOR)
-    assert [m.id for m in floor.bank("A").machines] == ["A01", "A02"]  # rule 11: in order
+    assert [m.id for m in floor.bank("A").machines] == ["A01", "A02"]  # T11: in order
     assert [m.position for m in floor.bank("A").machines] == [1, 2]
     assert floor.machine("B01").bank == "B"
 

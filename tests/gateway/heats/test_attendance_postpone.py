@@ -1,11 +1,13 @@
-"""Rule 22 roll call and rule 20 postponement, through the heat runner, recovery and the
+"""T22 roll call and T20 postponement, through the heat runner, recovery and the
 tournament hooks, against in-process machines (DirectDriver) on both database backends.
 
-* Rule 22: seats the floor attendant did not count present forfeit at the start, without
+* T22: seats the floor attendant did not count present forfeit at the start, without
   refund, and their machines are never armed, unlocked or scored for the heat.
-* Rule 20: a tournament-system failure restarts the heat if resolved within the
+* T20: a tournament-system failure restarts the heat if resolved within the
   tournament's reasonable period, and postpones it after; the period is measured from
   when the journal shows the difficulties began (time passed in through the hooks' clock).
+
+Clauses: docs/rules.md#t22, #t20.
 """
 
 from __future__ import annotations
@@ -41,11 +43,11 @@ async def _mark(floor: Floor, seats: list[int], *, present: bool) -> None:
         )
 
 
-# -- rule 22 -----------------------------------------------------------------------------
+# -- T22 -----------------------------------------------------------------------------
 
 
 async def test_absent_seat_forfeits_and_its_machine_stays_out_of_the_heat(floor: Floor) -> None:
-    """Rule 22: seat 3 marked absent, seat 2 unmarked (a roll call was taken, default
+    """T22: seat 3 marked absent, seat 2 unmarked (a roll call was taken, default
     setting: forfeit), seat 1 present.  Only A01 is armed, unlocked and scored."""
     await _mark(floor, [1], present=True)
     await _mark(floor, [3], present=False)
@@ -70,7 +72,7 @@ async def test_absent_seat_forfeits_and_its_machine_stays_out_of_the_heat(floor:
         scores = (await s.scalars(select(Score).where(Score.heat_id == floor.heat_id))).all()
         assert [x.seat_id for x in scores] == [seats[1].id]
         assert scores[0].final_credits == results[0].score
-        for number in (2, 3):  # forfeited, no refund (rule 22)
+        for number in (2, 3):  # forfeited, no refund (T22)
             entry = await s.get(Entry, seats[number].entry_id)
             assert entry is not None
             assert entry.status is EntryStatus.FORFEITED
@@ -94,7 +96,7 @@ async def test_no_roll_call_means_everyone_present_by_default(floor: Floor) -> N
 
 
 async def test_a_heat_where_everyone_is_absent_is_closed_at_its_start(floor: Floor) -> None:
-    """Rule 22: every seat marked absent; at the start nobody plays, so every seat is
+    """T22: every seat marked absent; at the start nobody plays, so every seat is
     forfeited without refund and the heat is closed instead of waiting for ever."""
     await _mark(floor, [1, 2, 3], present=False)
     hooks = TournamentBridge(floor.sessions)
@@ -129,8 +131,8 @@ async def test_a_mark_changed_after_arming_follows_the_machines(floor: Floor) ->
 
 
 async def test_a_machine_dead_at_arming_is_a_malfunction_not_an_absence(floor: Floor) -> None:
-    """The player of a machine that fails while the bank is armed was present: rule 20 (a
-    future seat, here none: a refund), not a rule 22 forfeit."""
+    """The player of a machine that fails while the bank is armed was present: T20 (a
+    future seat, here none: a refund), not a T22 forfeit."""
     floor.drivers["A02"].fault = "down"
     hooks = TournamentBridge(floor.sessions)
     seated = await hooks.seated_machines(floor.heat_id)
@@ -141,7 +143,7 @@ async def test_a_machine_dead_at_arming_is_a_malfunction_not_an_absence(floor: F
     seats = await floor.seats()
     assert [seats[n].status for n in (1, 2, 3)] == [
         SeatStatus.PLAYED,
-        SeatStatus.CANCELLED,  # rule 20: no future heat to move to, so refunded
+        SeatStatus.CANCELLED,  # T20: no future heat to move to, so refunded
         SeatStatus.PLAYED,
     ]
     async with floor.sessions() as s:
@@ -151,7 +153,7 @@ async def test_a_machine_dead_at_arming_is_a_malfunction_not_an_absence(floor: F
     assert (await floor.heat()).status is HeatStatus.CLOSED
 
 
-# -- rule 20 -----------------------------------------------------------------------------
+# -- T20 -----------------------------------------------------------------------------
 
 
 async def _crash_while_running(floor: Floor, hooks: TournamentBridge) -> int:
@@ -173,7 +175,7 @@ async def _crash_while_running(floor: Floor, hooks: TournamentBridge) -> int:
 async def test_recovery_restarts_within_the_period_and_postpones_after(
     floor: Floor, back_after: timedelta, expected: HeatStatus
 ) -> None:
-    """Rule 20: the gateway comes back with most of the bank silent (a tournament-system
+    """T20: the gateway comes back with most of the bank silent (a tournament-system
     failure).  Dated from the journal's last step, not from the moment it came back."""
     hooks = TournamentBridge(floor.sessions, clock=clock(back_after))
     run_id = await _crash_while_running(floor, hooks)
@@ -194,7 +196,7 @@ async def test_recovery_restarts_within_the_period_and_postpones_after(
         audited = (await s.scalars(select(AuditEntry).where(AuditEntry.action == action))).one()
         assert audited.actor == "gateway"
         assert "T20" in (audited.reason or "")
-    # The players keep their seats either way (rule 20).
+    # The players keep their seats either way (T20).
     assert {seat.status for seat in seats.values()} == {SeatStatus.PRESENT}
 
 
@@ -208,7 +210,7 @@ async def test_recovery_restarts_within_the_period_and_postpones_after(
 async def test_failing_retries_count_from_the_first_failure(
     floor: Floor, retry_after: timedelta, expected: HeatStatus
 ) -> None:
-    """Rule 20: after a restart, every retry fails while arming (no machine answers).  The
+    """T20: after a restart, every retry fails while arming (no machine answers).  The
     reasonable period runs from the first failure, so the retries cannot reset it."""
     restart_hooks = TournamentBridge(floor.sessions)
     first_run = await _crash_while_running(floor, restart_hooks)

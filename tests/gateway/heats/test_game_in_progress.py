@@ -3,7 +3,7 @@
 SAS LP 01 is ACKed at once but "a game in progress completes first" (sas.md §3).  The
 runner must not read the final tournament meters (LP 99) of a machine whose last event
 was 7E (game started) without 7F (game ended): it polls events until the game ends
-(bounded; on timeout the score is what the meters say, flagged for the director, rule 23).
+(bounded; on timeout the score is what the meters say, flagged for the director, T23).
 The watchers go quiet a poll spacing before the end, so a game pressed in that moment is
 first seen by the general poll every machine gets after the lock: it is scored too.
 """
@@ -123,7 +123,7 @@ async def test_a_game_running_at_the_end_is_scored_once_it_completes(
     assert at_lock == [True]  # the lock was ACKed with the game still running
     r = {x.machine_id: x for x in await journal.results(out.run_id)}[slow.machine_id]
     t = slow.last_tournament_meters
-    # rule 12: the score is the credit meter once the game completed; the win is in it
+    # T12: the score is the credit meter once the game completed; the win is in it
     assert (r.games_played, r.credits_wagered) == (1, BET)
     assert r.credits_won > 0
     assert (r.credits_won, r.games_played) == (t.credits_won, t.games_played)
@@ -173,7 +173,7 @@ async def test_a_game_pressed_after_the_watchers_went_quiet_is_scored(
     assert at_lock == [True]  # still running when the lock was ACKed
     r = {x.machine_id: x for x in await journal.results(out.run_id)}[slow.machine_id]
     t = slow.last_tournament_meters
-    # rule 12: every game started before the end counts, its win included
+    # T12: every game started before the end counts, its win included
     assert (r.games_played, r.credits_wagered) == (1, BET)
     assert r.credits_won > 0
     assert (r.credits_won, r.games_played) == (t.credits_won, t.games_played)

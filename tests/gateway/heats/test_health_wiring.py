@@ -1,4 +1,4 @@
-"""SNMP health wired into the floor, the bank check and the heats (issue 5, rules 20/21).
+"""SNMP health wired into the floor, the bank check and the heats (issue 5, T20/T21).
 
 * the floor file's ``snmp`` (v2c community or v3 authPriv user) is validated, stored
   without its secrets and loaded back (the file seeds, the database is the truth); the
@@ -8,6 +8,8 @@
   ends that seat's heat just as an SNMP trap does, and the heat goes on for the others;
 * a link-down trap reaches the heat only if the link stays down (a broker restart is
   not a machine's malfunction).
+
+Clauses: docs/rules.md#t20, #t21.
 """
 
 from __future__ import annotations
@@ -198,7 +200,7 @@ async def test_door_opened_mid_heat_by_sas_ends_that_seat_only(
         stop.set()
         await asyncio.gather(players, opener)
     assert out.state is RunState.CLOSED
-    assert out.seats["A02"].error == "machine reported door-opened"  # rule 20
+    assert out.seats["A02"].error == "machine reported door-opened"  # T20
     assert out.seats["A02"].score is None
     scored = {r.machine_id for r in await journal.results(out.run_id)}
     assert scored == {"A01", "A03"}  # the heat went on for the others
@@ -210,7 +212,7 @@ async def test_door_opened_mid_heat_by_sas_ends_that_seat_only(
 
 async def test_link_down_trap_reaches_the_heat_only_if_the_link_stays_down() -> None:
     """A board's link blinking (a broker restart) is no malfunction; one that stays down
-    is (rule 20).  Real traps from a real agent whose link state the test flips."""
+    is (T20).  Real traps from a real agent whose link state the test flips."""
     machine = EmulatedMachine("A01", seed=1)
     link = {"up": True}
     monitor = HealthMonitor(TrapReceiver(), HealthPoller(timeout=0.5))

@@ -1,6 +1,9 @@
 """What a heat may carry (gateway.heat_limits), refused where a heat is made, journaled and
-run; and drivers that refuse a field typed (rule 20: that machine's malfunction, never a
-crash that leaves machines locked)."""
+run; and drivers that refuse a field typed (T20: that machine's malfunction, never a
+crash that leaves machines locked).
+
+Clauses: docs/rules.md#t20.
+"""
 
 from __future__ import annotations
 
@@ -134,7 +137,7 @@ async def test_one_machine_refusing_to_arm_is_its_malfunction_and_none_stays_loc
     )
     out = await _run(runner, bank)
     assert out.state is RunState.CLOSED
-    # rule 20: A02's malfunction (then released with the others at the close)
+    # T20: A02's malfunction (then released with the others at the close)
     assert "arming failed: MachineRefused" in out.seats["A02"].error
     assert out.seats["A02"].score is None
     assert out.seats["A01"].state is MachineState.RELEASED

@@ -80,7 +80,7 @@ async def test_full_heat_scores_every_machine_once_and_releases(
     for m in bank.machines:
         r = results[m.machine_id]
         assert r.games_played > 0
-        # rule 12: the score is the tournament credit meter at the end
+        # T12: the score is the tournament credit meter at the end
         assert r.score == 500 - r.credits_wagered + r.credits_won
         assert not m.in_tournament
         assert m.play_enabled()  # back in normal play
@@ -116,7 +116,7 @@ async def test_machine_that_stops_answering_is_malfunctioned_heat_goes_on(
     out = await _run(runner, bank, seconds=2)
     await failing
     assert out.state is RunState.CLOSED
-    assert out.seats["A02"].state is MachineState.MALFUNCTION  # rule 20
+    assert out.seats["A02"].state is MachineState.MALFUNCTION  # T20
     assert "stopped answering" in out.seats["A02"].error
     stored = {r.machine_id for r in await journal.results(out.run_id)}
     assert stored == {"A01", "A03"}

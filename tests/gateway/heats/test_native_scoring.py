@@ -1,5 +1,8 @@
 """Scoring at the heat's end over SAS/TCP: native machines from LP 99 with LP 1A as a
-cross-check, host-timed machines from LP 1A (rule 12: the score is the credit meter)."""
+cross-check, host-timed machines from LP 1A (T12: the score is the credit meter).
+
+Clauses: docs/rules.md#t12.
+"""
 
 from __future__ import annotations
 
@@ -105,7 +108,7 @@ async def test_native_score_from_meters_equals_the_credit_meter(
     for b in native:
         mid = b.machine.machine_id
         r = stored[mid]
-        # rule 12: the score is the end credit meter; computed from LP 99 it is equal
+        # T12: the score is the end credit meter; computed from LP 99 it is equal
         assert r.score == 400 - r.credits_wagered + r.credits_won == at_lock[mid]
         assert r.games_played > 0  # the players played: the meters are not trivial
         t = b.machine.last_tournament_meters

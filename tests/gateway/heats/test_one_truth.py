@@ -5,6 +5,8 @@ never plays a heat twice without a recorded T20 restart.
 The "kill" is a tournament side that stops the runner dead at its n-th drain (a
 BaseException, like the process ending there); a fresh recovery with the real bridge —
 as a restarted gateway would run it — must then bring everything to rest.
+
+Clauses: docs/rules.md#t20.
 """
 
 from __future__ import annotations

@@ -100,7 +100,7 @@ async def test_recovery_after_each_state_scores_once_and_releases(
 async def test_host_timed_left_unwatched_past_the_end_restarts_the_heat(
     engine: AsyncEngine, tmp_path: Path
 ) -> None:
-    """Rule 20: a host-timed machine has no timer of its own; if the gateway was down
+    """T20: a host-timed machine has no timer of its own; if the gateway was down
     past the heat's end, its play went on unwatched, so the heat is restarted."""
     journal = Journal(make_sessionmaker(engine))
     writer = JournalWriter(journal, tmp_path / "spool")
@@ -136,7 +136,7 @@ async def test_silent_machine_at_restart_is_malfunctioned_others_resume(
     outcome = reports[0].outcome
     assert outcome is not None
     assert outcome.state is RunState.CLOSED
-    assert outcome.seats["A03"].state is MachineState.MALFUNCTION  # rule 20
+    assert outcome.seats["A03"].state is MachineState.MALFUNCTION  # T20
     assert sorted(r.machine_id for r in await journal.results(crashed.run_id)) == ["A01", "A02"]
     # A03 answers again later: the next recovery releases it, nothing is scored twice
     drivers["A03"].fault = None

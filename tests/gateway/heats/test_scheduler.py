@@ -2,7 +2,7 @@
 
 An emulated bank in another process over SAS/TCP; a tournament with players seated
 through the tournament services; the scheduler starts the heat when it is due, the heat
-clock stops it, and the seats' scores land in the tournament tables (rule 12).  A
+clock stops it, and the seats' scores land in the tournament tables (T12).  A
 director's order arrives through the database (``reelgate heat direct``).
 """
 
@@ -95,13 +95,13 @@ async def test_due_heat_starts_by_itself_and_scores_reach_the_tournament(
         await until(lambda: len(scheduler.finished) == 1, 30)
         first = scheduler.finished[0]
         assert first.state is RunState.CLOSED
-        # Heat 2 is an hour away: a director cannot start it early (rule 22 advertised time).
+        # Heat 2 is an hour away: a director cannot start it early (T22 advertised time).
         async with ctx.sessions.begin() as s:
             s.add(DirectorCommand(bank_name="A", heat_id=heat_2, command="start", reason="",
                                   actor="director", created_at=datetime.now(UTC)))  # fmt: skip
         await asyncio.sleep(0.6)
         assert "A" not in scheduler.live
-        # It is brought forward (rule 10) and starts by itself; the director aborts it.
+        # It is brought forward (T10) and starts by itself; the director aborts it.
         async with ctx.sessions.begin() as s:
             h2 = await s.get(Heat, heat_2)
             assert h2 is not None
@@ -122,7 +122,7 @@ async def test_due_heat_starts_by_itself_and_scores_reach_the_tournament(
             assert h1 is not None
             assert h1.status is HeatStatus.CLOSED
             scores = (await s.scalars(select(Score).where(Score.heat_id == heat_1))).all()
-            assert len(scores) == 3  # one per seat, from the machines (rule 12)
+            assert len(scores) == 3  # one per seat, from the machines (T12)
             assert sorted(x.final_credits for x in scores) == sorted(by_machine.values())
             orders = (await s.scalars(select(DirectorCommand).order_by(DirectorCommand.id))).all()
             assert orders[0].outcome is not None
@@ -139,7 +139,7 @@ async def test_due_heat_starts_by_itself_and_scores_reach_the_tournament(
 async def test_machine_failing_mid_heat_moves_its_player_to_a_future_heat(
     bank: Any, tmp_path: Path
 ) -> None:
-    """Rule 20: the malfunctioned machine's player gets the first available seat in a future
+    """T20: the malfunctioned machine's player gets the first available seat in a future
     similar heat; the others finish and are scored."""
     floor = tmp_path / "floor.toml"
     floor.write_text(bank.floor_toml())
@@ -187,8 +187,8 @@ async def test_machine_failing_mid_heat_moves_its_player_to_a_future_heat(
         async with ctx.sessions() as s:
             moved = [x for x in await heat_seats(s, heat_1, include_inactive=True)
                      if x.machine_id == "EMU-002"]  # fmt: skip
-            # rule 20: the player is re-seated in a future heat, or refunded when that is
-            # impossible (here they already hold a seat in heat 2: rule 16)
+            # T20: the player is re-seated in a future heat, or refunded when that is
+            # impossible (here they already hold a seat in heat 2: T16)
             assert moved
             assert moved[0].status.value in ("moved", "cancelled")
     finally:

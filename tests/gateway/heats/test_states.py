@@ -28,7 +28,7 @@ def test_the_main_line_and_its_exits() -> None:
         states.check(a, b)
     for terminal in TERMINAL_STATES:
         assert states.TRANSITIONS[terminal] == frozenset()
-    # Once scores may be stored, a heat is never restarted from under them (rule 20 restarts
+    # Once scores may be stored, a heat is never restarted from under them (T20 restarts
     # void an attempt; a half-collected one would lose or double scores).
     assert RunState.RESTARTED not in states.TRANSITIONS[RunState.COLLECTING]
     assert RunState.ABORTED not in states.TRANSITIONS[RunState.COLLECTING]

@@ -1,6 +1,9 @@
 """The gateway's SNMP wiring (``gateway/machines/health.py``) without sockets: traps as
 MachineEvents, trap marks and clearing them, preflight, floor machines and event routing.
-Rules 20/21: a marked seat is a malfunction candidate and preflight refuses it."""
+T20/T21: a marked seat is a malfunction candidate and preflight refuses it.
+
+Clauses: docs/rules.md#t20, #t21.
+"""
 
 from __future__ import annotations
 

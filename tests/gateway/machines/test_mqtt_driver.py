@@ -58,7 +58,7 @@ async def test_driver_runs_a_heat_and_scores_from_the_tournament_meter(boards: B
             board.machine.spin(1)
         await driver.lock()
         score = await driver.heat_score()
-        # rule 12: the score is the tournament credit meter, and the meters add up
+        # T12: the score is the tournament credit meter, and the meters add up
         assert score.credits == board.machine.credits
         assert score.meters.games_played == 25
         assert score.credits == 500 - score.meters.credits_wagered + score.meters.credits_won
@@ -93,12 +93,12 @@ async def test_host_timed_board_loads_play_only_credits_and_sweeps_them(
             m.spin(1)
         await driver.lock()
         score = await driver.heat_score()
-        assert score.credits == m.credits  # rule 12: the credit meter is the score
+        assert score.credits == m.credits  # T12: the credit meter is the score
         assert score.meters.games_played == 30
         assert score.meters.credits_wagered == 30
         assert score.credits == 300 - score.meters.credits_wagered + score.meters.credits_won
         await driver.exit_tournament()
-        # rules 12/18: tournament credits have no value and leave the machine
+        # T12/T18: tournament credits have no value and leave the machine
         assert (m.restricted_credits, m.cashable_credits) == (0, 0)
         assert (await driver.heat_score()).meters == score.meters  # still readable after
     finally:

@@ -1,5 +1,8 @@
 """The MQTT driver refuses a command field the v1 schema cannot carry: typed
-(MachineRefused, a malfunction of that machine under rule 20), nothing sent."""
+(MachineRefused, a malfunction of that machine under T20), nothing sent.
+
+Clauses: docs/rules.md#t20.
+"""
 
 from __future__ import annotations
 

@@ -84,7 +84,7 @@ async def test_native_heat_through_the_driver(bank: Bank) -> None:
         spins = [b.machine.spin(bet=5) for _ in range(10)]
         await driver.lock()
         score = await driver.heat_score()
-        # rule 12: the score is the tournament credit meter
+        # T12: the score is the tournament credit meter
         assert score.credits == 500 - 50 + sum(s.win for s in spins)
         assert (score.meters.games_played, score.meters.credits_wagered) == (10, 50)
         await driver.exit_tournament()
@@ -113,7 +113,7 @@ async def test_host_timed_heat_loads_restricted_credits_and_sweeps_them(bank: Ba
         assert score.credits == 300 - 36 + wins == m.credits
         assert (score.meters.games_played, score.meters.credits_wagered) == (12, 36)
         assert score.meters.credits_won == wins
-        assert m.meters.coin_out == 0  # nothing was cashed out (rules 12, 18)
+        assert m.meters.coin_out == 0  # nothing was cashed out (T12, T18)
         await driver.exit_tournament()
         assert m.credits == 0
         assert m.restricted_credits == 0

@@ -1,5 +1,8 @@
-"""Rule 12 (T12): the score is the tournament credit meter = start - wagered + won, one
-function for the heat runner (NATIVE, from LP 99) and the SAS driver (HOST_TIMED)."""
+"""T12: the score is the tournament credit meter = start - wagered + won, one
+function for the heat runner (NATIVE, from LP 99) and the SAS driver (HOST_TIMED).
+
+Clauses: docs/rules.md#t12.
+"""
 
 from __future__ import annotations
 

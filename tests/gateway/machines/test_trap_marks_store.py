@@ -1,6 +1,9 @@
 """SNMP trap marks survive a restart (storage.marks), and a technician clears them with
-``reelgate bank clear-mark`` (audited).  Rules 20/21: a marked machine is refused by
-preflight until it has been checked."""
+``reelgate bank clear-mark`` (audited).  T20/T21: a marked machine is refused by
+preflight until it has been checked.
+
+Clauses: docs/rules.md#t20, #t21.
+"""
 
 from __future__ import annotations
 

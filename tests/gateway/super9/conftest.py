@@ -24,7 +24,7 @@ def at(day: date, hh: int, mm: int = 0) -> datetime:
     return datetime(day.year, day.month, day.day, hh, mm, tzinfo=SAST)
 
 
-WED = date(2026, 12, 2)  # a Wednesday: sessions 19:00 and 21:00 (rule 4)
+WED = date(2026, 12, 2)  # a Wednesday: sessions 19:00 and 21:00 (S9-4)
 
 
 @pytest.fixture
@@ -43,7 +43,7 @@ async def desk(engine: AsyncEngine, feed: MemoryFeed) -> Super9Desk:
                 ("7503035009089", date(1975, 3, 3)),
                 ("8504045009080", date(1985, 4, 4)),
                 ("9505055009081", date(1995, 5, 5)),
-                ("1001015009082", date(2010, 1, 1)),  # a minor (rule 1)
+                ("1001015009082", date(2010, 1, 1)),  # a minor (S9-1)
             ]
         ):
             db.add(
@@ -58,7 +58,7 @@ async def desk(engine: AsyncEngine, feed: MemoryFeed) -> Super9Desk:
 
 
 async def key_in(desk: Super9Desk, serial: str, numbers: str, *, actor: str, now: datetime) -> int:
-    """A hand-in with the verification section filled in fully and correctly (rule 7)."""
+    """A hand-in with the verification section filled in fully and correctly (S9-7)."""
     async with desk._sm() as db:
         ticket = (
             await db.execute(select(Super9Ticket).where(Super9Ticket.serial == serial))

@@ -1,4 +1,7 @@
-"""Session calendar and sales / hand-in windows (rules 4 and 6)."""
+"""Session calendar and sales / hand-in windows (S9-4 and S9-6).
+
+Clauses: docs/rules.md#s9-4, #s9-6.
+"""
 
 from __future__ import annotations
 

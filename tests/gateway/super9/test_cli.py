@@ -129,7 +129,7 @@ def test_cli_session_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
             "2026-12-02T19:30+02:00",
         )
     )
-    # One ticket, R50: jackpot R5,000 (rule 14) + consolation R12.50 (rule 16).
+    # One ticket, R50: jackpot R5,000 (S9-14) + consolation R12.50 (S9-16).
     assert report["result"]["payouts"] == [
         {"ticket": "T1", "kind": "jackpot", "amount_cents": 500_000},
         {"ticket": "T1", "kind": "consolation", "amount_cents": 1_250},

@@ -1,9 +1,11 @@
-"""Two writers recording spins of one session at the same moment (rules 12, 13, 18).
+"""Two writers recording spins of one session at the same moment (S9-12, S9-13, S9-18).
 
 The wheel follower and a desk terminal are separate desks (separate connections, as
 separate processes would be).  Spins are serialised per session, so every spin gets its
 own sequence number, a repeated wheel line is a no-op rather than a constraint error,
 and the ticket completed by a spin is reported by that spin's recording.
+
+Clauses: docs/rules.md#s9-12, #s9-13, #s9-18.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ async def test_concurrent_spins_are_serialised_per_session(
         rows = (await db.execute(select(Super9Spin).order_by(Super9Spin.seq))).scalars().all()
     assert [r.seq for r in rows] == list(range(1, 11))
     assert sorted(r.game_no for r in rows if r.source is SpinSource.WHEEL) == list(range(1, 10))
-    # Rule 13: exactly the spin that called A's last number reports A complete.
+    # S9-13: exactly the spin that called A's last number reports A complete.
     last_of_a = max(r.seq for r in rows if r.number is not None and 1 <= r.number <= 9)
     assert [(r.seq, r.completed) for r in recorded if r.completed] == [(last_of_a, ("A",))]
     live = feed.retained[f"super9/{sid}/draw"]
@@ -77,5 +79,5 @@ async def test_repeated_game_keeps_the_first_result(engine: AsyncEngine, desk: S
     async with make_sessionmaker(engine)() as db:
         spins = (await db.execute(select(Super9Spin.number))).scalars().all()
         actions = (await db.execute(select(AuditEntry.action))).scalars().all()
-    assert spins == [4]  # the first result stands (rule 12)
+    assert spins == [4]  # the first result stands (S9-12)
     assert actions.count("super9.spin.conflicting-result") == 1

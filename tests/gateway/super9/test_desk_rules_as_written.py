@@ -1,6 +1,9 @@
 """Super 9 clauses as the sheet writes them, through the desk: the day's disqualification
 (S9-9), the verification section (S9-7), late tickets (S9-6), the registers after the
-sale (S9-2, S9-3) and the prize receipt (S9-26)."""
+sale (S9-2, S9-3) and the prize receipt (S9-26).
+
+Clauses: docs/rules.md#s9-9, #s9-7, #s9-6, #s9-2, #s9-3, #s9-26.
+"""
 
 from __future__ import annotations
 
@@ -82,7 +85,7 @@ async def test_s9_9_top_copy_with_a_repeat_disqualifies_for_the_day(
 ) -> None:
     """S9-9: a top copy keyed with a number twice or more than nine numbers is not a
     keying error: the ticket is disqualified (it cannot be keyed again) and the player is
-    out of that day's promotion.  A rule 8 keying error can be keyed again (S9-8)."""
+    out of that day's promotion.  An S9-8 keying error can be keyed again (S9-8)."""
     for serial in ("R", "R2", "N"):
         await desk.sell(serial, P1, actor="cashier", now=at(WED, 10))
     with pytest.raises(OperatorError, match="rule 8"):
@@ -204,7 +207,7 @@ async def test_s9_7_verification_section_must_be_complete_and_the_buyer_s(
 ) -> None:
     """S9-7: the verification section must be completed "accurately and in full": every
     field the ``verification_fields`` setting requires (default all four), and the ID or
-    card number must be the buyer's.  Refused with rule 7; it can then be keyed again."""
+    card number must be the buyer's.  Refused with S9-7; it can then be keyed again."""
     await desk.sell("V", P1, actor="cashier", now=at(WED, 10))
     full = Verification("Player 1", P1, "082 555 0100", True)
     unsigned = Verification("Player 1", P1, "082 555 0100", False)

@@ -1,7 +1,7 @@
 """Scripted Super 9 sessions through the desk, with hand-computed payouts.
 
-Money in cents.  Default buy-in R50 (5000 c); consolation = floor(25%) (rule 16);
-contribution = the rest (rule 15); jackpot seed R5,000 (500000 c).
+Money in cents.  Default buy-in R50 (5000 c); consolation = floor(25%) (S9-16);
+contribution = the rest (S9-15); jackpot seed R5,000 (500000 c).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from storage.super9 import Super9Ticket, TicketStatus
 from .conftest import key_in
 
 SAST = ZoneInfo("Africa/Johannesburg")
-WED = date(2026, 12, 2)  # Wednesday: 19:00 and 21:00 (rule 4)
+WED = date(2026, 12, 2)  # Wednesday: 19:00 and 21:00 (S9-4)
 P1, P2, P3, P4, P5, MINOR = "C1", "C2", "C3", "C4", "C5", "C6"
 
 
@@ -61,7 +61,7 @@ async def test_jackpot_within_18_counted_spins_with_repeats(
     await desk.open_session(at(WED, 19), actor="director", now=at(WED, 19))
     # 20 valid spins; 30 and 31 each repeat twice (4 repeats), so A's ninth number comes
     # on valid spin 20 but only the 16th distinct number: inside the jackpot window
-    # under rule 19's default reading.
+    # under S9-19's default reading.
     spins = [30, 31, 1, 2, 30, 3, 4, 31, 5, 6, 30, 7, 8, 31, 32, 33, 34, 35, 36, 9]
     await _spin_all(desk, sid, spins)
     live = feed.retained[f"super9/{sid}/draw"]
@@ -73,9 +73,9 @@ async def test_jackpot_within_18_counted_spins_with_repeats(
     assert claim.complete
     result = await desk.close_session(sid, actor="director", now=at(WED, 19, 45))
     # buy-ins 4 × 5000 = 20000; consolation 5000; contribution 15000.
-    assert result.jackpot_won  # rules 14, 19
+    assert result.jackpot_won  # S9-14, S9-19
     paid = {(p.kind.value, p.amount_cents) for p in result.payouts}
-    assert paid == {("jackpot", 500_000), ("consolation", 5_000)}  # rule 16 default: both
+    assert paid == {("jackpot", 500_000), ("consolation", 5_000)}  # S9-16 default: both
     # RESTART_AT_SEED (S9-15 default): exactly R5,000 again; this session adds nothing.
     assert await desk.jackpot() == 500_000
     assert feed.retained["super9/jackpot"]["jackpot_cents"] == 500_000  # signage
@@ -108,8 +108,8 @@ async def test_literal_reading_counts_repeats_so_only_consolation(desk: Super9De
     )
     await desk.claim(sid, "A", "1 2 3 4 5 6 7 8 9", actor="grd", now=at(WED, 19, 40))
     result = await desk.close_session(sid, actor="director", now=at(WED, 19, 45))
-    # Spin 20 > 18: no jackpot; consolation 25% of 10000 = 2500 (rule 16);
-    # jackpot grows by 7500 (rule 15).
+    # Spin 20 > 18: no jackpot; consolation 25% of 10000 = 2500 (S9-16);
+    # jackpot grows by 7500 (S9-15).
     assert not result.jackpot_won
     assert [(p.ticket, p.kind.value, p.amount_cents) for p in result.payouts] == [
         (result.payouts[0].ticket, "consolation", 2_500)
@@ -132,15 +132,15 @@ async def test_consolation_after_18th_two_simultaneous_winners_odd_cent(
         },
     )
     await desk.open_session(at(WED, 19), actor="director", now=at(WED, 19))
-    # 19 distinct numbers before 36: X and Y both complete on the 20th (rule 13),
-    # after the 18th spin, so no jackpot (rule 14).
+    # 19 distinct numbers before 36: X and Y both complete on the 20th (S9-13),
+    # after the 18th spin, so no jackpot (S9-14).
     spins = [0, 1, 2, 3, 4, 5, 6, 7, 8, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 36]
     await _spin_all(desk, sid, spins)
     for serial, dup in (("X", "0 1 2 3 4 5 6 7 36"), ("Y", "36 8 6 5 4 3 2 1 0")):
         await desk.claim(sid, serial, dup, actor="grd", now=at(WED, 19, 40))
     result = await desk.close_session(sid, actor="director", now=at(WED, 19, 45))
     # buy-ins 9999; consolation floor(2499.75) = 2499; contribution 7500.
-    # Rule 20: 2499 / 2 = 1249 each; the odd cent goes to the jackpot carry.
+    # S9-20: 2499 / 2 = 1249 each; the odd cent goes to the jackpot carry.
     assert not result.jackpot_won
     assert sorted((p.amount_cents, p.kind.value) for p in result.payouts) == [
         (1249, "consolation"),
@@ -163,7 +163,7 @@ async def test_mismatched_duplicate_voids_claim_and_disqualifies_for_the_day(
     )
     await desk.sell("A2", P1, actor="cashier", now=at(WED, 12))
     later = await key_in(desk, "A2", "20 21 22 23 24 25 26 27 28", actor="grd", now=at(WED, 18, 50))
-    assert later != sid  # after the 18:45 cut-off: rolled to 21:00 (rule 6)
+    assert later != sid  # after the 18:45 cut-off: rolled to 21:00 (S9-6)
     await desk.open_session(at(WED, 19), actor="director", now=at(WED, 19))
     await _spin_all(desk, sid, [1, 2, 3, 4, 5, 6, 7, 8, 9])
     claim = await desk.claim(sid, "A", "1 2 3 4 5 6 7 8 19", actor="grd", now=at(WED, 19, 30))
@@ -176,7 +176,7 @@ async def test_mismatched_duplicate_voids_claim_and_disqualifies_for_the_day(
         await desk.claim(sid, "A", "1 2 3 4 5 6 7 8 9", actor="grd", now=at(WED, 19, 33))
     result = await desk.close_session(sid, actor="director", now=at(WED, 19, 45))
     report = await desk.report(sid)
-    # B completed at spin 10 = 10 distinct numbers: jackpot (rule 14) + consolation.
+    # B completed at spin 10 = 10 distinct numbers: jackpot (S9-14) + consolation.
     assert report["result"]["payouts"] == [
         {"ticket": "B", "kind": "jackpot", "amount_cents": 500_000},
         {"ticket": "B", "kind": "consolation", "amount_cents": 2_500},
@@ -186,7 +186,7 @@ async def test_mismatched_duplicate_voids_claim_and_disqualifies_for_the_day(
     async with make_sessionmaker(engine)() as db:
         query = select(Super9Ticket).where(Super9Ticket.serial == "A2")
         a2 = (await db.execute(query)).scalar_one()
-        assert a2.status is TicketStatus.DISQUALIFIED  # rule 9: the whole day
+        assert a2.status is TicketStatus.DISQUALIFIED  # S9-9: the whole day
         actions = (await db.execute(select(AuditEntry.action))).scalars().all()
     assert "super9.claim" in actions
     assert "super9.session.close" in actions
@@ -202,11 +202,11 @@ async def test_voided_spin_whose_number_arrives_anyway(desk: Super9Desk, feed: M
     )
     await desk.open_session(at(WED, 19), actor="director", now=at(WED, 19))
     await _spin_all(desk, sid, [1, 2, 3, 4, 5, 6, 7, 8])
-    # Dealer calls "No spin" on game 300 before the ball drops (rule 18) ...
+    # Dealer calls "No spin" on game 300 before the ball drops (S9-18) ...
     await desk.void_spin(
         sid, game_no=300, actor="dealer", reason="ball under 3 revolutions", now=at(WED, 19, 20)
     )
-    # ... and the wheel still reports 9 for it: never called (rules 18.2, 18.3).
+    # ... and the wheel still reports 9 for it: never called (S9-18.2, S9-18.3).
     recorded = await desk.record_result(sid, 300, 9, now=at(WED, 19, 21))
     assert recorded is not None
     assert recorded.voided
@@ -214,7 +214,7 @@ async def test_voided_spin_whose_number_arrives_anyway(desk: Super9Desk, feed: M
     live = feed.retained[f"super9/{sid}/draw"]
     assert 9 not in live["called"]
     assert live["voided_games"] == [300]
-    # A spin voided after its result is un-called too (rule 18.2).
+    # A spin voided after its result is un-called too (S9-18.2).
     await desk.record_result(sid, 301, 11, now=at(WED, 19, 22))
     await desk.void_spin(
         sid, game_no=301, actor="supervisor", reason="foreign object", now=at(WED, 19, 23)
@@ -271,7 +271,7 @@ async def test_manual_spins_need_a_second_person(desk: Super9Desk) -> None:
 async def test_late_ticket_rolls_to_next_session(desk: Super9Desk) -> None:
     await desk.sell("L", P1, actor="cashier", now=at(WED, 10))
     first = await desk.session_for(at(WED, 19))
-    # Rule 6: hand-in closes at 18:45 for the 19:00 session; 18:46 enters 21:00.
+    # S9-6: hand-in closes at 18:45 for the 19:00 session; 18:46 enters 21:00.
     entered = await key_in(desk, "L", "1 2 3 4 5 6 7 8 9", actor="grd", now=at(WED, 18, 46))
     assert entered == await desk.session_for(at(WED, 21))
     assert entered != first
@@ -284,12 +284,12 @@ async def test_late_ticket_rolls_to_next_session(desk: Super9Desk) -> None:
 async def test_last_sunday_has_no_session(desk: Super9Desk) -> None:
     last_sunday, sunday_before = date(2026, 11, 29), date(2026, 11, 22)
     cal = await desk.calendar()
-    assert cal.on_day(last_sunday) == []  # rule 4
+    assert cal.on_day(last_sunday) == []  # S9-4
     assert [t.hour for t in cal.on_day(sunday_before)] == [15, 17]
     with pytest.raises(OperatorError, match="rule 6"):
         await desk.sell("S", P1, actor="cashier", now=at(last_sunday, 10))
     assert await desk.sell("S", P1, actor="cashier", now=at(sunday_before, 10)) > 0
-    # A one-off extra session on the last Sunday (rule 4 "one-off changes"), audited.
+    # A one-off extra session on the last Sunday (S9-4 "one-off changes"), audited.
     await desk.change_calendar(
         at(last_sunday, 15),
         cancel=False,
@@ -319,7 +319,7 @@ async def test_eligibility_and_bad_input_change_nothing(desk: Super9Desk) -> Non
     with pytest.raises(OperatorError, match="already sold"):
         await desk.sell("T", P2, actor="cashier", now=at(WED, 10))
     sid = await key_in(desk, "T", "1 2 3 4 5 6 7 8 9", actor="grd", now=at(WED, 18))
-    # Rule 23: a change needs the director's sign-off, and only before the game.
+    # S9-23: a change needs the director's sign-off, and only before the game.
     with pytest.raises(OperatorError, match="rule 23"):
         await desk.change_numbers(
             "T",
@@ -392,7 +392,7 @@ async def test_marked_ticket_is_out_and_jackpot_survives_restart(
 async def test_late_ticket_plays_next_session_and_unplayed_ticket_rolls_once(
     desk: Super9Desk,
 ) -> None:
-    # L is handed in late (rule 6) and plays at 21:00; U is never handed in.
+    # L is handed in late (S9-6) and plays at 21:00; U is never handed in.
     await desk.sell("L", P1, actor="cashier", now=at(WED, 10))
     await desk.sell("U", P2, actor="cashier", now=at(WED, 10))
     await desk.sell("K", P3, actor="cashier", now=at(WED, 10))
@@ -400,7 +400,7 @@ async def test_late_ticket_plays_next_session_and_unplayed_ticket_rolls_once(
     second = await key_in(desk, "L", "1 2 3 4 5 6 7 8 9", actor="grd", now=at(WED, 18, 50))
     await desk.open_session(at(WED, 19), actor="director", now=at(WED, 19))
     closed = await desk.close_session(first, actor="director", now=at(WED, 19, 45))
-    # 19:00 keeps only K's R50: U rolled on to 21:00 with L (rule 6).
+    # 19:00 keeps only K's R50: U rolled on to 21:00 with L (S9-6).
     assert closed.buy_ins_cents == 5_000
     assert closed.payouts == ()
     with pytest.raises(OperatorError, match="rule 6"):  # U's hand-in after 21:00's cut-off

@@ -1,4 +1,7 @@
-"""Draw engine (rules 12, 13, 19) and settlement money (rules 14-16, 20)."""
+"""Draw engine (S9-12, S9-13, S9-19) and settlement money (S9-14–S9-16, S9-20).
+
+Clauses: docs/rules.md#s9-12, #s9-13, #s9-19, #s9-14 to #s9-16, #s9-20.
+"""
 
 from __future__ import annotations
 
@@ -28,7 +31,7 @@ def test_engine_reports_completions_at_the_ninth_number() -> None:
     engine = DrawEngine({"a": range(9), "b": range(1, 10), "c": range(20, 29)})
     out = [engine.call(n) for n in [0, 1, 2, 3, 3, 4, 5, 6, 7]]
     assert out[4].repeat
-    assert out[4].distinct == 4  # rule 19: a repeat calls nothing new
+    assert out[4].distinct == 4  # S9-19: a repeat calls nothing new
     assert [o.completed for o in out] == [()] * 8 + [()]
     assert engine.near_complete() == [("a", 1), ("b", 2)]
     last = engine.call(8)
@@ -62,7 +65,7 @@ def test_engine_matches_brute_force() -> None:
 def test_engine_matches_brute_force_with_removals(
     numbers: list[set[int]], steps: list[int | tuple[str, int]]
 ) -> None:
-    """Rules 13 and 21: completions, in ticket order, of tickets still in play only."""
+    """S9-13 and S9-21: completions, in ticket order, of tickets still in play only."""
     tickets = {f"t{i}": sorted(v) for i, v in enumerate(numbers)}
     engine = DrawEngine(tickets)
     called: set[int] = set()
@@ -100,7 +103,7 @@ def test_engine_matches_brute_force_with_removals(
 
 def test_removed_ticket_never_completes() -> None:
     engine = DrawEngine({"a": range(9)})
-    engine.remove("a")  # rule 21
+    engine.remove("a")  # S9-21
     assert [engine.call(n).completed for n in range(9)] == [()] * 9
 
 
@@ -120,8 +123,8 @@ def test_ticket_validation_rules_8_and_9() -> None:
 
 
 def test_s9_9_a_keyed_minus_nine_is_refused_not_read_as_nine() -> None:
-    """S9-8/S9-9: only spaces and commas separate numbers, so "-9" is refused (rule 8),
-    never read as 9; rule 9 breaches carry their rule for the desk to act on."""
+    """S9-8/S9-9: only spaces and commas separate numbers, so "-9" is refused (S9-8),
+    never read as 9; S9-9 breaches carry their rule for the desk to act on."""
     with pytest.raises(TicketNumbersError, match="rule 8: '-9'"):
         parse_numbers("1 2 3 4 5 6 7 8 -9")
     with pytest.raises(TicketNumbersError, match="rule 8"):
@@ -139,7 +142,7 @@ def _spins(numbers: list[int], voided: frozenset[int] = frozenset()) -> list[Spi
 def test_claim_window_and_first_completion() -> None:
     tickets = {"a": range(9), "b": range(1, 10)}
     spins = _spins([*range(9), 9])
-    # a completes at seq 9 but claims at seq 10: late with the default window 0 (rule 22).
+    # a completes at seq 9 but claims at seq 10: late with the default window 0 (S9-22).
     result = settle(
         tickets,
         spins,
@@ -177,7 +180,7 @@ def test_jackpot_winner_not_taking_consolation_passes_it_on() -> None:
         buy_ins_cents=15_000,
     )
     # a: jackpot = 500000 + 75% of 15000 (paid with it); c, the first to complete after
-    # the 18th spin, takes the consolation 3750 (rule 16); b, inside the window, nothing.
+    # the 18th spin, takes the consolation 3750 (S9-16); b, inside the window, nothing.
     assert [(p.ticket, p.kind, p.amount_cents) for p in result.payouts] == [
         ("a", PrizeKind.JACKPOT, 511_250),
         ("c", PrizeKind.CONSOLATION, 3_750),
@@ -288,18 +291,18 @@ def test_voided_spin_is_never_called() -> None:
         jackpot_in_cents=0,
         buy_ins_cents=5_000,
     )
-    assert result.verdicts["a"] is ClaimVerdict.NOT_COMPLETE  # rule 18.2
+    assert result.verdicts["a"] is ClaimVerdict.NOT_COMPLETE  # S9-18.2
     assert result.completed_at == {"a": 9}  # the second 8, valid spin 9
 
 
-# -- money is conserved (rules 15, 16, 20) ---------------------------------------------
+# -- money is conserved (S9-15, S9-16, S9-20) ---------------------------------------------
 
 session_strategy = st.fixed_dictionaries(
     {
         "tickets": st.lists(
             st.permutations(list(range(37))).map(lambda p: p[:9]), min_size=0, max_size=8
         ),
-        # every number once in random order, cut short, with repeats mixed in (rule 19)
+        # every number once in random order, cut short, with repeats mixed in (S9-19)
         "order": st.permutations(list(range(37))),
         "cut": st.integers(9, 37),
         "repeats": st.lists(st.tuples(st.integers(0, 60), st.integers(0, 36)), max_size=12),
@@ -352,7 +355,7 @@ def test_money_is_conserved_to_the_cent(sessions: list[tuple[dict, Super9Setting
         assert all(p.amount_cents >= 0 for p in result.payouts)
         event(f"jackpot won: {result.jackpot_won}, prizes: {len(result.payouts)}")
         shares: dict[PrizeKind, set[int]] = {}
-        for p in result.payouts:  # rule 20: equal shares, to the cent
+        for p in result.payouts:  # S9-20: equal shares, to the cent
             shares.setdefault(p.kind, set()).add(p.amount_cents)
         assert all(len(v) == 1 for v in shares.values())
         seeds += result.seed_added_cents

@@ -1,5 +1,8 @@
-"""The wheel emulator over TCP into a drawing session: results become spins (rule 12),
-repeats and garbage do not, and the live draw is published for displays."""
+"""The wheel emulator over TCP into a drawing session: results become spins (S9-12),
+repeats and garbage do not, and the live draw is published for displays.
+
+Clauses: docs/rules.md#s9-12.
+"""
 
 from __future__ import annotations
 
@@ -58,7 +61,7 @@ async def test_emulated_wheel_drives_the_draw(desk: Super9Desk, feed: MemoryFeed
     distinct = list(dict.fromkeys(r.number for r in model.truth[:40]))
     assert live["called"] == distinct
     assert live["spins"] == 40
-    assert live["counted_spins"] == len(distinct)  # rule 19 default: repeats not counted
+    assert live["counted_spins"] == len(distinct)  # S9-19 default: repeats not counted
     assert live["jackpot_cents"] == 500_000
     done = {c["ticket"] for c in live["completed"]}
     for serial, won in (("A", range(0, 9)), ("B", range(9, 18)), ("C", range(18, 27))):

@@ -1,6 +1,9 @@
-"""Rule 22 roll call: the floor attendant marks seats before the start; at the start the
+"""T22 roll call: the floor attendant marks seats before the start; at the start the
 seats not counted present forfeit, without refund.  The tournament's ``unmarked_at_start``
-setting says what an unmarked seat does (auto / forfeit / present)."""
+setting says what an unmarked seat does (auto / forfeit / present).
+
+Clauses: docs/rules.md#t22.
+"""
 
 from __future__ import annotations
 
@@ -49,7 +52,7 @@ def test_counted_present_per_setting() -> None:
     st.sampled_from(list(UnmarkedAtStart)),
 )
 def test_a_mark_always_wins_over_the_setting(marks: dict[int, bool], policy: Any) -> None:
-    """Rule 22: whatever the setting, a seat marked absent forfeits and one marked present
+    """T22: whatever the setting, a seat marked absent forfeits and one marked present
     plays; the setting only decides the unmarked."""
     present = counted_present(range(1, 21), marks, policy)
     for seat, mark in marks.items():
@@ -114,7 +117,7 @@ async def test_rule_22_roll_call_decides_the_start(desk: Desk) -> None:
         assert [json.loads(m.details)["seats"] for m in marks] == [[1, 2], [2, 3]]
         assert json.loads(marks[1].details)["before"] == {"2": True, "3": None}
         assert {m.actor for m in marks} == {"attendant"}
-    # the roll call closes at the start; a wrong forfeit is the director's (rule 23)
+    # the roll call closes at the start; a wrong forfeit is the director's (T23)
     with pytest.raises(RuleViolation, match=r"rule 22: .* is running: the roll call"):
         await desk.run(
             svc.mark_attendance, heat, [2], present=True, at=at(DAY, 18, 1), actor="attendant"
@@ -255,8 +258,8 @@ def test_roll_call_commands(
 
 
 async def test_rules_20_23_a_reinstated_seat_stays_in_at_a_restart(desk: Desk) -> None:
-    """The director reinstates a seat the attendant marked absent by mistake (rule 23); when
-    the heat is restarted (rule 20) the old "absent" mark must not forfeit it again."""
+    """The director reinstates a seat the attendant marked absent by mistake (T23); when
+    the heat is restarted (T20) the old "absent" mark must not forfeit it again."""
     heat = await _heat_of_four(desk)
     await desk.run(
         svc.mark_attendance, heat, [1, 3, 4], present=True, at=at(DAY, 17), actor="attendant"

@@ -206,7 +206,7 @@ def test_director_and_cashier_commands(
         "tournament", "set", "Ridge", "colour=red", "--reason", "x"
     )
     changed = ok("tournament", "set", "Ridge", "prize_places=4", "--reason", "sponsor")
-    assert changed["settings"]["prize_places"] == 4  # rule 19
+    assert changed["settings"]["prize_places"] == 4  # T19
     assert ok("tournament", "show", "Ridge")["settings"]["prize_places"] == 4
     assert "does not exist" in fails("heat", "show", "99")
     # exclusion CSV: one bad line refuses the whole file
@@ -220,7 +220,7 @@ def test_director_and_cashier_commands(
     imported = ok("players", "import-exclusions", str(good), "--now", "2026-11-04 09:00")
     assert imported == {"added": 1, "disqualified": [{"tournament": 1, "player": 2}]}
     q = ok("tournament", "qualifiers", "Ridge")
-    assert (q["direct_finalists"], q["semi_finalists"]) == ([1], [])  # rule 3: Ben is out
+    assert (q["direct_finalists"], q["semi_finalists"]) == ([1], [])  # T3: Ben is out
     player = ok("players", "show", "8101015009086", "-t", "Ridge")
     assert player["disqualifications"][0]["rule"] == "3"
 
@@ -296,8 +296,8 @@ def test_create_sells_a_single_seat_at_the_seat_price(
     assert main(["tournament", "create", "Dear", *db, "--seat-price-cents", "6000", "--json"]) == 0
     packages = json.loads(capsys.readouterr().out)["settings"]["packages"]
     assert [(p["code"], p["price_cents"], p["seats"]) for p in packages] == [
-        ("single", 6000, 1),  # rule 5
-        ("R200", 20000, 4),  # rule 6's example
+        ("single", 6000, 1),  # T5
+        ("R200", 20000, 4),  # T6's example
     ]
     set_price = ["tournament", "set", "Dear", *db, "seat_price_cents=7000", "--reason", "x"]
     assert main(set_price) == 2

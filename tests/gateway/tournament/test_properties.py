@@ -1,6 +1,9 @@
 """Hypothesis properties: the ranking is a total order in which ties are broken only by
-recorded draws (rule 19); no seat is ever double-booked (rules 11, 16); credits never move
-between entries (rule 12)."""
+recorded draws (T19); no seat is ever double-booked (T11, T16); credits never move
+between entries (T12).
+
+Clauses: docs/rules.md#t19, #t11, #t16, #t12.
+"""
 
 from __future__ import annotations
 
@@ -49,7 +52,7 @@ def test_rule_19_ranking_is_a_total_order_broken_only_by_draws(
     lines, draws = data
     table = rank(lines, draws, disqualified)
     kept = [x for x in lines if x.player_id not in disqualified]
-    # Every remaining entry exactly once (rule 2 drops only the disqualified).
+    # Every remaining entry exactly once (T2 drops only the disqualified).
     assert sorted(x.entry_id for x in table.lines) == sorted(x.entry_id for x in kept)
     assert [x.position for x in table.lines] == list(range(1, len(kept) + 1))
     by_entry = {x.entry_id: x for x in table.lines}
@@ -130,7 +133,7 @@ def test_rules_11_16_no_seat_is_ever_double_booked(
             continue
         assert number in seats
         assert number not in booked[heat_id]
-        # rule 11: sequential order — every lower seat is already taken
+        # T11: sequential order — every lower seat is already taken
         assert all(n in booked[heat_id] for n in seats if n < number)
         booked[heat_id][number] = player
     for seat_map in booked.values():

@@ -1,6 +1,9 @@
 """Hypothesis through the services and SQLite: whatever order registrations, malfunctions
-(re-seat or refund, rule 20) and scores come in, no seat is ever double-booked (rules 11,
-16) and no credit moves between entries (rule 12)."""
+(re-seat or refund, T20) and scores come in, no seat is ever double-booked (T11,
+T16) and no credit moves between entries (T12).
+
+Clauses: docs/rules.md#t20, #t11, #t16, #t12.
+"""
 
 from __future__ import annotations
 
@@ -160,9 +163,9 @@ async def _season(  # noqa: C901
     for rows in per_heat.values():
         assert len({x.seat_number for x in rows}) == len(rows)  # one entry per seat
         assert len({x.machine_id for x in rows}) == len(rows)
-        assert len({x.holder_player_id for x in rows}) == len(rows)  # rule 16
+        assert len({x.holder_player_id for x in rows}) == len(rows)  # T16
     assert len({x.entry_id for x in active}) == len(active)  # an entry sits once per stage
-    # rule 12: every score is its own entry's, as reported for that entry's seat
+    # T12: every score is its own entry's, as reported for that entry's seat
     assert {sc.entry_id: sc.final_credits for sc in scores} == given_credits
     seat_by_id = {x.id: x for x in seats_rows}
     for sc in scores:

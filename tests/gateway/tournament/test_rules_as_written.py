@@ -1,6 +1,9 @@
 """Tournament clauses as the sheet writes them: entries keep the terms they were sold with
 (T5-T8), one heat at a time on a bank (T10-T11), the top qualifier out of the
-semi-finals (T14)."""
+semi-finals (T14).
+
+Clauses: docs/rules.md#t5, #t10, #t14.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Rules 1–4: age and exclusion registers (pure)."""
+"""T1–T4: age and exclusion registers (pure).
+
+Clauses: docs/rules.md#t1 to #t4.
+"""
 
 from __future__ import annotations
 
@@ -69,7 +72,7 @@ def test_rule_2_exclusion_ends_and_rule_4_nothing_else_is_asked() -> None:
     person = Person("8001015009087", "A Person", date(1980, 1, 1))
     ended = _record(ExclusionKind.SELF_EXCLUSION, until=datetime(2026, 3, 1, tzinfo=SAST))
     when = datetime(2026, 6, 1, tzinfo=SAST)
-    check_eligible(person, [ended], when, when.date())  # no membership, no card: rule 4
+    check_eligible(person, [ended], when, when.date())  # no membership, no card: T4
     other = Person("9001015009088", "A Person", date(1980, 1, 1))  # same name, other id
     check_eligible(other, [_record(ExclusionKind.STAFF)], when, when.date())
 

@@ -1,4 +1,7 @@
-"""Rules 5–9: prices, packages, complimentary entries and validity windows (pure)."""
+"""T5–T9: prices, packages, complimentary entries and validity windows (pure).
+
+Clauses: docs/rules.md#t5 to #t9.
+"""
 
 from __future__ import annotations
 

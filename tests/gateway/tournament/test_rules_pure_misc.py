@@ -1,5 +1,8 @@
-"""Pure rules: cards (19), seating (10, 11, 16, 22), final stages (14, 16, 21), incidents
-(20–21), settings."""
+"""Pure rules: cards (T19), seating (T10, T11, T16, T22), final stages (T14, T16, T21),
+incidents (T20–T21), settings.
+
+Clauses: docs/rules.md#t19, #t10, #t11, #t16, #t22, #t14, #t21, #t20, #t21.
+"""
 
 from __future__ import annotations
 
@@ -53,7 +56,7 @@ def heat(
     return HeatFacts(hid, f"heat {hid}", stage, status, starts, seats)
 
 
-# --- rule 19: cards --------------------------------------------------------------------
+# --- T19: cards --------------------------------------------------------------------
 
 
 def test_rule_19_card_values_ace_low_king_high() -> None:
@@ -121,7 +124,7 @@ def test_rule_19_seed_must_be_hex_and_long_enough() -> None:
         parse_seed("abcd")
 
 
-# --- rules 10, 11, 16, 22: seating -----------------------------------------------------
+# --- T10, T11, T16, T22: seating -----------------------------------------------------
 
 
 def test_rule_11_sequential_seats_and_no_late_entries() -> None:
@@ -189,14 +192,14 @@ def test_rules_20_21_first_free_seat_in_a_future_similar_heat() -> None:
     assert first_free_seat_in_future_heat(Stage.QUALIFYING, T0, heats, taken, set(), 1) == (
         FreeSeat(2, 2)
     )
-    # the player already sits in heat 2 (rule 16): nothing left
+    # the player already sits in heat 2 (T16): nothing left
     assert first_free_seat_in_future_heat(Stage.QUALIFYING, T0, heats, taken, {2}, 1) is None
     assert first_free_seat_in_future_heat(Stage.FINAL, T0, heats, taken, set(), 1) == (
         FreeSeat(4, 1)
     )
 
 
-# --- rules 14, 16, 21: final stages ----------------------------------------------------
+# --- T14, T16, T21: final stages ----------------------------------------------------
 
 
 def test_rule_14_seat_draw_is_reproducible_from_its_seed() -> None:
@@ -246,7 +249,7 @@ def test_rule_16_extra_seats_without_a_form_are_forfeited_at_the_start() -> None
     assert seats_forfeited_at_start(SEATS, set()) == [101, 102]
 
 
-# --- rules 20–21: incidents ------------------------------------------------------------
+# --- T20–T21: incidents ------------------------------------------------------------
 
 
 def test_rules_20_21_malfunction_outcomes() -> None:
@@ -290,7 +293,7 @@ def test_rule_20_difficulties_date_from_the_last_controlled_step() -> None:
     assert difficulties_began([retry, ran], []) == T0 + timedelta(minutes=12)
     assert difficulties_began([bare], []) == T0 + timedelta(minutes=30)
     assert difficulties_began([bare, retry, ran], []) == T0 + timedelta(minutes=12)
-    # A new time announced by the director (rules 10, 20) starts a new count.
+    # A new time announced by the director (T10, T20) starts a new count.
     announced = [T0 + timedelta(minutes=22)]
     assert difficulties_began([retry, ran], announced) == T0 + timedelta(minutes=25)
     assert failure_time(None, T0) == T0

@@ -1,4 +1,7 @@
-"""Rules 12–14, 17, 19: single-entry ranking, cuts and tie-breaks by card draws (pure)."""
+"""T12–T14, T17, T19: single-entry ranking, cuts and tie-breaks by card draws (pure).
+
+Clauses: docs/rules.md#t12 to #t14, #t17, #t19.
+"""
 
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ def lines(*credits: int, player_of: dict[int, int] | None = None) -> list[ScoreL
 
 
 def test_rule_12_14_ranking_is_by_single_entry_not_by_player() -> None:
-    # Player 7 holds entries 1 and 3: both rank on their own, never summed (rule 12).
+    # Player 7 holds entries 1 and 3: both rank on their own, never summed (T12).
     table = rank(lines(500, 900, 700, player_of={1: 7, 3: 7}))
     assert [(x.place, x.entry_id, x.player_id) for x in table.lines] == [
         (1, 2, 2),

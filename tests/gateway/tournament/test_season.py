@@ -1,42 +1,44 @@
-"""A scripted 25-week season on each database backend (rules 1–23 end to end).
+"""A scripted 25-week season on each database backend (T1–T23 end to end).
 
 Qualifying: one heat every Monday at 18:00 (weeks 3 and 10 also at 20:00), 2 June–16 Nov
-2026, bank A (6 machines).  Settings: top 1 straight to the final (rule 13), the next 5 to
-the semi-finals (rule 14, configurable; 49 at The Ridge), 2 finalists from the semis
-(rule 17), 3 prize places (rule 19).
+2026, bank A (6 machines).  Settings: top 1 straight to the final (T13), the next 5 to
+the semi-finals (T14, configurable; 49 at The Ridge), 2 finalists from the semis
+(T17), 3 prize places (T19).
 
 Scores.  Two "filler" players play every week with ``100 + 10*week + n`` credits (n = the
 player number: all below 400, all distinct); the explicit scores below decide every cut.
 The expected standings are written out by hand from this script, not recomputed.
 
   week  heat    player  credits   event
-   2    18:00   X        4000     X is self-excluded from week 15 (CSV import): out (rule 2)
-   3    18:00   P01      3000     from an R200 package (rule 6); 2 of its 4 seats expire
+   2    18:00   X        4000     X is self-excluded from week 15 (CSV import): out (T2)
+   3    18:00   P01      3000     from an R200 package (T6); 2 of its 4 seats expire
    3    20:00   P01      2800     second seat of the package, second heat that day
-   5    18:00   P02      5000     ties P03 for the top score: digital card draw (rule 19)
-   6    18:00   P09      absent   seat forfeited, no refund (rule 22)
+   5    18:00   P02      5000     ties P03 for the top score: digital card draw (T19)
+   6    18:00   P09      absent   seat forfeited, no refund (T22)
    7    18:00   X        3900
    8    18:00   P04      2600
-  10    18:00   P05      —        machine malfunction: re-seated at 20:00, seat 2 (rule 20)
+  10    18:00   P05      —        machine malfunction: re-seated at 20:00, seat 2 (T20)
   10    20:00   P05      2200
   12    18:00   P03      5000
   14    18:00   P04      2500     three-way tie at 2500 straddles the semi cut (6th place)
   16    18:00   P07      2500       physical draw: P04 7H, P08 7C, P07 3S; then P04 QH,
   18    18:00   P08      2500       P08 2D drawn by a member of the public (P08 absent)
-  18    18:00   P08      (9000)   first run: system failure, whole heat restarted (rule 20)
-  20    19:00   P09      2400     moved from 18:00, announced a week before (rule 10)
+  18    18:00   P08      (9000)   first run: system failure, whole heat restarted (T20)
+  20    19:00   P09      2400     moved from 18:00, announced a week before (T10)
   22    18:00   P10      1500
   25    18:00   P11      1200
-  25    18:00   P06      —        machine malfunction in the last heat: refunded (rule 20)
-  plus P12 (turns 18 on 10 June; refused before, rule 1): 250 (wk 4), 300 (wk 9,
+  25    18:00   P06      —        machine malfunction in the last heat: refunded (T20)
+  plus P12 (turns 18 on 10 June; refused before, T1): 250 (wk 4), 300 (wk 9,
   complimentary entry), 305 (wk 10, 20:00 — registered before P05 was moved there).
 
-Semi-finals (bank F, 4 machines; heats S1 and S2, seats by seeded draw, rule 14): the top
+Semi-finals (bank F, 4 machines; heats S1 and S2, seats by seeded draw, T14): the top
 draw's loser 700, P01's 3000-entry 950, P01's 2800-entry 600 (played by proxy Nomsa
-Dlamini, rule 16), P04's 2600-entry 800; P04's 2500-entry has no proxy form: forfeited.
-One S1 machine malfunctions: that player is moved to S2's first free seat (rule 21).
-Final (rule 17: top 2 of the semis + the top qualifier): P04 1800, top winner 1500, P01
-1500: the tie for 2nd is drawn, P01's card picked by a member of the public (rule 19).
+Dlamini, T16), P04's 2600-entry 800; P04's 2500-entry has no proxy form: forfeited.
+One S1 machine malfunctions: that player is moved to S2's first free seat (T21).
+Final (T17: top 2 of the semis + the top qualifier): P04 1800, top winner 1500, P01
+1500: the tie for 2nd is drawn, P01's card picked by a member of the public (T19).
+
+Clauses: docs/rules.md#t1 to #t23.
 """
 
 from __future__ import annotations
@@ -107,7 +109,7 @@ async def test_25_week_season(desk: Desk) -> None:  # noqa: C901
     tid = await desk.tournament(settings, name="Ridge Reel Season 2026")
     setup = datetime(2026, 5, 1, 9, 0, tzinfo=at(monday(1), 0).tzinfo)
 
-    # --- players (rule 1: P12 is 17 until 10 June 2026) ---------------------------------
+    # --- players (T1: P12 is 17 until 10 June 2026) ---------------------------------
     ids: dict[str, int] = {}
     for n in range(1, 12):
         ids[f"P{n:02d}"] = await desk.player(f"80010150{n:02d}081", f"Player {n:02d}", now=setup)
@@ -160,7 +162,7 @@ async def test_25_week_season(desk: Desk) -> None:  # noqa: C901
             ids["P12"] = await desk.player(
                 "0806105123089", "Player 12", date(2008, 6, 10), now=at(day, 9)
             )
-            # rule 6: the R200 package buys four seats; rule 16 allows one per heat.
+            # T6: the R200 package buys four seats; T16 allows one per heat.
             sale = await desk.sell(ids["P01"], at(day, 11), package="R200")
             assert len(sale) == 4
             first = await desk.register(heat[(3, "a")], ids["P01"], at(day, 17))
@@ -173,7 +175,7 @@ async def test_25_week_season(desk: Desk) -> None:  # noqa: C901
             second = await desk.register(heat[(3, "b")], ids["P01"], at(day, 19))
             entry_of[("P01", -3)] = second.entry_id
             seats_a = await desk.run(svc.heat_seats, heat[(3, "a")])
-            assert [s.seat_number for s in seats_a] == [1, 2, 3]  # rule 11: in sequence
+            assert [s.seat_number for s in seats_a] == [1, 2, 3]  # T11: in sequence
             by_player = {s.holder_player_id: s.seat_number for s in seats_a}
             await desk.play(
                 heat[(3, "a")],
@@ -184,7 +186,7 @@ async def test_25_week_season(desk: Desk) -> None:  # noqa: C901
             expired = await desk.run(
                 svc.expire_entries, tid, now=at(day + timedelta(days=1), 0), actor="desk"
             )
-            assert expired == list(sale[2:])  # rules 7/8: same-day seats lapse unused
+            assert expired == list(sale[2:])  # T7/T8: same-day seats lapse unused
         elif week == 4:
             await week_plain(4, [("P12", 250)])
         elif week == 5:
@@ -203,7 +205,7 @@ async def test_25_week_season(desk: Desk) -> None:  # noqa: C901
                 at(day, 18),
                 absent=(seats[ids["P09"]],),
             )
-            assert (await desk.run(_entry, entry)).status is EntryStatus.FORFEITED  # rule 22
+            assert (await desk.run(_entry, entry)).status is EntryStatus.FORFEITED  # T22
             with pytest.raises(RuleViolation, match=r"^rule 22: entry .* is forfeited"):
                 await desk.run(
                     svc.refund_entry, entry, rule=23, reason="asked", actor="desk", now=at(day, 19)
@@ -213,7 +215,7 @@ async def test_25_week_season(desk: Desk) -> None:  # noqa: C901
         elif week == 8:
             await week_plain(8, [("P04", 2600)])
         elif week == 9:
-            await week_plain(9, [("P12", 300)], comp="P12")  # rule 5: paid by the casino
+            await week_plain(9, [("P12", 300)], comp="P12")  # T5: paid by the casino
         elif week == 10:
             await seat_up(10, "a", "P05")
             for who, _ in fillers(10):
@@ -295,7 +297,7 @@ async def test_25_week_season(desk: Desk) -> None:  # noqa: C901
             await desk.run(
                 svc.record_machine_score, seats[ids["P08"]].seat_id, score(9000), at=at(day, 18, 10)
             )
-            # the same report twice is a no-op; a different one is refused (rule 12)
+            # the same report twice is a no-op; a different one is refused (T12)
             await desk.run(
                 svc.record_machine_score, seats[ids["P08"]].seat_id, score(9000), at=at(day, 18, 10)
             )
@@ -419,7 +421,7 @@ async def test_25_week_season(desk: Desk) -> None:  # noqa: C901
         118,
         1,  # 100 + 10*1 + 8
     )
-    assert 9000 not in {x.credits for x in table.lines}  # discarded by the restart (rule 20)
+    assert 9000 not in {x.credits for x in table.lines}  # discarded by the restart (T20)
     await agrees_with_storage_ranking(desk, tid, Stage.QUALIFYING, end)
     assert [(t.place, t.credits, len(t.entry_ids)) for t in table.ties_to_draw] == [
         (1, 5000, 2),
@@ -431,7 +433,7 @@ async def test_25_week_season(desk: Desk) -> None:  # noqa: C901
     with pytest.raises(RuleViolation, match=r"^rule 19: a tie at the qualifying cut"):
         await desk.run(svc.seat_stage, tid, Stage.SEMI_FINAL, actor="director", at=end)
 
-    # rule 19: the top tie by digital cards from a recorded seed
+    # T19: the top tie by digital cards from a recorded seed
     seed, rounds = await desk.run(
         svc.digital_draw, tid, Stage.QUALIFYING, 5000, actor="director", at=end, seed=SEED_TOP
     )
@@ -444,7 +446,7 @@ async def test_25_week_season(desk: Desk) -> None:  # noqa: C901
     winner, loser = (p02, p03) if expected[p02] > expected[p03] else (p03, p02)
     assert await desk.run(svc.verify_digital_draws, tid) == []
 
-    # rule 19: the 6th-place tie by physical cards, re-drawn among the equal sevens
+    # T19: the 6th-place tie by physical cards, re-drawn among the equal sevens
     p04b, p07, p08 = entry_of[("P04", 14)], entry_of[("P07", 16)], entry_of[("P08", 18)]
     with pytest.raises(RuleViolation, match=r"^rule 19: two entries cannot draw the same card"):
         await desk.run(
@@ -499,8 +501,8 @@ async def test_25_week_season(desk: Desk) -> None:  # noqa: C901
     q = await desk.run(svc.qualifiers, tid)
     await agrees_with_storage_ranking(desk, tid, Stage.QUALIFYING, end)
     assert q.qualifying.complete
-    assert q.qualifying.direct_finalists == (winner,)  # rule 13
-    assert q.qualifying.semi_finalists == (  # rule 14
+    assert q.qualifying.direct_finalists == (winner,)  # T13
+    assert q.qualifying.semi_finalists == (  # T14
         loser,
         entry_of[("P01", 3)],
         entry_of[("P01", -3)],
@@ -607,7 +609,7 @@ async def test_25_week_season(desk: Desk) -> None:  # noqa: C901
                 at=start2 + timedelta(minutes=10),
             )
     await desk.run(svc.finish_heat, s2, at=start2 + timedelta(minutes=11), actor="gw")
-    assert forfeited == [seat_of[p04b].seat_number]  # rule 16: extra seat without a proxy
+    assert forfeited == [seat_of[p04b].seat_number]  # T16: extra seat without a proxy
     semi_seats = await desk.run(svc.heat_seats, s1) + await desk.run(svc.heat_seats, s2)
     proxied = next(s for s in semi_seats if s.entry_id == entry_of[("P01", -3)])
     assert proxied.played_by == "Nomsa Dlamini"
@@ -622,9 +624,9 @@ async def test_25_week_season(desk: Desk) -> None:  # noqa: C901
         (4, entry_of[("P01", -3)], 600),
     ]
     q = await desk.run(svc.qualifiers, tid)
-    assert q.finalists == (winner, entry_of[("P01", 3)], entry_of[("P04", 8)])  # rule 17
+    assert q.finalists == (winner, entry_of[("P01", 3)], entry_of[("P04", 8)])  # T17
 
-    # --- final: seats by draw, prize tie drawn with a public stand-in (rule 19) --------
+    # --- final: seats by draw, prize tie drawn with a public stand-in (T19) --------
     await desk.run(
         svc.seat_stage,
         tid,
@@ -668,7 +670,7 @@ async def test_25_week_season(desk: Desk) -> None:  # noqa: C901
     assert q.winners.selected == (entry_of[("P04", 8)], entry_of[("P01", 3)], winner)
 
     # the two seat draws (semi-finals, final) and every digital card recompute from
-    # their recorded seeds (rules 14, 19)
+    # their recorded seeds (T14, T19)
     assert await desk.run(verify_seat_draws) == []
     assert await desk.run(svc.verify_digital_draws, tid) == []
 

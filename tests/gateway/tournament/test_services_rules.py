@@ -94,7 +94,7 @@ async def test_rules_1_to_3_players_and_exclusions(desk: Desk) -> None:
         actor="c",
         now=at(DAY, 9),
     )
-    # rule 2: self-excluded during the tournament -> disqualified, out of every ranking
+    # T2: self-excluded during the tournament -> disqualified, out of every ranking
     heat = await desk.heat(at(DAY, 18))
     p1 = await desk.player("8001015009087", "Ann")
     p2 = await desk.player("8101015009086", "Ben")
@@ -120,7 +120,7 @@ async def test_rules_1_to_3_players_and_exclusions(desk: Desk) -> None:
         cashier="c",
         now=at(DAY + timedelta(days=1), 12),
     )
-    # rule 23: reinstating is refused while the register still bars the player
+    # T23: reinstating is refused while the register still bars the player
     dq = (await desk.run(_dq_ids))[0]
     await refused(
         desk,
@@ -166,7 +166,7 @@ async def test_rules_5_to_9_sales_and_validity(desk: Desk) -> None:
         svc.sell_entries, tid, p, payment=PurchaseKind.CARD, cashier="c", now=at(DAY, 12)
     )
     assert (sale.purchase.kind, sale.purchase.amount_cents) == (PurchaseKind.CARD, 5000)
-    # rules 7/8: bought today, not valid for tomorrow's heat
+    # T7/T8: bought today, not valid for tomorrow's heat
     await refused(
         desk,
         r"^rule 7: entry bought 2026-11-02 12:00 is valid for heats starting "
@@ -185,7 +185,7 @@ async def test_rules_5_to_9_sales_and_validity(desk: Desk) -> None:
         0,
         1,
     )
-    # rule 9: no purchase to continue in a heat the player is playing
+    # T9: no purchase to continue in a heat the player is playing
     await desk.register(today, p, at(DAY, 13))
     await desk.run(svc.begin_heat, today, present_seats=[1], at=at(DAY, 18), actor="director")
     await refused(
@@ -197,7 +197,7 @@ async def test_rules_5_to_9_sales_and_validity(desk: Desk) -> None:
         cashier="c",
         now=at(DAY, 18, 5),
     )
-    # the complimentary entry is unused: a director may refund it (rule 23) — for R0.00
+    # the complimentary entry is unused: a director may refund it (T23) — for R0.00
     refund = await desk.run(
         svc.refund_entry,
         comp.entry_ids[0],
@@ -275,7 +275,7 @@ async def test_rules_10_11_22_schedule_registration_and_absence(desk: Desk) -> N
     )
     assert forfeited == [1]
     entry = await desk.run(lambda s: _entry_of(s, p1))
-    assert entry.status is EntryStatus.FORFEITED  # rule 22: no refund
+    assert entry.status is EntryStatus.FORFEITED  # T22: no refund
     await refused(
         desk,
         r"^rule 22: seat 1 is forfeited",
@@ -623,7 +623,7 @@ async def test_rule_2_a_register_entry_dated_ahead_takes_effect_on_its_day(desk:
         svc.stage_standings, tid, Stage.QUALIFYING, as_of=at(date(2026, 11, 10), 0)
     )
     assert [x.player_id for x in before.lines] == [p]
-    assert after.lines == ()  # rule 2: "self-excluded ... during the tournament"
+    assert after.lines == ()  # T2: "self-excluded ... during the tournament"
 
 
 async def test_rules_9_11_16_concurrent_desks_never_share_a_seat(desk: Desk) -> None:

@@ -37,9 +37,9 @@ async def test_created_settings_round_trip_through_the_tables(desk: Desk) -> Non
         validity=Validity.HOURS_48,
         semi_final_qualifiers=20,
         finalists_from_semis=6,
-        prize_places=4,  # rule 19
-        postpone_after=timedelta(minutes=45),  # rule 20
-        reschedule_notice=timedelta(hours=2),  # rule 10
+        prize_places=4,  # T19
+        postpone_after=timedelta(minutes=45),  # T20
+        reschedule_notice=timedelta(hours=2),  # T10
     )
     tid = await desk.tournament(wanted)
     assert await _settings(desk, tid) == wanted
@@ -145,5 +145,5 @@ def test_rule_5_a_single_seat_package_costs_the_seat_price() -> None:
         seat_price_cents=6000, packages=(Package("single", 6000, 1), Package("R200", 20000, 4))
     )
     assert settings.package("single").price_cents == 6000
-    # A one-seat package that bundles casino credit (rule 6) may cost more.
+    # A one-seat package that bundles casino credit (T6) may cost more.
     TournamentSettings(packages=(Package("single", 5000, 1), Package("promo", 8000, 1, 3000)))

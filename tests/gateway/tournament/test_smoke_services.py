@@ -11,7 +11,7 @@ from .conftest import Desk, at
 
 
 async def test_qualifying_heat_rules_11_12_13(desk: Desk) -> None:
-    """Rule 11: seats in sequential order; rule 12: one score per entry; rule 13 top entry."""
+    """T11: seats in sequential order; T12: one score per entry; T13 top entry."""
     await desk.tournament()
     day = date(2026, 11, 2)
     heat = await desk.heat(at(day, 18))

@@ -61,9 +61,9 @@ async def test_sign_follows_a_heat_published_by_the_gateway(
         live(note(Progress.STATE, state="running", seconds_left=120.0))
         live(note(Progress.CREDITS, machine_id="A01", value=300))
         live(note(Progress.CREDITS, machine_id="A02", value=450))
-        live(note(Progress.MALFUNCTION, machine_id="A03", detail="door open"))  # rule 20
+        live(note(Progress.MALFUNCTION, machine_id="A03", detail="door open"))  # T20
         live(note(Progress.SCORE, machine_id="A02", value=450))
-        live(note(Progress.SCORE, machine_id="A01", value=450))  # a tie: rule 19
+        live(note(Progress.SCORE, machine_id="A01", value=450))  # a tie: T19
         live(note(Progress.STATE, state="closed"))
         await gateway.flush()
         await until(lambda: "heat/21/standings" in sign.retained())

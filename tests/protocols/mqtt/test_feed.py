@@ -92,13 +92,13 @@ async def test_live_heat_feed_publishes_seats_countdown_and_standings() -> None:
     live(_note(Progress.MALFUNCTION, machine_id="A04", detail="tilt"))
     live(_note(Progress.STATE, state="closed"))
     rows = rec.last["heat/17/standings"]["rows"]
-    # rule 19: equal credits share a rank and are flagged for the card draw
+    # T19: equal credits share a rank and are flagged for the card draw
     assert [(r["rank"], r["machine"], r["credits"], r["tie"]) for r in rows] == [
         (1, "A02", 1200, False),
         (2, "A01", 900, True),
         (2, "A03", 900, True),
     ]
-    # rule 20: the malfunctioned seat is not ranked, and its sign says why
+    # T20: the malfunctioned seat is not ranked, and its sign says why
     assert rec.last["heat/17/seat/A04"]["malfunction"] == "tilt"
 
 
@@ -106,7 +106,7 @@ async def test_a_restarted_heat_publishes_void_standings() -> None:
     rec = _Recorder()
     live = LiveHeatFeed(rec, "18", tick=None)
     live(_note(Progress.SCORE, machine_id="A01", value=700))
-    live(_note(Progress.STATE, state="restarted"))  # rule 20: the entire heat runs again
+    live(_note(Progress.STATE, state="restarted"))  # T20: the entire heat runs again
     assert rec.last["heat/18/standings"]["void"] is True
     assert rec.last["heat/18/standings"]["rows"] == []
 

@@ -78,7 +78,7 @@ class TestMachine:
                 return Busy(a)
             self.tournament = None if poll.is_exit else poll
             if not poll.is_exit:
-                self.credits = poll.credits  # play-only credits (rules 12, 18)
+                self.credits = poll.credits  # play-only credits (T12, T18)
             return Ack(a)
         if isinstance(poll, SendTournamentMeters):
             return TournamentMetersReply(a, poll.game, *self.tournament_meters)

@@ -86,7 +86,7 @@ def test_aft_loads_only_play_only_credits_and_never_twice() -> None:
     assert a.machine.restricted_credits == 300  # same ID: no new money
     cash = a.answer(_transfer(AftTransferType.IN_HOUSE_TO_MACHINE, "T-2", 0, cashable=100))
     assert isinstance(cash, AftTransferReply)
-    assert cash.transfer_status == AftTransferStatus.INVALID_AMOUNT_OR_EXPIRATION  # rule 12
+    assert cash.transfer_status == AftTransferStatus.INVALID_AMOUNT_OR_EXPIRATION  # T12
     out = a.answer(_transfer(AftTransferType.IN_HOUSE_TO_HOST, "T-3", 300))
     assert isinstance(out, AftTransferReply)
     assert out.transfer_status == 0

@@ -128,7 +128,7 @@ async def test_tournament_meters_alone_native_only(bank: Bank) -> None:
         t = native.machine.tournament_meters()
         assert (meters.games_played, meters.games_won) == (t.games_played, t.games_won)
         assert (meters.credits_wagered, meters.credits_won) == (5, t.credits_won)
-        # rule 12: start - wagered + won is the tournament credit meter
+        # T12: start - wagered + won is the tournament credit meter
         assert 200 - meters.credits_wagered + meters.credits_won == await d.credits()
     finally:
         await d.close()

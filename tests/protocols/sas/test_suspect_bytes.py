@@ -1,8 +1,10 @@
 """A malfunction-class exception from one general-poll byte (no CRC) is confirmed before
-it is reported, so one flipped bit (00 -> 20) cannot void a seat (rule 20).
+it is reported, so one flipped bit (00 -> 20) cannot void a seat (T20).
 
 Pure tests of :class:`ExceptionGate` on an injected clock, then the SAS driver against an
 emulated EGM over loopback TCP.
+
+Clauses: docs/rules.md#t20.
 """
 
 from __future__ import annotations

@@ -1,8 +1,11 @@
-"""The floor: banks as stored (the database is the floor's truth) and a director's
-orders to the running gateway, queued through the journal (:mod:`gateway.heats.orders`).
+"""The floor: banks as stored (the database is the floor's truth), a director's orders
+to the running gateway, queued through the journal (:mod:`gateway.heats.orders`), and a
+technician clearing a machine's SNMP trap marks (:class:`storage.marks.MarkStore`, the
+same call as ``reelgate bank clear-mark``).
 
 Enabling and disabling a bank talks to its machines, which only the process holding the
-bank may do; the API does not offer it (``reelgate bank enable|disable`` does)."""
+bank may do; the API does not offer it (``reelgate bank enable|disable`` does).  Clearing
+marks needs no such process: the marks are rows, and preflight re-reads them."""
 
 from __future__ import annotations
 
@@ -14,15 +17,27 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.accounts.roles import Permission as P
 from gateway.accounts.service import Principal
+from gateway.floor.model import NAME_PATTERN
 from gateway.floor.store import load_floor
 from gateway.heats.orders import queue_order
 from gateway.web.api import actions
 from gateway.web.api.auth import api_of, who
-from gateway.web.api.models import BankOut, OrderIn, OrderOut
+from gateway.web.api.errors import ApiError
+from gateway.web.api.models import (
+    BankOut,
+    ClearMarksIn,
+    MarksClearedOut,
+    OrderIn,
+    OrderOut,
+    TrapMarkOut,
+)
 from gateway.web.api.routes import needs
+from storage.floor import FloorMachine
+from storage.marks import MarkStore
 
 router = APIRouter(tags=["floor"])
 BankName = Annotated[str, Path(pattern=r"^[A-Za-z0-9_.:-]{1,32}$")]
+MachineId = Annotated[str, Path(pattern=NAME_PATTERN.pattern)]
 
 
 @router.get("/banks", openapi_extra=needs(P.BANK_READ))
@@ -50,3 +65,29 @@ async def order(
         return {"order": cmd.id, "bank": cmd.bank_name, "command": cmd.command}
 
     return OrderOut(**await actions.perform(api_of(request), me, run, body))
+
+
+@router.post("/machines/{machine_id}/trap-marks/clear", openapi_extra=needs(P.BANK_CLEAR_MARK))
+async def clear_trap_marks(
+    request: Request,
+    machine_id: MachineId,
+    body: ClearMarksIn,
+    me: Principal = who(P.BANK_CLEAR_MARK),
+) -> MarksClearedOut:
+    """The machine was checked: its trap marks go, audited under the signed-in account.
+
+    A machine on the floor without marks answers 200 with ``cleared: []`` (nothing is
+    written, as the CLI); a machine neither on the floor nor marked is a 404.
+    """
+    sessions = api_of(request).sessions
+    cleared = await MarkStore(sessions).clear(machine_id, actor=me.name, reason=body.reason)
+    if not cleared:
+        async with sessions() as session:
+            if await session.get(FloorMachine, machine_id) is None:
+                raise ApiError(404, f"machine {machine_id}: not on the floor")
+    return MarksClearedOut(
+        machine=machine_id,
+        cleared=[
+            TrapMarkOut(kind=m.kind, at=m.at, heat=m.heat_id, mid_heat=m.mid_heat) for m in cleared
+        ],
+    )

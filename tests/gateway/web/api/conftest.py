@@ -1,4 +1,5 @@
-"""An API over a seeded desk: bank A (three machines), tournament "Spring", players,
+"""An API over a seeded desk: bank A (three machines, a door-opened trap mark on A02),
+tournament "Spring", players,
 entries, a scheduled heat with a seat, a closed heat with a present seat (for manual
 scores), a disqualification, and one account with a token per role (plus a second
 director and supervisor for dual control).  The clock is fixed; argon2 is made cheap."""
@@ -24,6 +25,7 @@ from gateway.tournament.settings import TournamentSettings
 from gateway.web.api import create_app
 from storage.db import make_sessionmaker
 from storage.floor import FloorBank, FloorMachine
+from storage.marks import MachineTrapMark
 from storage.tournament import Heat, Seat
 
 ZONE = ZoneInfo("Africa/Johannesburg")
@@ -79,6 +81,8 @@ async def _floor(s: AsyncSession) -> None:
                 updated_at=NOW,
             )
         )
+    # A door opened overnight: the technician clears it once the machine is checked.
+    s.add(MachineTrapMark(machine_id="A02", kind="door-opened", at=NOW - timedelta(hours=9)))
 
 
 async def _tournament(s: AsyncSession, desk: Desk) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from gateway.accounts import roles_doc
 from gateway.accounts.roles import PERMISSIONS, Permission, Role
 from gateway.web.api import create_app
 from tests.gateway.web.api.conftest import Desk
@@ -83,6 +84,10 @@ SAMPLES: dict[tuple[str, str], Any] = {
         "/api/v1/banks/A/orders",
         {"order": "pause"},
     ),
+    ("post", "/api/v1/machines/{machine_id}/trap-marks/clear"): lambda d: (
+        "/api/v1/machines/A02/trap-marks/clear",
+        {"reason": "door latch checked, closed"},
+    ),
     ("get", "/api/v1/audit"): lambda d: ("/api/v1/audit", None),
 }
 
@@ -102,6 +107,11 @@ GUARDED = _guarded()
 
 def test_every_guarded_endpoint_has_a_sample() -> None:
     assert {(m, p) for m, p, _ in GUARDED} == set(SAMPLES)
+
+
+def test_docs_roles_md_is_generated_from_the_table() -> None:
+    # Out of date: ``python -m gateway.accounts.roles_doc`` rewrites it.
+    assert roles_doc.DOC.read_text(encoding="utf-8") == roles_doc.render()
 
 
 @pytest.mark.parametrize(("method", "path", "permission"), GUARDED, ids=lambda v: str(v))

@@ -1,0 +1,79 @@
+"""docs/roles.md, generated from the permission table (:data:`.roles.PERMISSIONS`) and the
+dual-control approvers (:data:`.dual.APPROVERS`), so the page cannot drift from the code.
+
+``python -m gateway.accounts.roles_doc`` rewrites docs/roles.md; ``--check`` only says
+whether it is current (exit 1 if not).  A test compares the file with :func:`render`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from gateway.accounts.dual import APPROVERS
+from gateway.accounts.roles import Role, role_table
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "roles.md"
+
+_HEAD = """\
+# Roles and permissions
+
+One table, generated from `gateway/accounts/roles.py` (`PERMISSIONS`) and
+`gateway/accounts/dual.py` (`APPROVERS`) by `python -m gateway.accounts.roles_doc`;
+`reelgate users roles` prints the same.  Every HTTP route names its permission
+(`x-permission` in `/api/openapi.json`), and `tests/gateway/web/api/test_permissions.py`
+checks each route against this table.
+"""
+
+_TAIL = """\
+Dual control: the first account's request is tried against the service (rolled back), so
+a refusal comes at once in the rule's words; otherwise it becomes a pending action
+(`GET /api/v1/pending`).  A different account (compared by user id; names are
+normalised at creation, so `Dealer`, `dealer` and `dealer ` are one account) with an
+approving role approves it (`POST /api/v1/pending/{id}/approve`) and it runs then, under
+the requester's name; `dual.request` and `dual.approve` are both in the audit log.
+
+The API never takes an actor name from the client: every write is audited under the
+authenticated account (bearer token from `reelgate tokens create`, or a browser session
+from `POST /api/v1/login`, whose writes must carry `X-CSRF-Token`).
+"""
+
+
+def render() -> str:
+    roles = ", ".join(f"`{r.value}`" for r in Role)
+    approvers = {p.value: sorted(r.value for r in rs) for p, rs in APPROVERS.items()}
+    rows = [
+        f"| `{permission}` | {', '.join(who)} | {', '.join(approvers.get(permission, []))} |"
+        for permission, who in role_table()
+    ]
+    return "\n".join(
+        [
+            _HEAD,
+            f"Roles: {roles}. `auditor` is read-only;",
+            "`admin` manages accounts only (separation of duties).",
+            "",
+            "| permission | roles | dual control: approved by a second account of |",
+            "|---|---|---|",
+            *rows,
+            "",
+            _TAIL,
+        ]
+    )
+
+
+def main(argv: list[str]) -> int:
+    text = render()
+    if argv == ["--check"]:
+        current = DOC.read_text(encoding="utf-8") == text
+        print(f"{DOC}: {'current' if current else 'out of date; run without --check'}")
+        return 0 if current else 1
+    if argv:
+        print("usage: python -m gateway.accounts.roles_doc [--check]", file=sys.stderr)
+        return 2
+    DOC.write_text(text, encoding="utf-8")
+    print(f"{DOC}: written")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
