@@ -13,5 +13,6 @@ import storage.floor
 import storage.journal
 import storage.lease
 import storage.marks
+import storage.prizes
 import storage.super9
 import storage.tournament  # noqa: F401  (slot tournament)

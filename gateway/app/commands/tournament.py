@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from gateway.app.commands import tournament_prizes
 from gateway.app.database import run
 from gateway.app.options import OneLineParser, actor_of, add_common, now_of, parse_time
 from gateway.app.output import emit, rands
@@ -146,6 +147,8 @@ def register(sub: Any) -> None:
     add_common(p, read=True)
     p.add_argument("tournament")
     p.set_defaults(handler=_expire)
+
+    tournament_prizes.register(actions)
 
 
 def _package(text: str) -> Package:
@@ -302,20 +305,23 @@ def _standings(args: argparse.Namespace) -> int:
         t = await find_tournament(session, args.tournament)
         as_of = parse_time(args.as_of, t.venue_tz, "--as-of") if args.as_of else None
         if args.limit:  # the live top: SQL window functions, fast at any size
-            return await svc.top_standings(
+            table = await svc.top_standings(
                 session, t.id, Stage(args.stage), limit=args.limit, as_of=as_of
             )
-        return await svc.stage_standings(session, t.id, Stage(args.stage), as_of=as_of)
+        else:
+            table = await svc.stage_standings(session, t.id, Stage(args.stage), as_of=as_of)
+        return table, await tournament_prizes.prizes_for(session, table)  # T15
 
     if args.limit < 0:
         raise OperatorError("--limit: a number of lines, 0 for all")
-    table = run(args.database, work)
+    table, prizes = run(args.database, work)
     lines = table.lines
     data = {
         "stage": table.stage,
         "cuts": table.cuts,
         "lines": lines,
         "ties_to_draw": table.ties_to_draw,
+        "prizes": prizes,
     }
     rows = [
         [x.place, "=" if x.tied else "", x.credits, x.entry_id, x.player_name, x.heat_number]
@@ -334,6 +340,8 @@ def _standings(args: argparse.Namespace) -> int:
                 f"tie at {tie.credits} credits, place {tie.place}, entries "
                 f"{list(tie.entry_ids)}: draw round {tie.next_round} (rule 19)"
             )
+        if prizes:
+            tournament_prizes.show(args, prizes)
     return code
 
 
