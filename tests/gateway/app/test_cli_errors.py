@@ -4,6 +4,7 @@ the fix; output survives a closed pipe; the command table matches the modules.""
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import hashlib
 import importlib
@@ -195,5 +196,11 @@ def test_only_the_chosen_command_is_imported() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, check=True, timeout=60).stdout  # fmt: skip
-    assert out.strip() == "['gateway.app.commands.tournament']"
+    imported = ast.literal_eval(out.strip())
+    # The tournament command and its own sub-command module (prizes), nothing of another.
+    assert "gateway.app.commands.tournament" in imported
+    assert set(imported) <= {
+        "gateway.app.commands.tournament",
+        "gateway.app.commands.tournament_prizes",
+    }
     assert cli.build_parser(None).format_help().count("heat") >= 1
