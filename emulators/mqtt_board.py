@@ -22,6 +22,7 @@ import contextlib
 import logging
 import time
 from collections import OrderedDict, deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -308,58 +309,75 @@ class MqttBoard:
             )
         return codec.Reply(id=message.id, ok=True, at=self.machine.now(), result=result)
 
-    def _run(self, cmd: Command, args: dict[str, Any]) -> dict[str, Any]:  # noqa: C901
-        m = self.machine
-        if cmd is Command.LOCK:
-            m.lock_play()
-        elif cmd is Command.UNLOCK:
-            m.unlock_play()
-            if self.host_heat is not None:
-                self.host_heat.started = True
-        elif cmd is Command.ENTER_TOURNAMENT:
-            credits, seconds = int(args["credits"]), int(args["seconds"])
-            was_in = m.in_tournament or self.host_heat is not None
-            if m.tournament_supported:
-                m.enter_tournament(credits, seconds)
-            else:
-                self._enter_host_timed(credits, seconds)
-            if not was_in:
-                self.tournament_entries += 1
-                self.heat_id = str(args.get("heat") or self.tournament_entries)
-        elif cmd is Command.EXIT_TOURNAMENT:
-            if self.host_heat is not None:
-                self._exit_host_timed()
-            else:
-                m.exit_tournament()
-        elif cmd is Command.READ_METERS:
-            return {
-                k: v
-                for k, v in codec.to_json(self.meters_message()).items()
-                if k not in ("v", "seq", "at")
-            }
-        elif cmd is Command.READ_CREDITS:
-            return {"credits": m.credits}
-        elif cmd is Command.READ_CLOCK:
-            return {"now": m.now().isoformat()}
-        elif cmd is Command.SET_CLOCK:
-            m.set_clock(datetime.fromisoformat(str(args["when"])))
-        elif cmd is Command.IDENTITY:
-            i = m.identity
-            return {
-                "game_id": i.game_id,
-                "additional_id": i.additional_id,
-                "denomination_code": i.denomination_code,
-                "max_bet": i.max_bet,
-                "paytable_id": i.paytable_id,
-                "base_percent": i.base_percent,
-                "protocol_version": "mqtt-v1",
-                "serial_number": i.serial_number,
-                "tournament": "native" if m.tournament_supported else "host-timed",
-            }
-        elif cmd is Command.REPORT_STATE:
-            self._announce = self._state_dirty = self._meters_dirty = True
+    def _run(self, cmd: Command, args: dict[str, Any]) -> dict[str, Any]:
+        """Run one command: a reading returns its result; anything else changed the
+        machine (or asked for a republish), so the publisher is woken and ``{}`` answered."""
+        handler = _COMMANDS.get(cmd)
+        result = handler(self, args) if handler is not None else None
+        if result is not None:
+            return result
         self._wake.set()
         return {}
+
+    def _cmd_lock(self, args: dict[str, Any]) -> None:
+        self.machine.lock_play()
+
+    def _cmd_unlock(self, args: dict[str, Any]) -> None:
+        self.machine.unlock_play()
+        if self.host_heat is not None:
+            self.host_heat.started = True
+
+    def _cmd_enter_tournament(self, args: dict[str, Any]) -> None:
+        m = self.machine
+        credits, seconds = int(args["credits"]), int(args["seconds"])
+        was_in = m.in_tournament or self.host_heat is not None
+        if m.tournament_supported:
+            m.enter_tournament(credits, seconds)
+        else:
+            self._enter_host_timed(credits, seconds)
+        if not was_in:
+            self.tournament_entries += 1
+            self.heat_id = str(args.get("heat") or self.tournament_entries)
+
+    def _cmd_exit_tournament(self, args: dict[str, Any]) -> None:
+        if self.host_heat is not None:
+            self._exit_host_timed()
+        else:
+            self.machine.exit_tournament()
+
+    def _cmd_read_meters(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {
+            k: v
+            for k, v in codec.to_json(self.meters_message()).items()
+            if k not in ("v", "seq", "at")
+        }
+
+    def _cmd_read_credits(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {"credits": self.machine.credits}
+
+    def _cmd_read_clock(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {"now": self.machine.now().isoformat()}
+
+    def _cmd_set_clock(self, args: dict[str, Any]) -> None:
+        self.machine.set_clock(datetime.fromisoformat(str(args["when"])))
+
+    def _cmd_identity(self, args: dict[str, Any]) -> dict[str, Any]:
+        m = self.machine
+        i = m.identity
+        return {
+            "game_id": i.game_id,
+            "additional_id": i.additional_id,
+            "denomination_code": i.denomination_code,
+            "max_bet": i.max_bet,
+            "paytable_id": i.paytable_id,
+            "base_percent": i.base_percent,
+            "protocol_version": "mqtt-v1",
+            "serial_number": i.serial_number,
+            "tournament": "native" if m.tournament_supported else "host-timed",
+        }
+
+    def _cmd_report_state(self, args: dict[str, Any]) -> None:
+        self._announce = self._state_dirty = self._meters_dirty = True
 
     def _enter_host_timed(self, credits: int, seconds: int) -> None:
         m = self.machine
@@ -394,3 +412,18 @@ class MqttBoard:
         self.last_host_meters = final
         self.host_heat = None
         self._meters_dirty = self._state_dirty = True
+
+
+# A handler returns its result (a reading) or None (it changed something: wake the publisher).
+_COMMANDS: dict[Command, Callable[[MqttBoard, dict[str, Any]], dict[str, Any] | None]] = {
+    Command.LOCK: MqttBoard._cmd_lock,
+    Command.UNLOCK: MqttBoard._cmd_unlock,
+    Command.ENTER_TOURNAMENT: MqttBoard._cmd_enter_tournament,
+    Command.EXIT_TOURNAMENT: MqttBoard._cmd_exit_tournament,
+    Command.READ_METERS: MqttBoard._cmd_read_meters,
+    Command.READ_CREDITS: MqttBoard._cmd_read_credits,
+    Command.READ_CLOCK: MqttBoard._cmd_read_clock,
+    Command.SET_CLOCK: MqttBoard._cmd_set_clock,
+    Command.IDENTITY: MqttBoard._cmd_identity,
+    Command.REPORT_STATE: MqttBoard._cmd_report_state,
+}

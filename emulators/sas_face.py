@@ -25,6 +25,7 @@ import dataclasses
 import datetime as dt
 import random
 from collections.abc import Callable
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from emulators.machine import EmulatedMachine, Event, MachineRefusal, ModelEvent
@@ -164,70 +165,89 @@ class PollAnswers:
         except MachineRefusal:
             return Busy(a) if m.powered and _will_clear(m) else Nack(a)
 
-    def _answer(self, poll: HostMessage) -> EgmMessage | None:  # noqa: C901
-        m, a = self.machine, self.address
-        if isinstance(poll, Shutdown):
-            m.lock_play()
-            return Ack(a)
-        if isinstance(poll, Startup):
-            m.unlock_play()
-            return Ack(a)
-        if isinstance(poll, SendCurrentCredits):
-            return CurrentCreditsReply(a, m.credits)
-        if isinstance(poll, SendMeters):
-            t = m.meters
-            return MetersReply(
-                a, t.cancelled_credits, t.coin_in, t.coin_out, t.drop, t.jackpot, t.games_played
-            )
-        if isinstance(poll, SendGamingMachineMeters):
-            t = m.meters
-            return GamingMachineMetersReply(
-                a,
-                t.coin_in,
-                t.coin_out,
-                t.drop,
-                t.jackpot,
-                t.games_played,
-                t.games_won,
-                t.slot_door_opened,
-                t.power_resets,
-            )
-        if isinstance(poll, SendMachineInfo):
-            i = m.identity
-            return MachineInfoReply(
-                a,
-                i.game_id,
-                i.additional_id,
-                i.denomination_code,
-                i.max_bet,
-                i.progressive_group,
-                i.game_options,
-                i.paytable_id,
-                i.base_percent,
-            )
-        if isinstance(poll, SendVersion):
-            return VersionReply(a, m.identity.sas_version, m.identity.serial_number)
-        if isinstance(poll, SendDateTime):
-            return DateTimeReply(a, self._wall_clock())
-        if isinstance(poll, SendEnabledFeatures):
-            first = TOURNAMENT_SUPPORTED_BIT if m.tournament_supported else 0
-            features = bytes((first, AFT_SUPPORTED_BIT, 0, 0, 0, 0))
-            return EnabledFeaturesReply(a, poll.game, features)
-        if isinstance(poll, RemoteHandpayReset):
-            # Nothing pending: acknowledged, but no exception 52 (nothing was reset).
-            m.reset_handpay()
-            return Ack(a)
-        if isinstance(poll, (TournamentMode, SendTournamentMeter, SendTournamentMeters)):
-            return self._tournament(poll) if m.tournament_supported else None
-        if isinstance(poll, AftLockRequest):
-            return self._aft_lock(poll)
-        if isinstance(poll, AftInterrogate):
-            if self._last_transfer is None:  # no transfer yet: status FF, not silence
-                return AftTransferReply.no_information(a, poll.transaction_index)
-            return self._last_transfer
-        if isinstance(poll, AftTransfer):
-            return self._aft_transfer(poll)
+    def _answer(self, poll: HostMessage) -> EgmMessage | None:
+        for kinds, handler in _POLLS:
+            if isinstance(poll, kinds):
+                return handler(self, poll)
         return None  # LP 2F and anything else: not supported, stay silent
+
+    def _shutdown(self, poll: Shutdown) -> EgmMessage:
+        self.machine.lock_play()
+        return Ack(self.address)
+
+    def _startup(self, poll: Startup) -> EgmMessage:
+        self.machine.unlock_play()
+        return Ack(self.address)
+
+    def _current_credits(self, poll: SendCurrentCredits) -> EgmMessage:
+        return CurrentCreditsReply(self.address, self.machine.credits)
+
+    def _meters(self, poll: SendMeters) -> EgmMessage:
+        t = self.machine.meters
+        return MetersReply(
+            self.address,
+            t.cancelled_credits,
+            t.coin_in,
+            t.coin_out,
+            t.drop,
+            t.jackpot,
+            t.games_played,
+        )
+
+    def _gaming_machine_meters(self, poll: SendGamingMachineMeters) -> EgmMessage:
+        t = self.machine.meters
+        return GamingMachineMetersReply(
+            self.address,
+            t.coin_in,
+            t.coin_out,
+            t.drop,
+            t.jackpot,
+            t.games_played,
+            t.games_won,
+            t.slot_door_opened,
+            t.power_resets,
+        )
+
+    def _machine_info(self, poll: SendMachineInfo) -> EgmMessage:
+        i = self.machine.identity
+        return MachineInfoReply(
+            self.address,
+            i.game_id,
+            i.additional_id,
+            i.denomination_code,
+            i.max_bet,
+            i.progressive_group,
+            i.game_options,
+            i.paytable_id,
+            i.base_percent,
+        )
+
+    def _version(self, poll: SendVersion) -> EgmMessage:
+        i = self.machine.identity
+        return VersionReply(self.address, i.sas_version, i.serial_number)
+
+    def _date_time(self, poll: SendDateTime) -> EgmMessage:
+        return DateTimeReply(self.address, self._wall_clock())
+
+    def _enabled_features(self, poll: SendEnabledFeatures) -> EgmMessage:
+        first = TOURNAMENT_SUPPORTED_BIT if self.machine.tournament_supported else 0
+        features = bytes((first, AFT_SUPPORTED_BIT, 0, 0, 0, 0))
+        return EnabledFeaturesReply(self.address, poll.game, features)
+
+    def _handpay_reset(self, poll: RemoteHandpayReset) -> EgmMessage:
+        # Nothing pending: acknowledged, but no exception 52 (nothing was reset).
+        self.machine.reset_handpay()
+        return Ack(self.address)
+
+    def _tournament_poll(
+        self, poll: TournamentMode | SendTournamentMeter | SendTournamentMeters
+    ) -> EgmMessage | None:
+        return self._tournament(poll) if self.machine.tournament_supported else None
+
+    def _aft_interrogate(self, poll: AftInterrogate) -> EgmMessage:
+        if self._last_transfer is None:  # no transfer yet: status FF, not silence
+            return AftTransferReply.no_information(self.address, poll.transaction_index)
+        return self._last_transfer
 
     def _tournament(
         self, poll: TournamentMode | SendTournamentMeter | SendTournamentMeters
@@ -338,6 +358,30 @@ class PollAnswers:
         except MachineRefusal:
             return AftTransferStatus.UNABLE_TO_TRANSFER_NOW
         return AftTransferStatus.FULL_TRANSFER_OK
+
+
+# The long polls the emulated EGM answers, checked in order (SetDateTime is handled by
+# :meth:`PollAnswers.answer` itself: it is the one a broadcast may carry).
+_PollHandler = Callable[[PollAnswers, Any], EgmMessage | None]
+_POLLS: tuple[tuple[type | tuple[type, ...], _PollHandler], ...] = (
+    (Shutdown, PollAnswers._shutdown),
+    (Startup, PollAnswers._startup),
+    (SendCurrentCredits, PollAnswers._current_credits),
+    (SendMeters, PollAnswers._meters),
+    (SendGamingMachineMeters, PollAnswers._gaming_machine_meters),
+    (SendMachineInfo, PollAnswers._machine_info),
+    (SendVersion, PollAnswers._version),
+    (SendDateTime, PollAnswers._date_time),
+    (SendEnabledFeatures, PollAnswers._enabled_features),
+    (RemoteHandpayReset, PollAnswers._handpay_reset),
+    (
+        (TournamentMode, SendTournamentMeter, SendTournamentMeters),
+        PollAnswers._tournament_poll,
+    ),
+    (AftLockRequest, PollAnswers._aft_lock),
+    (AftInterrogate, PollAnswers._aft_interrogate),
+    (AftTransfer, PollAnswers._aft_transfer),
+)
 
 
 def fast_polls(address: int) -> tuple[HostMessage, ...]:

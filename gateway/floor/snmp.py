@@ -67,7 +67,7 @@ class InlineSnmp:
     priv: str | None = None
 
 
-def parse_snmp_parts(  # noqa: C901
+def parse_snmp_parts(
     uri: str,
     *,
     community: str | None = None,
@@ -75,6 +75,23 @@ def parse_snmp_parts(  # noqa: C901
     auth: str | None = None,
     priv: str | None = None,
 ) -> InlineSnmp:
+    host, port, query = _split_uri(uri)
+    version = query.get("version")
+    community = community if community is not None else query.get("community")
+    user = user if user is not None else query.get("user")
+    auth = auth if auth is not None else query.get("auth")
+    priv = priv if priv is not None else query.get("priv")
+    if community is not None or version == "2c":
+        if user is not None or auth is not None or priv is not None or version == "3":
+            raise ValueError("snmp: give a v2c community or a v3 user, not both")
+        if community is not None and not community:
+            raise ValueError("SNMP community is empty")
+        return InlineSnmp(SnmpRef(host, port, None), community=community)
+    return _inline_v3(host, port, user, auth, priv)
+
+
+def _split_uri(uri: str) -> tuple[str, int, dict[str, str]]:
+    """``udp://host:port?query`` checked: host, port (161 by default) and the options."""
     parts = urllib.parse.urlsplit(uri)
     if parts.scheme != "udp" or not parts.hostname:
         raise ValueError(f"snmp {uri!r} must look like udp://host:port")
@@ -88,20 +105,14 @@ def parse_snmp_parts(  # noqa: C901
     unknown = sorted(set(query) - {"community", "user", "auth", "priv", "version"})
     if unknown:
         raise ValueError(f"snmp {uri!r}: unknown option {unknown[0]!r}")
-    version = query.get("version")
-    if version not in (None, "2c", "3"):
+    if query.get("version") not in (None, "2c", "3"):
         raise ValueError(f"snmp {uri!r}: version must be 2c or 3")
-    community = community if community is not None else query.get("community")
-    user = user if user is not None else query.get("user")
-    auth = auth if auth is not None else query.get("auth")
-    priv = priv if priv is not None else query.get("priv")
-    v2c = community is not None or version == "2c"
-    if v2c:
-        if user is not None or auth is not None or priv is not None or version == "3":
-            raise ValueError("snmp: give a v2c community or a v3 user, not both")
-        if community is not None and not community:
-            raise ValueError("SNMP community is empty")
-        return InlineSnmp(SnmpRef(parts.hostname, port, None), community=community)
+    return parts.hostname, port, query
+
+
+def _inline_v3(
+    host: str, port: int, user: str | None, auth: str | None, priv: str | None
+) -> InlineSnmp:
     if user is None:
         if auth is not None or priv is not None:
             raise ValueError("snmp: snmp_auth/snmp_priv without snmp_user")
@@ -115,7 +126,7 @@ def parse_snmp_parts(  # noqa: C901
         raise ValueError("snmp: give both snmp_auth and snmp_priv, or neither (secrets file)")
     if auth is not None and priv is not None:
         _check_passphrases(auth, priv)
-    return InlineSnmp(SnmpRef(parts.hostname, port, user), auth=auth, priv=priv)
+    return InlineSnmp(SnmpRef(host, port, user), auth=auth, priv=priv)
 
 
 def _check_passphrases(auth: str, priv: str) -> None:
@@ -219,7 +230,7 @@ class SnmpSecrets:
             raise OperatorError(f"machine {machine_id}: {exc}") from None
 
 
-def parse_snmp_secrets(text: str, source: str = "SNMP secrets file") -> SnmpSecrets:  # noqa: C901
+def parse_snmp_secrets(text: str, source: str = "SNMP secrets file") -> SnmpSecrets:
     """Validate a secrets file's text; every mistake names its key (never its value)."""
     try:
         data = tomllib.loads(text)
@@ -228,42 +239,52 @@ def parse_snmp_secrets(text: str, source: str = "SNMP secrets file") -> SnmpSecr
     unknown = sorted(set(data) - {"v3_users", "community"})
     if unknown:
         raise OperatorError(f"{source}: unknown key {unknown[0]!r} (v3_users, community)")
-    users: dict[str, tuple[str, str]] = {}
-    for user, keys in _table(data, "v3_users", source).items():
-        where = f"{source}: v3_users.{user}"
-        if not isinstance(keys, dict):
-            raise OperatorError(f"{where}: must be a table with auth and priv")
-        extra = sorted(set(keys) - {"auth", "priv"})
-        if extra:
-            raise OperatorError(f"{where}: unknown key {extra[0]!r}")
-        auth, priv = keys.get("auth"), keys.get("priv")
-        for key, value in (("auth", auth), ("priv", priv)):
-            if not isinstance(value, str):
-                raise OperatorError(f"{where}.{key}: must be a string")
-        assert isinstance(auth, str)
-        assert isinstance(priv, str)
-        try:
-            _check_passphrases(auth, priv)
-        except ValueError as exc:
-            raise OperatorError(f"{where}: {exc}") from None
-        users[user] = (auth, priv)
+    users = {
+        user: _v3_keys(keys, f"{source}: v3_users.{user}")
+        for user, keys in _table(data, "v3_users", source).items()
+    }
     community = _table(data, "community", source)
     extra = sorted(set(community) - {"machines", "endpoints"})
     if extra:
         raise OperatorError(f"{source}: community.{extra[0]}: unknown key (machines, endpoints)")
-    found: dict[str, dict[str, str]] = {}
-    for kind in ("machines", "endpoints"):
-        found[kind] = {}
-        for key, value in _table(community, kind, f"{source}: community").items():
-            if not isinstance(value, str) or not value:
-                raise OperatorError(f"{source}: community.{kind}.{key}: must be a non-empty string")
-            if kind == "endpoints":
-                try:
-                    key = parse_snmp_parts(key, community=value).ref.address
-                except ValueError as exc:
-                    raise OperatorError(f"{source}: community.endpoints: {exc}") from None
-            found[kind][key] = value
-    return SnmpSecrets(users, found["machines"], found["endpoints"])
+    machines = _communities(community, "machines", source)
+    endpoints = _communities(community, "endpoints", source)
+    return SnmpSecrets(users, machines, endpoints)
+
+
+def _v3_keys(keys: Any, where: str) -> tuple[str, str]:
+    """One ``[v3_users.NAME]`` table: its (auth, priv) pass phrases, checked."""
+    if not isinstance(keys, dict):
+        raise OperatorError(f"{where}: must be a table with auth and priv")
+    extra = sorted(set(keys) - {"auth", "priv"})
+    if extra:
+        raise OperatorError(f"{where}: unknown key {extra[0]!r}")
+    auth, priv = keys.get("auth"), keys.get("priv")
+    if not isinstance(auth, str):
+        raise OperatorError(f"{where}.auth: must be a string")
+    if not isinstance(priv, str):
+        raise OperatorError(f"{where}.priv: must be a string")
+    try:
+        _check_passphrases(auth, priv)
+    except ValueError as exc:
+        raise OperatorError(f"{where}: {exc}") from None
+    return auth, priv
+
+
+def _communities(community: Mapping[str, Any], kind: str, source: str) -> dict[str, str]:
+    """``[community.machines]`` or ``[community.endpoints]`` (keys normalised to the
+    endpoint's address, so ``udp://h`` and ``udp://h:161`` are one)."""
+    found: dict[str, str] = {}
+    for key, value in _table(community, kind, f"{source}: community").items():
+        if not isinstance(value, str) or not value:
+            raise OperatorError(f"{source}: community.{kind}.{key}: must be a non-empty string")
+        if kind == "endpoints":
+            try:
+                key = parse_snmp_parts(key, community=value).ref.address
+            except ValueError as exc:
+                raise OperatorError(f"{source}: community.endpoints: {exc}") from None
+        found[key] = value
+    return found
 
 
 def _table(data: Mapping[str, Any], key: str, source: str) -> dict[str, Any]:

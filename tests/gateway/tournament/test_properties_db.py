@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import tempfile
 from collections import defaultdict
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gateway.tournament import services as svc
 from gateway.tournament.rules.enums import SeatStatus, Stage
@@ -48,7 +50,10 @@ def test_rules_11_12_16_20_seats_and_credits_stay_consistent(
         asyncio.run(_season(Path(tmp) / "p.db", regs, broken, points))
 
 
-async def _season(  # noqa: C901
+Run = Callable[..., Awaitable[Any]]
+
+
+async def _season(
     path: Path, regs: list[tuple[int, int]], broken: list[list[int]], points: list[int]
 ) -> None:
     import storage.models  # noqa: F401
@@ -62,6 +67,24 @@ async def _season(  # noqa: C901
         async with svc.unit_of_work(maker) as session:
             return await fn(session, *a, **kw)
 
+    await _floor_bank(maker)
+    heats, players = await _open_day(run)
+    await _register(run, heats, players, regs)
+    given_credits: dict[int, int] = {}
+    point = iter(points * 3)
+    for k, heat in enumerate(heats):
+        given_credits.update(await _play_heat(run, heat.id, at(DAY, 18 + k), broken[k], point))
+
+    async with svc.unit_of_work(maker) as s:
+        seats_rows = (await s.execute(select(Seat))).scalars().all()
+        entries = {e.id: e for e in (await s.execute(select(Entry))).scalars()}
+        scores = (await s.execute(select(Score))).scalars().all()
+    await engine.dispose()
+    _check_seats_and_scores(seats_rows, entries, scores, given_credits)
+
+
+async def _floor_bank(maker: async_sessionmaker[AsyncSession]) -> None:
+    """Bank A with three machines."""
     async with svc.unit_of_work(maker) as s:
         s.add(FloorBank(name="A", enabled=True))
         await s.flush()
@@ -75,6 +98,11 @@ async def _season(  # noqa: C901
                     updated_at=datetime.now(UTC),
                 )
             )
+
+
+async def _open_day(run: Run) -> tuple[list[Any], list[Any]]:
+    """A tournament with HEATS qualifying heats and PLAYERS players, each with an entry
+    per heat."""
     t = await run(
         svc.create_tournament,
         "prop",
@@ -115,47 +143,62 @@ async def _season(  # noqa: C901
             cashier="t",
             now=at(DAY, 10),
         )
+    return heats, players
+
+
+async def _register(
+    run: Run, heats: list[Any], players: list[Any], regs: list[tuple[int, int]]
+) -> None:
+    """Registrations in the drawn order; a refusal is a full heat or a player already
+    seated in it."""
     for p, h in regs:
         try:
             await run(svc.register_for_heat, heats[h].id, players[p].id, actor="t", now=at(DAY, 12))
         except RuleViolation as exc:
             assert exc.rule in (9, 16)  # noqa: PT017
-    given_credits: dict[int, int] = {}
-    point = iter(points * 3)
-    for k, heat in enumerate(heats):
-        start = at(DAY, 18 + k)
-        seats = await run(svc.heat_seats, heat.id)
-        await run(
-            svc.begin_heat,
-            heat.id,
-            present_seats=[s.seat_number for s in seats],
-            at=start,
-            actor="t",
-        )
-        for number in broken[k]:
-            live = {s.seat_number: s for s in await run(svc.heat_seats, heat.id)}
-            if number in live and live[number].status is SeatStatus.PRESENT:
-                await run(
-                    svc.mark_seat_malfunctioned,
-                    live[number].seat_id,
-                    at=start + timedelta(minutes=1),
-                    actor="t",
-                    reason="fault",
-                )
-        for s in await run(svc.heat_seats, heat.id):
-            if s.status is SeatStatus.PRESENT:
-                c = next(point)
-                await run(
-                    svc.record_machine_score, s.seat_id, score(c), at=start + timedelta(minutes=10)
-                )
-                given_credits[s.entry_id] = c
-        await run(svc.finish_heat, heat.id, at=start + timedelta(minutes=11), actor="t")
 
-    async with svc.unit_of_work(maker) as s:
-        seats_rows = (await s.execute(select(Seat))).scalars().all()
-        entries = {e.id: e for e in (await s.execute(select(Entry))).scalars()}
-        scores = (await s.execute(select(Score))).scalars().all()
-    await engine.dispose()
+
+async def _play_heat(
+    run: Run, heat_id: int, start: datetime, broken: list[int], point: Iterator[int]
+) -> dict[int, int]:
+    """Begin with every seat present, break the drawn seats (rule 20), score the rest
+    and finish; returns the credits given to each entry."""
+    given_credits: dict[int, int] = {}
+    seats = await run(svc.heat_seats, heat_id)
+    await run(
+        svc.begin_heat,
+        heat_id,
+        present_seats=[s.seat_number for s in seats],
+        at=start,
+        actor="t",
+    )
+    for number in broken:
+        live = {s.seat_number: s for s in await run(svc.heat_seats, heat_id)}
+        if number in live and live[number].status is SeatStatus.PRESENT:
+            await run(
+                svc.mark_seat_malfunctioned,
+                live[number].seat_id,
+                at=start + timedelta(minutes=1),
+                actor="t",
+                reason="fault",
+            )
+    for s in await run(svc.heat_seats, heat_id):
+        if s.status is SeatStatus.PRESENT:
+            c = next(point)
+            await run(
+                svc.record_machine_score, s.seat_id, score(c), at=start + timedelta(minutes=10)
+            )
+            given_credits[s.entry_id] = c
+    await run(svc.finish_heat, heat_id, at=start + timedelta(minutes=11), actor="t")
+    return given_credits
+
+
+def _check_seats_and_scores(
+    seats_rows: Sequence[Seat],
+    entries: dict[int, Entry],
+    scores: Sequence[Score],
+    given_credits: dict[int, int],
+) -> None:
     active = [x for x in seats_rows if x.status not in (SeatStatus.MOVED, SeatStatus.CANCELLED)]
     per_heat: dict[int, list[Seat]] = defaultdict(list)
     for x in active:
