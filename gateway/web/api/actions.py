@@ -7,6 +7,11 @@ that is rolled back, so a request the rules refuse is refused at once, in the ru
 words, and never waits for an approver.  On approval the stored body is validated again
 by its model and run, in the approver's transaction, under the requester's name; both
 steps are in the audit log (``dual.request``, ``dual.approve``).
+
+Some rules name the second person in the record itself (a manual spin's confirmer, a
+prize receipt's witness, a number change's sign-off): such an action registers its
+``approver`` field, which the requester cannot fill — the trial run carries
+:data:`TRIAL_APPROVER`, and on approval the field is the approving account's name.
 """
 
 from __future__ import annotations
@@ -33,22 +38,30 @@ B = TypeVar("B", bound=BaseModel)
 Runner = Callable[[AsyncSession, B, str, datetime], Awaitable[dict[str, Any]]]
 
 
+TRIAL_APPROVER = "(second person)"
+
+
 @dataclass(frozen=True)
 class DualAction:
     body: type[BaseModel]
     run: Runner[Any]
+    approver: str | None = None  # the body field naming the approving account
 
 
 DUAL: dict[Permission, DualAction] = {}
 
 
-def dual(permission: Permission, body: type[B]) -> Callable[[Runner[B]], Runner[B]]:
+def dual(
+    permission: Permission, body: type[B], *, approver: str | None = None
+) -> Callable[[Runner[B]], Runner[B]]:
     """Register the runner of a dual-control permission (replayed on approval)."""
     if not is_dual(permission):
         raise ValueError(f"{permission.value} is not a dual-control action")
+    if approver is not None and approver not in body.model_fields:
+        raise ValueError(f"{body.__name__} has no field {approver!r}")
 
     def register(run: Runner[B]) -> Runner[B]:
-        DUAL[permission] = DualAction(body, run)
+        DUAL[permission] = DualAction(body, run, approver)
         return run
 
     return register
@@ -73,12 +86,14 @@ async def request(api: Api, who: Principal, permission: Permission, body: BaseMo
     action = DUAL[permission]
     now = api.clock()
     session = _session_of(who)
+    unnamed = set() if action.approver is None else {action.approver}
+    tried = body.model_copy(update=dict.fromkeys(unnamed, TRIAL_APPROVER))
     trial = await session.begin_nested()
     try:
-        await action.run(session, body, who.name, now)
+        await action.run(session, tried, who.name, now)
     finally:
         await trial.rollback()
-    payload = body.model_dump(mode="json")
+    payload = body.model_dump(mode="json", exclude=unnamed)
     pending = await service.request_action(session, permission, payload, by=who, now=now)
     return PendingOut(
         pending=pending.id,
@@ -96,7 +111,10 @@ async def approve(api: Api, who: Principal, pending_id: int) -> Decision:
     action = DUAL.get(Permission(pending.kind))
     if action is None:  # pragma: no cover - every dual permission registers a runner
         raise ApiError(409, f"pending action {pending_id}: {pending.kind} cannot run here")
-    body = action.body.model_validate(pending.payload_dict())
+    stored = pending.payload_dict()
+    if action.approver is not None:
+        stored[action.approver] = who.name
+    body = action.body.model_validate(stored)
     result = await action.run(session, body, requester.name, now)
     pending.result = json.dumps(result, sort_keys=True, default=str)
     return Decision(pending=pending.id, status=pending.status, result=result)
