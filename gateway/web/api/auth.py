@@ -9,11 +9,17 @@ it and hands it to the handler on the :class:`Caller`; it commits after the hand
 built its response and before the response is sent (a dependency of ``function``
 scope), and rolls back on any error.  A GET, HEAD or OPTIONS request only reads, so its
 transaction is read-only (:data:`storage.db.READ_ONLY`: on SQLite it takes no lock).
+SQLite has one writer at a time, so on SQLite a write request first waits its turn on
+an in-process lock (:meth:`Api.writer`), in arrival order, instead of in SQLite's busy
+handler, which polls with sleeps of up to 100 ms and lets late arrivals overtake: the
+same one-at-a-time, without multi-second tails.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from hmac import compare_digest
@@ -43,6 +49,15 @@ class Api:
     sessions: async_sessionmaker[AsyncSession]
     clock: Callable[[], datetime] = field(default=_utc_now)
     secure_cookies: bool | None = None  # None: Secure when the request came over TLS
+    _writers: dict[int, asyncio.Lock] = field(default_factory=dict, repr=False)
+
+    def writer(self) -> AbstractAsyncContextManager[object]:
+        """The turn of a write request: SQLite's single writer, queued in order here."""
+        bind = self.sessions.kw.get("bind")
+        if bind is None or bind.dialect.name != "sqlite":
+            return nullcontext()
+        # A lock serves one event loop (tests run each call on a loop of its own).
+        return self._writers.setdefault(id(asyncio.get_running_loop()), asyncio.Lock())
 
 
 def api_of(request: Request) -> Api:
@@ -92,8 +107,10 @@ def require(permission: Permission | None) -> Callable[[Request], AsyncIterator[
 
     async def dependency(request: Request) -> AsyncIterator[Caller]:
         api = api_of(request)
-        async with api.sessions() as session, session.begin():
-            if request.method in _SAFE:
+        reads = request.method in _SAFE
+        turn = nullcontext() if reads else api.writer()
+        async with turn, api.sessions() as session, session.begin():
+            if reads:
                 await session.connection(execution_options=READ_ONLY)
             who = await authenticate(request, session, api.clock())
             if permission is not None and not allowed(who.role, permission):
