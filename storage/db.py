@@ -2,8 +2,10 @@
 
 The embedded default is a SQLite file (WAL journal, foreign keys on, write
 transactions taken with ``BEGIN IMMEDIATE`` so two writers never deadlock on a lock
-upgrade).  Production and CI use PostgreSQL through asyncpg.  The URL comes from
-``--database`` or ``REELGATE_DATABASE_URL``.
+upgrade; a transaction that only reads may ask for a plain deferred ``BEGIN`` with
+:data:`READ_ONLY`, so reads never queue behind writers).  Production and CI use
+PostgreSQL through asyncpg.  The URL comes from ``--database`` or
+``REELGATE_DATABASE_URL``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,13 @@ from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async
 from sqlalchemy.orm import DeclarativeBase
 
 DEFAULT_SQLITE_PATH = Path("reelgate.db")
+
+# Connection execution options of a transaction that will only read
+# (``await session.connection(execution_options=READ_ONLY)`` before its first query).
+# On SQLite it begins deferred: under WAL it reads a snapshot and takes no lock, so it
+# never waits for the writer.  It must not write: a deferred transaction that later
+# writes can fail with SQLITE_BUSY instead of waiting.  Other databases ignore it.
+READ_ONLY: dict[str, Any] = {"reelgate_read_only": True}
 
 # Stable constraint names so Alembic migrations are reproducible on both databases.
 # Multi-column names use every column (``column_0_N``) so that two constraints that
@@ -84,7 +93,8 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
 
     @event.listens_for(sync_engine, "begin")
     def _on_begin(connection: Any) -> None:
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        reads_only = connection.get_execution_options().get("reelgate_read_only", False)
+        connection.exec_driver_sql("BEGIN" if reads_only else "BEGIN IMMEDIATE")
 
 
 def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[Any]:

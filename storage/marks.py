@@ -70,25 +70,30 @@ class MarkStore:
         and why (in the same transaction).  Returns the marks cleared (none: nothing is
         written)."""
         async with self.sessions.begin() as session:
-            rows = (
-                await session.scalars(
-                    select(MachineTrapMark)
-                    .where(MachineTrapMark.machine_id == machine_id)
-                    .order_by(MachineTrapMark.id)
-                )
-            ).all()
-            cleared = [MarkRow(r.machine_id, r.kind, r.at, r.heat_id, r.mid_heat) for r in rows]
-            if not cleared:
-                return []
-            await session.execute(
-                delete(MachineTrapMark).where(MachineTrapMark.machine_id == machine_id)
-            )
-            await audit.record(
-                session,
-                actor=actor,
-                action="machine.clear_mark",
-                subject=f"machine:{machine_id}",
-                reason=reason,
-                details={"marks": [{"kind": m.kind, "at": m.at.isoformat()} for m in cleared]},
-            )
-            return cleared
+            return await clear_marks(session, machine_id, actor=actor, reason=reason)
+
+
+async def clear_marks(
+    session: AsyncSession, machine_id: str, *, actor: str, reason: str
+) -> list[MarkRow]:
+    """:meth:`MarkStore.clear` inside the caller's transaction (the API's request)."""
+    rows = (
+        await session.scalars(
+            select(MachineTrapMark)
+            .where(MachineTrapMark.machine_id == machine_id)
+            .order_by(MachineTrapMark.id)
+        )
+    ).all()
+    cleared = [MarkRow(r.machine_id, r.kind, r.at, r.heat_id, r.mid_heat) for r in rows]
+    if not cleared:
+        return []
+    await session.execute(delete(MachineTrapMark).where(MachineTrapMark.machine_id == machine_id))
+    await audit.record(
+        session,
+        actor=actor,
+        action="machine.clear_mark",
+        subject=f"machine:{machine_id}",
+        reason=reason,
+        details={"marks": [{"kind": m.kind, "at": m.at.isoformat()} for m in cleared]},
+    )
+    return cleared

@@ -20,6 +20,12 @@ APPROVERS: dict[Permission, frozenset[Role]] = {
     Permission.ENTRY_REFUND: frozenset({R.SUPERVISOR, R.DIRECTOR}),
     Permission.TOURNAMENT_SETTINGS: frozenset({R.DIRECTOR}),
     Permission.PLAYER_REINSTATE: frozenset({R.DIRECTOR, R.SUPERVISOR}),
+    # Super 9: the approver is the rule's second person — who confirms a manual spin
+    # (rule 29), the Promotion Director signing off a number change (rule 23), the staff
+    # witness of a prize receipt (rule 26).
+    Permission.SUPER9_MANUAL_SPIN: frozenset({R.SUPERVISOR, R.PROMOTION_DIRECTOR}),
+    Permission.SUPER9_NUMBERS: frozenset({R.PROMOTION_DIRECTOR}),
+    Permission.SUPER9_PRIZE_RECEIPT: frozenset({R.SUPERVISOR, R.PROMOTION_DIRECTOR}),
 }
 
 

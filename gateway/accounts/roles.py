@@ -39,6 +39,15 @@ class Permission(StrEnum):
     BANK_READ = "bank.read"
     BANK_CLEAR_MARK = "bank.clear-mark"
     SUPER9_READ = "super9.read"
+    SUPER9_SESSIONS = "super9.sessions"
+    SUPER9_SELL = "super9.sell"
+    SUPER9_HAND_IN = "super9.hand-in"
+    SUPER9_NUMBERS = "super9.change-numbers"
+    SUPER9_DISQUALIFY = "super9.disqualify"
+    SUPER9_SPIN = "super9.spin"
+    SUPER9_MANUAL_SPIN = "super9.manual-spin"
+    SUPER9_CLAIM = "super9.claim"
+    SUPER9_PRIZE_RECEIPT = "super9.prize-receipt"
     AUDIT_READ = "audit.read"
     ACCOUNTS_MANAGE = "accounts.manage"
 
@@ -65,8 +74,20 @@ PERMISSIONS: dict[Permission, frozenset[Role]] = {
     # Whoever checked the machine clears its SNMP trap marks (``reelgate bank clear-mark``).
     Permission.BANK_CLEAR_MARK: frozenset({R.TECHNICIAN}),
     Permission.SUPER9_READ: frozenset(
-        {R.PROMOTION_DIRECTOR, R.DEALER, R.SUPERVISOR, R.AUDITOR, R.CASHIER}
+        {R.PROMOTION_DIRECTOR, R.DEALER, R.SUPERVISOR, R.AUDITOR, R.CASHIER, R.DESK}
     ),
+    # Super 9 (rule numbers of the Super 9 sheet): the cash desk sells (5), Guest
+    # Relations takes hand-ins (6, 10), the Promotion Director keeps the top copies (11)
+    # and signs off number changes (23), the dealer and supervisor run the table (18).
+    Permission.SUPER9_SESSIONS: frozenset({R.PROMOTION_DIRECTOR, R.SUPERVISOR}),
+    Permission.SUPER9_SELL: frozenset({R.CASHIER}),
+    Permission.SUPER9_HAND_IN: frozenset({R.DESK, R.PROMOTION_DIRECTOR}),
+    Permission.SUPER9_NUMBERS: frozenset({R.DESK, R.PROMOTION_DIRECTOR}),
+    Permission.SUPER9_DISQUALIFY: frozenset({R.PROMOTION_DIRECTOR, R.SUPERVISOR}),
+    Permission.SUPER9_SPIN: frozenset({R.DEALER, R.SUPERVISOR}),
+    Permission.SUPER9_MANUAL_SPIN: frozenset({R.DEALER, R.SUPERVISOR}),
+    Permission.SUPER9_CLAIM: frozenset({R.DEALER, R.SUPERVISOR, R.PROMOTION_DIRECTOR}),
+    Permission.SUPER9_PRIZE_RECEIPT: frozenset({R.CASHIER, R.PROMOTION_DIRECTOR}),
     Permission.AUDIT_READ: frozenset({R.AUDITOR, R.DIRECTOR, R.PROMOTION_DIRECTOR, R.SUPERVISOR}),
     Permission.ACCOUNTS_MANAGE: frozenset({R.ADMIN}),
 }

@@ -31,8 +31,6 @@ from storage.accounts import (
     normalise_name,
     password_matches,
     secret_digest,
-    session_by_secret,
-    token_by_secret,
     user_by_name,
 )
 
@@ -192,11 +190,17 @@ async def list_tokens(session: AsyncSession) -> list[tuple[ApiToken, str]]:
 async def principal_for_token(
     session: AsyncSession, secret: str, now: datetime
 ) -> Principal | None:
-    token = await token_by_secret(session, secret)
-    if token is None or token.revoked_at is not None or token.expires_at <= now:
+    # Token and owner in one round trip: every API request starts here.
+    query = (
+        select(ApiToken, User)
+        .join(User, User.id == ApiToken.user_id)
+        .where(ApiToken.digest == secret_digest(secret))
+    )
+    found = (await session.execute(query)).first()
+    if found is None:
         return None
-    user = await session.get(User, token.user_id)
-    if user is None or user.disabled:
+    token, user = found
+    if token.revoked_at is not None or token.expires_at <= now or user.disabled:
         return None
     return Principal(user.id, user.name, Role(token.role))
 
@@ -245,11 +249,16 @@ async def principal_for_session(
     session: AsyncSession, cookie: str, now: datetime
 ) -> tuple[Principal, str] | None:
     """The account behind a browser session cookie and the session's CSRF token."""
-    row = await session_by_secret(session, cookie)
-    if row is None or row.expires_at <= now:
+    query = (
+        select(AccountSession, User)
+        .join(User, User.id == AccountSession.user_id)
+        .where(AccountSession.digest == secret_digest(cookie))
+    )
+    found = (await session.execute(query)).first()
+    if found is None:
         return None
-    user = await session.get(User, row.user_id)
-    if user is None or user.disabled:
+    row, user = found
+    if row.expires_at <= now or user.disabled:
         return None
     return Principal(user.id, user.name, Role(user.role)), row.csrf_token
 

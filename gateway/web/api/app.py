@@ -10,7 +10,15 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gateway.web.api import errors
 from gateway.web.api.auth import Api
-from gateway.web.api.routes import accounts, audit, desk, floor, tournaments
+from gateway.web.api.routes import (
+    accounts,
+    audit,
+    desk,
+    floor,
+    super9_table,
+    super9_tickets,
+    tournaments,
+)
 
 PREFIX = "/api/v1"
 
@@ -33,6 +41,6 @@ def create_app(
         api.clock = clock
     app.state.api = api
     errors.install(app)
-    for module in (accounts, tournaments, desk, floor, audit):
+    for module in (accounts, tournaments, desk, floor, audit, super9_table, super9_tickets):
         app.include_router(module.router, prefix=PREFIX)
     return app

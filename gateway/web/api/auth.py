@@ -3,11 +3,23 @@
 A browser's writes must echo the session's CSRF token in ``X-CSRF-Token`` (the cookie is
 ``SameSite=Strict`` too; the token guards older browsers and same-site pages).  Token
 requests need no CSRF token: a browser never attaches a bearer token by itself.
+
+One transaction per request: the permission dependency opens it, authenticates inside
+it and hands it to the handler on the :class:`Caller`; it commits after the handler has
+built its response and before the response is sent (a dependency of ``function``
+scope), and rolls back on any error.  A GET, HEAD or OPTIONS request only reads, so its
+transaction is read-only (:data:`storage.db.READ_ONLY`: on SQLite it takes no lock).
+SQLite has one writer at a time, so on SQLite a write request first waits its turn on
+an in-process lock (:meth:`Api.writer`), in arrival order, instead of in SQLite's busy
+handler, which polls with sleeps of up to 100 ms and lets late arrivals overtake: the
+same one-at-a-time, without multi-second tails.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from hmac import compare_digest
@@ -19,6 +31,7 @@ from gateway.accounts import service
 from gateway.accounts.roles import Permission, allowed
 from gateway.accounts.service import Principal
 from gateway.web.api.errors import ApiError
+from storage.db import READ_ONLY
 
 COOKIE = "reelgate_session"
 CSRF_HEADER = "x-csrf-token"
@@ -36,6 +49,15 @@ class Api:
     sessions: async_sessionmaker[AsyncSession]
     clock: Callable[[], datetime] = field(default=_utc_now)
     secure_cookies: bool | None = None  # None: Secure when the request came over TLS
+    _writers: dict[int, asyncio.Lock] = field(default_factory=dict, repr=False)
+
+    def writer(self) -> AbstractAsyncContextManager[object]:
+        """The turn of a write request: SQLite's single writer, queued in order here."""
+        bind = self.sessions.kw.get("bind")
+        if bind is None or bind.dialect.name != "sqlite":
+            return nullcontext()
+        # A lock serves one event loop (tests run each call on a loop of its own).
+        return self._writers.setdefault(id(asyncio.get_running_loop()), asyncio.Lock())
 
 
 def api_of(request: Request) -> Api:
@@ -43,22 +65,28 @@ def api_of(request: Request) -> Api:
     return found
 
 
-async def authenticate(request: Request, api: Api) -> Principal:
+@dataclass(frozen=True)
+class Caller(Principal):
+    """The authenticated account and the request's one transaction (see the module)."""
+
+    session: AsyncSession = field(compare=False, repr=False)
+
+
+async def authenticate(request: Request, session: AsyncSession, now: datetime) -> Principal:
+    """Who sent ``request``, read in the caller's transaction (it writes nothing)."""
     header = request.headers.get("authorization", "")
-    now = api.clock()
-    async with api.sessions() as session:
-        if header:
-            scheme, _, secret = header.partition(" ")
-            if scheme.lower() != "bearer" or not secret or len(secret) > 200:
-                raise _unauthenticated("authorization: use 'Bearer TOKEN'")
-            who = await service.principal_for_token(session, secret.strip(), now)
-            if who is None:
-                raise _unauthenticated("token unknown, expired or revoked")
-            return who
-        cookie = request.cookies.get(COOKIE)
-        if not cookie or len(cookie) > 200:
-            raise _unauthenticated("sign in or send a bearer token")
-        found = await service.principal_for_session(session, cookie, now)
+    if header:
+        scheme, _, secret = header.partition(" ")
+        if scheme.lower() != "bearer" or not secret or len(secret) > 200:
+            raise _unauthenticated("authorization: use 'Bearer TOKEN'")
+        who = await service.principal_for_token(session, secret.strip(), now)
+        if who is None:
+            raise _unauthenticated("token unknown, expired or revoked")
+        return who
+    cookie = request.cookies.get(COOKIE)
+    if not cookie or len(cookie) > 200:
+        raise _unauthenticated("sign in or send a bearer token")
+    found = await service.principal_for_session(session, cookie, now)
     if found is None:
         raise _unauthenticated("session expired; sign in again")
     who, csrf = found
@@ -73,24 +101,30 @@ def _unauthenticated(why: str) -> ApiError:
     return ApiError(401, f"authentication: {why}", headers={"WWW-Authenticate": "Bearer"})
 
 
-def require(permission: Permission) -> Callable[[Request], Awaitable[Principal]]:
-    async def dependency(request: Request) -> Principal:
-        who = await authenticate(request, api_of(request))
-        if not allowed(who.role, permission):
-            raise ApiError(403, f"permission: role {who.role.value} may not {permission.value}")
-        return who
+def require(permission: Permission | None) -> Callable[[Request], AsyncIterator[Caller]]:
+    """The request's transaction and its authenticated caller, who must hold
+    ``permission`` (None: any account that signed in)."""
+
+    async def dependency(request: Request) -> AsyncIterator[Caller]:
+        api = api_of(request)
+        reads = request.method in _SAFE
+        turn = nullcontext() if reads else api.writer()
+        async with turn, api.sessions() as session, session.begin():
+            if reads:
+                await session.connection(execution_options=READ_ONLY)
+            who = await authenticate(request, session, api.clock())
+            if permission is not None and not allowed(who.role, permission):
+                raise ApiError(403, f"permission: role {who.role.value} may not {permission.value}")
+            yield Caller(who.user_id, who.name, who.role, session)
 
     return dependency
 
 
-def signed_in() -> Callable[[Request], Awaitable[Principal]]:
-    async def dependency(request: Request) -> Principal:
-        return await authenticate(request, api_of(request))
-
-    return dependency
+def signed_in() -> Callable[[Request], AsyncIterator[Caller]]:
+    return require(None)
 
 
-def who(permission: Permission) -> Principal:
-    """``who: Principal = who(Permission.X)`` in a handler's signature."""
-    principal: Principal = Depends(require(permission))
-    return principal
+def who(permission: Permission) -> Caller:
+    """``me: Caller = who(Permission.X)`` in a handler's signature."""
+    caller: Caller = Depends(require(permission), scope="function")
+    return caller

@@ -7,16 +7,16 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Request, Response
 
 from gateway.accounts import service
-from gateway.accounts.service import LoginFailed, Principal
+from gateway.accounts.service import LoginFailed
 from gateway.tournament.services.common import unit_of_work
 from gateway.web.api import actions
-from gateway.web.api.auth import COOKIE, api_of, signed_in
+from gateway.web.api.auth import COOKIE, Caller, api_of, signed_in
 from gateway.web.api.errors import ApiError
 from gateway.web.api.models import INT32, Decision, Login, Me, PendingOut, Problem
 
 router = APIRouter(tags=["accounts"])
 Key = Annotated[int, Path(ge=1, le=INT32)]
-Signed = Annotated[Principal, Depends(signed_in())]
+Signed = Annotated[Caller, Depends(signed_in(), scope="function")]
 
 
 @router.post("/login", responses={401: {"model": Problem}})
@@ -45,11 +45,10 @@ async def login(request: Request, response: Response, body: Login) -> Me:
 
 
 @router.post("/logout", status_code=204)
-async def logout(request: Request, response: Response, _: Signed) -> None:
+async def logout(request: Request, response: Response, who: Signed) -> None:
     cookie = request.cookies.get(COOKIE)
     if cookie:
-        async with unit_of_work(api_of(request).sessions) as session:
-            await service.logout(session, cookie)
+        await service.logout(who.session, cookie)
     response.delete_cookie(COOKIE, path="/api")
 
 
@@ -59,10 +58,9 @@ async def me(who: Signed) -> Me:
 
 
 @router.get("/pending")
-async def pending(request: Request, _: Signed) -> list[PendingOut]:
-    async with unit_of_work(api_of(request).sessions) as session:
-        rows = await service.list_pending(session)
-        names = {u.id: u.name for u in await service.list_users(session)}
+async def pending(request: Request, who: Signed) -> list[PendingOut]:
+    rows = await service.list_pending(who.session)
+    names = {u.id: u.name for u in await service.list_users(who.session)}
     return [
         PendingOut(
             pending=p.id,

@@ -8,8 +8,7 @@ from fastapi import APIRouter, Query, Request
 from sqlalchemy import select
 
 from gateway.accounts.roles import Permission as P
-from gateway.accounts.service import Principal
-from gateway.web.api.auth import api_of, who
+from gateway.web.api.auth import Caller, who
 from gateway.web.api.models import REF_PATTERN, AuditRow
 from gateway.web.api.routes import needs
 from storage.audit import AuditEntry
@@ -22,13 +21,13 @@ async def read_audit(
     request: Request,
     subject: Annotated[str | None, Query(pattern=REF_PATTERN)] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
-    _: Principal = who(P.AUDIT_READ),
+    me: Caller = who(P.AUDIT_READ),
 ) -> list[AuditRow]:
     query = select(AuditEntry).order_by(AuditEntry.id.desc()).limit(limit)
     if subject is not None:
         query = query.where(AuditEntry.subject == subject)
-    async with api_of(request).sessions() as session:
-        rows = (await session.scalars(query)).all()
+    session = me.session
+    rows = (await session.scalars(query)).all()
     return [
         AuditRow(
             id=r.id,

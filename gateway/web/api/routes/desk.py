@@ -15,9 +15,9 @@ from gateway.accounts.service import Principal
 from gateway.scores import HeatScore, TournamentMeters
 from gateway.tournament import services as svc
 from gateway.tournament.rules.enums import PurchaseKind
-from gateway.tournament.services.common import find_tournament, unit_of_work
+from gateway.tournament.services.common import find_tournament
 from gateway.web.api import actions
-from gateway.web.api.auth import api_of, who
+from gateway.web.api.auth import Caller, api_of, who
 from gateway.web.api.models import (
     INT32,
     REF_PATTERN,
@@ -59,9 +59,9 @@ def _ref(text: str) -> int | str:
 
 
 @router.get("/players/{ref}", openapi_extra=needs(P.PLAYER_READ))
-async def find_player(request: Request, ref: Ref, _: Principal = who(P.PLAYER_READ)) -> PlayerOut:
-    async with unit_of_work(api_of(request).sessions) as session:
-        return _player(await svc.find_player(session, _ref(ref)))
+async def find_player(request: Request, ref: Ref, me: Caller = who(P.PLAYER_READ)) -> PlayerOut:
+    session = me.session
+    return _player(await svc.find_player(session, _ref(ref)))
 
 
 @router.post("/players", status_code=201, openapi_extra=needs(P.PLAYER_ADD))
@@ -172,9 +172,9 @@ async def register(
 
 
 @router.get("/heats/{key}/seats", openapi_extra=needs(P.HEAT_READ))
-async def seats(request: Request, key: Key, _: Principal = who(P.HEAT_READ)) -> list[SeatRow]:
-    async with unit_of_work(api_of(request).sessions) as session:
-        found = await svc.heat_seats(session, key)
+async def seats(request: Request, key: Key, me: Caller = who(P.HEAT_READ)) -> list[SeatRow]:
+    session = me.session
+    found = await svc.heat_seats(session, key)
     return [
         SeatRow(
             seat_id=s.seat_id,

@@ -33,7 +33,7 @@ from gateway.web.api.models import (
 )
 from gateway.web.api.routes import needs
 from storage.floor import FloorMachine
-from storage.marks import MarkStore
+from storage.marks import MarkRow, clear_marks
 
 router = APIRouter(tags=["floor"])
 BankName = Annotated[str, Path(pattern=r"^[A-Za-z0-9_.:-]{1,32}$")]
@@ -79,12 +79,17 @@ async def clear_trap_marks(
     A machine on the floor without marks answers 200 with ``cleared: []`` (nothing is
     written, as the CLI); a machine neither on the floor nor marked is a 404.
     """
-    sessions = api_of(request).sessions
-    cleared = await MarkStore(sessions).clear(machine_id, actor=me.name, reason=body.reason)
-    if not cleared:
-        async with sessions() as session:
-            if await session.get(FloorMachine, machine_id) is None:
-                raise ApiError(404, f"machine {machine_id}: not on the floor")
+
+    async def run(
+        session: AsyncSession, b: ClearMarksIn, actor: str, now: datetime
+    ) -> dict[str, Any]:
+        cleared = await clear_marks(session, machine_id, actor=actor, reason=b.reason)
+        if not cleared and await session.get(FloorMachine, machine_id) is None:
+            raise ApiError(404, f"machine {machine_id}: not on the floor")
+        return {"cleared": cleared}
+
+    out = await actions.perform(api_of(request), me, run, body)
+    cleared: list[MarkRow] = out["cleared"]
     return MarksClearedOut(
         machine=machine_id,
         cleared=[

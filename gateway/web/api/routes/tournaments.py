@@ -13,11 +13,11 @@ from gateway.accounts.roles import Permission as P
 from gateway.accounts.service import Principal
 from gateway.tournament import services as svc
 from gateway.tournament.rules.enums import Stage
-from gateway.tournament.services.common import find_tournament, load_settings, unit_of_work
+from gateway.tournament.services.common import find_tournament, load_settings
 from gateway.tournament.services.setup import HeatSummary, summarise_heat
 from gateway.tournament.settings import TournamentSettings
 from gateway.web.api import actions
-from gateway.web.api.auth import api_of, who
+from gateway.web.api.auth import Caller, api_of, who
 from gateway.web.api.models import (
     REF_PATTERN,
     HeatIn,
@@ -61,14 +61,14 @@ def heat_out(h: HeatSummary) -> HeatOut:
 
 @router.get("/tournaments", openapi_extra=needs(P.TOURNAMENT_READ))
 async def list_tournaments(
-    request: Request, _: Principal = who(P.TOURNAMENT_READ)
+    request: Request, me: Caller = who(P.TOURNAMENT_READ)
 ) -> list[TournamentRow]:
-    async with unit_of_work(api_of(request).sessions) as session:
-        rows = (await session.execute(select(Tournament).order_by(Tournament.id))).scalars()
-        return [
-            TournamentRow(id=t.id, name=t.name, validity=t.entry_validity, zone=t.venue_tz)
-            for t in rows
-        ]
+    session = me.session
+    rows = (await session.execute(select(Tournament).order_by(Tournament.id))).scalars()
+    return [
+        TournamentRow(id=t.id, name=t.name, validity=t.entry_validity, zone=t.venue_tz)
+        for t in rows
+    ]
 
 
 async def _create(
@@ -96,12 +96,12 @@ async def create_tournament(
 
 @router.get("/tournaments/{ref}/settings", openapi_extra=needs(P.TOURNAMENT_READ))
 async def settings(
-    request: Request, ref: Ref, _: Principal = who(P.TOURNAMENT_READ)
+    request: Request, ref: Ref, me: Caller = who(P.TOURNAMENT_READ)
 ) -> TournamentOut:
-    async with unit_of_work(api_of(request).sessions) as session:
-        t = await find_tournament(session, ref)
-        current = await load_settings(session, t)
-        return TournamentOut(id=t.id, name=t.name, settings=current.to_json())
+    session = me.session
+    t = await find_tournament(session, ref)
+    current = await load_settings(session, t)
+    return TournamentOut(id=t.id, name=t.name, settings=current.to_json())
 
 
 @actions.dual(P.TOURNAMENT_SETTINGS, SettingsChange)
@@ -129,11 +129,11 @@ async def heats(
     request: Request,
     ref: Ref,
     stage: StageName | None = None,
-    _: Principal = who(P.HEAT_READ),
+    me: Caller = who(P.HEAT_READ),
 ) -> list[HeatOut]:
-    async with unit_of_work(api_of(request).sessions) as session:
-        found = await svc.list_heats(session, ref, Stage(stage) if stage else None)
-        return [heat_out(h) for h in found]
+    session = me.session
+    found = await svc.list_heats(session, ref, Stage(stage) if stage else None)
+    return [heat_out(h) for h in found]
 
 
 @router.post("/tournaments/{ref}/heats", status_code=201, openapi_extra=needs(P.HEAT_SCHEDULE))
@@ -165,10 +165,10 @@ async def standings(
     ref: Ref,
     stage: StageName = "qualifying",
     limit: Annotated[int, Query(ge=1, le=10_000)] = 50,
-    _: Principal = who(P.HEAT_READ),
+    me: Caller = who(P.HEAT_READ),
 ) -> StandingsOut:
-    async with unit_of_work(api_of(request).sessions) as session:
-        found = await svc.top_standings(session, ref, Stage(stage), limit=limit)
+    session = me.session
+    found = await svc.top_standings(session, ref, Stage(stage), limit=limit)
     return StandingsOut(
         tournament=found.tournament_id,
         stage=found.stage.value,
@@ -178,9 +178,9 @@ async def standings(
 
 
 @router.get("/tournaments/{ref}/qualifiers", openapi_extra=needs(P.HEAT_READ))
-async def qualifiers(request: Request, ref: Ref, _: Principal = who(P.HEAT_READ)) -> QualifiersOut:
-    async with unit_of_work(api_of(request).sessions) as session:
-        q = await svc.qualifiers(session, ref)
+async def qualifiers(request: Request, ref: Ref, me: Caller = who(P.HEAT_READ)) -> QualifiersOut:
+    session = me.session
+    q = await svc.qualifiers(session, ref)
     return QualifiersOut(
         finalists=list(q.finalists),
         semi_finalists=list(q.qualifying.semi_finalists),

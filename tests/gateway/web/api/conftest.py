@@ -2,7 +2,12 @@
 tournament "Spring", players,
 entries, a scheduled heat with a seat, a closed heat with a present seat (for manual
 scores), a disqualification, and one account with a token per role (plus a second
-director and supervisor for dual control).  The clock is fixed; argon2 is made cheap."""
+director and supervisor for dual control).  The clock is fixed; argon2 is made cheap.
+
+Super 9 (:func:`_super9`): a session closed on Sunday 15 November with a prize to sign
+for, Wednesday 18 November 19:00 drawing (ticket ``D1`` in play), Wednesday 21:00 never
+opened, and an extra session today (Friday) at 19:00 on sale, with ticket ``S1`` sold
+and ``S2`` handed in."""
 
 from __future__ import annotations
 
@@ -19,6 +24,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 import storage.accounts
 from gateway.accounts import service
 from gateway.accounts.roles import Role
+from gateway.super9.desk import Super9Desk
+from gateway.super9.rules.verification import Verification
 from gateway.tournament import services as svc
 from gateway.tournament.rules.enums import EntryValidity, HeatStatus, SeatStatus, Stage
 from gateway.tournament.settings import TournamentSettings
@@ -39,6 +46,7 @@ class Desk:
     client: httpx.AsyncClient
     tokens: dict[str, str] = field(default_factory=dict)  # account name -> secret
     ids: dict[str, int] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)
 
     def auth(self, account: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.tokens[account]}"}
@@ -151,6 +159,42 @@ async def _entries(s: AsyncSession, desk: Desk) -> None:
     desk.ids["disqualification"] = dq.id
 
 
+def _day(day: int, hh: int, mm: int = 0) -> datetime:
+    return datetime(2026, 11, day, hh, mm, tzinfo=ZONE)
+
+
+NINE = "1 2 3 4 5 6 7 8 9"
+
+
+async def _super9(d: Desk) -> None:
+    s9 = Super9Desk(d.sessions)
+    p1 = "8001015009087"  # Thandi Mokoena
+    section = Verification("Thandi Mokoena", p1, "082 555 0100", True)
+    # Sunday 15 November 15:00, played and closed: ticket C1 won with nine spins.
+    await s9.sell("C1", p1, actor="cashier", now=_day(15, 9))
+    await s9.hand_in("C1", NINE, actor="desk", now=_day(15, 10), verification=section)
+    closed = await s9.open_session(_day(15, 15), actor="pd", now=_day(15, 14, 50))
+    for n in range(1, 10):
+        await s9.record_result(closed, n, n, now=_day(15, 15, n))
+    await s9.claim(closed, "C1", NINE, actor="dealer", now=_day(15, 15, 10))
+    result = await s9.close_session(closed, actor="pd", now=_day(15, 15, 30))
+    d.ids["s9_closed"] = closed
+    d.texts["s9_prize"] = result.payouts[0].kind.value
+    # Wednesday 18 November 19:00, drawing, D1 in play.
+    await s9.sell("D1", p1, actor="cashier", now=_day(18, 10))
+    await s9.hand_in(
+        "D1", "10 11 12 13 14 15 16 17 18", actor="desk", now=_day(18, 11), verification=section
+    )
+    d.ids["s9_drawing"] = await s9.open_session(_day(18, 19), actor="pd", now=_day(18, 18, 50))
+    # Today, Friday 20 November: an extra session at 19:00, on sale.
+    await s9.change_calendar(
+        _day(20, 19), cancel=False, actor="pd", reason="festival", now=_day(1, 9)
+    )
+    await s9.sell("S1", "7505055123080", actor="cashier", now=_day(20, 9))
+    await s9.sell("S2", p1, actor="cashier", now=_day(20, 9))
+    await s9.hand_in("S2", NINE, actor="desk", now=_day(20, 9, 30), verification=section)
+
+
 @pytest.fixture
 async def desk(engine: AsyncEngine) -> AsyncIterator[Desk]:
     sessions = make_sessionmaker(engine)
@@ -163,4 +207,5 @@ async def desk(engine: AsyncEngine) -> AsyncIterator[Desk]:
             await _floor(s)
             await _tournament(s, d)
             await _entries(s, d)
+        await _super9(d)
         yield d

@@ -19,6 +19,12 @@ DUAL = {
     Permission.ENTRY_REFUND: ("post", "/api/v1/entries/{key}/refund"),
     Permission.PLAYER_REINSTATE: ("post", "/api/v1/disqualifications/{key}/reinstate"),
     Permission.HEAT_MANUAL_SCORE: ("post", "/api/v1/seats/{key}/manual-score"),
+    Permission.SUPER9_MANUAL_SPIN: ("post", "/api/v1/super9/sessions/{key}/manual-spins"),
+    Permission.SUPER9_NUMBERS: ("post", "/api/v1/super9/tickets/{serial}/numbers"),
+    Permission.SUPER9_PRIZE_RECEIPT: (
+        "post",
+        "/api/v1/super9/sessions/{key}/prizes/{serial}/receipt",
+    ),
 }
 
 

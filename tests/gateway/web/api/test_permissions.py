@@ -13,6 +13,61 @@ from gateway.accounts.roles import PERMISSIONS, Permission, Role
 from gateway.web.api import create_app
 from tests.gateway.web.api.conftest import Desk
 
+S9 = "/api/v1/super9"
+DRAWING = "/api/v1/super9/sessions/{key}"
+SECTION = {"name": "Pieter Botha", "id": "7505055123080", "contact": "082 555 0101"}
+SUPER9: dict[tuple[str, str], Any] = {
+    ("get", f"{S9}/calendar"): lambda d: (f"{S9}/calendar", None),
+    ("post", f"{S9}/calendar"): lambda d: (
+        f"{S9}/calendar",
+        {"at": "2026-11-27T19:00:00+02:00", "reason": "festival"},
+    ),
+    ("post", f"{S9}/sessions"): lambda d: (
+        f"{S9}/sessions",
+        {"starts_at": "2026-11-18T21:00:00+02:00"},
+    ),
+    ("get", DRAWING): lambda d: (f"{S9}/sessions/{d.ids['s9_closed']}", None),
+    ("post", f"{DRAWING}/close"): lambda d: (f"{S9}/sessions/{d.ids['s9_drawing']}/close", None),
+    ("get", f"{DRAWING}/spins"): lambda d: (f"{S9}/sessions/{d.ids['s9_closed']}/spins", None),
+    ("post", f"{DRAWING}/spins"): lambda d: (
+        f"{S9}/sessions/{d.ids['s9_drawing']}/spins",
+        {"game": 1, "number": 10},
+    ),
+    ("post", f"{DRAWING}/voids"): lambda d: (
+        f"{S9}/sessions/{d.ids['s9_drawing']}/voids",
+        {"game": 7, "reason": "rule 18.1: the ball left the wheel"},
+    ),
+    ("post", f"{DRAWING}/manual-spins"): lambda d: (
+        f"{S9}/sessions/{d.ids['s9_drawing']}/manual-spins",
+        {"number": 11, "confirm": 11, "reason": "rule 29: the wheel feed is down"},
+    ),
+    ("post", f"{DRAWING}/claims"): lambda d: (
+        f"{S9}/sessions/{d.ids['s9_drawing']}/claims",
+        {"ticket": "D1", "duplicate": "10 11 12 13 14 15 16 17 18"},
+    ),
+    ("get", f"{S9}/jackpot"): lambda d: (f"{S9}/jackpot", None),
+    ("post", f"{S9}/tickets"): lambda d: (
+        f"{S9}/tickets",
+        {"ticket": "S3", "player": "7505055123080"},
+    ),
+    ("post", f"{S9}/tickets/{{serial}}/hand-in"): lambda d: (
+        f"{S9}/tickets/S1/hand-in",
+        {"numbers": "0 5 9 14 20 22 27 31 36", **SECTION, "signed": True},
+    ),
+    ("post", f"{S9}/tickets/{{serial}}/numbers"): lambda d: (
+        f"{S9}/tickets/S2/numbers",
+        {"numbers": "2 3 4 5 6 7 8 9 10", "reason": "rule 23: the player asked before the game"},
+    ),
+    ("post", f"{S9}/tickets/{{serial}}/disqualify"): lambda d: (
+        f"{S9}/tickets/S2/disqualify",
+        {"rule": 21, "reason": "scratched"},
+    ),
+    ("post", f"{DRAWING}/prizes/{{serial}}/receipt"): lambda d: (
+        f"{S9}/sessions/{d.ids['s9_closed']}/prizes/C1/receipt",
+        {"kind": d.texts["s9_prize"], "signature": "receipt 0001", "signer": "8001015009087"},
+    ),
+}
+
 # One valid request per endpoint: (path with the seeded ids filled in, JSON body).
 SAMPLES: dict[tuple[str, str], Any] = {
     ("get", "/api/v1/tournaments"): lambda d: ("/api/v1/tournaments", None),
@@ -89,6 +144,7 @@ SAMPLES: dict[tuple[str, str], Any] = {
         {"reason": "door latch checked, closed"},
     ),
     ("get", "/api/v1/audit"): lambda d: ("/api/v1/audit", None),
+    **SUPER9,
 }
 
 

@@ -38,6 +38,7 @@ async def _seed(url: str) -> None:
         await seed._floor(s)
         await seed._tournament(s, desk)
         await seed._entries(s, desk)
+    await seed._super9(desk)
     await engine.dispose()
     TOKENS.update(desk.tokens)
 
