@@ -78,16 +78,29 @@ async def _mixed_heat(
         players = Players(list(machines.values()), seed=5, pace=0.05)
         play = asyncio.create_task(players.run(tick=0.02))
         running = asyncio.Event()
+        games_at_start: dict[str, int] = {}
 
         def progress(note: ProgressNote) -> None:
-            if note.kind is Progress.STATE and note.state == "running":
+            if note.kind is Progress.STATE and note.state == "running" and not running.is_set():
+                games_at_start.update({m: _games(x) for m, x in machines.items()})
                 running.set()
+
+        def every_machine_played() -> bool:
+            return all(_games(x) > games_at_start[m] for m, x in machines.items())
 
         async def fault() -> None:
             if mid_heat is not None:
                 await asyncio.wait_for(running.wait(), 30)
-                await asyncio.sleep(HEAT_S / 3)
+                # Mid-heat means play under way on every machine, not a guessed delay.
+                await _until(every_machine_played, "a game on every machine")
                 await mid_heat()
+                # The heat may end while the boards are still reconnecting (a slow
+                # machine): wait for them before stopping them, so none is counted
+                # as never having come back.
+                await _until(
+                    lambda: all(b.session.stats.connects >= 2 for b in boards),
+                    "every board reconnected",
+                )
 
         injector = asyncio.create_task(fault())
         try:
@@ -113,6 +126,21 @@ async def _mixed_heat(
         assert not machine.play_locked
         assert machine.credits == 0
     return out, truth, min(b.session.stats.connects for b in boards)
+
+
+def _games(machine: EmulatedMachine) -> int:
+    """Games played, in or out of tournament mode (native tournament games count apart)."""
+    return machine.meters.games_played + machine.tournament_meters().games_played
+
+
+async def _until(predicate: Callable[[], bool], what: str, within: float = 30.0) -> None:
+    """Wait (bounded) for a condition that play or reconnects bring about."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.02)
 
 
 async def _check_every_score_stored(

@@ -230,6 +230,8 @@ async def test_broker_restart_mid_heat_loses_no_score(
         for _ in range(10):  # play goes on while the link is down
             board.machine.spin(1)
         await driver.lock()  # waits for the reconnect, resends with the same id
+        # the board really lost the broker and came back (a condition, not a delay)
+        await _until(lambda: board.session.stats.connects >= 2, "the board's reconnect", 30.0)
         score = await driver.heat_score()
         assert score.meters.games_played == 20
         assert score.credits == board.machine.credits
