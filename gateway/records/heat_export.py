@@ -94,7 +94,9 @@ def _disqualification(dq: Disqualification) -> dict[str, Any]:
     }
 
 
-async def _seats(session: AsyncSession, heat: Heat) -> list[tuple[Seat, Player, Score | None, str | None]]:
+async def _seats(
+    session: AsyncSession, heat: Heat
+) -> list[tuple[Seat, Player, Score | None, str | None]]:
     rows = await session.execute(
         select(Seat, Player, Score, Proxy.nominee_name)
         .join(Player, Player.id == Seat.holder_player_id)

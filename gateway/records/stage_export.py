@@ -37,12 +37,12 @@ def _outcome(stage: Stage, q: Qualifiers) -> dict[str, Any]:
             "pending_ties": list(q.qualifying.pending),
             "complete": q.qualifying.complete,
         }
-    if stage is Stage.SEMI_FINAL:
-        cut = q.finalists_from_semis
-    else:
-        cut = q.winners
-    return {"selected": list(cut.selected), "pending_ties": list(cut.pending),
-            "complete": cut.complete}  # fmt: skip
+    cut = q.finalists_from_semis if stage is Stage.SEMI_FINAL else q.winners
+    return {
+        "selected": list(cut.selected),
+        "pending_ties": list(cut.pending),
+        "complete": cut.complete,
+    }
 
 
 def _going_on(stage: Stage, q: Qualifiers) -> dict[int, str]:
@@ -92,9 +92,7 @@ def _card(d: CardDraw) -> dict[str, Any]:
 
 async def _seat_draws(session: AsyncSession, tournament: Tournament, stage: Stage) -> list[Any]:
     rows = await session.execute(
-        select(AuditEntry)
-        .where(AuditEntry.action.in_(SEAT_DRAW_ACTIONS))
-        .order_by(AuditEntry.id)
+        select(AuditEntry).where(AuditEntry.action.in_(SEAT_DRAW_ACTIONS)).order_by(AuditEntry.id)
     )
     prefix = f"tournament={tournament.id}|stage={stage.value}|"
     return [audit_row(r) for r in rows.scalars() if r.details_dict()["context"].startswith(prefix)]
@@ -142,9 +140,15 @@ async def stage_body(session: AsyncSession, tournament: Tournament, stage: Stage
         "stage": stage,
         "result": result_status(over),
         "heats": [
-            {"id": h.id, "number": h.number, "bank": h.bank_name, "status": h.status,
-             "scheduled_start": h.scheduled_start, "started_at": h.started_at,
-             "ended_at": h.ended_at}  # fmt: skip
+            {
+                "id": h.id,
+                "number": h.number,
+                "bank": h.bank_name,
+                "status": h.status,
+                "scheduled_start": h.scheduled_start,
+                "started_at": h.started_at,
+                "ended_at": h.ended_at,
+            }
             for h in heats.scalars()
         ],
         "cuts": list(table.cuts),

@@ -59,8 +59,14 @@ def _spin(s: Super9Spin) -> dict[str, Any]:
 
 
 def _ledger(e: Super9JackpotEntry) -> dict[str, Any]:
-    return {"id": e.id, "prev_id": e.prev_id, "kind": e.kind, "amount_cents": e.amount_cents,
-            "balance_cents": e.balance_cents, "at": e.at}  # fmt: skip
+    return {
+        "id": e.id,
+        "prev_id": e.prev_id,
+        "kind": e.kind,
+        "amount_cents": e.amount_cents,
+        "balance_cents": e.balance_cents,
+        "at": e.at,
+    }
 
 
 async def _rows(session: AsyncSession, model: Any, session_id: int, order: Any) -> list[Any]:
@@ -110,15 +116,27 @@ async def super9_body(session: AsyncSession, session_id: int) -> dict[str, Any]:
         "buy_ins_cents": sum(t["buy_in_cents"] for t in ticket_rows),
         "spins": [_spin(s) for s in await _rows(session, Super9Spin, session_id, Super9Spin.seq)],
         "claims": [
-            {"ticket": serials.get(c.ticket_id), "duplicate": c.duplicate, "at_seq": c.at_seq,
-             "valid": c.valid, "reason": c.reason, "registered_by": c.registered_by,
-             "registered_at": c.registered_at}  # fmt: skip
+            {
+                "ticket": serials.get(c.ticket_id),
+                "duplicate": c.duplicate,
+                "at_seq": c.at_seq,
+                "valid": c.valid,
+                "reason": c.reason,
+                "registered_by": c.registered_by,
+                "registered_at": c.registered_at,
+            }
             for c in claims
         ],
         "prizes": [
-            {"ticket": serials.get(p.ticket_id), "kind": p.kind, "amount_cents": p.amount_cents,
-             "signed_by": p.signed_by, "signed_at": p.signed_at,
-             "witnessed_by": p.witnessed_by, "paid": p.signed_at is not None}  # fmt: skip
+            {
+                "ticket": serials.get(p.ticket_id),
+                "kind": p.kind,
+                "amount_cents": p.amount_cents,
+                "signed_by": p.signed_by,
+                "signed_at": p.signed_at,
+                "witnessed_by": p.witnessed_by,
+                "paid": p.signed_at is not None,
+            }
             for p in prizes
         ],
         "jackpot": {
