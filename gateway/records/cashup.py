@@ -122,9 +122,10 @@ def _check_aggregates(moves: list[Movement], agg: dict[str, dict[str, int]]) -> 
 def _check_ledger(
     moves: list[Movement],
     book: dict[tuple[str, str], list[LedgerRow]],
-    start: datetime,
-    end: datetime,
+    stored: set[tuple[str, str]],
 ) -> list[str]:
+    """Each of the day's rows against its audit row; and every money audit row (of any
+    day: the day a deleted row belonged to is gone with it) against a stored row."""
     out = []
     for m in moves:
         rows = book.get(m.audit_key, [])
@@ -137,19 +138,14 @@ def _check_ledger(
                 f"{m.ref}: stored {m.cents} c by {m.cashier}, audit row {last.audit_id} "
                 f"says {last.cents} c by {last.actor}"
             )
-    stored = {m.audit_key for m in moves}
     for key, rows in sorted(book.items()):
-        for row in rows:
-            if start <= row.at < end and key not in stored:
-                out.append(_missing(row))
+        if key not in stored:
+            row = rows[-1]
+            out.append(
+                f"audit row {row.audit_id} ({row.at:%Y-%m-%d %H:%M} UTC) records {key[0]} "
+                f"{key[1]} of {row.cents} c by {row.actor}; no such row is stored"
+            )
     return out
-
-
-def _missing(row: LedgerRow) -> str:
-    return (
-        f"audit row {row.audit_id} records {row.key[0]} {row.key[1]} of {row.cents} c by "
-        f"{row.actor} today; no such row of today is stored"
-    )
 
 
 async def _jackpot(
@@ -269,7 +265,7 @@ async def cashup_body(
     book = await cr.ledger(db)
     moves = await cr.movements(db, start, end, book)
     problems = _check_aggregates(moves, await cr.aggregates(db, start, end))
-    problems += _check_ledger(moves, book, start, end)
+    problems += _check_ledger(moves, book, await cr.stored_keys(db))
     jackpot, jackpot_problems = await _jackpot(db, start, end)
     problems += jackpot_problems
     wanted = cashier.strip().casefold() if cashier else None

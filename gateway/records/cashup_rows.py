@@ -229,6 +229,30 @@ async def movements(
     return sorted(found, key=lambda m: (m.at, m.kind, m.ref))
 
 
+async def stored_keys(db: AsyncSession) -> set[tuple[str, str]]:
+    """The ledger reference of every stored money row, whatever its day: an audit row
+    whose stored row is gone (deleted, or a prize receipt undone) has none here."""
+    keys: set[tuple[str, str]] = set()
+    keys.update(("purchase.sell", str(i)) for i in await db.scalars(select(EntryPurchase.id)))
+    keys.update(("entry.refund", f"entry:{i}") for i in await db.scalars(select(Refund.entry_id)))
+    keys.update(
+        ("super9.ticket.sell", f"super9/ticket/{s}")
+        for s in await db.scalars(select(Super9Ticket.serial))
+    )
+    signed = await db.execute(
+        select(Super9Ticket.serial, Super9Prize.session_id, Super9Prize.kind)
+        .join(Super9Ticket, Super9Ticket.id == Super9Prize.ticket_id)
+        .where(Super9Prize.signed_at.is_not(None))
+    )
+    keys.update(("super9.prize.receipt", _prize_key(*row)) for row in signed.all())
+    paid = await db.execute(select(PrizePayout.tournament_id, PrizePayout.stage, PrizePayout.place))
+    keys.update(
+        ("tournament.prizes.paid", _payout_key(t, stage.value, place))
+        for t, stage, place in paid.all()
+    )
+    return keys
+
+
 async def aggregates(db: AsyncSession, start: datetime, end: datetime) -> dict[str, dict[str, int]]:
     """Count and cents per kind straight from SQL (the second way)."""
     comp = EntryPurchase.kind == PurchaseKind.COMPLIMENTARY
