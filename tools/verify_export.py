@@ -22,7 +22,6 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-
 USAGE = "usage: verify_export.py EXPORT.json VENUE_PUBLIC_KEY.pem [EXPORT.json.sig]"
 
 

@@ -8,8 +8,8 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from gateway.records.cashup import cashup_body
 from gateway.records.canonical import canonical_bytes, to_record
+from gateway.records.cashup import cashup_body
 
 from .conftest import SAST, WED, Venue
 

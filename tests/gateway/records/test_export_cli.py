@@ -120,7 +120,9 @@ def test_heat_export_verified_by_reelgate_and_by_the_standalone_verifier(
 
     # One altered score: both verifiers refuse it, with one line.
     tampered = out_dir / "tampered.json"
-    tampered.write_bytes(record.read_bytes().replace(b'"final_credits":1200', b'"final_credits":9999'))
+    tampered.write_bytes(
+        record.read_bytes().replace(b'"final_credits":1200', b'"final_credits":9999')
+    )
     assert tampered.read_bytes() != record.read_bytes()
     sig_file = out_dir / "heat-1.json.sig"
     capsys.readouterr()
