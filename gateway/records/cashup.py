@@ -13,8 +13,9 @@ loudly and exits 1.
 
 **Desk.** Reelgate records the cashier's account on every money row but not the desk
 (till) it was taken at.  The report is therefore per cashier; ``desk`` names the desk
-it was printed for (``--desk``, else ``$REELGATE_DESK``, else this host's name, or the
-API caller's token label) and says that the per-row desk is not recorded.
+it was printed for (``--desk``, else ``$REELGATE_DESK``, else this host's name; over the API the
+``desk`` parameter, else the API host's name) and says that the per-row desk is not
+recorded.
 """
 
 from __future__ import annotations
