@@ -32,7 +32,10 @@ def rands(cents: int) -> str:
 
 
 def label(key: str) -> str:
-    return key.removesuffix("_cents").replace("_", " ")
+    """``amount_cents`` reads "amount (R)": the value is shown in rand."""
+    if key.endswith("_cents"):
+        return f"{key.removesuffix('_cents').replace('_', ' ')} (R)"
+    return key.replace("_", " ")
 
 
 def columns(rows: list[dict[str, Any]]) -> list[str]:
@@ -51,6 +54,14 @@ def _result(body: dict[str, Any]) -> str | None:
     return found if isinstance(found, str) else None
 
 
+def _alert(body: dict[str, Any]) -> str | None:
+    """A cash-up that does not reconcile says so at the top, before any figure."""
+    recon = body.get("reconciliation")
+    if isinstance(recon, dict) and recon.get("ok") is False:
+        return f"NOT RECONCILED: {len(recon.get('mismatches', []))} mismatch(es), listed below"
+    return None
+
+
 def render(document: dict[str, Any], *, json_name: str, sha256: str, public_key: str) -> str:
     body: dict[str, Any] = document["body"]
     title = f"{TITLES.get(document['kind'], document['kind'])} {document['id']}"
@@ -58,6 +69,7 @@ def render(document: dict[str, Any], *, json_name: str, sha256: str, public_key:
         document=document,
         title=title,
         result=_result(body),
+        alert=_alert(body),
         sections=list(body.items()),
         json_name=json_name,
         sha256=sha256,
