@@ -49,6 +49,7 @@ class Permission(StrEnum):
     SUPER9_CLAIM = "super9.claim"
     SUPER9_PRIZE_RECEIPT = "super9.prize-receipt"
     AUDIT_READ = "audit.read"
+    CASHUP_READ = "cashup.read"
     ACCOUNTS_MANAGE = "accounts.manage"
 
 
@@ -89,6 +90,8 @@ PERMISSIONS: dict[Permission, frozenset[Role]] = {
     Permission.SUPER9_CLAIM: frozenset({R.DEALER, R.SUPERVISOR, R.PROMOTION_DIRECTOR}),
     Permission.SUPER9_PRIZE_RECEIPT: frozenset({R.CASHIER, R.PROMOTION_DIRECTOR}),
     Permission.AUDIT_READ: frozenset({R.AUDITOR, R.DIRECTOR, R.PROMOTION_DIRECTOR, R.SUPERVISOR}),
+    # The day's cash-up: a cashier sees their own figures only (gateway/web/api/routes/cashup).
+    Permission.CASHUP_READ: frozenset({R.AUDITOR, R.CASHIER, R.DIRECTOR}),
     Permission.ACCOUNTS_MANAGE: frozenset({R.ADMIN}),
 }
 

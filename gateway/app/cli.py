@@ -33,6 +33,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "entries": ("entries", "cash desk: sell tournament entries, refunds, list entries"),
     "super9": ("super9", "the Super 9 roulette promotion: tickets, wheel, draw, jackpot"),
     "audit": ("audit", "verify or read the audit log of every change people made"),
+    "export": ("export", "signed exports (JSON + HTML) of heats, stages, tournaments, Super 9"),
+    "cashup": ("cashup", "the day's cash-up per cashier, reconciled to the cent"),
     "users": ("users", "accounts: add, list, disable, reset a password; the roles"),
     "tokens": ("tokens", "API tokens: create (scoped, expiring), list, revoke"),
     "api": ("api", "serve the desks' HTTP API (/api/v1) on a desk host"),

@@ -13,6 +13,7 @@ from gateway.web.api.auth import Api
 from gateway.web.api.routes import (
     accounts,
     audit,
+    cashup,
     desk,
     floor,
     super9_table,
@@ -41,6 +42,6 @@ def create_app(
         api.clock = clock
     app.state.api = api
     errors.install(app)
-    for module in (accounts, tournaments, desk, floor, audit, super9_table, super9_tickets):
+    for module in (accounts, tournaments, desk, floor, audit, cashup, super9_table, super9_tickets):
         app.include_router(module.router, prefix=PREFIX)
     return app

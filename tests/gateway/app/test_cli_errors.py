@@ -32,6 +32,7 @@ OPENERS = [
     ["heat", "list", "-t", "1"],
     ["players", "list"],
     ["heat", "recover", "--bank", "A"],
+    ["cashup", "--date", "2026-11-02"],
 ]
 
 

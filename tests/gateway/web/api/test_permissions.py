@@ -144,6 +144,7 @@ SAMPLES: dict[tuple[str, str], Any] = {
         {"reason": "door latch checked, closed"},
     ),
     ("get", "/api/v1/audit"): lambda d: ("/api/v1/audit", None),
+    ("get", "/api/v1/cashup"): lambda d: ("/api/v1/cashup?date=2026-11-18", None),
     **SUPER9,
 }
 

@@ -1,0 +1,280 @@
+"""The money rows of one day, read three independent ways for the cash-up.
+
+1. **rows** — every stored sale, refund, complimentary entry, Super 9 buy-in and prize
+   paid on the day, one :class:`Movement` each (summed in Python by the report);
+2. **aggregate** — the same figures as SQL ``SUM``/``COUNT`` over the tables, by kind;
+3. **ledger** — the audit log rows the desk wrote in the same transaction as each
+   movement (``purchase.sell``, ``entry.refund``, ``super9.ticket.sell``,
+   ``super9.prize.receipt``, ``tournament.prizes.paid``), matched to the stored row by
+   reference (purchase id, entry id, ticket serial, place), never by time: a keyed-in
+   ``--now`` moves the stored time but not the audit row's.
+
+The day is a venue-local calendar day ``[start, end)``.  Where Reelgate records who
+took or paid the money: ``entry_purchases.cashier``, ``refunds.refunded_by``,
+``super9_ticket.sold_by``, ``prize_payouts.paid_by``; a Super 9 prize row keeps the
+winner's signature and the witness but not the paying account, which is read from its
+receipt's audit row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from gateway.tournament.rules.enums import PurchaseKind
+from storage.audit import AuditEntry
+from storage.prizes import PrizePayout
+from storage.super9 import Super9Prize, Super9Ticket
+from storage.tournament import EntryPurchase, Refund
+
+SALE, COMP, REFUND = "entry-sale", "entry-complimentary", "entry-refund"
+BUY_IN, S9_PRIZE, T_PRIZE = "super9-buy-in", "super9-prize", "tournament-prize"
+KINDS = (SALE, COMP, REFUND, BUY_IN, S9_PRIZE, T_PRIZE)
+CASH_IN = frozenset({SALE, BUY_IN})
+CASH_OUT = frozenset({REFUND, S9_PRIZE, T_PRIZE})
+ACTIONS = {
+    SALE: "purchase.sell",
+    COMP: "purchase.sell",
+    REFUND: "entry.refund",
+    BUY_IN: "super9.ticket.sell",
+    S9_PRIZE: "super9.prize.receipt",
+    T_PRIZE: "tournament.prizes.paid",
+}
+UNKNOWN_CASHIER = "(not recorded)"
+
+
+@dataclass(frozen=True)
+class Movement:
+    kind: str
+    ref: str  # what the row is: "purchase 17", "ticket A-001 consolation (session 3)"
+    cashier: str
+    at: datetime
+    cents: int
+    seats: int  # entries a sale or comp covers; 1 otherwise
+    audit_key: tuple[str, str]  # (action, reference) the ledger row is found by
+
+
+@dataclass(frozen=True)
+class LedgerRow:
+    audit_id: int
+    at: datetime
+    actor: str
+    cents: int
+    key: tuple[str, str]
+
+
+async def _purchases(db: AsyncSession, start: datetime, end: datetime) -> list[Movement]:
+    rows = await db.execute(
+        select(EntryPurchase)
+        .where(EntryPurchase.purchased_at >= start, EntryPurchase.purchased_at < end)
+        .order_by(EntryPurchase.purchased_at, EntryPurchase.id)
+    )
+    return [
+        Movement(
+            COMP if p.kind is PurchaseKind.COMPLIMENTARY else SALE,
+            f"purchase {p.id} ({p.kind.value}, tournament {p.tournament_id})",
+            p.cashier,
+            p.purchased_at,
+            p.amount_cents,
+            p.seats,
+            ("purchase.sell", str(p.id)),
+        )
+        for p in rows.scalars()
+    ]
+
+
+async def _refunds(db: AsyncSession, start: datetime, end: datetime) -> list[Movement]:
+    rows = await db.execute(
+        select(Refund)
+        .where(Refund.refunded_at >= start, Refund.refunded_at < end)
+        .order_by(Refund.refunded_at, Refund.id)
+    )
+    return [
+        Movement(
+            REFUND,
+            f"refund of entry {r.entry_id} (rule {r.rule})",
+            r.refunded_by,
+            r.refunded_at,
+            r.amount_cents,
+            1,
+            ("entry.refund", f"entry:{r.entry_id}"),
+        )
+        for r in rows.scalars()
+    ]
+
+
+async def _buy_ins(db: AsyncSession, start: datetime, end: datetime) -> list[Movement]:
+    rows = await db.execute(
+        select(Super9Ticket)
+        .where(Super9Ticket.sold_at >= start, Super9Ticket.sold_at < end)
+        .order_by(Super9Ticket.sold_at, Super9Ticket.id)
+    )
+    return [
+        Movement(
+            BUY_IN,
+            f"ticket {t.serial}",
+            t.sold_by,
+            t.sold_at,
+            t.buy_in_cents,
+            1,
+            ("super9.ticket.sell", f"super9/ticket/{t.serial}"),
+        )
+        for t in rows.scalars()
+    ]
+
+
+def _prize_key(serial: str, session_id: int, kind: str) -> str:
+    return f"super9/ticket/{serial}|{session_id}|{kind}"
+
+
+async def _super9_prizes(
+    db: AsyncSession, start: datetime, end: datetime, payers: dict[str, str]
+) -> list[Movement]:
+    rows = await db.execute(
+        select(Super9Prize, Super9Ticket.serial)
+        .join(Super9Ticket, Super9Ticket.id == Super9Prize.ticket_id)
+        .where(Super9Prize.signed_at >= start, Super9Prize.signed_at < end)
+        .order_by(Super9Prize.signed_at, Super9Prize.id)
+    )
+    out = []
+    for prize, serial in rows.all():
+        key = _prize_key(serial, prize.session_id, prize.kind)
+        assert prize.signed_at is not None  # filtered on it
+        out.append(
+            Movement(
+                S9_PRIZE,
+                f"ticket {serial} {prize.kind} (session {prize.session_id})",
+                payers.get(key, UNKNOWN_CASHIER),
+                prize.signed_at,
+                prize.amount_cents,
+                1,
+                ("super9.prize.receipt", key),
+            )
+        )
+    return out
+
+
+def _payout_key(tournament_id: int, stage: str, place: int) -> str:
+    return f"tournament:{tournament_id}|{stage}|{place}"
+
+
+async def _tournament_prizes(db: AsyncSession, start: datetime, end: datetime) -> list[Movement]:
+    rows = await db.execute(
+        select(PrizePayout)
+        .where(PrizePayout.paid_at >= start, PrizePayout.paid_at < end)
+        .order_by(PrizePayout.paid_at, PrizePayout.id)
+    )
+    return [
+        Movement(
+            T_PRIZE,
+            f"tournament {p.tournament_id} {p.stage.value} place {p.place}",
+            p.paid_by,
+            p.paid_at,
+            p.amount_cents,
+            1,
+            ("tournament.prizes.paid", _payout_key(p.tournament_id, p.stage.value, p.place)),
+        )
+        for p in rows.scalars()
+    ]
+
+
+def ledger_key(row: AuditEntry) -> tuple[tuple[str, str], int] | None:
+    """The (action, reference) and amount an audit row records, for money actions."""
+    d = row.details_dict()
+    if row.action == "purchase.sell":
+        return (row.action, str(d["purchase_id"])), int(d["amount_cents"])
+    if row.action in ("entry.refund", "super9.ticket.sell"):
+        cents = d["amount_cents"] if row.action == "entry.refund" else d["buy_in_cents"]
+        return (row.action, row.subject), int(cents)
+    if row.action == "super9.prize.receipt":
+        key = _prize_key(row.subject.removeprefix("super9/ticket/"), int(d["session"]), d["kind"])
+        return (row.action, key), int(d["amount_cents"])
+    if row.action == "tournament.prizes.paid":
+        key = _payout_key(int(d["tournament_id"]), str(d["stage"]), int(d["place"]))
+        return (row.action, key), int(d["amount_cents"])
+    return None
+
+
+async def ledger(db: AsyncSession) -> dict[tuple[str, str], list[LedgerRow]]:
+    """Every money row of the audit log by (action, reference)."""
+    rows = await db.execute(
+        select(AuditEntry)
+        .where(AuditEntry.action.in_(sorted(set(ACTIONS.values()))))
+        .order_by(AuditEntry.id)
+    )
+    out: dict[tuple[str, str], list[LedgerRow]] = {}
+    for row in rows.scalars():
+        found = ledger_key(row)
+        if found is not None:
+            key, cents = found
+            out.setdefault(key, []).append(LedgerRow(row.id, row.at, row.actor, cents, key))
+    return out
+
+
+async def movements(
+    db: AsyncSession, start: datetime, end: datetime, book: dict[tuple[str, str], list[LedgerRow]]
+) -> list[Movement]:
+    payers = {k[1]: rows[-1].actor for k, rows in book.items() if k[0] == "super9.prize.receipt"}
+    found = (
+        await _purchases(db, start, end)
+        + await _refunds(db, start, end)
+        + await _buy_ins(db, start, end)
+        + await _super9_prizes(db, start, end, payers)
+        + await _tournament_prizes(db, start, end)
+    )
+    return sorted(found, key=lambda m: (m.at, m.kind, m.ref))
+
+
+async def stored_keys(db: AsyncSession) -> set[tuple[str, str]]:
+    """The ledger reference of every stored money row, whatever its day: an audit row
+    whose stored row is gone (deleted, or a prize receipt undone) has none here."""
+    keys: set[tuple[str, str]] = set()
+    keys.update(("purchase.sell", str(i)) for i in await db.scalars(select(EntryPurchase.id)))
+    keys.update(("entry.refund", f"entry:{i}") for i in await db.scalars(select(Refund.entry_id)))
+    keys.update(
+        ("super9.ticket.sell", f"super9/ticket/{s}")
+        for s in await db.scalars(select(Super9Ticket.serial))
+    )
+    signed = await db.execute(
+        select(Super9Ticket.serial, Super9Prize.session_id, Super9Prize.kind)
+        .join(Super9Ticket, Super9Ticket.id == Super9Prize.ticket_id)
+        .where(Super9Prize.signed_at.is_not(None))
+    )
+    keys.update(("super9.prize.receipt", _prize_key(*row)) for row in signed.all())
+    paid = await db.execute(select(PrizePayout.tournament_id, PrizePayout.stage, PrizePayout.place))
+    keys.update(
+        ("tournament.prizes.paid", _payout_key(t, stage.value, place))
+        for t, stage, place in paid.all()
+    )
+    return keys
+
+
+async def aggregates(db: AsyncSession, start: datetime, end: datetime) -> dict[str, dict[str, int]]:
+    """Count and cents per kind straight from SQL (the second way)."""
+    comp = EntryPurchase.kind == PurchaseKind.COMPLIMENTARY
+    window = (EntryPurchase.purchased_at >= start, EntryPurchase.purchased_at < end)
+    queries: dict[str, Any] = {
+        SALE: select(func.count(), func.sum(EntryPurchase.amount_cents)).where(*window, ~comp),
+        COMP: select(func.count(), func.sum(EntryPurchase.amount_cents)).where(*window, comp),
+        REFUND: select(func.count(), func.sum(Refund.amount_cents)).where(
+            Refund.refunded_at >= start, Refund.refunded_at < end
+        ),
+        BUY_IN: select(func.count(), func.sum(Super9Ticket.buy_in_cents)).where(
+            Super9Ticket.sold_at >= start, Super9Ticket.sold_at < end
+        ),
+        S9_PRIZE: select(func.count(), func.sum(Super9Prize.amount_cents)).where(
+            Super9Prize.signed_at >= start, Super9Prize.signed_at < end
+        ),
+        T_PRIZE: select(func.count(), func.sum(PrizePayout.amount_cents)).where(
+            PrizePayout.paid_at >= start, PrizePayout.paid_at < end
+        ),
+    }
+    out = {}
+    for kind, query in queries.items():
+        count, cents = (await db.execute(query)).one()
+        out[kind] = {"count": int(count), "cents": int(cents or 0)}
+    return out

@@ -1,0 +1,44 @@
+"""The day's cash-up (read-only): per cashier, reconciled (gateway/records/cashup.py).
+
+Auditors and directors read any cashier's figures; a cashier reads their own only.
+The reconciliation always covers the whole day.  ``desk`` labels the report (the desk
+is not recorded on the rows); by default it is this API host's name.
+"""
+
+from __future__ import annotations
+
+import socket
+from datetime import date
+from typing import Annotated, Any
+from zoneinfo import ZoneInfo
+
+from fastapi import APIRouter, Query
+
+from gateway.accounts.roles import Permission as P
+from gateway.accounts.roles import Role
+from gateway.records.canonical import to_record
+from gateway.records.cashup import cashup_body
+from gateway.records.training import is_training
+from gateway.web.api.auth import Caller, who
+from gateway.web.api.errors import ApiError
+from gateway.web.api.routes import needs
+
+router = APIRouter(tags=["cash-up"])
+
+
+@router.get("/cashup", openapi_extra=needs(P.CASHUP_READ))
+async def read_cashup(
+    day: Annotated[date, Query(alias="date", description="venue-local day, YYYY-MM-DD")],
+    cashier: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
+    desk: Annotated[str | None, Query(min_length=1, max_length=64)] = None,
+    me: Caller = who(P.CASHUP_READ),
+) -> dict[str, Any]:
+    if me.role is Role.CASHIER:
+        if cashier is not None and cashier.strip().casefold() != me.name.casefold():
+            raise ApiError(403, "cashier: a cashier reads their own cash-up only")
+        cashier = me.name
+    body = await cashup_body(
+        me.session, day, zone=None, cashier=cashier, desk=desk or socket.gethostname()
+    )
+    report: dict[str, Any] = to_record(body, ZoneInfo(body["zone"]))
+    return {"training": await is_training(me.session), **report}
