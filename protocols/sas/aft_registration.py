@@ -72,9 +72,7 @@ def _key(key: bytes) -> bytes:
 
 
 def _fields(asset_number: int, registration_key: bytes, pos_id: int) -> bytes:
-    return (
-        _u32(asset_number, "asset number") + _key(registration_key) + _u32(pos_id, "POS ID")
-    )
+    return _u32(asset_number, "asset number") + _key(registration_key) + _u32(pos_id, "POS ID")
 
 
 def _read_fields(body: bytes) -> tuple[int, bytes, int]:
