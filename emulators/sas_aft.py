@@ -202,6 +202,8 @@ class EgmAft:
             return last  # the same transaction again: report it, never move money twice
         if poll.transfer_code == AftTransferCode.CANCEL:
             return self._cancel(poll)
+        if self._pending is not None:  # answered, but the pending one stays the last
+            return self._complete(poll, _S.NOT_COMPATIBLE_WITH_CURRENT_TRANSFER, record=False)
         status = self._refusal(poll)
         if status is None and self.settings.pending_reads > 0:
             self._pending = _Pending(poll, self.settings.pending_reads)
@@ -211,7 +213,7 @@ class EgmAft:
     def _cancel(self, poll: AftTransfer) -> AftTransferReply:
         pending = self._pending
         if pending is None:
-            return self._complete(poll, _S.NOT_COMPATIBLE_WITH_CURRENT_TRANSFER)
+            return self._complete(poll, _S.NOT_COMPATIBLE_WITH_CURRENT_TRANSFER, record=False)
         self._pending = None
         return self._complete(pending.poll, _S.CANCELLED_BY_HOST)
 
@@ -219,8 +221,6 @@ class EgmAft:
         """Why this EGM will not take ``poll`` at all, before any amount is looked at."""
         if poll.transfer_code not in (AftTransferCode.FULL_ONLY, AftTransferCode.PARTIAL_ALLOWED):
             return _S.UNSUPPORTED_TRANSFER_CODE
-        if self._pending is not None:
-            return _S.NOT_COMPATIBLE_WITH_CURRENT_TRANSFER
         if not self.settings.lax:
             if poll.asset_number != self.settings.asset_number:
                 return _S.ASSET_NUMBER_MISMATCH
@@ -233,7 +233,11 @@ class EgmAft:
             return _S.RESTRICTED_POOL_MISMATCH
         return None
 
-    def _complete(self, poll: AftTransfer, status: AftTransferStatus) -> AftTransferReply:
+    def _complete(
+        self, poll: AftTransfer, status: AftTransferStatus, *, record: bool = True
+    ) -> AftTransferReply:
+        """The reply for ``poll``; ``record``: it becomes the transaction interrogations
+        report, and the meters count what it moved."""
         done = status == _S.FULL_TRANSFER_OK
         moved = (
             (poll.cashable_cents, poll.restricted_cents, poll.nonrestricted_cents)
@@ -242,7 +246,8 @@ class EgmAft:
         )
         before = self.meters.get(poll.transfer_type, (0, 0, 0))
         cashable, restricted, nonrestricted = (b + x for b, x in zip(before, moved, strict=True))
-        self.meters[poll.transfer_type] = (cashable, restricted, nonrestricted)
+        if record:
+            self.meters[poll.transfer_type] = (cashable, restricted, nonrestricted)
         if done and poll.transfer_type == AftTransferType.IN_HOUSE_TO_MACHINE:
             self.restricted_pool, self.restricted_expiration = poll.pool_id, poll.expiration
         reply = AftTransferReply(
@@ -264,6 +269,8 @@ class EgmAft:
             cumulative_restricted_cents=restricted,
             cumulative_nonrestricted_cents=nonrestricted,
         )
+        if not record:
+            return reply
         self.last = reply
         if status != _S.PENDING:
             self.locked = False  # a lock lasts for one transfer
