@@ -43,16 +43,26 @@ async def sync_floor(sessions: async_sessionmaker[AsyncSession], seed: Floor) ->
                             position=m.position,
                             endpoint=m.endpoint,
                             snmp_endpoint=m.snmp,
+                            aft_registration_key=m.aft_registration_key,
+                            aft_pos_id=m.aft_pos_id,
                             updated_at=now,
                         )
                     )
-                elif m.snmp is not None:
-                    # A machine stored before SNMP was known: the file seeds what the
-                    # database never had; a stored value stays the truth.
+                else:
                     row = await session.get(FloorMachine, m.id)
-                    if row is not None and row.snmp_endpoint is None:
-                        row.snmp_endpoint, row.updated_at = m.snmp, now
+                    if row is not None:
+                        _seed_missing(row, m, now)
     return await load_floor(sessions)
+
+
+def _seed_missing(row: FloorMachine, m: MachineSpec, now: datetime) -> None:
+    """A machine stored before SNMP or AFT was known: the file seeds what the database
+    never had; a stored value stays the truth."""
+    if m.snmp is not None and row.snmp_endpoint is None:
+        row.snmp_endpoint, row.updated_at = m.snmp, now
+    if m.aft_registration_key is not None and row.aft_registration_key is None:
+        row.aft_registration_key, row.aft_pos_id = m.aft_registration_key, m.aft_pos_id
+        row.updated_at = now
 
 
 async def load_floor(sessions: async_sessionmaker[AsyncSession]) -> Floor:
@@ -73,6 +83,8 @@ async def load_floor(sessions: async_sessionmaker[AsyncSession]) -> Floor:
                 m.position,
                 m.excluded_reason,
                 snmp=m.snmp_endpoint,
+                aft_registration_key=m.aft_registration_key,
+                aft_pos_id=m.aft_pos_id,
             )
         )
     return Floor(
@@ -174,6 +186,8 @@ async def move_machine(
             row.position,
             row.excluded_reason,
             snmp=row.snmp_endpoint,
+            aft_registration_key=row.aft_registration_key,
+            aft_pos_id=row.aft_pos_id,
         )
 
 
