@@ -165,10 +165,11 @@ class Host:
             return {"error": f"no machine {machine_id}"}
         aft = face.answers.aft
         mode = words[0]
+        acknowledged = False
         if mode in {m.value for m in RegistrationMode}:
             aft.settings.registration = RegistrationMode(mode)
         elif mode == "ack":
-            return {"acknowledged": aft.acknowledge()}
+            acknowledged = aft.acknowledge()
         elif mode in ("lax", "strict"):
             aft.settings.lax = mode == "lax"
         elif mode == "unregister":
@@ -182,6 +183,7 @@ class Host:
             "asset_number": aft.settings.asset_number,
             "pos_id": aft.pos_id,
             "lax": aft.settings.lax,
+            "acknowledged": acknowledged,
         }
 
     def _at_machine(self, cmd: str, machine_id: str, arg: str) -> dict[str, Any]:
