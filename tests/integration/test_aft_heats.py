@@ -55,7 +55,9 @@ async def _open(tmp_path: Path, floor_toml: str) -> GatewayContext:
     )
 
 
-async def test_host_timed_heat_on_machines_enforcing_aft(started: list[Any], tmp_path: Path) -> None:
+async def test_host_timed_heat_on_machines_enforcing_aft(
+    started: list[Any], tmp_path: Path
+) -> None:
     bank = _bank(started, 3, host_timed=2, players=True)  # EMU-002, EMU-003: no LP 8C
     assets = {m["machine"]: m["asset_number"] for m in bank.machines}
     assert assets == {"EMU-001": 1001, "EMU-002": 1002, "EMU-003": 1003}
