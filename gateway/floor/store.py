@@ -19,7 +19,15 @@ if TYPE_CHECKING:  # imported when used: pysnmp is slow to load and the CLI load
 
 
 
-from gateway.floor.model import ENDPOINT_PATTERN, NAME_PATTERN, BankSpec, Floor, MachineSpec
+from gateway.floor.model import (
+    ENDPOINT_PATTERN,
+    NAME_PATTERN,
+    BankSpec,
+    Floor,
+    MachineSpec,
+    check_aft_pair,
+    parse_aft_fields,
+)
 from gateway.floor.snmp import SECRETS_HINT, parse_snmp_parts
 
 
@@ -99,12 +107,19 @@ async def add_machine(
     endpoint: str,
     *,
     snmp: str | None = None,
+    aft_registration_key: str | None = None,
+    aft_pos_id: int | None = None,
     actor: str = "technician",
 ) -> MachineSpec:
     """A technician adds a machine at run time; it goes to the end of the bank.
     ``snmp``: its board's agent, ``udp://host:port?user=U`` (v3) or ``?version=2c``; its
     secrets belong in the SNMP secrets file, never in the database, so a URI carrying
-    one is refused."""
+    one is refused.  ``aft_registration_key`` and ``aft_pos_id``: the gateway's AFT host
+    identity for it (both or neither), as a floor file gives them."""
+    aft = parse_aft_fields(
+        {"aft_registration_key": aft_registration_key, "aft_pos_id": aft_pos_id}, "add-machine"
+    )
+    check_aft_pair(aft, "add-machine")
     if not NAME_PATTERN.match(machine_id):
         raise OperatorError("machine id must be 1-32 letters, digits, '_', '-' or '.'")
     if not ENDPOINT_PATTERN.match(endpoint):
@@ -134,6 +149,8 @@ async def add_machine(
                 position=position,
                 endpoint=endpoint,
                 snmp_endpoint=snmp,
+                aft_registration_key=aft.registration_key,
+                aft_pos_id=aft.pos_id,
                 updated_at=datetime.now(UTC),
             )
         )
@@ -143,9 +160,24 @@ async def add_machine(
             actor=actor,
             action="floor.add-machine",
             subject=f"machine:{machine_id}",
-            details={"bank": bank, "endpoint": endpoint, "position": position, "snmp": snmp},
+            details={
+                "bank": bank,
+                "endpoint": endpoint,
+                "position": position,
+                "snmp": snmp,
+                "aft_pos_id": aft.pos_id,
+                "aft_registration_key": aft.registration_key,
+            },
         )
-    return MachineSpec(machine_id, endpoint, bank, position, snmp=snmp)
+    return MachineSpec(
+        machine_id,
+        endpoint,
+        bank,
+        position,
+        snmp=snmp,
+        aft_registration_key=aft.registration_key,
+        aft_pos_id=aft.pos_id,
+    )
 
 
 async def move_machine(

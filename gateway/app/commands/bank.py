@@ -71,6 +71,12 @@ def register(sub: Any) -> None:
         help="its board's SNMP agent: udp://host:port?user=U (v3 authPriv) or "
         "?version=2c; passphrases and communities go in the SNMP secrets file",
     )
+    add.add_argument(
+        "--aft-registration-key",
+        metavar="HEX40",
+        help="the gateway's AFT registration key for it (40 hex digits; with --aft-pos-id)",
+    )
+    add.add_argument("--aft-pos-id", type=int, metavar="N", help="the gateway's AFT POS ID for it")
     add_gateway(add, floor_required=False)
     add_actor(add)
     add.set_defaults(handler=_add_machine)
@@ -234,6 +240,8 @@ async def _floor_change(args: argparse.Namespace, action: str) -> MachineSpec:
                 args.machine,
                 args.endpoint,
                 snmp=args.snmp,
+                aft_registration_key=args.aft_registration_key,
+                aft_pos_id=args.aft_pos_id,
                 actor=actor_of(args),
             )
         return await move_machine(

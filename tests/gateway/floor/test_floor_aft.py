@@ -4,15 +4,17 @@ or machine, validated field by field, stored with the machine, and handed to dri
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.errors import OperatorError
 from gateway.floor.aft import configure_driver
 from gateway.floor.model import MachineSpec, parse_floor
-from gateway.floor.store import load_floor, sync_floor
+from gateway.floor.store import add_machine, load_floor, sync_floor
 from gateway.machines.sas import SasDriver
 from gateway.machines.sas_aft import AftHost
 from protocols.sas.endpoint import parse_endpoint
+from storage import audit
 from storage.db import make_sessionmaker
 
 KEY = "0123456789ABCDEF0123456789abcdef01234567"
@@ -118,3 +120,31 @@ def test_the_driver_is_told_the_floor_values() -> None:
     bare = SasDriver("B01", parse_endpoint(spec.endpoint))
     configure_driver(bare, MachineSpec("B01", spec.endpoint, "B", 1))
     assert bare._aft.host is None
+
+
+async def test_a_technician_adds_a_machine_with_its_aft_identity(engine: AsyncEngine) -> None:
+    sessions = make_sessionmaker(engine)
+    spec = await add_machine(
+        sessions,
+        "C",
+        "C01",
+        "sas+tcp://127.0.0.1:7201",
+        aft_registration_key=KEY,
+        aft_pos_id=31,
+        actor="tech7",
+    )
+    assert (spec.aft_registration_key, spec.aft_pos_id) == (KEY.lower(), 31)
+    stored = (await load_floor(sessions)).machine("C01")
+    assert (stored.aft_registration_key, stored.aft_pos_id) == (KEY.lower(), 31)
+    async with sessions() as session:
+        entries = (await session.scalars(select(audit.AuditEntry))).all()
+    (entry,) = [e for e in entries if e.action == "floor.add-machine"]
+    assert entry.actor == "tech7"
+    assert entry.details_dict()["aft_pos_id"] == 31
+    with pytest.raises(OperatorError, match="aft_pos_id missing"):
+        await add_machine(sessions, "C", "C02", "sas+tcp://127.0.0.1:7202",
+                          aft_registration_key=KEY)  # fmt: skip
+    with pytest.raises(OperatorError, match="40 hex digits"):
+        await add_machine(sessions, "C", "C02", "sas+tcp://127.0.0.1:7202",
+                          aft_registration_key="xyz", aft_pos_id=3)  # fmt: skip
+    assert "C02" not in {m.id for m in (await load_floor(sessions)).bank("C").machines}
