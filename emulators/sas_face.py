@@ -9,7 +9,9 @@ The model knows nothing of SAS; this module translates both ways:
 * model events -> SAS exception codes queued for general polls (:data:`EXCEPTION_CODES`).
 
 Polls the emulated machine does not support get no reply at all, as a real EGM stays
-silent (sas.md §1): LP 8C and 95–99 when tournament mode is off, LP 2F always.
+silent (sas.md §1): LP 8C and 95–99 when tournament mode is off, LP 2F always.  AFT
+(LP 72, 73, 74) is answered by :mod:`emulators.sas_aft`: strict about registration and
+the asset number unless its settings say the machine is lax.
 
 Fault injection (:class:`Faults`, settable at run time, e.g. from tests): no reply, late
 reply, corrupted CRC, busy, chirp, dropped connection, power cycle.
