@@ -90,6 +90,18 @@ class AftHost:
         return cls(key, pos_id)
 
 
+def _taken(asset: int, reply: AftRegistrationReply) -> AftRegistration:
+    """Registered to another host: never taken over (that is the casino's AFT host)."""
+    return AftRegistration(
+        asset,
+        False,
+        "refused",
+        reply.pos_id,
+        f"registered to another AFT host (POS ID {reply.pos_id}); unregister it at "
+        "the machine, or give this machine that host's key and POS ID",
+    )
+
+
 def transaction_id() -> str:
     """A fresh LP 72 transaction ID: 20 ASCII characters, unique per transfer."""
     return f"RG{uuid.uuid4().hex[:18]}"
@@ -118,14 +130,7 @@ class AftSession:
         if host is None:
             return AftRegistration(asset, reply.registered, "not configured", reason=NOT_CONFIGURED)
         if reply.registered and reply.pos_id != host.pos_id:
-            return AftRegistration(
-                asset,
-                False,
-                "refused",
-                reply.pos_id,
-                f"registered to another AFT host (POS ID {reply.pos_id}); unregister it at "
-                "the machine, or give this machine that host's key and POS ID",
-            )
+            return _taken(asset, reply)
         if not self._ours(reply) and reply.status is not AftRegistrationStatus.PENDING:
             reply = await self._register(c, asset, host)
         for _ in range(ACK_READS):
@@ -155,6 +160,8 @@ class AftSession:
             self.asset_number = asset
             return AftRegistration(asset, True, "registered", reply.pos_id)
         self.asset_number = None
+        if reply.registered:  # someone else's registration completed meanwhile
+            return _taken(asset, reply)
         if reply.status is AftRegistrationStatus.PENDING:
             return AftRegistration(
                 asset,
