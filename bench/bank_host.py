@@ -18,6 +18,9 @@ answers one JSON line per command read from stdin:
     bill ID CREDITS    a player inserts a bill (cashable credits on the meter)
     door ID open|close the slot door
     players on|off     simulated players pressing spin wherever play is enabled
+    aft ID MODE        machine ID's AFT: accept | refuse | await-ack (registration),
+                       ack (the attendant acknowledges), lax | strict, unregister,
+                       asset N (a new asset number), registration (its state)
     quit
 
 The unlock times are taken by the machine model itself (its PLAY_ENABLED event, on the
@@ -39,6 +42,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a fr
 
 from emulators.bank import Bank
 from emulators.machine import Event, ModelEvent
+from emulators.sas_aft import RegistrationMode
+from protocols.sas import AftRegister, AftRegistrationCode
+
+AFT_KEY = "52656c6567617465" + "00" * 8 + "41465431"  # the test floor's AFT key (hex)
+AFT_POS_ID = 7001
 
 
 class Host:
@@ -151,6 +159,33 @@ class Host:
             return {"error": f"unknown fault {kind}"}
         return {"ok": True}
 
+    def _aft(self, machine_id: str, words: list[str]) -> dict[str, Any]:
+        face = self._face(machine_id)
+        if face is None:
+            return {"error": f"no machine {machine_id}"}
+        aft = face.answers.aft
+        mode = words[0]
+        acknowledged = False
+        if mode in {m.value for m in RegistrationMode}:
+            aft.settings.registration = RegistrationMode(mode)
+        elif mode == "ack":
+            acknowledged = aft.acknowledge()
+        elif mode in ("lax", "strict"):
+            aft.settings.lax = mode == "lax"
+        elif mode == "unregister":
+            aft.register(AftRegister(face.address, AftRegistrationCode.UNREGISTER))
+        elif mode == "asset" and len(words) == 2:
+            aft.settings.asset_number = int(words[1])
+        elif mode != "registration":
+            return {"error": f"unknown aft command {' '.join(words)!r}"}
+        return {
+            "registration": aft.registration.name.lower(),
+            "asset_number": aft.settings.asset_number,
+            "pos_id": aft.pos_id,
+            "lax": aft.settings.lax,
+            "acknowledged": acknowledged,
+        }
+
     def _at_machine(self, cmd: str, machine_id: str, arg: str) -> dict[str, Any]:
         machine = next(
             (b.machine for b in self.bank.machines if b.machine.machine_id == machine_id), None
@@ -186,6 +221,8 @@ class Host:
             return {"spacing": gaps}
         if cmd == "fault" and len(words) == 3:
             return self._fault(words[1], words[2])
+        if cmd == "aft" and len(words) in (3, 4):
+            return self._aft(words[1], words[2:])
         if cmd in ("bill", "door") and len(words) == 3:
             return self._at_machine(cmd, words[1], words[2])
         if cmd == "players" and len(words) == 2:
@@ -207,6 +244,8 @@ class BankProcess:
         pace: float = 1.0,
         prefix: str = "EMU",
         batch_replies: bool = True,
+        aft_lax: bool = False,
+        aft_refuse: int = 0,
     ) -> None:
         import subprocess
 
@@ -226,6 +265,9 @@ class BankProcess:
             cmd.append("--players")
         if not batch_replies:
             cmd.append("--write-at-once")
+        if aft_lax:
+            cmd.append("--aft-lax")
+        cmd += ["--aft-refuse", str(aft_refuse)]
         self.proc = subprocess.Popen(
             cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
         )
@@ -249,11 +291,16 @@ class BankProcess:
         self.proc.stdin.flush()
         return self._read()
 
-    def floor_toml(self, bank: str = "A") -> str:
+    def floor_toml(self, bank: str = "A", *, aft: bool = True) -> str:
+        """A floor file of one bank with every machine; ``aft``: with the gateway's AFT
+        registration key and POS ID for the bank (host-timed machines need them)."""
         rows = ",\n".join(
             f'  {{ id = "{m["machine"]}", endpoint = "{m["endpoint"]}" }}' for m in self.machines
         )
-        return f'[[bank]]\nname = "{bank}"\nmachines = [\n{rows},\n]\n'
+        head = f'[[bank]]\nname = "{bank}"\n'
+        if aft:
+            head += f'aft_registration_key = "{AFT_KEY}"\naft_pos_id = {AFT_POS_ID}\n'
+        return f"{head}machines = [\n{rows},\n]\n"
 
     def close(self) -> None:
         if self.proc.poll() is None:
@@ -283,12 +330,16 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--write-at-once", action="store_true", help="no reply outbox: write each reply at once"
     )
+    parser.add_argument("--aft-lax", action="store_true", help="AFT without registration")
+    parser.add_argument("--aft-refuse", type=int, default=0, help="last K refuse registration")
     args = parser.parse_args(argv)
     bank = Bank(
         args.machines,
         no_tournament_support=args.host_timed,
         name_prefix=args.prefix,
         batch_replies=not args.write_at_once,
+        aft_lax=args.aft_lax,
+        aft_refuse=args.aft_refuse,
     )
     await bank.start()
     host = Host(bank)

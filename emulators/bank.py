@@ -15,16 +15,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import resource
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from emulators.machine import EmulatedMachine, Identity
 from emulators.player import Players
 from emulators.reply_outbox import ReplyOutbox
+from emulators.sas_aft import AftSettings, RegistrationMode
 from emulators.sas_face import SasFace
 from protocols.sas.carriers import Carrier, SerialCarrier, open_serial, serve_tcp
 
 LOOPBACK = "127.0.0.1"
+DEFAULT_ASSET_BASE = 1001  # machine i's asset number unless given
 
 
 @dataclass(slots=True)
@@ -46,6 +48,7 @@ class BankMachine:
             "port": self.port,
             "address": self.face.address,
             "tournament_supported": self.machine.tournament_supported,
+            "asset_number": self.face.answers.aft.settings.asset_number,
         }
 
 
@@ -64,6 +67,7 @@ class SerialMachine:
             "serial_device": self.device,
             "address": self.face.address,
             "tournament_supported": self.machine.tournament_supported,
+            "asset_number": self.face.answers.aft.settings.asset_number,
         }
 
 
@@ -77,7 +81,11 @@ def raise_open_file_limit(wanted: int) -> None:
 
 class Bank:
     """``count`` emulated machines; the last ``no_tournament_support`` of them clear LP A0
-    bit 3, so a heat must run host-timed on them."""
+    bit 3, so a heat must run host-timed on them.
+
+    AFT (:mod:`emulators.sas_aft`): machine ``i`` has asset number ``asset_numbers[i]``
+    (default ``DEFAULT_ASSET_BASE + i``) and enforces registration and the asset number
+    unless ``aft_lax``; the last ``aft_refuse`` machines refuse every registration."""
 
     def __init__(
         self,
@@ -90,9 +98,19 @@ class Bank:
         name_prefix: str = "EMU",
         batch_replies: bool = True,
         enforce_gap: bool = False,
+        asset_numbers: Sequence[int] | None = None,
+        aft_lax: bool = False,
+        aft_refuse: int = 0,
     ) -> None:
         if count < 1:
             raise ValueError("a bank needs at least one machine")
+        assets = list(asset_numbers or range(DEFAULT_ASSET_BASE, DEFAULT_ASSET_BASE + count))
+        if len(assets) != count:
+            raise ValueError(f"asset numbers: {len(assets)} given for {count} machines")
+        if any(not 1 <= a <= 0xFFFFFFFF for a in assets) or len(set(assets)) != count:
+            raise ValueError("asset numbers must be distinct, 1..4294967295")
+        if not 0 <= aft_refuse <= count:
+            raise ValueError(f"--aft-refuse must be 0..{count}")
         if not 0 <= no_tournament_support <= count:
             raise ValueError(f"--no-tournament-support must be 0..{count}")
         if base_port and not 1024 <= base_port <= 65535 - (count - 1):
@@ -107,6 +125,9 @@ class Bank:
         self.name_prefix = name_prefix
         self.batch_replies = batch_replies
         self.enforce_gap = enforce_gap  # SAS 5 ms inter-byte gap rule on every face
+        self.asset_numbers = assets
+        self.aft_lax = aft_lax
+        self.aft_refuse = aft_refuse
         self.machines: list[BankMachine] = []
         self.serial_machines: list[SerialMachine] = []
         self.players: Players | None = None
@@ -128,7 +149,11 @@ class Bank:
                     identity=Identity(serial_number=f"{machine_id}-{self.seed}"),
                 )
                 face = SasFace(
-                    machine, self.address, outbox=self.outbox, enforce_gap=self.enforce_gap
+                    machine,
+                    self.address,
+                    outbox=self.outbox,
+                    enforce_gap=self.enforce_gap,
+                    aft=self._aft_settings(i),
                 )
                 port = self.base_port + i if self.base_port else 0
                 server = await serve_tcp(LOOPBACK, port, _attacher(face))
@@ -138,6 +163,14 @@ class Bank:
             await self.close()
             raise
         return self.machines
+
+    def _aft_settings(self, i: int) -> AftSettings:
+        refuses = i >= self.count - self.aft_refuse
+        return AftSettings(
+            asset_number=self.asset_numbers[i],
+            lax=self.aft_lax,
+            registration=RegistrationMode.REFUSE if refuses else RegistrationMode.ACCEPT,
+        )
 
     async def serve_serial(self, device: str) -> SerialMachine:
         """One more machine, answering on serial port ``device`` (MARK/SPACE parity and
@@ -149,7 +182,10 @@ class Bank:
             seed=self.seed * 1_000_003 + 900_000 + n,
             identity=Identity(serial_number=f"{machine_id}-{self.seed}"),
         )
-        face = SasFace(machine, self.address, enforce_gap=self.enforce_gap)
+        # Serial machines follow the bank's: asset numbers past every TCP machine's.
+        asset = max(self.asset_numbers) + n
+        aft = AftSettings(asset_number=asset, lax=self.aft_lax)
+        face = SasFace(machine, self.address, enforce_gap=self.enforce_gap, aft=aft)
         carrier = await open_serial(device)
         face.attach(carrier)
         entry = SerialMachine(machine, face, device, carrier)

@@ -9,7 +9,9 @@ The model knows nothing of SAS; this module translates both ways:
 * model events -> SAS exception codes queued for general polls (:data:`EXCEPTION_CODES`).
 
 Polls the emulated machine does not support get no reply at all, as a real EGM stays
-silent (sas.md §1): LP 8C and 95–99 when tournament mode is off, LP 2F always.
+silent (sas.md §1): LP 8C and 95–99 when tournament mode is off, LP 2F always.  AFT
+(LP 72, 73, 74) is answered by :mod:`emulators.sas_aft`: strict about registration and
+the asset number unless its settings say the machine is lax.
 
 Fault injection (:class:`Faults`, settable at run time, e.g. from tests): no reply, late
 reply, corrupted CRC, busy, chirp, dropped connection, power cycle.
@@ -30,17 +32,16 @@ from zoneinfo import ZoneInfo
 
 from emulators.machine import EmulatedMachine, Event, MachineRefusal, ModelEvent
 from emulators.reply_outbox import ReplyOutbox
+from emulators.sas_aft import AftSettings, EgmAft
 from protocols.sas import (
     Ack,
     AftInterrogate,
-    AftLockCode,
     AftLockRequest,
-    AftLockStatus,
+    AftRegister,
+    AftRegistrationReply,
     AftStatusReply,
     AftTransfer,
     AftTransferReply,
-    AftTransferStatus,
-    AftTransferType,
     Busy,
     Chirp,
     CurrentCreditsReply,
@@ -79,7 +80,6 @@ from protocols.sas import (
     encode_egm_message,
 )
 from protocols.sas.carriers import Carrier
-from protocols.sas.denominations import cents_per_credit
 from protocols.sas.messages import AFT_SUPPORTED_BIT, TOURNAMENT_SUPPORTED_BIT
 
 VENUE_ZONE = ZoneInfo("Africa/Johannesburg")
@@ -140,15 +140,18 @@ def _will_clear(m: EmulatedMachine) -> bool:
 class PollAnswers:
     """What the machine answers to each host message (no I/O, no timing, no faults)."""
 
-    def __init__(self, machine: EmulatedMachine, address: int, zone: ZoneInfo = VENUE_ZONE):
+    def __init__(
+        self,
+        machine: EmulatedMachine,
+        address: int,
+        zone: ZoneInfo = VENUE_ZONE,
+        *,
+        aft: AftSettings | None = None,
+    ):
         self.machine = machine
         self.address = address
         self.zone = zone
-        self.aft_locked = False
-        self._last_transfer: AftTransferReply | None = None
-        # Cumulative AFT meters (cents: cashable, restricted, non-restricted) by transfer
-        # type, reported in every LP 72 reply (SAS 6.02); NV memory on a real EGM.
-        self.aft_meters: dict[int, tuple[int, int, int]] = {}
+        self.aft = EgmAft(machine, address, self._wall_clock, aft)
 
     def _wall_clock(self) -> dt.datetime:
         """The machine's clock as an EGM shows it: venue wall time, whole seconds."""
@@ -244,11 +247,6 @@ class PollAnswers:
     ) -> EgmMessage | None:
         return self._tournament(poll) if self.machine.tournament_supported else None
 
-    def _aft_interrogate(self, poll: AftInterrogate) -> EgmMessage:
-        if self._last_transfer is None:  # no transfer yet: status FF, not silence
-            return AftTransferReply.no_information(self.address, poll.transaction_index)
-        return self._last_transfer
-
     def _tournament(
         self, poll: TournamentMode | SendTournamentMeter | SendTournamentMeters
     ) -> EgmMessage:
@@ -274,90 +272,18 @@ class PollAnswers:
         }[poll.meter]
         return TournamentMeterReply(a, poll.meter, poll.game, value)
 
-    # -- AFT: the host-timed fallback's credit loading -----------------------------------
-    def _cents(self) -> int:
-        return cents_per_credit(self.machine.identity.denomination_code) or 1
+    # -- AFT: the host-timed fallback's credit loading (emulators.sas_aft) ---------------
+    def _aft_register(self, poll: AftRegister) -> AftRegistrationReply:
+        return self.aft.register(poll)
 
     def _aft_lock(self, poll: AftLockRequest) -> AftStatusReply:
-        m = self.machine
-        if poll.lock_code == AftLockCode.REQUEST_LOCK:
-            self.aft_locked = m.powered and not m.game_in_progress
-        elif poll.lock_code == AftLockCode.CANCEL_LOCK:
-            self.aft_locked = False
-        c = self._cents()
-        return AftStatusReply(
-            self.address,
-            asset_number=0,
-            game_lock_status=AftLockStatus.LOCKED if self.aft_locked else AftLockStatus.NOT_LOCKED,
-            available_transfers=0x03 if m.tournament is None else 0,  # to / from machine
-            host_cashout_status=0,
-            aft_status=0,
-            max_buffer_index=1,
-            cashable_cents=m.cashable_credits * c if m.tournament is None else 0,
-            restricted_cents=m.restricted_credits * c if m.tournament is None else 0,
-            nonrestricted_cents=0,
-            transfer_limit_cents=99_999_999,
-            restricted_expiration=0,
-            restricted_pool_id=0,
-        )
+        return self.aft.lock(poll)
+
+    def _aft_interrogate(self, poll: AftInterrogate) -> AftTransferReply:
+        return self.aft.interrogate(poll)
 
     def _aft_transfer(self, poll: AftTransfer) -> AftTransferReply:
-        last = self._last_transfer
-        if last is not None and last.transaction_id == poll.transaction_id:
-            return last  # the same transaction again: report it, never move money twice
-        status = self._move(poll)
-        moved = (
-            (poll.cashable_cents, poll.restricted_cents, poll.nonrestricted_cents)
-            if status == AftTransferStatus.FULL_TRANSFER_OK
-            else (0, 0, 0)
-        )
-        before = self.aft_meters.get(poll.transfer_type, (0, 0, 0))
-        cashable, restricted, nonrestricted = (b + x for b, x in zip(before, moved, strict=True))
-        self.aft_meters[poll.transfer_type] = (cashable, restricted, nonrestricted)
-        reply = AftTransferReply(
-            self.address,
-            buffer_position=poll.transaction_index,
-            transfer_status=status,
-            receipt_status=0xFF,  # no receipt requested
-            transfer_type=poll.transfer_type,
-            cashable_cents=moved[0],
-            restricted_cents=moved[1],
-            nonrestricted_cents=moved[2],
-            transfer_flags=poll.transfer_flags,
-            asset_number=poll.asset_number,
-            transaction_id=poll.transaction_id,
-            transaction_at=self._wall_clock(),
-            expiration=poll.expiration,
-            pool_id=poll.pool_id,
-            cumulative_cashable_cents=cashable,
-            cumulative_restricted_cents=restricted,
-            cumulative_nonrestricted_cents=nonrestricted,
-        )
-        self._last_transfer = reply
-        self.aft_locked = False  # a lock lasts for one transfer
-        return reply
-
-    def _move(self, poll: AftTransfer) -> AftTransferStatus:
-        c = self._cents()
-        amounts = (poll.cashable_cents, poll.restricted_cents, poll.nonrestricted_cents)
-        if any(x % c for x in amounts):
-            return AftTransferStatus.AMOUNT_NOT_MULTIPLE_OF_DENOMINATION
-        cashable, restricted, nonrestricted = (x // c for x in amounts)
-        try:
-            if poll.transfer_type == AftTransferType.IN_HOUSE_TO_MACHINE:
-                if cashable or nonrestricted or not restricted:
-                    # only play-only credits may be loaded for a heat (T12, T18)
-                    return AftTransferStatus.INVALID_AMOUNT_OR_EXPIRATION
-                self.machine.transfer_in_restricted(restricted)
-            elif poll.transfer_type == AftTransferType.IN_HOUSE_TO_HOST:
-                if nonrestricted:
-                    return AftTransferStatus.INVALID_AMOUNT_OR_EXPIRATION
-                self.machine.transfer_out(cashable, restricted)
-            else:
-                return AftTransferStatus.INVALID_FUNCTION
-        except MachineRefusal:
-            return AftTransferStatus.UNABLE_TO_TRANSFER_NOW
-        return AftTransferStatus.FULL_TRANSFER_OK
+        return self.aft.transfer(poll)
 
 
 # The long polls the emulated EGM answers, checked in order (SetDateTime is handled by
@@ -378,6 +304,7 @@ _POLLS: tuple[tuple[type | tuple[type, ...], _PollHandler], ...] = (
         (TournamentMode, SendTournamentMeter, SendTournamentMeters),
         PollAnswers._tournament_poll,
     ),
+    (AftRegister, PollAnswers._aft_register),
     (AftLockRequest, PollAnswers._aft_lock),
     (AftInterrogate, PollAnswers._aft_interrogate),
     (AftTransfer, PollAnswers._aft_transfer),
@@ -414,20 +341,23 @@ class SasFace:
         zone: ZoneInfo = VENUE_ZONE,
         outbox: ReplyOutbox | None = None,
         enforce_gap: bool = False,
+        aft: AftSettings | None = None,
     ) -> None:
         """``enforce_gap``: discard a host message with a pause of more than 5 ms (the
-        settings' ``inter_byte_gap``) between its bytes, as a real EGM does."""
+        settings' ``inter_byte_gap``) between its bytes, as a real EGM does.  ``aft``: the
+        EGM's asset number and how strict its AFT is (:mod:`emulators.sas_aft`)."""
         if enforce_gap:
             settings = dataclasses.replace(settings or LinkSettings(), enforce_gap=True)
         self.machine = machine
         self.address = address
         self.outbox = outbox  # None: each reply is written at once
         self.faults = Faults()
-        self.answers = PollAnswers(machine, address, zone)
+        self.answers = PollAnswers(machine, address, zone, aft=aft)
         self._loop = asyncio.get_running_loop()
         self.link = EgmLink(
             address, self, self._loop.time(), settings, fast_polls=fast_polls(address)
         )
+        self.answers.aft.post = self.link.post_exception
         self.carrier: Carrier | None = None
         self.polls_seen = 0
         self.errors_seen = 0

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, ForeignKey, Integer, String, Text
+from sqlalchemy import BigInteger, Boolean, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from storage.db import Base
@@ -43,4 +43,9 @@ class FloorMachine(Base):
     # stripped the ones older databases held).  Its health is polled and its traps feed
     # preflight and T20/T21 (gateway.machines.health).
     snmp_endpoint: Mapped[str | None] = mapped_column(String(512), nullable=True)
+    # The gateway's AFT host identity for this machine (SAS LP 73): registration key as
+    # 40 hex digits and POS ID.  No secret: the EGM hands the key to any host that asks.
+    aft_registration_key: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    aft_pos_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+

@@ -6,6 +6,7 @@ Each area keeps its tables in its own module; add one ``import`` line here.
 from __future__ import annotations
 
 import storage.accounts
+import storage.aft
 import storage.attendance
 import storage.audit
 import storage.effects

@@ -21,6 +21,7 @@ from gateway.app.database import guarded, open_engine
 from gateway.app.database import upgrade as upgrade_database
 from gateway.app.options import DEFAULT_SPOOL
 from gateway.errors import OperatorError
+from gateway.floor.aft import configure_driver
 from gateway.floor.model import BankSpec, Floor, MachineSpec, parse_floor
 from gateway.floor.snmp import SnmpSecrets
 from gateway.floor.store import load_floor, sync_floor
@@ -131,10 +132,11 @@ async def bank_links(
     if not machines:
         raise OperatorError(f"bank {bank.name}: no machine to talk to")
     made: Any = factory or driver_factory()
+    specs = {m.id: m for m in bank.machines}
 
     def build(machine_id: str, endpoint: str) -> MachineDriver:
         driver: MachineDriver = made(machine_id, endpoint)
-        return driver
+        return configure_driver(driver, specs.get(machine_id))  # the floor's AFT identity
 
     return await open_links(machines, build)
 

@@ -127,6 +127,9 @@ async def run(args: argparse.Namespace, folder: Path) -> int:
         await _close_feed(signage, mqtt)
 
 
+DEMO_AFT_KEY = "44454d4f" * 5  # "DEMO" x 5: the demo floor's AFT registration key
+DEMO_AFT_POS_ID = 1
+
 async def _close_feed(signage: SignageServer, mqtt: MqttFeed | None) -> None:
     await signage.close()
     if mqtt is not None:
@@ -143,7 +146,10 @@ async def _run(args: argparse.Namespace, folder: Path, console: Console, feed: F
     rows = ",\n".join(
         f'  {{ id = "{b.machine.machine_id}", endpoint = "{b.endpoint}" }}' for b in bank.machines
     )
-    floor.write_text(f'[[bank]]\nname = "{BANK}"\nmachines = [\n{rows},\n]\n')
+    # The host-timed machine enforces AFT as a real EGM does: the gateway registers
+    # with this key and POS ID before loading its credits.
+    aft = f'aft_registration_key = "{DEMO_AFT_KEY}"\naft_pos_id = {DEMO_AFT_POS_ID}\n'
+    floor.write_text(f'[[bank]]\nname = "{BANK}"\n{aft}machines = [\n{rows},\n]\n')
     console.print(f"{args.machines} emulated machines on loopback SAS/TCP; floor file {floor}")
     settings = GatewaySettings(
         database=f"sqlite+aiosqlite:///{folder / 'reelgate.db'}",

@@ -11,6 +11,21 @@ A floor file (TOML) is the starting point::
       { id = "A04", endpoint = "...", snmp = "udp://127.0.0.1:1162?version=2c" },
     ]
 
+A host-timed machine (no native tournament mode) gets its credits by AFT funds
+transfer, and a real EGM transfers only for the host registered with it: give the
+gateway's AFT registration key (``aft_registration_key``, 40 hex digits = 20 bytes) and
+POS ID (``aft_pos_id``, 1..4294967295) once per bank, or per machine where one differs
+(a machine's own value wins)::
+
+    [[bank]]
+    name = "B"
+    aft_registration_key = "0123456789abcdef0123456789abcdef01234567"
+    aft_pos_id = 9001
+    machines = [ { id = "B01", endpoint = "sas+tcp://127.0.0.1:7101", aft_pos_id = 9002 } ]
+
+The key is no secret: any host on the loop reads it back with SAS LP 73, so it is stored
+with the machine.
+
 A machine whose board runs an SNMP agent names it with ``snmp`` plus either an SNMPv3
 authPriv user (``snmp_user``, the default and the recommended) or v2c (legacy boards,
 tests); :mod:`gateway.machines.health` then polls it and receives its traps.  The stored form,
@@ -47,6 +62,47 @@ from gateway.floor.snmp import (
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
 ENDPOINT_PATTERN = re.compile(r"^[a-z][a-z0-9+.-]*://\S+$")
+AFT_KEY_PATTERN = re.compile(r"^[0-9a-fA-F]{40}$")
+AFT_KEYS = ("aft_registration_key", "aft_pos_id")
+
+
+@dataclass(frozen=True, slots=True)
+class AftHostFields:
+    """The AFT registration key and POS ID given at one level (bank or machine)."""
+
+    registration_key: str | None = None
+    pos_id: int | None = None
+
+    def over(self, default: AftHostFields) -> AftHostFields:
+        """These values, each one missing taken from ``default`` (the bank's)."""
+        key = self.registration_key
+        return AftHostFields(
+            key if key is not None else default.registration_key,
+            self.pos_id if self.pos_id is not None else default.pos_id,
+        )
+
+
+def parse_aft_fields(raw: Mapping[str, Any], where: str) -> AftHostFields:
+    """``aft_registration_key`` / ``aft_pos_id`` from a bank or machine table, checked."""
+    key, pos = raw.get("aft_registration_key"), raw.get("aft_pos_id")
+    if key is not None:
+        if not isinstance(key, str) or not AFT_KEY_PATTERN.match(key):
+            raise OperatorError(f"{where}: aft_registration_key must be 40 hex digits (20 bytes)")
+        if not int(key, 16):
+            raise OperatorError(f"{where}: aft_registration_key must not be all zero")
+        key = key.lower()
+    if pos is not None and (
+        not isinstance(pos, int) or isinstance(pos, bool) or not 1 <= pos <= 0xFFFFFFFF
+    ):
+        raise OperatorError(f"{where}: aft_pos_id must be a whole number 1..4294967295")
+    return AftHostFields(key, pos)
+
+
+def check_aft_pair(fields: AftHostFields, where: str) -> None:
+    """Both or neither: a key without a POS ID (or the reverse) registers nobody."""
+    if (fields.registration_key is None) != (fields.pos_id is None):
+        missing = "aft_pos_id" if fields.pos_id is None else "aft_registration_key"
+        raise OperatorError(f"{where}: {missing} missing (AFT needs the key and the POS ID)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +113,8 @@ class MachineSpec:
     position: int
     excluded_reason: str | None = None
     snmp: str | None = None  # stored text of its board's SNMP agent (:meth:`SnmpRef.text`)
+    aft_registration_key: str | None = None  # 40 lower-case hex digits (SAS LP 73 key)
+    aft_pos_id: int | None = None  # 1..4294967295, with the key
 
     def snmp_ref(self) -> SnmpRef | None:
         return None if self.snmp is None else parse_snmp_ref(self.snmp)
@@ -118,7 +176,7 @@ def parse_floor(text: str, source: str = "floor file") -> Floor:
         where = f"{source}: bank #{b_index}"
         if not isinstance(raw, dict):
             raise OperatorError(f"{where}: must be a table")
-        extra = sorted(set(raw) - {"name", "machines"})
+        extra = sorted(set(raw) - {"name", "machines", *AFT_KEYS})
         if extra:
             raise OperatorError(f"{where}: unknown key {extra[0]!r}")
         name = raw.get("name")
@@ -126,13 +184,14 @@ def parse_floor(text: str, source: str = "floor file") -> Floor:
             raise OperatorError(f"{where}: name must be 1-32 letters, digits, '_', '-' or '.'")
         if name in banks:
             raise OperatorError(f"{where}: bank name {name!r} used twice")
+        bank_aft = parse_aft_fields(raw, f"{where} ({name})")
         machines_raw = raw.get("machines")
         if not isinstance(machines_raw, list) or not machines_raw:
             raise OperatorError(f"{where} ({name}): machines must be a non-empty list")
         machines: list[MachineSpec] = []
         for m_index, m in enumerate(machines_raw, start=1):
             m_where = f"{where} ({name}) machine #{m_index}"
-            spec, inline = _machine(m, m_where, name, m_index, seen)
+            spec, inline = _machine(m, m_where, name, m_index, seen, bank_aft)
             if inline is not None:
                 secrets = _add_inline(secrets, spec.id, inline, m_where)
             machines.append(spec)
@@ -157,11 +216,16 @@ def _add_inline(
 
 
 def _machine(
-    raw: Any, where: str, bank: str, position: int, seen: dict[str, str]
+    raw: Any,
+    where: str,
+    bank: str,
+    position: int,
+    seen: dict[str, str],
+    bank_aft: AftHostFields,
 ) -> tuple[MachineSpec, InlineSnmp | None]:
     if not isinstance(raw, dict):
         raise OperatorError(f"{where}: must be an inline table {{ id = ..., endpoint = ... }}")
-    extra = sorted(set(raw) - {"id", "endpoint", *SNMP_KEYS})
+    extra = sorted(set(raw) - {"id", "endpoint", *SNMP_KEYS, *AFT_KEYS})
     if extra:
         raise OperatorError(f"{where}: unknown key {extra[0]!r}")
     machine_id = raw.get("id")
@@ -179,7 +243,17 @@ def _machine(
     if any(k in raw for k in SNMP_KEYS):
         inline = _snmp_field(raw, f"{where} ({machine_id})")
     snmp = None if inline is None else inline.ref.text()  # the stored form: no secret
-    spec = MachineSpec(id=machine_id, endpoint=endpoint, bank=bank, position=position, snmp=snmp)
+    aft = parse_aft_fields(raw, f"{where} ({machine_id})").over(bank_aft)
+    check_aft_pair(aft, f"{where} ({machine_id})")
+    spec = MachineSpec(
+        id=machine_id,
+        endpoint=endpoint,
+        bank=bank,
+        position=position,
+        snmp=snmp,
+        aft_registration_key=aft.registration_key,
+        aft_pos_id=aft.pos_id,
+    )
     return spec, inline
 
 

@@ -19,7 +19,15 @@ if TYPE_CHECKING:  # imported when used: pysnmp is slow to load and the CLI load
 
 
 
-from gateway.floor.model import ENDPOINT_PATTERN, NAME_PATTERN, BankSpec, Floor, MachineSpec
+from gateway.floor.model import (
+    ENDPOINT_PATTERN,
+    NAME_PATTERN,
+    BankSpec,
+    Floor,
+    MachineSpec,
+    check_aft_pair,
+    parse_aft_fields,
+)
 from gateway.floor.snmp import SECRETS_HINT, parse_snmp_parts
 
 
@@ -43,16 +51,26 @@ async def sync_floor(sessions: async_sessionmaker[AsyncSession], seed: Floor) ->
                             position=m.position,
                             endpoint=m.endpoint,
                             snmp_endpoint=m.snmp,
+                            aft_registration_key=m.aft_registration_key,
+                            aft_pos_id=m.aft_pos_id,
                             updated_at=now,
                         )
                     )
-                elif m.snmp is not None:
-                    # A machine stored before SNMP was known: the file seeds what the
-                    # database never had; a stored value stays the truth.
+                else:
                     row = await session.get(FloorMachine, m.id)
-                    if row is not None and row.snmp_endpoint is None:
-                        row.snmp_endpoint, row.updated_at = m.snmp, now
+                    if row is not None:
+                        _seed_missing(row, m, now)
     return await load_floor(sessions)
+
+
+def _seed_missing(row: FloorMachine, m: MachineSpec, now: datetime) -> None:
+    """A machine stored before SNMP or AFT was known: the file seeds what the database
+    never had; a stored value stays the truth."""
+    if m.snmp is not None and row.snmp_endpoint is None:
+        row.snmp_endpoint, row.updated_at = m.snmp, now
+    if m.aft_registration_key is not None and row.aft_registration_key is None:
+        row.aft_registration_key, row.aft_pos_id = m.aft_registration_key, m.aft_pos_id
+        row.updated_at = now
 
 
 async def load_floor(sessions: async_sessionmaker[AsyncSession]) -> Floor:
@@ -73,6 +91,8 @@ async def load_floor(sessions: async_sessionmaker[AsyncSession]) -> Floor:
                 m.position,
                 m.excluded_reason,
                 snmp=m.snmp_endpoint,
+                aft_registration_key=m.aft_registration_key,
+                aft_pos_id=m.aft_pos_id,
             )
         )
     return Floor(
@@ -87,12 +107,19 @@ async def add_machine(
     endpoint: str,
     *,
     snmp: str | None = None,
+    aft_registration_key: str | None = None,
+    aft_pos_id: int | None = None,
     actor: str = "technician",
 ) -> MachineSpec:
     """A technician adds a machine at run time; it goes to the end of the bank.
     ``snmp``: its board's agent, ``udp://host:port?user=U`` (v3) or ``?version=2c``; its
     secrets belong in the SNMP secrets file, never in the database, so a URI carrying
-    one is refused."""
+    one is refused.  ``aft_registration_key`` and ``aft_pos_id``: the gateway's AFT host
+    identity for it (both or neither), as a floor file gives them."""
+    aft = parse_aft_fields(
+        {"aft_registration_key": aft_registration_key, "aft_pos_id": aft_pos_id}, "add-machine"
+    )
+    check_aft_pair(aft, "add-machine")
     if not NAME_PATTERN.match(machine_id):
         raise OperatorError("machine id must be 1-32 letters, digits, '_', '-' or '.'")
     if not ENDPOINT_PATTERN.match(endpoint):
@@ -122,6 +149,8 @@ async def add_machine(
                 position=position,
                 endpoint=endpoint,
                 snmp_endpoint=snmp,
+                aft_registration_key=aft.registration_key,
+                aft_pos_id=aft.pos_id,
                 updated_at=datetime.now(UTC),
             )
         )
@@ -131,9 +160,24 @@ async def add_machine(
             actor=actor,
             action="floor.add-machine",
             subject=f"machine:{machine_id}",
-            details={"bank": bank, "endpoint": endpoint, "position": position, "snmp": snmp},
+            details={
+                "bank": bank,
+                "endpoint": endpoint,
+                "position": position,
+                "snmp": snmp,
+                "aft_pos_id": aft.pos_id,
+                "aft_registration_key": aft.registration_key,
+            },
         )
-    return MachineSpec(machine_id, endpoint, bank, position, snmp=snmp)
+    return MachineSpec(
+        machine_id,
+        endpoint,
+        bank,
+        position,
+        snmp=snmp,
+        aft_registration_key=aft.registration_key,
+        aft_pos_id=aft.pos_id,
+    )
 
 
 async def move_machine(
@@ -174,6 +218,8 @@ async def move_machine(
             row.position,
             row.excluded_reason,
             snmp=row.snmp_endpoint,
+            aft_registration_key=row.aft_registration_key,
+            aft_pos_id=row.aft_pos_id,
         )
 
 

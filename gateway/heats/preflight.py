@@ -4,7 +4,13 @@ Per machine: does it answer; does it support tournament mode natively (SAS 8C) o
 the heat be host-timed; are there cashable credits on the meter (tournament mode is
 refused then, sas.md §5); is a door open, a tilt or a handpay pending, a game under way
 (from the events it reports); is its clock within tolerance of the gateway's (if not it
-is set, SAS 7F, and read back).  Nothing else is changed on the machine.  A machine whose
+is set, SAS 7F, and read back); for a host-timed machine whose driver moves credits by
+AFT, is it registered to us as its AFT host -- preflight registers it (SAS LP 73, the
+floor's key and POS ID), which is what lets the heat load credits, and reads its asset
+number.  A machine that refuses (asset number 0, another host's registration, no
+acknowledgement from the attendant, registration refused, no key in the floor file) is
+a blocker here, with the machine's reason, not a malfunction in the heat.  Nothing else
+is changed on the machine.  A machine whose
 board has an SNMP agent also gets its device health (:func:`gateway.machines.health.board_problems`:
 link, mains power, door, a trap that marked it), merged in by :func:`add_health`.
 """
@@ -17,7 +23,14 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from gateway.machines.driver import DriverError, MachineEvent, MachineEventKind
+from gateway.machines.capabilities import AftRegistrar, AftRegistration
+from gateway.machines.driver import (
+    DriverError,
+    MachineEvent,
+    MachineEventKind,
+    MachineIdentity,
+    TournamentSupport,
+)
 from gateway.machines.links import MachineLink
 
 CLOCK_TOLERANCE_S = 2.0  # SAS clocks count whole seconds; allow one either side
@@ -47,6 +60,7 @@ class MachineCheck:
     health: list[str] = field(default_factory=list)  # SNMP device health problems
     clock_offset_s: float | None = None
     clock_set: bool = False
+    aft: AftRegistration | None = None  # host-timed machines with an AFT driver
     blockers: list[str] = field(default_factory=list)
 
     @property
@@ -80,6 +94,7 @@ async def check_machine(
         ident = await link.call(d.identity)
         result.answers = True
         result.tournament = ident.tournament.value
+        result.aft = await _aft_registration(link, ident)
         result.credits = await link.call(d.credits)
         result.conditions = pending_conditions(await link.call(d.poll_events))
         machine_time = await link.call(d.read_clock)
@@ -95,6 +110,9 @@ async def check_machine(
             result.blockers.append(f"no answer ({type(exc).__name__})")
             return result
         result.blockers.append(f"link error ({type(exc).__name__}: {exc})")
+    aft = result.aft
+    if aft is not None and not aft.registered:
+        result.blockers.append(f"AFT registration {aft.status}: {aft.reason}")
     if result.credits:
         result.blockers.append(f"{result.credits} credits on the meter")
     for condition in result.conditions:
@@ -104,6 +122,16 @@ async def check_machine(
     if result.clock_offset_s is not None and abs(result.clock_offset_s) > tolerance_s:
         result.blockers.append(f"clock off by {result.clock_offset_s:+.0f} s after setting")
     return result
+
+
+async def _aft_registration(link: MachineLink, ident: MachineIdentity) -> AftRegistration | None:
+    """Register a host-timed machine as our AFT host (its credits come by transfer)."""
+    driver = link.driver
+    if ident.tournament is not TournamentSupport.HOST_TIMED or not isinstance(
+        driver, AftRegistrar
+    ):
+        return None
+    return await link.call(driver.register_aft)
 
 
 async def check_bank(links: Mapping[str, MachineLink]) -> list[MachineCheck]:

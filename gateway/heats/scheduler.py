@@ -26,6 +26,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gateway.feed import FeedPublisher
+from gateway.floor.aft import configure_driver
 from gateway.floor.model import Floor
 from gateway.heats.hooks import ProgressSink
 from gateway.heats.recovery import recover_bank
@@ -295,13 +296,15 @@ class Scheduler:
         if not isinstance(links, dict):
             return links
         for machine_id in machines:
-            endpoint = self.ctx.floor.machine(machine_id).endpoint
+            spec = self.ctx.floor.machine(machine_id)
+            endpoint = spec.endpoint
             known = self._endpoints.setdefault(bank, {})
             if machine_id in links and known.get(machine_id) == endpoint:
                 continue
             if machine_id in links:
                 await links[machine_id].close()
-            links[machine_id] = MachineLink(machine_id, self.open_driver(machine_id, endpoint))
+            driver = configure_driver(self.open_driver(machine_id, endpoint), spec)
+            links[machine_id] = MachineLink(machine_id, driver)
             known[machine_id] = endpoint
             log.info("bank %s: link to %s at %s", bank, machine_id, endpoint)
         return links

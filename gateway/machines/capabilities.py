@@ -9,6 +9,7 @@ plain way, so every ability is an optimisation or an extra reading, never a requ
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from gateway.scores import TournamentMeters
@@ -53,3 +54,31 @@ class PacedLink(Protocol):
 def min_spacing(driver: object) -> float:
     """The driver's own gap between two polls, 0 for an unpaced driver."""
     return float(driver.min_spacing) if isinstance(driver, PacedLink) else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class AftRegistration:
+    """Where a machine stands as our funds-transfer (SAS AFT) host, after
+    :meth:`AftRegistrar.register_aft`: its asset number, and either registered to us
+    (``registered``, ``pos_id`` ours) or the reason it is not, for a preflight blocker."""
+
+    asset_number: int
+    registered: bool
+    status: str  # "registered" | "refused" | "pending" | "not configured"
+    pos_id: int | None = None
+    reason: str | None = None
+
+
+@runtime_checkable
+class AftRegistrar(Protocol):
+    """A driver that moves a host-timed heat's credits by funds transfer and must first be
+    registered as the machine's transfer host (SAS LP 73)."""
+
+    def use_aft_host(self, registration_key: str, pos_id: int) -> None:
+        """The floor's registration key (40 hex digits) and POS ID for this machine."""
+        ...
+
+    async def register_aft(self) -> AftRegistration:
+        """Read the machine's asset number and registration, registering it to us if it is
+        not; a refusal is a result (with its reason), link trouble a DriverError."""
+        ...

@@ -15,12 +15,18 @@ back off the machine, which a heat needs at its end.  Sequence:
 
 1. enter: LP 01 lock; LP 74 interrogate -- refuse if cashable credits are on the meter
    (sas.md §5), skip the load if exactly the heat's credits are already there (a retried
-   call never loads twice); LP 74 lock request; LP 72 transfer of credits x denomination.
+   call never loads twice); then, as the machine's registered AFT host (LP 73, the
+   floor's registration key and POS ID), LP 74 lock and an LP 72 transfer of credits x
+   denomination carrying the machine's asset number (:mod:`gateway.machines.sas_aft`).
 2. the gateway times the heat and calls :meth:`unlock` / :meth:`lock` (LP 02 / 01).
 3. score: LP 1A credit meter (T12); the other meters are the LP 1C differences since
    entry (credits won = end - start + wagered).
 4. exit: LP 74 reads what is left (wins land on the cashable meter of a real EGM) and
    LP 72 type 80 sweeps all of it back to the host.
+
+A machine that will not register (asset number 0, another host's registration, no
+acknowledgement by the attendant, a refusal) is found by :meth:`SasDriver.register_aft`,
+which the preflight calls for every host-timed machine: a blocker before the heat.
 
 Beyond :class:`~gateway.machines.driver.MachineDriver` the driver offers two optional calls the
 heat runner looks for: :meth:`SasDriver.prepare_unlock` / :meth:`SasDriver.prepare_lock`
@@ -57,12 +63,12 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from gateway.machines.capabilities import AftRegistration
 from gateway.machines.driver import (
     DriverError,
     LinkDown,
@@ -74,14 +80,12 @@ from gateway.machines.driver import (
     ProtocolFault,
     TournamentSupport,
 )
+from gateway.machines.sas_aft import AftHost, AftSession
 from gateway.machines.scoring import credits_won
 from gateway.machines.suspect_bytes import POWER_LOST, ExceptionGate
 from gateway.scores import HeatScore, TournamentMeters
 from protocols.sas import (
     Ack,
-    AftLockCode,
-    AftTransfer,
-    AftTransferType,
     EgmMessage,
     GamingMachineMetersReply,
     TournamentMode,
@@ -156,8 +160,10 @@ class SasDriver:
         zone: ZoneInfo = VENUE_ZONE,
         min_spacing: float = SAS_MIN_SPACING,
         connect_seconds: float = 5.0,
+        aft_host: AftHost | None = None,
     ) -> None:
         self.machine_id = machine_id
+        self._aft = AftSession(machine_id, aft_host)
         self.endpoint = endpoint
         self.zone = zone
         self.min_spacing = min_spacing
@@ -234,6 +240,17 @@ class SasDriver:
                 TournamentSupport.NATIVE if caps.tournament else (TournamentSupport.HOST_TIMED)
             )
         return self._support
+
+    # -- AftRegistrar ----------------------------------------------------------------------
+    def use_aft_host(self, registration_key: str, pos_id: int) -> None:
+        """The floor's AFT registration key and POS ID (before the first transfer)."""
+        self._aft = AftSession(self.machine_id, AftHost.from_floor(registration_key, pos_id))
+
+    async def register_aft(self) -> AftRegistration:
+        """LP 73: the asset number and registration, registered to us if it was not
+        (:mod:`gateway.machines.sas_aft`); a refusal comes back with its reason."""
+        async with self._errors():
+            return await self._aft.register(await self._connected())
 
     # -- MachineDriver ---------------------------------------------------------------------
     async def identity(self) -> MachineIdentity:
@@ -340,18 +357,7 @@ class SasDriver:
                 f"machine {self.machine_id}: other restricted credits on the meter"
             )
         else:
-            await c.aft_status(AftLockCode.REQUEST_LOCK)
-            await c.aft_transfer(
-                AftTransfer(
-                    c.address,
-                    transfer_type=AftTransferType.IN_HOUSE_TO_MACHINE,
-                    cashable_cents=0,
-                    restricted_cents=credits * cents,
-                    nonrestricted_cents=0,
-                    transaction_id=_transaction_id(),
-                    asset_number=0,
-                )
-            )
+            await self._aft.load_restricted(c, credits * cents)
         self._start_meters = await c.machine_meters()
         self._start_credits = credits
 
@@ -374,20 +380,7 @@ class SasDriver:
             if await self._support_mode(c) is TournamentSupport.NATIVE:
                 await c.exit_tournament()
                 return
-            status = await c.aft_status()
-            if status.cashable_cents or status.restricted_cents:
-                await c.aft_status(AftLockCode.REQUEST_LOCK)
-                await c.aft_transfer(
-                    AftTransfer(
-                        c.address,
-                        transfer_type=AftTransferType.IN_HOUSE_TO_HOST,
-                        cashable_cents=status.cashable_cents,
-                        restricted_cents=status.restricted_cents,
-                        nonrestricted_cents=0,
-                        transaction_id=_transaction_id(),
-                        asset_number=0,
-                    )
-                )
+            await self._aft.sweep(c)
             self._start_meters = None
 
     async def heat_score(self) -> HeatScore:
@@ -476,6 +469,3 @@ class SasDriver:
             self._status_base = now  # a later byte needs the meter to move again
         return confirmed
 
-
-def _transaction_id() -> str:
-    return f"RG{uuid.uuid4().hex[:18]}"  # 20 ASCII characters, unique per transfer

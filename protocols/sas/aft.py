@@ -57,21 +57,83 @@ class AftTransferType(enum.IntEnum):
 
 
 class AftTransferStatus(enum.IntEnum):
+    """LP 72 transfer status (SAS 6.02 §8, table "transfer status codes").
+
+    The high bits give the class: ``000xxxxx`` done, ``010xxxxx`` pending (interrogate
+    again), ``100xxxxx`` failed, ``110xxxxx`` not compatible with the EGM's state; FF is
+    "no transfer information" (an interrogation before any transfer, or the index
+    asked for holds none).  A code outside this list is classed by its high bits
+    (:func:`transfer_outcome`)."""
+
     FULL_TRANSFER_OK = 0x00
     PARTIAL_TRANSFER_OK = 0x01
     PENDING = 0x40
     CANCELLED_BY_HOST = 0x80
-    DUPLICATE_TRANSACTION_ID = 0x81
-    INVALID_FUNCTION = 0x82
-    INVALID_AMOUNT_OR_EXPIRATION = 0x83
+    DUPLICATE_TRANSACTION_ID = 0x81  # same ID as a transfer already in the history
+    INVALID_FUNCTION = 0x82  # unsupported type, amount or index
+    INVALID_AMOUNT_OR_EXPIRATION = 0x83  # non-BCD amount, expiration not valid
     AMOUNT_EXCEEDS_LIMIT = 0x84
     AMOUNT_NOT_MULTIPLE_OF_DENOMINATION = 0x85
-    PARTIAL_NOT_POSSIBLE = 0x86
-    UNABLE_TO_TRANSFER_NOW = 0x87
+    PARTIAL_NOT_POSSIBLE = 0x86  # EGM cannot do partial transfers to the host
+    UNABLE_TO_TRANSFER_NOW = 0x87  # door open, tilt, disabled, cash out in progress ...
     NOT_REGISTERED = 0x88
     REGISTRATION_KEY_MISMATCH = 0x89
     NO_POS_ID = 0x8A
+    NO_WON_CREDITS = 0x8B  # no won credits available for cash out
+    NO_DENOMINATION = 0x8C  # no denomination set: cannot convert cents to credits
+    EXPIRATION_NOT_VALID_FOR_TICKET = 0x8D
+    TICKET_DEVICE_UNAVAILABLE = 0x8E
+    RESTRICTED_POOL_MISMATCH = 0x8F  # restricted credits from another pool are on the EGM
+    RECEIPT_DEVICE_UNAVAILABLE = 0x90
+    INSUFFICIENT_RECEIPT_DATA = 0x91
+    RECEIPT_NOT_ALLOWED = 0x92
+    ASSET_NUMBER_MISMATCH = 0x93  # asset number zero or not this EGM's
+    NOT_LOCKED = 0x94  # the transfer asked for a lock that is not in place
+    INVALID_TRANSACTION_ID = 0x95
+    UNEXPECTED_ERROR = 0x9F
+    NOT_COMPATIBLE_WITH_CURRENT_TRANSFER = 0xC0
+    UNSUPPORTED_TRANSFER_CODE = 0xC1
     NO_INFORMATION = 0xFF
+
+
+class TransferOutcome(enum.Enum):
+    """What a host does with a transfer status: stop (done or failed) or ask again."""
+
+    DONE = "done"
+    PENDING = "pending"
+    FAILED = "failed"
+    INCOMPATIBLE = "incompatible"  # 110xxxxx: the EGM's state, not the request
+    NO_INFORMATION = "no information"
+
+
+def transfer_outcome(status: int) -> TransferOutcome:
+    """The class of an LP 72 status byte (its high three bits; FF on its own)."""
+    if status == AftTransferStatus.NO_INFORMATION:
+        return TransferOutcome.NO_INFORMATION
+    high = status & 0xE0
+    if high == 0x00:
+        return TransferOutcome.DONE
+    if high == 0x40:
+        return TransferOutcome.PENDING
+    if high == 0xC0:
+        return TransferOutcome.INCOMPATIBLE
+    return TransferOutcome.FAILED
+
+
+def describe_transfer_status(status: int) -> str:
+    """``"93 asset number mismatch"``: the code and its name, for refusals and logs."""
+    try:
+        name = AftTransferStatus(status).name.lower().replace("_", " ")
+    except ValueError:
+        name = f"unlisted ({transfer_outcome(status).value})"
+    return f"{status:02X} {name}"
+
+
+class AftReceiptStatus(enum.IntEnum):
+    PRINTED = 0x00
+    PRINTING = 0x20
+    PENDING = 0x40
+    NO_RECEIPT = 0xFF
 
 
 class AftLockCode(enum.IntEnum):
@@ -86,8 +148,20 @@ class AftLockStatus(enum.IntEnum):
     NOT_LOCKED = 0xFF
 
 
-TRANSFER_TO_MACHINE_OK = 0x01  # LP 74 transfer condition bit 0
+# LP 74 transfer condition (host) and available transfers (EGM) share bits 0-1.
+TRANSFER_TO_MACHINE_OK = 0x01  # bit 0
 TRANSFER_FROM_MACHINE_OK = 0x02  # bit 1
+TRANSFER_TO_PRINTER_OK = 0x04  # bit 2
+BONUS_TO_MACHINE_OK = 0x08  # transfer condition bit 3
+# LP 74 reply, AFT status byte
+AFT_STATUS_PRINTER_AVAILABLE = 0x01
+AFT_STATUS_PARTIAL_TO_HOST = 0x02
+AFT_STATUS_CUSTOM_TICKET_DATA = 0x04
+AFT_STATUS_REGISTERED = 0x08
+AFT_STATUS_IN_HOUSE_ENABLED = 0x10
+AFT_STATUS_BONUS_ENABLED = 0x20
+AFT_STATUS_DEBIT_ENABLED = 0x40
+AFT_STATUS_ANY_ENABLED = 0x80
 
 
 def _amount(value: int, name: str) -> bytes:

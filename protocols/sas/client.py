@@ -39,13 +39,18 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from protocols.sas.aft import (
+    TRANSFER_FROM_MACHINE_OK,
+    TRANSFER_TO_MACHINE_OK,
+    AftInterrogate,
     AftLockCode,
     AftLockRequest,
     AftStatusReply,
     AftTransfer,
     AftTransferReply,
     AftTransferStatus,
+    describe_transfer_status,
 )
+from protocols.sas.aft_registration import AftRegister, AftRegistrationCode, AftRegistrationReply
 from protocols.sas.carriers import Carrier
 from protocols.sas.endpoint import Endpoint, parse_endpoint
 from protocols.sas.errors import ProtocolError
@@ -503,19 +508,51 @@ class SasClient:
         return await self._expect(SendTournamentMeters(self.address, game), TournamentMetersReply)
 
     # -- AFT (the host-timed fallback's credit loading) --------------------------------------
-    async def aft_status(self, lock_code: int = AftLockCode.INTERROGATE) -> AftStatusReply:
-        """LP 74: lock for a transfer (00), cancel (80) or interrogate (FF)."""
-        cond = 0x03 if lock_code == AftLockCode.REQUEST_LOCK else 0
-        poll = AftLockRequest(self.address, lock_code, cond, 500 if cond else 0)
+    async def aft_status(
+        self,
+        lock_code: int = AftLockCode.INTERROGATE,
+        *,
+        condition: int = TRANSFER_TO_MACHINE_OK | TRANSFER_FROM_MACHINE_OK,
+        timeout_cs: int = 500,
+    ) -> AftStatusReply:
+        """LP 74: lock for a transfer (00) in the directions ``condition`` names, for
+        ``timeout_cs`` hundredths of a second; cancel (80); or interrogate (FF)."""
+        locking = lock_code == AftLockCode.REQUEST_LOCK
+        poll = AftLockRequest(
+            self.address, lock_code, condition if locking else 0, timeout_cs if locking else 0
+        )
         return await self._expect(poll, AftStatusReply)
+
+    async def aft_registration(self) -> AftRegistrationReply:
+        """LP 73 FF: the registration status, the EGM's asset number, key and POS ID."""
+        return await self._expect(AftRegister.read(self.address), AftRegistrationReply)
+
+    async def aft_register(
+        self, code: int, asset_number: int, registration_key: bytes, pos_id: int
+    ) -> AftRegistrationReply:
+        """LP 73 with a registration code (00 initialize, 01 register, 40 register with
+        the operator's acknowledgement, 80 unregister: the key and POS ID are dropped)."""
+        if code in (AftRegistrationCode.UNREGISTER, AftRegistrationCode.READ):
+            poll = AftRegister(self.address, code)
+        else:
+            poll = AftRegister(self.address, code, asset_number, registration_key, pos_id)
+        return await self._expect(poll, AftRegistrationReply)
+
+    async def aft_send(self, transfer: AftTransfer) -> AftTransferReply:
+        """LP 72: move funds and return the EGM's reply whatever its status (pending,
+        refused ...): the caller decides (see :func:`~protocols.sas.aft.transfer_outcome`)."""
+        return await self._expect(transfer, AftTransferReply)
+
+    async def aft_interrogate(self, transaction_index: int = 0) -> AftTransferReply:
+        """LP 72 interrogation: where transaction ``transaction_index`` (0 = the last) stands."""
+        return await self._expect(AftInterrogate(self.address, transaction_index), AftTransferReply)
 
     async def aft_transfer(self, transfer: AftTransfer) -> AftTransferReply:
         """LP 72: move funds; raises :class:`SasRefused` unless the EGM reports a full
         transfer.  Re-sending the same transaction ID never moves money twice."""
-        reply = await self._expect(transfer, AftTransferReply)
+        reply = await self.aft_send(transfer)
         if reply.transfer_status != AftTransferStatus.FULL_TRANSFER_OK:
-            status = reply.status
-            named = status.name.lower() if status is not None else f"{reply.transfer_status:02X}"
+            named = describe_transfer_status(reply.transfer_status)
             raise SasRefused(f"address {self.address}: funds transfer refused ({named})")
         return reply
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from protocols.sas import aft
+from protocols.sas import aft, aft_registration
 from protocols.sas import messages as m
 from protocols.sas.crc import check_crc
 from protocols.sas.errors import (
@@ -34,6 +34,7 @@ HOST_MESSAGES: dict[int, type[m.LongPoll]] = {
     0x2F: m.SendSelectedMeters,
     0x54: m.SendVersion,
     0x72: aft.AftTransfer,
+    0x73: aft_registration.AftRegister,
     0x74: aft.AftLockRequest,
     0x7E: m.SendDateTime,
     0x7F: m.SetDateTime,
@@ -56,6 +57,7 @@ REPLIES: dict[int, type[m.DataReply]] = {
     0x2F: m.SelectedMetersReply,
     0x54: m.VersionReply,
     0x72: aft.AftTransferReply,
+    0x73: aft_registration.AftRegistrationReply,
     0x74: aft.AftStatusReply,
     0x7E: m.DateTimeReply,
     0x95: m.TournamentMeterReply,

@@ -2,6 +2,7 @@
 
 Exception 8C ("game selected") has nothing to do with long poll 8C, and there is no
 tournament start/end exception: tournament state is known from ACKs and polls.
+The AFT codes 69-6E are SAS 6.02's (§8), beyond sas.md §4's list.
 """
 
 from __future__ import annotations
@@ -30,7 +31,13 @@ class SasException(enum.IntEnum):
     OPERATOR_CHANGED_OPTIONS = 0x3C
     HANDPAY_PENDING = 0x51
     HANDPAY_RESET = 0x52
-    GAME_LOCKED = 0x6F
+    AFT_TRANSFER_COMPLETE = 0x69
+    AFT_REQUEST_HOST_CASHOUT = 0x6A
+    AFT_REQUEST_HOST_CASHOUT_WIN = 0x6B
+    AFT_REQUEST_TO_REGISTER = 0x6C
+    AFT_REGISTRATION_ACKNOWLEDGED = 0x6D
+    AFT_REGISTRATION_CANCELLED = 0x6E
+    GAME_LOCKED = 0x6F  # also: an AFT lock that was pending is now granted
     EXCEPTION_BUFFER_OVERFLOW = 0x70
     GAME_STARTED = 0x7E
     GAME_ENDED = 0x7F

@@ -11,10 +11,12 @@ import argparse
 import asyncio
 import json
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gateway.app.commands import bank_marks
 from gateway.app.commands.serve import add_snmp_secrets_argument, snmp_secrets
@@ -29,6 +31,8 @@ from gateway.heats.ownership import hold_banks
 from gateway.heats.preflight import MachineCheck, add_health, check_bank
 from gateway.machines.driver import DriverError
 from gateway.machines.links import MachineLink
+from storage import aft as aft_store
+from storage.aft import RegistrationRow
 
 
 def register(sub: Any) -> None:
@@ -67,6 +71,12 @@ def register(sub: Any) -> None:
         help="its board's SNMP agent: udp://host:port?user=U (v3 authPriv) or "
         "?version=2c; passphrases and communities go in the SNMP secrets file",
     )
+    add.add_argument(
+        "--aft-registration-key",
+        metavar="HEX40",
+        help="the gateway's AFT registration key for it (40 hex digits; with --aft-pos-id)",
+    )
+    add.add_argument("--aft-pos-id", type=int, metavar="N", help="the gateway's AFT POS ID for it")
     add_gateway(add, floor_required=False)
     add_actor(add)
     add.set_defaults(handler=_add_machine)
@@ -103,6 +113,7 @@ async def _run_check(args: argparse.Namespace) -> list[MachineCheck]:
             checks = await check_bank(links)
         finally:
             await close_links(links)
+        await _record_aft(ctx.sessions, checks)
         add_health(checks, await _health(bank.machines, secrets))
         return checks
     finally:
@@ -145,7 +156,7 @@ async def _run_enable(args: argparse.Namespace, exclusions: dict[str, str]) -> l
         active = [m for m in bank.machines if m.id not in exclusions]
         secrets = snmp_secrets(args, active)  # a missing secret: before any link
         async with hold_banks(ctx.sessions, ctx.journal, [bank.name], holder="bank enable"):
-            checks = await _checked(bank, exclusions, active, secrets)
+            checks = await _checked(ctx.sessions, bank, exclusions, active, secrets)
             await set_bank_enabled(
                 ctx.sessions, bank.name, enabled=True, exclusions=exclusions, actor=actor_of(args)
             )
@@ -154,8 +165,27 @@ async def _run_enable(args: argparse.Namespace, exclusions: dict[str, str]) -> l
         await ctx.close()
 
 
+async def _record_aft(
+    sessions: async_sessionmaker[AsyncSession], checks: list[MachineCheck]
+) -> None:
+    """Keep what preflight found of each machine's AFT registration (storage.aft)."""
+    now = datetime.now(UTC)
+    rows = [
+        RegistrationRow(c.machine_id, a.asset_number, a.registered, a.status, a.pos_id,
+                        a.reason, now)
+        for c in checks
+        if (a := c.aft) is not None
+    ]  # fmt: skip
+    if rows:
+        await aft_store.record(sessions, rows)
+
+
 async def _checked(
-    bank: BankSpec, exclusions: dict[str, str], active: list[MachineSpec], secrets: SnmpSecrets
+    sessions: async_sessionmaker[AsyncSession],
+    bank: BankSpec,
+    exclusions: dict[str, str],
+    active: list[MachineSpec],
+    secrets: SnmpSecrets,
 ) -> list[MachineCheck]:
     """The preflight of the machines to enable; a blocked one refuses the enable."""
     links, _ = await bank_links(bank, include_excluded=True)
@@ -163,6 +193,7 @@ async def _checked(
         checks = await check_bank({m: link for m, link in links.items() if m not in exclusions})
     finally:
         await close_links(links)
+    await _record_aft(sessions, checks)
     add_health(checks, await _health(active, secrets))
     blocked = [c for c in checks if not c.ok]
     if blocked:
@@ -209,6 +240,8 @@ async def _floor_change(args: argparse.Namespace, action: str) -> MachineSpec:
                 args.machine,
                 args.endpoint,
                 snmp=args.snmp,
+                aft_registration_key=args.aft_registration_key,
+                aft_pos_id=args.aft_pos_id,
                 actor=actor_of(args),
             )
         return await move_machine(
@@ -268,16 +301,18 @@ def _print_checks(checks: list[MachineCheck], *, as_json: bool) -> None:
         print(json.dumps([c.as_dict() for c in checks], indent=2))
         return
     table = Table(title="bank check")
-    for col in ("machine", "answers", "tournament", "credits", "clock", "blocks"):
+    for col in ("machine", "answers", "tournament", "AFT asset", "credits", "clock", "blocks"):
         table.add_column(col)
     for c in checks:
         clock = "-" if c.clock_offset_s is None else f"{c.clock_offset_s:+.1f} s"
         if c.clock_set:
             clock += " (set)"
+        aft = "-" if c.aft is None else f"{c.aft.asset_number} ({c.aft.status})"
         table.add_row(
             c.machine_id,
             "yes" if c.answers else "NO",
             c.tournament or "-",
+            aft,
             "-" if c.credits is None else str(c.credits),
             clock,
             "; ".join(c.blockers) or "ok",

@@ -1,7 +1,8 @@
 """``reelgate sas probe ENDPOINT``: a technician's look at one machine over SAS.
 
 Reads the machine ID and info (LP 1F), SAS version and serial (54), enabled features
-(A0: tournament supported or not), credits (1A), clock (7E) and pending exceptions
+(A0: tournament supported or not), its AFT asset number and registration (73 FF, read
+only), credits (1A), clock (7E) and pending exceptions
 (general polls until the queue is empty -- reading them acknowledges them, as any SAS
 host does).  Any failure is one line on stderr and a non-zero exit code.
 """
@@ -14,7 +15,7 @@ import json
 from typing import Any
 
 from gateway.errors import OperatorError
-from protocols.sas import describe_exception
+from protocols.sas import describe_exception, describe_registration_status
 from protocols.sas.client import SasClient, SasClientError
 from protocols.sas.denominations import describe_denomination
 from protocols.sas.endpoint import EndpointError, parse_endpoint
@@ -69,6 +70,8 @@ async def probe(endpoint: str) -> dict[str, Any]:
         caps = await client.capabilities()
         credits = await client.credits()
         clock = await client.read_clock()
+        # LP 73 FF only reads: the probe never registers (that is preflight's job).
+        registration = await client.aft_registration() if caps.aft else None
         codes = await client.events()
     finally:
         await client.close()
@@ -87,11 +90,25 @@ async def probe(endpoint: str) -> dict[str, Any]:
         "serial_number": version.serial,
         "tournament_supported": caps.tournament,
         "aft_supported": caps.aft,
+        "aft_asset_number": None if registration is None else registration.asset_number,
+        "aft_registration": None
+        if registration is None
+        else describe_registration_status(registration.registration_status),
+        "aft_pos_id": None
+        if registration is None or not registration.pos_id
+        else registration.pos_id,
         "features": caps.features.hex(" "),
         "credits": credits,
         "clock": clock.isoformat(sep=" "),
         "exceptions": [{"code": f"{c:02X}", "name": describe_exception(c)} for c in codes],
     }
+
+
+def _aft_line(r: dict[str, Any]) -> str:
+    if not r["aft_supported"]:
+        return "not supported"
+    pos = f", POS ID {r['aft_pos_id']}" if r["aft_pos_id"] else ""
+    return f"supported; asset number {r['aft_asset_number']}, {r['aft_registration']}{pos}"
 
 
 def format_probe(r: dict[str, Any]) -> str:
@@ -111,7 +128,7 @@ def format_probe(r: dict[str, Any]) -> str:
         ("serial", r["serial_number"] or "(none)"),
         ("denomination", f"{r['denomination']} (code {r['denomination_code']:02X})"),
         ("tournament", tournament),
-        ("AFT", "supported" if r["aft_supported"] else "not supported"),
+        ("AFT", _aft_line(r)),
         ("credits", str(r["credits"])),
         ("clock", r["clock"]),
         ("exceptions", exceptions),

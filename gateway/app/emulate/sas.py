@@ -1,8 +1,8 @@
 """``reelgate emulate sas``: serve a bank of emulated slot machines over SAS/TCP.
 
 Prints one JSON line per machine (``machine``, ``endpoint``, ``port``, ``address``,
-``tournament_supported``) and then ``{"ready": true, ...}``, so scripts and tests can
-read the endpoints; then serves until interrupted (or for ``--duration`` seconds).
+``tournament_supported``, ``asset_number``) and then ``{"ready": true, ...}``, so scripts
+and tests can read the endpoints; then serves until interrupted (or for ``--duration`` seconds).
 """
 
 from __future__ import annotations
@@ -43,6 +43,24 @@ def register(kinds: Any) -> None:
         help="the last K machines clear LP A0 bit 3 (heats run host-timed on them)",
     )
     parser.add_argument(
+        "--asset-numbers",
+        default=None,
+        metavar="N,N,...",
+        help="each machine's AFT asset number, in order (default 1001, 1002, ...)",
+    )
+    parser.add_argument(
+        "--aft-lax",
+        action="store_true",
+        help="model lax EGMs: AFT transfers need no registration and any asset number",
+    )
+    parser.add_argument(
+        "--aft-refuse",
+        type=int,
+        default=0,
+        metavar="K",
+        help="the last K machines refuse AFT registration (a preflight blocker)",
+    )
+    parser.add_argument(
         "--serial",
         action="append",
         default=[],
@@ -65,11 +83,28 @@ def run(args: argparse.Namespace) -> int:
         )
     if not 1 <= args.address <= 127:
         raise OperatorError("--address must be 1..127")
+    args.asset_numbers = _asset_numbers(args.asset_numbers, args.machines)
+    if not 0 <= args.aft_refuse <= args.machines:
+        raise OperatorError(f"--aft-refuse must be 0..{args.machines}")
     if args.pace <= 0:
         raise OperatorError("--pace must be positive")
     if args.duration is not None and args.duration <= 0:
         raise OperatorError("--duration must be positive")
     return asyncio.run(_serve(args))
+
+
+def _asset_numbers(text: str | None, machines: int) -> list[int] | None:
+    if text is None:
+        return None
+    try:
+        numbers = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise OperatorError(f"--asset-numbers {text!r}: numbers separated by commas") from None
+    if len(numbers) != machines:
+        raise OperatorError(f"--asset-numbers: {len(numbers)} given for {machines} machines")
+    if any(not 1 <= n <= 0xFFFFFFFF for n in numbers) or len(set(numbers)) != machines:
+        raise OperatorError("--asset-numbers: each 1..4294967295, no two the same")
+    return numbers
 
 
 def serial_errors() -> type[Exception]:
@@ -86,6 +121,9 @@ async def _serve(args: argparse.Namespace) -> int:
         seed=args.seed,
         no_tournament_support=args.no_tournament_support,
         address=args.address,
+        asset_numbers=args.asset_numbers,
+        aft_lax=args.aft_lax,
+        aft_refuse=args.aft_refuse,
     )
     try:
         machines = await bank.start()

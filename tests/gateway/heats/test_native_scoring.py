@@ -19,12 +19,14 @@ from gateway.heats.runner import HeatOutcome, HeatRunner
 from gateway.heats.spool import JournalWriter
 from gateway.machines.links import MachineLink, close_links
 from gateway.machines.sas import SasDriver
+from gateway.machines.sas_aft import AftHost
 from protocols.sas import EgmMessage, LongPoll
 from protocols.sas.endpoint import parse_endpoint
 from storage.db import make_sessionmaker
 from storage.journal import HeatRunMachine, Journal, MachineState, RunState
 
 SPACING = 0.02  # a short SAS poll spacing keeps the test quick; the order is the same
+AFT_HOST = AftHost(bytes(range(1, 21)), 7001)
 
 
 @pytest.fixture
@@ -49,7 +51,10 @@ class Floor:
         self.bank = bank
         self.drivers = {
             b.machine.machine_id: SasDriver(
-                b.machine.machine_id, parse_endpoint(b.endpoint), min_spacing=SPACING
+                b.machine.machine_id,
+                parse_endpoint(b.endpoint),
+                min_spacing=SPACING,
+                aft_host=AFT_HOST,  # the host-timed machine registers before its credits
             )
             for b in bank.machines
         }

@@ -22,6 +22,7 @@ from gateway.machines.driver import (
 )
 from gateway.machines.registry import FACTORIES, open_driver
 from gateway.machines.sas import SasDriver
+from gateway.machines.sas_aft import AftHost
 from protocols.sas.endpoint import parse_endpoint
 
 ZONE = ZoneInfo("Africa/Johannesburg")
@@ -33,9 +34,15 @@ async def bank() -> AsyncIterator[Bank]:
         yield b
 
 
+AFT_HOST = AftHost(bytes(range(1, 21)), 7001)
+
+
 def fast_driver(b: BankMachine) -> SasDriver:
-    """A driver with a short poll spacing so tests do not wait 200 ms per poll."""
-    return SasDriver(b.machine.machine_id, parse_endpoint(b.endpoint), min_spacing=0.005)
+    """A driver with a short poll spacing so tests do not wait 200 ms per poll, and the
+    AFT host identity a floor file would give it."""
+    return SasDriver(
+        b.machine.machine_id, parse_endpoint(b.endpoint), min_spacing=0.005, aft_host=AFT_HOST
+    )
 
 
 async def test_registry_opens_a_sas_driver_by_scheme(bank: Bank) -> None:

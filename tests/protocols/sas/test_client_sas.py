@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from emulators.machine import EmulatedMachine
+from emulators.sas_aft import AftSettings
 from emulators.sas_face import SasFace
 from protocols.sas import (
     EgmMessage,
@@ -71,10 +72,10 @@ async def _host_carrier(pair: Pair) -> Carrier:
 
 @asynccontextmanager
 async def paired(
-    kind: str, *, tournament_supported: bool = True, seed: int = 5
+    kind: str, *, tournament_supported: bool = True, seed: int = 5, aft: AftSettings | None = None
 ) -> AsyncIterator[Pair]:
     machine = EmulatedMachine("T1", seed=seed, tournament_supported=tournament_supported)
-    face = SasFace(machine, 1)
+    face = SasFace(machine, 1, aft=aft)
     server = await serve_tcp("127.0.0.1", 0, face.attach) if kind == "tcp" else None
     pair = Pair(machine, face, None, kind, server)  # type: ignore[arg-type]
     await pair.reconnect()

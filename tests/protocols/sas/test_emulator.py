@@ -11,6 +11,7 @@ import pytest
 from emulators.bank import Bank
 from emulators.machine import EmulatedMachine, Event, ModelEvent
 from emulators.player import Players
+from emulators.sas_aft import AftSettings
 from emulators.sas_face import EXCEPTION_CODES, PollAnswers, corrupt_last_byte
 from protocols.sas import (
     Ack,
@@ -38,8 +39,12 @@ from protocols.sas.client import SasTimeout
 from .test_client_sas import paired
 
 
-def answers(**kwargs: object) -> PollAnswers:
-    return PollAnswers(EmulatedMachine("A1", seed=1, **kwargs), 1)  # type: ignore[arg-type]
+def answers(*, aft: AftSettings | None = None, **kwargs: object) -> PollAnswers:
+    machine = EmulatedMachine("A1", seed=1, **kwargs)  # type: ignore[arg-type]
+    return PollAnswers(machine, 1, aft=aft)
+
+
+LAX = AftSettings(lax=True)  # asset number and registration not checked: amounts alone
 
 
 def test_unsupported_polls_get_silence() -> None:
@@ -77,7 +82,7 @@ def _transfer(kind: int, tid: str, restricted: int, cashable: int = 0) -> AftTra
 
 
 def test_aft_loads_only_play_only_credits_and_never_twice() -> None:
-    a = answers(tournament_supported=False)
+    a = answers(tournament_supported=False, aft=LAX)
     first = a.answer(_transfer(AftTransferType.IN_HOUSE_TO_MACHINE, "T-1", 300))
     assert isinstance(first, AftTransferReply)
     assert first.transfer_status == AftTransferStatus.FULL_TRANSFER_OK
@@ -131,7 +136,7 @@ def _load(tid: str, cents: int) -> AftTransfer:
 
 
 async def test_aft_replies_carry_date_expiration_pool_and_cumulative_meters() -> None:
-    async with paired("memory", tournament_supported=False) as p:
+    async with paired("memory", tournament_supported=False, aft=LAX) as p:
         first = await p.client.aft_transfer(_load("H-1", 300))
         assert (first.expiration, first.pool_id) == (2, 9)
         assert first.cumulative_restricted_cents == 300
@@ -145,6 +150,7 @@ async def test_aft_replies_carry_date_expiration_pool_and_cumulative_meters() ->
         sweep = AftTransfer(
             1, transfer_type=AftTransferType.IN_HOUSE_TO_HOST, cashable_cents=0,
             restricted_cents=500, nonrestricted_cents=0, transaction_id="H-3", asset_number=0,
+            pool_id=9,
         )  # fmt: skip
         out = await p.client.aft_transfer(sweep)  # meters are kept per transfer type
         assert out.cumulative_restricted_cents == 500
@@ -154,7 +160,7 @@ async def test_aft_replies_carry_date_expiration_pool_and_cumulative_meters() ->
 def test_an_aft_reply_is_dated_by_the_machines_clock_in_venue_time() -> None:
     utc = dt.datetime(2026, 11, 29, 16, 0, 5, 250_000, tzinfo=dt.UTC)
     machine = EmulatedMachine("A1", tournament_supported=False, wall_clock=lambda: utc)
-    reply = PollAnswers(machine, 1).answer(_load("H-1", 300))
+    reply = PollAnswers(machine, 1, aft=LAX).answer(_load("H-1", 300))
     assert isinstance(reply, AftTransferReply)
     assert reply.transaction_at == dt.datetime(2026, 11, 29, 18, 0, 5)  # SAST, whole seconds
 

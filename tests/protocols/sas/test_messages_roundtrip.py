@@ -93,6 +93,17 @@ HOST_STRATEGIES: list[tuple[type, st.SearchStrategy[Any]]] = [
         lock_timeout_cs=st.integers(0, 9999),
     ),
 ]
+u32 = st.integers(0, 2**32 - 1)
+keys = st.binary(min_size=20, max_size=20)
+HOST_STRATEGIES.append(
+    (
+        sas.AftRegister,
+        st.one_of(
+            st.builds(sas.AftRegister, addrs, st.sampled_from([0x00, 0x01, 0x40]), u32, keys, u32),
+            st.builds(sas.AftRegister, addrs, st.sampled_from([0x80, 0xFF])),
+        ),
+    )
+)
 host_messages: st.SearchStrategy[HostMessage] = st.one_of([s for _, s in HOST_STRATEGIES])
 
 
@@ -110,6 +121,8 @@ def _poll_for(reply: EgmMessage) -> HostMessage:
             return sas.AftInterrogate(a)
         if code == 0x74:
             return sas.AftLockRequest(a)
+        if code == 0x73:
+            return sas.AftRegister.read(a)
         if code == 0x2F:
             return sas.SendSelectedMeters(a, 0, (0,))
         if issubclass(cls, (sas.SendEnabledFeatures, sas.SendTournamentMeters)):
@@ -191,6 +204,7 @@ REPLY_STRATEGIES: list[tuple[type, st.SearchStrategy[Any]]] = [
         st.integers(0, 0xFFFF),
     ),
 ]
+REPLY_STRATEGIES.append(b(sas.AftRegistrationReply, addrs, u8, u32, keys, u32))
 replies: st.SearchStrategy[EgmMessage] = st.one_of([s for _, s in REPLY_STRATEGIES])
 
 

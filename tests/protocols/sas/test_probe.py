@@ -68,6 +68,7 @@ async def test_probe_reads_a_machine_from_the_command_line(
     assert "denomination  0.01 (code 01)" in out
     assert "tournament    supported (LP A0 bit 3)" in out
     assert "credits       0" in out
+    assert f"AFT           supported; asset number {first['asset_number']}, 80 not" in out
     assert "exceptions    none" in out
 
 
@@ -79,6 +80,10 @@ async def test_probe_json_and_host_timed_machine(emulated_bank: list[dict[str, o
     result = json.loads(out)
     assert result["tournament_supported"] is False
     assert result["aft_supported"] is True
+    # LP 73 FF: the asset number the emulator was started with, nobody registered yet
+    assert result["aft_asset_number"] == second["asset_number"]
+    assert result["aft_registration"] == "80 not registered"
+    assert result["aft_pos_id"] is None
     assert result["serial_number"] == f"{second['machine']}-7"
     assert result["credits"] == 0
     assert result["exceptions"] == []
