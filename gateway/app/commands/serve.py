@@ -20,6 +20,11 @@ their traps arrive on ``--snmp-traps HOST:PORT`` and a door opened, power lost o
 down mid-heat is a malfunction of that seat (T20/T21) while the heat goes on.  Their
 SNMP secrets come from ``--snmp-secrets PATH`` (or ``$REELGATE_SNMP_SECRETS``) and the
 floor file's inline ones, never from the database; a missing one stops the start.
+
+Every option left off the command line comes from the configuration (``[serve]``,
+``[mqtt] url``, ``[venue] name``, ``[http]``, ``[signage]``, ``[log]``; the environment
+over the file: :mod:`gateway.app.settings`), so a unit runs ``reelgate serve --config
+/etc/reelgate/reelgate.toml`` and nothing else.
 """
 
 from __future__ import annotations
