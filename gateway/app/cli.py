@@ -19,12 +19,14 @@ import os
 import sys
 from collections.abc import Sequence
 
+from gateway.app.configfile import apply_config
 from gateway.app.options import OneLineParser
 from gateway.errors import OperatorError
 
 # name -> (module in gateway.app.commands, help); keep in the order --help shows them.
 COMMANDS: dict[str, tuple[str, str]] = {
     "db": ("db", "create, migrate or check the database schema"),
+    "config": ("config", "check or show the configuration (file and environment)"),
     "serve": ("serve", "run the gateway: recovery, bank supervision, scheduled heats"),
     "bank": ("bank", "check, enable or disable a tournament bank; add or move machines"),
     "heat": ("heat", "heats: schedule, registration, scores, incidents; test heat, recovery"),
@@ -45,11 +47,29 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+class _Version(argparse.Action):
+    """``--version`` from the installed distribution, read only when asked."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kw: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help=str(kw.get("help", "")))
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("reelgate")
+        except PackageNotFoundError:  # run from a source tree that was never installed
+            found = "unknown (not installed)"
+        print(f"reelgate {found}")
+        parser.exit(0)
+
+
 def _top_parser() -> tuple[OneLineParser, argparse._SubParsersAction[OneLineParser]]:
     parser = OneLineParser(
         prog="reelgate",
         description="Reelgate: slot tournament and Super 9 promotion gateway.",
     )
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     return parser, sub
 
@@ -90,6 +110,7 @@ def _main(argv: list[str]) -> int:
     if handler is None:  # a placeholder: only reached for a command the table mislabels
         parser.error(f"{args.command}: not available")
     try:
+        apply_config(args)  # --database from the configuration file, when one is in effect
         code: int = handler(args)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
     except OperatorError as exc:

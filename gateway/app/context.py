@@ -84,7 +84,7 @@ class GatewayContext:
         *,
         database: str | None,
         floor_path: str | None,
-        spool: str | Path = DEFAULT_SPOOL,
+        spool: str | Path | None = DEFAULT_SPOOL,
         upgrade: bool = False,
     ) -> GatewayContext:
         """Open a database at this Reelgate's revision (``upgrade``: migrate it first,
@@ -96,7 +96,7 @@ class GatewayContext:
         try:
             sessions = make_sessionmaker(engine)
             journal = Journal(sessions)
-            writer = JournalWriter(journal, spool)
+            writer = JournalWriter(journal, spool or DEFAULT_SPOOL)  # None: a parser not run by cli
             await guarded(url, writer.flush())  # anything kept during an outage goes in first
             floor = await guarded(url, sync_floor(sessions, seed) if seed else load_floor(sessions))
         except BaseException:

@@ -23,6 +23,7 @@ import contextlib
 import time
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console, Group
 from rich.live import Live
@@ -51,6 +52,9 @@ from gateway.tournament.services.standings import stage_standings
 from gateway.tournament.settings import TournamentSettings
 from gateway.web import FanoutFeed, SignageServer, start_signage
 from protocols.mqtt.feed import MqttFeed
+
+if TYPE_CHECKING:
+    from protocols.mqtt.broker import EmbeddedBroker
 
 BANK = "A"
 ACTOR = "demo"
@@ -106,6 +110,7 @@ class Board:
 async def run(args: argparse.Namespace, folder: Path) -> int:
     console = Console()
     console.print(f"[bold]Reelgate demo[/bold] — working folder {folder}")
+    broker = await _embedded_broker(args, console)
     mqtt: MqttFeed | None = None
     if getattr(args, "mqtt", ""):
         mqtt = await MqttFeed.connect(args.mqtt, args.site, wait=False)
@@ -125,6 +130,22 @@ async def run(args: argparse.Namespace, folder: Path) -> int:
             console.print(f"signage page stays up {linger:.0f} s more ({signage.url})")
             await asyncio.sleep(linger)
         await _close_feed(signage, mqtt)
+        if broker is not None:
+            await broker.stop()
+
+
+async def _embedded_broker(args: argparse.Namespace, console: Console) -> EmbeddedBroker | None:
+    """``--mqtt embedded``: the demo's own broker on loopback (the ``embedded`` extra);
+    ``args.mqtt`` becomes its URL, for ``reelgate signage --mqtt URL --site demo``."""
+    if getattr(args, "mqtt", "") != "embedded":
+        return None
+    from gateway.app.embedded import embedded_broker
+
+    broker = embedded_broker("--mqtt embedded")()
+    await broker.start()
+    args.mqtt = broker.url
+    console.print(f"embedded MQTT broker at {broker.url}")
+    return broker
 
 
 DEMO_AFT_KEY = "44454d4f" * 5  # "DEMO" x 5: the demo floor's AFT registration key

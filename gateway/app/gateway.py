@@ -253,6 +253,7 @@ class RunningGateway:
                     "bank %s: heat run %s found %s -> %s%s",
                     bank, r.run_id, r.found_state.value, r.decision,
                     f" (silent: {', '.join(r.silent)})" if r.silent else "",
+                    extra={"bank": bank, "run": r.run_id, "decision": r.decision},
                 )  # fmt: skip
         except StaleOwner as exc:
             assert self.ownership is not None

@@ -34,12 +34,16 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def add_database(parser: argparse.ArgumentParser) -> None:
+    """``--database URL`` and ``--config FILE`` (whose ``[database] url`` it defaults to)."""
+    from gateway.app.configfile import add_config
+
     parser.add_argument(
         "--database",
         metavar="URL",
         help="database URL: sqlite:///FILE or postgresql://USER@HOST/DB "
-        "(default: $REELGATE_DATABASE_URL, else ./reelgate.db)",
+        "(default: $REELGATE_DATABASE_URL, else [database] url, else ./reelgate.db)",
     )
+    add_config(parser)
 
 
 def add_json(parser: argparse.ArgumentParser) -> None:
@@ -73,8 +77,9 @@ def add_gateway(parser: argparse.ArgumentParser, *, floor_required: bool) -> Non
     parser.add_argument(
         "--spool",
         metavar="FILE",
-        default=str(DEFAULT_SPOOL),
-        help="local file keeping journal writes while the database is unreachable",
+        default=None,
+        help="local file keeping journal writes while the database is unreachable "
+        f"(default [serve] spool, else ./{DEFAULT_SPOOL})",
     )
 
 

@@ -168,6 +168,10 @@ class HeatCore:
         if seat.state is MachineState.MALFUNCTION:
             return
         seat.state, seat.error = MachineState.MALFUNCTION, reason
+        log.warning(
+            "heat run %s: machine %s malfunctioned (%s); the heat goes on",
+            self.run_id, machine_id, reason, extra={"machine": machine_id},
+        )  # fmt: skip
         effect = EffectIn(EffectKind.MALFUNCTION, datetime.now(UTC), machine_id, {"reason": reason})
         await self.writer.set_seats(
             self.run_id, {machine_id: MachineState.MALFUNCTION}, note=reason, effects=[effect]

@@ -14,7 +14,10 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from storage.journal import RunView
 
 
 class TournamentSide(Protocol):
@@ -43,3 +46,12 @@ class ProgressNote:
 
 
 ProgressSink = Callable[[ProgressNote], None]
+
+
+def run_fields(view: RunView) -> dict[str, object]:
+    """The log fields of a heat run: its bank, tournament heat (none for a technician's
+    test heat) and run; bound around whatever drives or recovers it."""
+    fields: dict[str, object] = {"bank": view.bank_name, "run": view.id}
+    if view.heat_id is not None:
+        fields["heat"] = view.heat_id
+    return fields

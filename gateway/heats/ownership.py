@@ -125,8 +125,15 @@ class BankOwnership:
                 self.sessions, bank, self.owner, now=self.now(), period=self.period,
                 dead_token=held.view.token,
             )  # fmt: skip
-            log.info("bank %s: its holder (pid %d) is gone; taken over", bank, held.view.pid)
+            log.info(
+                "bank %s: its holder (pid %d) is gone; taken over", bank, held.view.pid,
+                extra={"bank": bank},
+            )  # fmt: skip
         self.leases[bank] = got
+        log.info(
+            "bank %s: lease taken (token %d, %s)", bank, got.token, self.owner.holder,
+            extra={"bank": bank, "token": got.token, "holder": self.owner.holder},
+        )  # fmt: skip
         self.lost.pop(bank, None)
         self.journal.hold(bank, got.token)
         return got
@@ -219,7 +226,7 @@ class BankOwnership:
     def _warn_once(self, bank: str, what: str, text: str) -> None:
         if (bank, what) not in self._warned:
             self._warned.add((bank, what))
-            log.warning("bank %s: %s", bank, text)
+            log.warning("bank %s: %s", bank, text, extra={"bank": bank})
 
     # -- letting go ------------------------------------------------------------------
     def lose(self, bank: str, why: str) -> None:
@@ -228,7 +235,9 @@ class BankOwnership:
             return
         self.journal.drop(bank)
         self.lost[bank] = why
-        log.warning("bank %s: lease lost (%s); no longer driving it", bank, why)
+        log.warning(
+            "bank %s: lease lost (%s); no longer driving it", bank, why, extra={"bank": bank}
+        )
         if self.on_lost is not None:
             self.on_lost(bank, why)
 
@@ -240,6 +249,10 @@ class BankOwnership:
         with contextlib.suppress(Exception):  # the database away: it runs out by itself
             async with asyncio.timeout(self.period.total_seconds()):
                 await leases.release(self.sessions, held, now=self.now())
+        log.info(
+            "bank %s: lease released (token %d)", bank, held.token,
+            extra={"bank": bank, "token": held.token},
+        )  # fmt: skip
 
     async def release_all(self) -> None:
         for bank in list(self.leases):

@@ -34,10 +34,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from structlog.contextvars import bound_contextvars
+
 from gateway.feed import FeedPublisher
 from gateway.heats import states
 from gateway.heats.decisions import is_system_failure
-from gateway.heats.hooks import ProgressSink, TournamentSide
+from gateway.heats.hooks import ProgressSink, TournamentSide, run_fields
 from gateway.heats.runner import HeatOutcome, HeatRunner
 from gateway.heats.spool import JournalWriter
 from gateway.machines.driver import DriverError
@@ -111,7 +113,8 @@ async def recover_bank(
         if view.heat_id is not None:
             await tournament.drain(view.id)  # effects a crash left behind, first
         context = _Context(writer, links, t0, tournament, feed, progress, on_control, drive)
-        reports.append(await _recover_run(context, view))
+        with bound_contextvars(**run_fields(view)):
+            reports.append(await _recover_run(context, view))
     return reports
 
 

@@ -49,13 +49,15 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from structlog.contextvars import bound_contextvars
+
 from gateway.heat_limits import check_heat_limits, heat_limit_problem
 from gateway.heats import states
 from gateway.heats.collect import Collecting
 from gateway.heats.decisions import is_system_failure, unproven_seats
 from gateway.heats.floor_actions import FloorActions
 from gateway.heats.heat_core import _LIVE, Command, Directive, HeatOutcome, MachineOutcome
-from gateway.heats.hooks import Progress
+from gateway.heats.hooks import Progress, run_fields
 from gateway.heats.watch import TRAP_MALFUNCTION_EVENTS, Watching
 from gateway.machines.driver import (
     MachineEvent,
@@ -97,6 +99,12 @@ class HeatRunner(FloorActions, Watching, Collecting):
         self.directives.put_nowait(Directive(command, reason))
 
     async def drive(self, view: RunView, *, resumed: bool = True) -> HeatOutcome:
+        """Run or resume the heat of ``view`` (see the module); every log line meanwhile,
+        of this task and of the watchers it starts, carries the bank, heat and run."""
+        with bound_contextvars(**run_fields(view)):
+            return await self._drive(view, resumed=resumed)
+
+    async def _drive(self, view: RunView, *, resumed: bool) -> HeatOutcome:
         self.view = view
         self.run_id = view.id
         self.current_run = view.id

@@ -286,7 +286,10 @@ class Scheduler:
         )
         live = LiveHeat(heat.id, runner, task)
         self.live[bank.name] = live
-        log.info("heat %s started on bank %s (%d machines)", heat.id, bank.name, len(seated))
+        log.info(
+            "heat %s started on bank %s (%d machines)", heat.id, bank.name, len(seated),
+            extra={"bank": bank.name, "heat": heat.id, "machines": seated},
+        )  # fmt: skip
         return live
 
     async def _ensure_links(self, bank: str, machines: list[str]) -> Mapping[str, MachineLink]:
@@ -355,7 +358,10 @@ class Scheduler:
                 row = await session.get(DirectorCommand, cmd.id)
                 if row is not None:
                     row.outcome, row.done_at = outcome, self.now()
-            log.info("director order %s (%s): %s", cmd.id, cmd.command, outcome)
+            log.info(
+                "director order %s (%s): %s", cmd.id, cmd.command, outcome,
+                extra={"bank": cmd.bank_name, "account": cmd.actor, "order": cmd.command},
+            )  # fmt: skip
 
     async def _carry_out(self, cmd: DirectorCommand) -> str:
         live = self.live.get(cmd.bank_name)

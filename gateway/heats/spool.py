@@ -74,7 +74,7 @@ class JournalWriter:
         seats: Mapping[str, MachineState] | None = None,
         effects: Sequence[EffectIn] = (),
     ) -> None:
-        await self._write(
+        spooled = await self._write(
             {
                 "op": "step",
                 "run_id": run_id,
@@ -88,6 +88,11 @@ class JournalWriter:
                 "effects": [_effect_record(e) for e in effects],
             }
         )
+        # The operator's line for every heat state (bank and heat are bound by the runner).
+        fields: dict[str, Any] = {"run": run_id, "state": state.value, "spooled": spooled}
+        if note:
+            fields["note"] = note
+        log.info("heat run %s: %s", run_id, state.value, extra=fields)
 
     async def set_seats(
         self,
@@ -112,7 +117,7 @@ class JournalWriter:
         )
 
     async def store_results(self, run_id: int, results: Sequence[ResultIn]) -> None:
-        await self._write(
+        spooled = await self._write(
             {
                 "op": "results",
                 "run_id": run_id,
@@ -130,6 +135,11 @@ class JournalWriter:
                 ],
             }
         )
+        scores = {r.machine_id: r.score for r in results}
+        log.info(
+            "heat run %s: %d score(s) stored", run_id, len(scores),
+            extra={"run": run_id, "scores": scores, "spooled": spooled},
+        )  # fmt: skip
 
     async def settle(self, run_id: int) -> bool:
         """Mark the run settled if the database agrees it may be (every machine back in
@@ -163,12 +173,13 @@ class JournalWriter:
     def pending(self) -> bool:
         return self.spool_path.exists() and self.spool_path.stat().st_size > 0
 
-    async def _write(self, record: dict[str, Any]) -> None:
+    async def _write(self, record: dict[str, Any]) -> bool:
+        """Journal ``record``; True when it went to the spool (the database away)."""
         async with self._lock:
             if not self.pending:
                 try:
                     await _apply(self.journal, record)
-                    return
+                    return False
                 except Exception as exc:
                     if not is_outage(exc):
                         raise
@@ -176,6 +187,7 @@ class JournalWriter:
             self._append(record)
             self.spooled_total += 1
         self._ensure_flusher()
+        return True
 
     def _append(self, record: dict[str, Any]) -> None:
         line = json.dumps(record, separators=(",", ":")) + "\n"

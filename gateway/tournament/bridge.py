@@ -150,6 +150,7 @@ class TournamentBridge:
         log.info(
             "heat %s run %s: %s effect applied (%s)",
             effect.heat_id, effect.run_id, effect.kind.value, outcome,
+            extra={"heat": effect.heat_id, "run": effect.run_id, "effect": effect.kind.value},
         )  # fmt: skip
         return 1
 

@@ -104,6 +104,9 @@ def test_serve_runs_the_schedule_and_survives_sigkill(tmp_path: Path) -> None:
             second.send_signal(signal.SIGTERM)
             second.wait(timeout=15)
         assert second.returncode == 0
+        assert second.stderr is not None
+        log = second.stderr.read().decode()
+        assert "tournament refused" not in log, log  # a resume applies the start once only
         assert final[0] is RunState.CLOSED
         assert final[2] == 3  # every seat scored, once
         for m in bank.ask("state")["machines"]:

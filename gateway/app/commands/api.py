@@ -1,6 +1,10 @@
 """``reelgate api --http HOST:PORT``: the desks' HTTP API alone, for a desk host that
 talks to no machine; ``reelgate serve --http HOST:PORT`` runs the same API beside the
-gateway.  Handlers and rules: :mod:`gateway.web.api`; who may do what: docs/roles.md."""
+gateway.  Handlers and rules: :mod:`gateway.web.api`; who may do what: docs/roles.md.
+
+The address and TLS come from the flags, else the configuration's ``[http]`` section
+(``listen``, ``tls_cert``, ``tls_key``).  With a certificate and key the API is served
+over HTTPS only and the session cookie is ``Secure``."""
 
 from __future__ import annotations
 
@@ -10,8 +14,10 @@ import contextlib
 import signal
 from collections.abc import Generator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from gateway.app.configfile import fill_unset, settings_of
 from gateway.app.database import open_engine
 from gateway.app.options import add_database
 from gateway.errors import OperatorError
@@ -22,16 +28,16 @@ def register(sub: Any) -> None:
         "api", help="serve the desks' HTTP API (/api/v1) on a desk host"
     )
     add_database(parser)
-    add_http_argument(parser, required=True)
+    add_http_argument(parser)
     parser.set_defaults(handler=_api)
 
 
-def add_http_argument(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
+def add_http_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--http",
         metavar="HOST:PORT",
-        required=required,
-        help="serve the HTTP API (/api/v1) on this address (port 0: a free one, printed)",
+        help="serve the HTTP API (/api/v1) on this address (port 0: a free one, printed; "
+        "default [http] listen)",
     )
     parser.add_argument(
         "--tls-cert", metavar="FILE", help="certificate for HTTPS (session cookies are Secure)"
@@ -47,9 +53,47 @@ def http_address(spec: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def configured_http(args: argparse.Namespace) -> None:
+    """``--http``, ``--tls-cert``/``--tls-key`` (a pair on the command line wins as a
+    pair) and ``--database`` from the configuration when not given."""
+    s = settings_of(args)
+    if not getattr(args, "tls_cert", None) and not getattr(args, "tls_key", None):
+        args.tls_cert = str(s.http.tls_cert) if s.http.tls_cert else None
+        args.tls_key = str(s.http.tls_key) if s.http.tls_key else None
+    fill_unset(args, {"http": s.http.listen, "database": s.database.url})
+
+
 def _api(args: argparse.Namespace) -> int:
+    configured_http(args)
+    if not args.http:
+        raise OperatorError("--http: give HOST:PORT (or set [http] listen)")
     http_address(args.http)
+    check_tls(args)
+    from gateway.app.logs import configure_logging
+
+    configure_logging(settings_of(args))
     return asyncio.run(_run(args))
+
+
+def check_tls(args: argparse.Namespace) -> bool:
+    """Whether the API serves HTTPS; the certificate and key are loaded once here, so a
+    wrong file is one line naming it rather than a listener that never comes up."""
+    cert: str | None = getattr(args, "tls_cert", None)
+    key: str | None = getattr(args, "tls_key", None)
+    if not cert or not key:
+        if cert or key:
+            raise OperatorError("--tls-cert and --tls-key go together")
+        return False
+    import ssl
+
+    for option, path in (("--tls-cert", cert), ("--tls-key", key)):
+        if not Path(path).is_file():
+            raise OperatorError(f"{option} {path}: no such file")
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(cert, key)
+    except (ssl.SSLError, OSError) as exc:
+        raise OperatorError(f"--tls-cert {cert} / --tls-key {key}: cannot load: {exc}") from None
+    return True
 
 
 async def _run(args: argparse.Namespace) -> int:
@@ -91,9 +135,7 @@ async def start_http(args: argparse.Namespace) -> HttpApi | None:
     from gateway.web.api import create_app
     from storage.db import make_sessionmaker
 
-    tls = bool(getattr(args, "tls_cert", None))
-    if tls != bool(getattr(args, "tls_key", None)):
-        raise OperatorError("--tls-cert and --tls-key go together")
+    tls = check_tls(args)
     _, engine = await open_engine(args.database)
     app = create_app(make_sessionmaker(engine), secure_cookies=True if tls else None)
     config = uvicorn.Config(

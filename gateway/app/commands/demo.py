@@ -16,6 +16,8 @@ from typing import Any
 
 from gateway.errors import OperatorError
 
+EMBEDDED = "embedded"  # --mqtt embedded: a broker of the demo's own, on loopback
+
 
 def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
@@ -26,7 +28,11 @@ def register(sub: Any) -> None:
     parser.add_argument("--credits", type=int, default=1000, help="tournament credits per seat")
     parser.add_argument("--keep", action="store_true", help="keep the demo folder afterwards")
     parser.add_argument(
-        "--mqtt", default="", metavar="URL", help="also publish the live feed to this broker"
+        "--mqtt",
+        default="",
+        metavar="URL",
+        help="also publish the live feed to this broker ('embedded': start one on loopback, "
+        "needs pip install 'reelgate[embedded]')",
     )
     parser.add_argument("--site", default="demo", help="site name in the MQTT feed tree")
     parser.add_argument(
@@ -48,7 +54,11 @@ def _demo(args: argparse.Namespace) -> int:
         raise OperatorError("--credits must be between 1 and 99999999")
     if not 0 <= args.linger <= 600:
         raise OperatorError("--linger must be between 0 and 600 seconds")
-    if args.mqtt:
+    if args.mqtt == EMBEDDED:
+        from gateway.app.embedded import embedded_broker
+
+        embedded_broker("--mqtt embedded")  # one line now if amqtt is not installed
+    elif args.mqtt:
         from protocols.mqtt.client import MqttSettings
         from protocols.mqtt.topics import TopicError, check_segment
 

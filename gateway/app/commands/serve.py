@@ -20,6 +20,11 @@ their traps arrive on ``--snmp-traps HOST:PORT`` and a door opened, power lost o
 down mid-heat is a malfunction of that seat (T20/T21) while the heat goes on.  Their
 SNMP secrets come from ``--snmp-secrets PATH`` (or ``$REELGATE_SNMP_SECRETS``) and the
 floor file's inline ones, never from the database; a missing one stops the start.
+
+Every option left off the command line comes from the configuration (``[serve]``,
+``[mqtt] url``, ``[venue] name``, ``[http]``, ``[signage]``, ``[log]``; the environment
+over the file: :mod:`gateway.app.settings`), so a unit runs ``reelgate serve --config
+/etc/reelgate/reelgate.toml`` and nothing else.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from gateway.app.configfile import fill_unset, settings_of
 from gateway.app.options import add_gateway, trap_host
 from gateway.errors import OperatorError
 from storage.lease import DEFAULT_PERIOD
@@ -52,16 +58,19 @@ def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
         "serve", help="run the gateway: recovery, bank supervision, scheduled heats"
     )
-    add_gateway(parser, floor_required=True)
+    add_gateway(parser, floor_required=False)
     parser.add_argument(
-        "--poll-interval", type=float, default=0.2, help="general poll cadence per machine (s)"
+        "--poll-interval", type=float, help="general poll cadence per machine (s; default 0.2)"
     )
-    parser.add_argument("--tick", type=float, default=0.5, help="scheduler tick (s)")
-    parser.add_argument("--log-level", default="INFO")
+    parser.add_argument("--tick", type=float, help="scheduler tick (s; default 0.5)")
+    parser.add_argument("--log-level", help="DEBUG, INFO, WARNING or ERROR (default [log] level)")
     parser.add_argument(
-        "--mqtt", default="", metavar="URL", help="publish the live feed to this broker"
+        "--mqtt",
+        metavar="URL",
+        help="publish the live feed to this broker (default [mqtt] url / $REELGATE_MQTT_URL; "
+        "'' for none)",
     )
-    parser.add_argument("--site", default="venue", help="site name in the MQTT feed tree")
+    parser.add_argument("--site", help="site name in the MQTT feed tree (default [venue] name)")
     parser.add_argument(
         "--signage-port",
         type=int,
@@ -69,14 +78,11 @@ def register(sub: Any) -> None:
         metavar="P",
         help="serve the signage page on this port (0: a free port, printed); default off",
     )
-    parser.add_argument(
-        "--signage-host", default="127.0.0.1", help="address the signage page listens on"
-    )
+    parser.add_argument("--signage-host", help="address the signage page listens on (loopback)")
     parser.add_argument(
         "--snmp-traps",
-        default="127.0.0.1:0",
         metavar="HOST:PORT",
-        help="where boards send SNMP traps (port 0: a free port, printed)",
+        help="where boards send SNMP traps (port 0: a free port, printed; default 127.0.0.1:0)",
     )
     add_snmp_secrets_argument(parser)
     from gateway.app.commands.api import add_http_argument
@@ -85,36 +91,59 @@ def register(sub: Any) -> None:
     parser.add_argument(
         "--standby",
         action="store_true",
+        default=None,
         help="hot standby: wait for each bank's lease and take the bank over (recovering its "
         "heat) when the serving gateway stops renewing it",
     )
     parser.add_argument(
         "--expect-standby",
         action="store_true",
+        default=None,
         help="a standby shares this database: stop a bank's floor actions once its lease "
         "has run out during a database outage (default: keep the heat going)",
     )
     parser.add_argument(
         "--lease-period",
         type=float,
-        default=DEFAULT_PERIOD.total_seconds(),
         metavar="S",
-        help="bank lease period (s): renewed every S/3; a standby takes over after S",
+        help="bank lease period (s): renewed every S/3; a standby takes over after S "
+        f"(default {DEFAULT_PERIOD.total_seconds():g})",
     )
     parser.set_defaults(handler=_serve)
 
 
 def _serve(args: argparse.Namespace) -> int:
-    logging.basicConfig(
-        level=getattr(logging, str(args.log_level).upper(), logging.INFO),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
     check_arguments(args)
+    from gateway.app.logs import configure_logging
+
+    configure_logging(settings_of(args), level=args.log_level)
     return asyncio.run(serve(args))
 
 
+def configured(args: argparse.Namespace) -> argparse.Namespace:
+    """The command line with every option it left unset taken from the configuration
+    (file, then environment over it; :mod:`gateway.app.settings`).  Idempotent."""
+    s = settings_of(args)
+    fill_unset(args, {
+        "database": s.database.url, "floor": s.serve.floor, "spool": s.serve.spool,
+        "poll_interval": s.serve.poll_interval, "tick": s.serve.tick, "log_level": s.log.level,
+        "mqtt": s.mqtt.url or "", "site": s.venue.name, "signage_port": s.signage.port,
+        "signage_host": s.signage.host, "snmp_traps": s.serve.snmp_traps,
+        "snmp_secrets": s.serve.snmp_secrets, "lease_period": s.serve.lease_period,
+        "standby": s.serve.standby, "expect_standby": s.serve.expect_standby,
+    })  # fmt: skip
+    from gateway.app.commands.api import configured_http
+
+    configured_http(args)
+    return args
+
+
 def check_arguments(args: argparse.Namespace) -> None:
-    """Operator mistakes, found before anything is opened (one line, names the option)."""
+    """Operator mistakes, found before anything is opened (one line, names the option);
+    fills what the command line left unset from the configuration first."""
+    configured(args)
+    if not args.floor:
+        raise OperatorError("--floor: name the floor file (or set [serve] floor)")
     if args.poll_interval < 0.2:
         raise OperatorError("--poll-interval: SAS allows one poll per machine every 0.2 s at most")
     if args.signage_port is not None and not 0 <= args.signage_port <= 65535:
@@ -181,6 +210,7 @@ async def serve(
     # Imported here: bank and the parser import this module for its options only.
     from gateway.app.gateway import GatewaySettings, RunningGateway
 
+    configured(args)
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

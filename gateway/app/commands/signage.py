@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
 import signal
 from typing import TYPE_CHECKING, Any
 
+from gateway.app.configfile import add_config, fill_unset, settings_of
 from gateway.errors import OperatorError
 
 if TYPE_CHECKING:  # the web stack loads slowly: imported by the handlers that use it
@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # the web stack loads slowly: imported by the handlers that u
     from gateway.web.mqtt_source import MqttFeedSource
 
 DEFAULT_BROKER = "mqtt://127.0.0.1:1883"
+DEFAULT_PORT = 8080
 LOOPBACK = "127.0.0.1"  # = gateway.web.server.LOOPBACK, whose import would load aiohttp
 
 
@@ -29,19 +30,20 @@ def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
         "signage", help="serve the leaderboard / Super 9 signage page from the MQTT feed"
     )
-    parser.add_argument("--port", type=int, default=8080, help="HTTP port (0: any free port)")
+    parser.add_argument(
+        "--port", type=int, help="HTTP port (0: any free port; default [signage] port, else 8080)"
+    )
     parser.add_argument(
         "--host",
-        default=LOOPBACK,
-        help="address to listen on (default loopback; a sign on another machine needs the "
-        "LAN address of this one)",
+        help="address to listen on (default [signage] host, else loopback; a sign on another "
+        "machine needs the LAN address of this one)",
     )
     parser.add_argument(
         "--mqtt",
-        default=os.environ.get("REELGATE_MQTT_URL") or DEFAULT_BROKER,
-        help=f"broker URL (default $REELGATE_MQTT_URL or {DEFAULT_BROKER})",
+        help=f"broker URL (default $REELGATE_MQTT_URL / [mqtt] url, else {DEFAULT_BROKER})",
     )
-    parser.add_argument("--site", default="venue", help="site name, the topic level (venue)")
+    parser.add_argument("--site", help="site name, the topic level (default [venue] name)")
+    add_config(parser)
     parser.add_argument(
         "--wait", action="store_true", help="fail at once if the broker is not reachable"
     )
@@ -49,10 +51,17 @@ def register(sub: Any) -> None:
 
 
 def _signage(args: argparse.Namespace) -> int:
+    from gateway.app.logs import configure_logging
     from gateway.web.fanout import FanoutFeed
     from gateway.web.mqtt_source import MqttFeedSource
     from protocols.mqtt.topics import TopicError
 
+    s = settings_of(args)
+    fill_unset(args, {
+        "port": DEFAULT_PORT if s.signage.port is None else s.signage.port,
+        "host": s.signage.host, "mqtt": s.mqtt.url or DEFAULT_BROKER, "site": s.venue.name,
+    })  # fmt: skip
+    configure_logging(s)
     if not 0 <= args.port <= 65535:
         raise OperatorError(f"--port {args.port}: must be 0..65535")
     feed = FanoutFeed()

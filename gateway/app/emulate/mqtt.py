@@ -13,16 +13,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from emulators.machine import EmulatedMachine
 from emulators.mqtt_board import MqttBoard
 from emulators.player import Players
+from gateway.app.embedded import embedded_broker
 from gateway.errors import OperatorError
-from protocols.mqtt.broker import EmbeddedBroker
 from protocols.mqtt.client import MqttSettings, MqttUnavailable
 from protocols.mqtt.topics import TopicError, check_segment
 from protocols.snmp.security import Security, V2cCommunity, V3User
+
+if TYPE_CHECKING:
+    from protocols.mqtt.broker import EmbeddedBroker
 
 MAX_MACHINES = 2000
 
@@ -99,7 +102,7 @@ async def _serve(args: argparse.Namespace) -> int:
     broker: EmbeddedBroker | None = None
     url = args.broker
     if not url:
-        broker = EmbeddedBroker()
+        broker = embedded_broker("--broker")()
         await broker.start()
         url = broker.url
         print(f"embedded MQTT broker at {url}", flush=True)

@@ -26,6 +26,7 @@ from hmac import compare_digest
 
 from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from structlog.contextvars import bound_contextvars
 
 from gateway.accounts import service
 from gateway.accounts.roles import Permission, allowed
@@ -115,7 +116,8 @@ def require(permission: Permission | None) -> Callable[[Request], AsyncIterator[
             who = await authenticate(request, session, api.clock())
             if permission is not None and not allowed(who.role, permission):
                 raise ApiError(403, f"permission: role {who.role.value} may not {permission.value}")
-            yield Caller(who.user_id, who.name, who.role, session)
+            with bound_contextvars(account=who.name):  # every log line of the request
+                yield Caller(who.user_id, who.name, who.role, session)
 
     return dependency
 
