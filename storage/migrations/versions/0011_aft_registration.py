@@ -4,7 +4,7 @@
 (SAS LP 73) for the machine, seeded from the floor file.  ``machine_aft_registration``:
 per machine, the asset number and registration the last preflight found.
 
-Revision ID: 0014
+Revision ID: 0011
 Revises: 0010
 Create Date: 2026-12-01 12:20:00
 """
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0014"
+revision: str = "0011"
 down_revision: str | Sequence[str] | None = "0010"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
