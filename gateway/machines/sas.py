@@ -101,6 +101,7 @@ from protocols.sas.client import (
 from protocols.sas.denominations import cents_per_credit
 from protocols.sas.endpoint import Endpoint, parse_endpoint
 from protocols.sas.errors import SasError
+from protocols.sas.lines import shared_lines
 
 VENUE_ZONE = ZoneInfo("Africa/Johannesburg")
 SLOT_DOOR_OPENED = 0x11
@@ -208,7 +209,7 @@ class SasDriver:
         """The client, reconnecting first if the link was lost."""
         client = self._client
         if client is None or client.closed:
-            client = await SasClient.connect(
+            client = await shared_lines().client(
                 self.endpoint,
                 connect_seconds=self.connect_seconds,
                 min_spacing=self.min_spacing,
