@@ -24,6 +24,7 @@ is just one of them and the line behaves as a plain link.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -85,14 +86,27 @@ class SasLine:
         self._timer: asyncio.TimerHandle | None = None
         self._lost: Exception | None = None
         self._on_close = on_close
+        self.shared = False  # more than one address has joined (a multi-drop loop)
         carrier.set_handlers(self._on_data, self._on_lost)
 
     # -- who is on the line ------------------------------------------------------------
     def join(self, address: int, user: LineUser, min_spacing: float) -> None:
         self.schedule.add_address(address, min_spacing)
         self._users.setdefault(address, []).append(user)
-        if len(self._users) > 1:  # a multi-drop loop (behind a board, too): pace it
-            self.schedule.char_time = SAS_CHAR_TIME
+        if len(self._users) > 1 and not self.shared:
+            self._share()
+
+    def _share(self) -> None:
+        """A second address joined: this is a multi-drop loop (behind a board, too).  Pace
+        it in line time, and settle a lone ACK after two characters rather than the whole
+        inter-byte gap (:class:`LinkSettings` ``ack_settle``): every held ACK on a loop
+        delays every machine after it."""
+        self.shared = True
+        self.schedule.char_time = SAS_CHAR_TIME
+        if self._link.settings.ack_settle is None:
+            self._link.settings = dataclasses.replace(
+                self._link.settings, ack_settle=2 * self._link.settings.byte_time
+            )
 
     def leave(self, address: int, user: LineUser) -> bool:
         """Remove ``user``; True when nobody is left on the line."""
