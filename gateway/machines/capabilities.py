@@ -53,3 +53,18 @@ class PacedLink(Protocol):
 def min_spacing(driver: object) -> float:
     """The driver's own gap between two polls, 0 for an unpaced driver."""
     return float(driver.min_spacing) if isinstance(driver, PacedLink) else 0.0
+
+
+@runtime_checkable
+class HeatBaseline(Protocol):
+    """A driver that scores a heat from meter differences since tournament entry
+    (host-timed SAS): the runner journals the entry meters and hands them back to a
+    driver that did not see the entry (a restarted gateway)."""
+
+    def heat_baseline(self) -> dict[str, int] | None:
+        """The meters read at entry, as plain integers (None: no entry seen)."""
+        ...
+
+    def restore_heat_baseline(self, baseline: dict[str, int]) -> None:
+        """Take a journaled baseline (ignored if this driver saw the entry itself)."""
+        ...
