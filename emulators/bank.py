@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from emulators.machine import EmulatedMachine, Identity
+from emulators.multidrop import MultiDrop
 from emulators.player import Players
 from emulators.reply_outbox import ReplyOutbox
 from emulators.sas_aft import AftSettings, RegistrationMode
@@ -101,7 +102,10 @@ class Bank:
         asset_numbers: Sequence[int] | None = None,
         aft_lax: bool = False,
         aft_refuse: int = 0,
+        loop_size: int = 1,
     ) -> None:
+        """``loop_size`` > 1: machines share ports, that many to a multi-drop loop at
+        addresses 1..``loop_size`` (``address`` is then unused)."""
         if count < 1:
             raise ValueError("a bank needs at least one machine")
         assets = list(asset_numbers or range(DEFAULT_ASSET_BASE, DEFAULT_ASSET_BASE + count))
@@ -117,6 +121,8 @@ class Bank:
             raise ValueError(f"base port {base_port} + {count} machines leaves 1024..65535")
         if not 1 <= address <= 127:
             raise ValueError("SAS address must be 1..127")
+        if not 1 <= loop_size <= 127:
+            raise ValueError("a SAS loop holds 1..127 machines")
         self.count = count
         self.base_port = base_port
         self.seed = seed
@@ -128,6 +134,7 @@ class Bank:
         self.asset_numbers = assets
         self.aft_lax = aft_lax
         self.aft_refuse = aft_refuse
+        self.loop_size = loop_size
         self.machines: list[BankMachine] = []
         self.serial_machines: list[SerialMachine] = []
         self.players: Players | None = None
@@ -140,25 +147,8 @@ class Bank:
             self.outbox = ReplyOutbox(asyncio.get_running_loop())
         width = max(3, len(str(self.count)))
         try:
-            for i in range(self.count):
-                machine_id = f"{self.name_prefix}-{i + 1:0{width}d}"
-                machine = EmulatedMachine(
-                    machine_id,
-                    seed=self.seed * 1_000_003 + i,
-                    tournament_supported=i < self.count - self.no_tournament_support,
-                    identity=Identity(serial_number=f"{machine_id}-{self.seed}"),
-                )
-                face = SasFace(
-                    machine,
-                    self.address,
-                    outbox=self.outbox,
-                    enforce_gap=self.enforce_gap,
-                    aft=self._aft_settings(i),
-                )
-                port = self.base_port + i if self.base_port else 0
-                server = await serve_tcp(LOOPBACK, port, _attacher(face))
-                bound = server.sockets[0].getsockname()[1]
-                self.machines.append(BankMachine(i, machine, face, server, bound))
+            for first in range(0, self.count, self.loop_size):
+                await self._start_loop(range(first, min(first + self.loop_size, self.count)), width)
         except BaseException:
             await self.close()
             raise
@@ -171,6 +161,36 @@ class Bank:
             lax=self.aft_lax,
             registration=RegistrationMode.REFUSE if refuses else RegistrationMode.ACCEPT,
         )
+
+    async def _start_loop(self, indices: range, width: int) -> None:
+        """Machines ``indices`` behind one port: a loop of their own, or one machine."""
+        faces: list[tuple[int, EmulatedMachine, SasFace]] = []
+        for n, i in enumerate(indices):
+            machine_id = f"{self.name_prefix}-{i + 1:0{width}d}"
+            machine = EmulatedMachine(
+                machine_id,
+                seed=self.seed * 1_000_003 + i,
+                tournament_supported=i < self.count - self.no_tournament_support,
+                identity=Identity(serial_number=f"{machine_id}-{self.seed}"),
+            )
+            address = n + 1 if self.loop_size > 1 else self.address
+            face = SasFace(
+                machine,
+                address,
+                outbox=self.outbox,
+                enforce_gap=self.enforce_gap,
+                aft=self._aft_settings(i),
+            )
+            faces.append((i, machine, face))
+        port = self.base_port + indices[0] // self.loop_size if self.base_port else 0
+        if len(faces) == 1:
+            attach = _attacher(faces[0][2])
+        else:
+            attach = MultiDrop([f for _, _, f in faces]).attach
+        server = await serve_tcp(LOOPBACK, port, attach)
+        bound = server.sockets[0].getsockname()[1]
+        for i, machine, face in faces:
+            self.machines.append(BankMachine(i, machine, face, server, bound))
 
     async def serve_serial(self, device: str) -> SerialMachine:
         """One more machine, answering on serial port ``device`` (MARK/SPACE parity and

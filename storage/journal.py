@@ -11,8 +11,9 @@ fact rather than a hope: :meth:`Journal.store_result` is idempotent on it.
 from __future__ import annotations
 
 import enum
+import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from sqlalchemy import (
@@ -110,6 +111,10 @@ class HeatRunMachine(Base):
     # When its unlock for the heat was acknowledged: the machine's own proof that it
     # started playing the heat (T20: a heat resumed past its end stands only on proof).
     unlocked_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # What the machine's meters read at tournament entry (JSON of integers), for a driver
+    # that scores from differences (host-timed SAS): restored after a restart, so the
+    # heat's games and wagers are never read as 0 by a driver that did not see the entry.
+    baseline: Mapped[str | None] = mapped_column(Text, nullable=True)
     note: Mapped[str] = mapped_column(Text, nullable=False, default="")
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
 
@@ -145,6 +150,7 @@ class RunView:
     machines: dict[str, MachineState]
     supports: dict[str, str | None]
     unlocked: frozenset[str] = frozenset()  # machines whose unlock was acknowledged
+    baselines: dict[str, dict[str, int]] = field(default_factory=dict)  # meters at entry
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +237,25 @@ async def _update_seats(
         if note and state is not None:
             row.note = note
         row.updated_at = now
+
+
+def _baseline(text: str) -> dict[str, int]:
+    loaded = json.loads(text)
+    return {str(k): int(v) for k, v in loaded.items()}
+
+
+async def _store_baselines(
+    session: AsyncSession, run_id: int, baselines: Mapping[str, Mapping[str, int]]
+) -> None:
+    rows = await session.scalars(
+        select(HeatRunMachine).where(
+            HeatRunMachine.run_id == run_id, HeatRunMachine.machine_id.in_(list(baselines))
+        )
+    )
+    for row in rows:
+        # the first entry of the run is the baseline (a re-entry on resume changes nothing)
+        if row.baseline is None:
+            row.baseline = json.dumps(dict(baselines[row.machine_id]), sort_keys=True)
 
 
 async def _mark_unlocked(
@@ -379,15 +404,18 @@ class Journal:
         note: str = "",
         effects: Sequence[EffectIn] = (),
         unlocked_at: Mapping[str, datetime] | None = None,
+        baselines: Mapping[str, Mapping[str, int]] | None = None,
     ) -> None:
         """Update machine rows; ``unlocked_at`` records when each machine acknowledged
-        its unlock (the proof that it played, T20)."""
+        its unlock (the proof that it played, T20); ``baselines`` its meters at entry."""
         now = _now()
         async with self._sessions.begin() as session:
             run = await self._fenced_run(session, run_id)
             await _update_seats(session, run_id, seats, supports or {}, note)
             if unlocked_at:
                 await _mark_unlocked(session, run_id, unlocked_at)
+            if baselines:
+                await _store_baselines(session, run_id, baselines)
             await heat_effects.add(session, run_id, run.heat_id, list(effects), now=now)
 
     async def settle(self, run_id: int) -> None:
@@ -526,6 +554,7 @@ class Journal:
                 machines={s.machine_id: s.state for s in seats},
                 supports={s.machine_id: s.support for s in seats},
                 unlocked=frozenset(s.machine_id for s in seats if s.unlocked_at is not None),
+                baselines={s.machine_id: _baseline(s.baseline) for s in seats if s.baseline},
             )
 
     async def unsettled_runs(self, bank_name: str | None = None) -> list[RunView]:

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 from gateway.heats.heat_core import HeatCore, _why
-from gateway.machines.capabilities import PreparedLock, PreparedUnlock, Trigger
+from gateway.machines.capabilities import HeatBaseline, PreparedLock, PreparedUnlock, Trigger
 from gateway.machines.driver import TRANSIENT_ERRORS, DriverError
 from storage.journal import MachineState
 
@@ -38,15 +38,18 @@ class FloorActions(HeatCore):
         credits, seconds = self.view.credits, self.view.seconds
         targets = self._seats_in({MachineState.PENDING, MachineState.ARMED})
 
-        async def arm(machine_id: str) -> tuple[str, str]:
+        async def arm(machine_id: str) -> tuple[str, str, dict[str, int] | None]:
             link = self.links[machine_id]
             ident = await link.call(link.driver.identity)
             await link.call(link.driver.lock)
             await link.call(lambda: link.driver.enter_tournament(credits, seconds))
-            return machine_id, ident.tournament.value
+            driver = link.driver
+            baseline = driver.heat_baseline() if isinstance(driver, HeatBaseline) else None
+            return machine_id, ident.tournament.value, baseline
 
         results = await asyncio.gather(*(arm(m) for m in targets), return_exceptions=True)
         supports: dict[str, str] = {}
+        baselines: dict[str, dict[str, int]] = {}
         silent: list[str] = []
         for machine_id, result in zip(targets, results, strict=True):
             if isinstance(result, BaseException):
@@ -57,10 +60,15 @@ class FloorActions(HeatCore):
                 await self._malfunction(machine_id, f"arming failed: {_why(result)}")
             else:
                 supports[machine_id] = result[1]
+                if result[2] is not None:
+                    baselines[machine_id] = result[2]
                 self.out.seats[machine_id].support = result[1]
                 self.out.seats[machine_id].state = MachineState.ARMED
         await self.writer.set_seats(
-            self.run_id, dict.fromkeys(supports, MachineState.ARMED), supports=supports
+            self.run_id,
+            dict.fromkeys(supports, MachineState.ARMED),
+            supports=supports,
+            baselines=baselines,
         )
         return silent
 

@@ -59,6 +59,7 @@ from gateway.heats.floor_actions import FloorActions
 from gateway.heats.heat_core import _LIVE, Command, Directive, HeatOutcome, MachineOutcome
 from gateway.heats.hooks import Progress, run_fields
 from gateway.heats.watch import TRAP_MALFUNCTION_EVENTS, Watching
+from gateway.machines.capabilities import HeatBaseline
 from gateway.machines.driver import (
     MachineEvent,
     TournamentSupport,
@@ -123,6 +124,7 @@ class HeatRunner(FloorActions, Watching, Collecting):
         )
         if resumed:
             await self._reload_results()
+            self._restore_baselines()
         state = view.state
         try:
             while True:
@@ -257,6 +259,14 @@ class HeatRunner(FloorActions, Watching, Collecting):
         if directive.command is Command.RESTART:
             return self._restart(directive.reason or "director restart (T20)")
         raise AssertionError(f"unexpected directive {directive}")  # pragma: no cover
+
+    def _restore_baselines(self) -> None:
+        """Hand each machine's journaled entry meters back to a driver that scores from
+        differences (a restarted gateway did not see the entry)."""
+        for machine_id, baseline in self.view.baselines.items():
+            link = self.links.get(machine_id)
+            if link is not None and isinstance(link.driver, HeatBaseline):
+                link.driver.restore_heat_baseline(baseline)
 
     async def _late_end(self, now: datetime) -> tuple[RunState, dict[str, Any]]:
         """Resumed after the heat's end: the heat stands only on each machine's own proof

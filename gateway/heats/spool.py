@@ -103,10 +103,12 @@ class JournalWriter:
         note: str = "",
         effects: Sequence[EffectIn] = (),
         unlocked_at: Mapping[str, datetime] | None = None,
+        baselines: Mapping[str, Mapping[str, int]] | None = None,
     ) -> None:
         await self._write(
             {
                 "op": "seats",
+                "baselines": {k: dict(v) for k, v in (baselines or {}).items()},
                 "run_id": run_id,
                 "seats": {k: v.value for k, v in seats.items()},
                 "supports": dict(supports or {}),
@@ -331,6 +333,7 @@ async def _apply(journal: Journal, r: dict[str, Any]) -> None:
             note=r["note"],
             effects=_effects(r.get("effects")),
             unlocked_at={k: datetime.fromisoformat(v) for k, v in r.get("unlocked_at", {}).items()},
+            baselines=r.get("baselines") or None,
         )
     elif op == "results":
         await journal.store_results(

@@ -82,3 +82,18 @@ class AftRegistrar(Protocol):
         """Read the machine's asset number and registration, registering it to us if it is
         not; a refusal is a result (with its reason), link trouble a DriverError."""
         ...
+
+
+@runtime_checkable
+class HeatBaseline(Protocol):
+    """A driver that scores a heat from meter differences since tournament entry
+    (host-timed SAS): the runner journals the entry meters and hands them back to a
+    driver that did not see the entry (a restarted gateway)."""
+
+    def heat_baseline(self) -> dict[str, int] | None:
+        """The meters read at entry, as plain integers (None: no entry seen)."""
+        ...
+
+    def restore_heat_baseline(self, baseline: dict[str, int]) -> None:
+        """Take a journaled baseline (ignored if this driver saw the entry itself)."""
+        ...

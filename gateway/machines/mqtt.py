@@ -26,6 +26,7 @@ import logging
 import math
 import uuid
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ClassVar
@@ -258,6 +259,17 @@ class MqttMachineDriver:
                 await hub.session.publish(self._cmd_topic, pending.payload, expiry_s=self._expiry)
             except MqttUnavailable:
                 pass  # still pending: resent when the broker is back, until the timeout
+        except BaseException:
+            self._pending.pop(message.id, None)
+            raise
+        return await self._reply(message, future)
+
+    async def _reply(
+        self, message: codec.CommandMessage, future: asyncio.Future[codec.Reply]
+    ) -> dict[str, Any]:
+        """The board's answer to ``message`` (pending under its id until then)."""
+        cmd = message.cmd
+        try:
             try:
                 reply = await asyncio.wait_for(asyncio.shield(future), self.command_timeout)
             except TimeoutError:
@@ -273,6 +285,44 @@ class MqttMachineDriver:
         # BAD_REQUEST: the board cannot take this command as sent; resending the same
         # command cannot help, so it is the machine's refusal (a malfunction, T20).
         raise MachineRefused(f"{self.machine_id}: board rejected {cmd.value}: {reply.reason}")
+
+    # -- the heat's start and end, framed ahead (capabilities.PreparedCommands) ------------
+    def prepare_unlock(self) -> Callable[[], Awaitable[None]]:
+        """The unlock command encoded now; the trigger hands it to the MQTT client with
+        no await (the bank's start leaves in one tight loop, as SAS's LP 02 does) and
+        returns an awaitable for the board's reply.  LinkDown (nothing sent) when the
+        broker is not connected: the heat runner then unlocks the plain way."""
+        return self._prepare(Command.UNLOCK)
+
+    def prepare_lock(self) -> Callable[[], Awaitable[None]]:
+        """The lock command, framed ahead like :meth:`prepare_unlock` (the heat's end)."""
+        return self._prepare(Command.LOCK)
+
+    def _prepare(self, cmd: Command) -> Callable[[], Awaitable[None]]:
+        hub = self._hub
+        if hub is None or not hub.session.connected.is_set():
+            raise LinkDown(f"{self.machine_id}: broker not connected")
+        # ``at`` is when the command was framed; the board acts on arrival either way
+        message = codec.CommandMessage(id=uuid.uuid4().hex, cmd=cmd, at=datetime.now(UTC))
+        payload = self._encoded(message)
+        loop = asyncio.get_running_loop()
+
+        def trigger() -> Awaitable[None]:
+            future: asyncio.Future[codec.Reply] = loop.create_future()
+            self._pending[message.id] = _Pending(payload, future)
+            try:
+                hub.session.publish_now(self._cmd_topic, payload, expiry_s=self._expiry)
+            except MqttUnavailable as exc:
+                self._pending.pop(message.id, None)
+                raise LinkDown(f"{self.machine_id}: {exc}") from None
+            return self._acked(message, future)
+
+        return trigger
+
+    async def _acked(
+        self, message: codec.CommandMessage, future: asyncio.Future[codec.Reply]
+    ) -> None:
+        await self._reply(message, future)
 
     def _encoded(self, message: codec.CommandMessage) -> bytes:
         """The command's payload, checked as the board will check it: a field the v1

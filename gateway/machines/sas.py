@@ -61,6 +61,7 @@ retrying cannot help, so the heat treats it as that machine's malfunction (T20).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
@@ -105,6 +106,7 @@ from protocols.sas.client import (
 from protocols.sas.denominations import cents_per_credit
 from protocols.sas.endpoint import Endpoint, parse_endpoint
 from protocols.sas.errors import SasError
+from protocols.sas.lines import shared_lines
 
 VENUE_ZONE = ZoneInfo("Africa/Johannesburg")
 SLOT_DOOR_OPENED = 0x11
@@ -214,7 +216,7 @@ class SasDriver:
         """The client, reconnecting first if the link was lost."""
         client = self._client
         if client is None or client.closed:
-            client = await SasClient.connect(
+            client = await shared_lines().client(
                 self.endpoint,
                 connect_seconds=self.connect_seconds,
                 min_spacing=self.min_spacing,
@@ -407,6 +409,31 @@ class SasDriver:
                 credits_won=max(0, credits_won(self._start_credits, wagered, credits)),
             ),
         )
+
+    # -- capabilities.HeatBaseline ---------------------------------------------------------
+    def heat_baseline(self) -> dict[str, int] | None:
+        start = self._start_meters
+        if start is None:
+            return None
+        meters = {k: int(v) for k, v in dataclasses.asdict(start).items() if k != "addr"}
+        return meters | {"start_credits": self._start_credits}
+
+    def restore_heat_baseline(self, baseline: dict[str, int]) -> None:
+        if self._start_meters is not None:
+            return
+        try:
+            fields = {f.name for f in dataclasses.fields(GamingMachineMetersReply)} - {"addr"}
+            meters = GamingMachineMetersReply(
+                self.endpoint.address, **{f: int(baseline[f]) for f in fields}
+            )
+            start_credits = int(baseline["start_credits"])
+        except (KeyError, TypeError, ValueError):
+            log.warning("machine %s: journaled baseline unreadable: %r", self.machine_id, baseline)
+            return
+        self._start_meters = meters
+        self._start_credits = start_credits
+        self._status_base = self._status_base or meters
+        self._in_heat = True
 
     async def tournament_meters(self) -> TournamentMeters:
         """LP 99 alone: the four tournament meters of a NATIVE machine (one poll).

@@ -245,6 +245,27 @@ class MqttSession:
         await self.close()
 
     # -- traffic -----------------------------------------------------------------------
+    def publish_now(
+        self, topic: str, payload: bytes, *, qos: int = 1, expiry_s: int | None = None
+    ) -> None:
+        """Hand one message to the MQTT client at once, with no await before it: for a
+        burst that must leave together (a bank's start).  The caller learns of delivery
+        from the other side's reply, not from the PUBACK (which paho still handles).
+        Raises :class:`MqttUnavailable` when not connected; nothing is queued then."""
+        client = self._client
+        if client is None or not self.connected.is_set() or self._lost.done():
+            raise MqttUnavailable(f"could not publish to {topic}: broker unavailable")
+        properties = None
+        if expiry_s is not None and self.settings.mqtt5:
+            properties = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
+            properties.MessageExpiryInterval = max(1, int(expiry_s))
+        # aiomqtt's publish awaits before it hands the message over; paho's own call is
+        # synchronous (aiomqtt ignores the PUBACK of a message id it did not send)
+        info = client._client.publish(topic, payload, qos=qos, properties=properties)
+        if info.rc != 0:
+            raise MqttUnavailable(f"could not publish to {topic}: client error {info.rc}")
+        self.stats.published += 1
+
     async def publish(
         self,
         topic: str,

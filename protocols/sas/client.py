@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import time
 from collections import deque
 from collections.abc import Coroutine
 from dataclasses import dataclass
@@ -52,15 +51,14 @@ from protocols.sas.aft import (
 )
 from protocols.sas.aft_registration import AftRegister, AftRegistrationCode, AftRegistrationReply
 from protocols.sas.carriers import Carrier
-from protocols.sas.endpoint import Endpoint, parse_endpoint
-from protocols.sas.errors import ProtocolError
-from protocols.sas.link import HostLink, LinkSettings, PollFailed, PollReply, Retrying
+from protocols.sas.endpoint import SERIAL_SCHEME, Endpoint, parse_endpoint
+from protocols.sas.line import LineLost, LineNotReady, PollFailure, SasLine
+from protocols.sas.link import LinkSettings, PollFailed
 from protocols.sas.messages import (
     AFT_SUPPORTED_BIT,
     TOURNAMENT_SUPPORTED_BIT,
     Ack,
     Busy,
-    Chirp,
     CurrentCreditsReply,
     DateTimeReply,
     EgmMessage,
@@ -92,7 +90,11 @@ SAS_MIN_SPACING_REAL_TIME = 0.040  # for EGMs with real-time event reporting
 TCP_SETTINGS = LinkSettings(reply_timeout=0.200, inter_byte_gap=0.050)
 SERIAL_SETTINGS = LinkSettings()
 MAX_EVENTS_PER_DRAIN = 64  # bound on general polls in one drain (the queue holds >= 20)
-_TIMER_RESOLUTION = time.get_clock_info("monotonic").resolution  # asyncio's loop clock
+
+
+def settings_for(endpoint: Endpoint) -> LinkSettings:
+    """Serial loops get SAS's own timing; a TCP board's network needs wider windows."""
+    return SERIAL_SETTINGS if endpoint.scheme == SERIAL_SCHEME else TCP_SETTINGS
 
 
 class SasClientError(Exception):
@@ -172,11 +174,16 @@ _R = TypeVar("_R", bound=EgmMessage)
 
 
 class SasClient:
-    """The host's conversation with one EGM at ``address`` on ``carrier``."""
+    """The host's conversation with one EGM at ``address``.
+
+    Built on a carrier, the client has a private :class:`~protocols.sas.line.SasLine`
+    (one EGM behind its own board).  Built on a line, it shares that line's port with
+    the other EGMs of a multi-drop loop (see :class:`~protocols.sas.lines.LinePool`).
+    """
 
     def __init__(
         self,
-        carrier: Carrier,
+        carrier: Carrier | SasLine,
         address: int = 1,
         *,
         settings: LinkSettings = TCP_SETTINGS,
@@ -187,25 +194,21 @@ class SasClient:
             raise ValueError(f"SAS address must be 1..127, not {address}")
         if busy_tries < 1:
             raise ValueError("busy_tries must be >= 1")
+        line = carrier if isinstance(carrier, SasLine) else SasLine(carrier, settings=settings)
         self.address = address
-        self.carrier = carrier
-        self.min_spacing = min_spacing
+        self.line = line
+        self.carrier = line.carrier
+        self._min_spacing = min_spacing
         self.busy_tries = busy_tries
         self.stats = ClientStats()
         self.capabilities_cache: Capabilities | None = None
         self._loop = asyncio.get_running_loop()
-        self._link = HostLink(settings)
         self._lock = asyncio.Lock()
-        self._waiter: asyncio.Future[EgmMessage] | None = None
-        self._idle = asyncio.Event()  # no poll in flight on the link
-        self._idle.set()
-        self._timer: asyncio.TimerHandle | None = None
-        self._next_poll_at = 0.0
         self.last_poll_at = 0.0  # loop time the latest request went out
-        self._lost: Exception | None = None
         self.chirps: deque[float] = deque(maxlen=32)  # loop-break chirps seen (loop time)
         self._held_codes: deque[int] = deque()  # exception codes read outside events()
-        carrier.set_handlers(self._on_data, self._on_lost)
+        self._left = False
+        line.join(address, self, min_spacing)
 
     @classmethod
     async def connect(
@@ -217,23 +220,38 @@ class SasClient:
         min_spacing: float = SAS_MIN_SPACING,
         busy_tries: int = 3,
     ) -> SasClient:
-        """Open ``endpoint`` (a ``sas+tcp://`` or ``sas+serial://`` URI) and return a client
-        for the address it names; serial loops get the SAS timing, TCP the wider one."""
+        """Open ``endpoint`` (a ``sas+tcp://`` or ``sas+serial://`` URI) on a line of its
+        own and return a client for the address it names; serial loops get the SAS
+        timing, TCP the wider one.  EGMs sharing a port use a :class:`LinePool`."""
         ep = parse_endpoint(endpoint) if isinstance(endpoint, str) else endpoint
-        if settings is None:
-            settings = TCP_SETTINGS if ep.scheme == "sas+tcp" else SERIAL_SETTINGS
         carrier = await ep.open_carrier(connect_seconds=connect_seconds)
         return cls(
-            carrier, ep.address, settings=settings, min_spacing=min_spacing, busy_tries=busy_tries
+            carrier,
+            ep.address,
+            settings=settings or settings_for(ep),
+            min_spacing=min_spacing,
+            busy_tries=busy_tries,
         )
 
     @property
+    def min_spacing(self) -> float:
+        return self._min_spacing
+
+    @min_spacing.setter
+    def min_spacing(self, seconds: float) -> None:
+        self._min_spacing = seconds
+        self.line.schedule.add_address(self.address, seconds)
+
+    @property
     def closed(self) -> bool:
-        return self._lost is not None or self.carrier.closed
+        return self._left or self.line.closed
 
     async def close(self) -> None:
-        self.carrier.close()
-        await self.carrier.wait_closed()
+        """Leave the line; the last EGM to leave closes the port."""
+        if not self._left:
+            self._left = True
+            if self.line.leave(self.address, self):
+                await self.line.close()
 
     async def __aenter__(self) -> SasClient:
         return self
@@ -241,54 +259,28 @@ class SasClient:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
-    # -- carrier and timer callbacks (the link does the protocol work) -------------------
-    def _on_data(self, data: bytes) -> None:
-        self._link.receive_data(data, self._loop.time())
-        self._pump()
+    # -- what the line reports for this address (LineUser) ---------------------------------
+    def note_send(self, now: float) -> None:
+        stats = self.stats
+        if stats.polls:
+            gap = now - self.last_poll_at
+            if stats.min_gap is None or gap < stats.min_gap:
+                stats.min_gap = gap
+        stats.polls += 1
+        self.last_poll_at = now
 
-    def _on_lost(self, exc: Exception | None) -> None:
-        self._lost = exc or ConnectionResetError("carrier closed")
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        self._idle.set()
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_exception(SasLinkLost(f"link to address {self.address} lost: {exc}"))
+    def note_retry(self) -> None:
+        self.stats.retries += 1
 
-    def _on_timer(self) -> None:
-        self._timer = None
-        self._link.handle_timers(self._loop.time())
-        self._pump()
+    def note_failure(self) -> None:
+        self.stats.failures += 1
 
-    def _pump(self) -> None:
-        out = self._link.data_to_send()  # a repeat (NACK) after a timeout or bad reply
-        if out and not self.carrier.closed:
-            self.carrier.write(out)
-        while (ev := self._link.next_event()) is not None:
-            waiter = self._waiter
-            if isinstance(ev, PollReply):
-                self._idle.set()
-                if waiter is not None and not waiter.done():
-                    waiter.set_result(ev.reply)
-            elif isinstance(ev, PollFailed):
-                self._idle.set()
-                self.stats.failures += 1
-                if waiter is not None and not waiter.done():
-                    waiter.set_exception(_failure(ev, self.address))
-            elif isinstance(ev, Retrying):
-                self.stats.retries += 1
-            elif isinstance(ev, Chirp):
-                self.stats.chirps += 1
-                self.chirps.append(self._loop.time())
-            elif isinstance(ev, ProtocolError):
-                self.stats.stray_errors += 1
-        deadline = self._link.next_deadline()
-        if self._timer is not None and (deadline is None or self._timer.when() != deadline):
-            self._timer.cancel()
-            self._timer = None
-        if deadline is not None and self._timer is None:
-            self._timer = self._loop.call_at(deadline, self._on_timer)
+    def note_chirp(self, now: float) -> None:
+        self.stats.chirps += 1
+        self.chirps.append(now)
+
+    def note_stray(self) -> None:
+        self.stats.stray_errors += 1
 
     # -- one poll --------------------------------------------------------------------------
     async def request(self, poll: HostMessage) -> EgmMessage:
@@ -315,43 +307,24 @@ class SasClient:
         return PreparedPoll(self, poll)
 
     def _fire(self, poll: HostMessage) -> asyncio.Future[EgmMessage]:
-        """The synchronous half of :meth:`_exchange`, for a prepared poll: refuse unless the
-        link is free and the spacing has run out, then write at once."""
-        if self._lost is not None or self.carrier.closed:
+        """The synchronous half of :meth:`_exchange`, for a prepared poll: refuse unless
+        this EGM is free and out of its spacing; written at once when the line is free,
+        else first in line after the poll that holds it (another EGM's, on a loop)."""
+        if self.closed:
             raise SasLinkLost(f"link to address {self.address} is closed")
-        loop = self._loop
-        now = loop.time()
-        if self._lock.locked() or not self._idle.is_set() or self._waiter is not None:
+        if self._lock.locked():
             raise SasNotReady(f"address {self.address}: another poll is in flight")
-        if now < self._next_poll_at:
-            raise SasNotReady(f"address {self.address}: inside the poll spacing")
-        wire = self._link.send(poll, now)
-        self._note_send(now)
-        waiter: asyncio.Future[EgmMessage] = loop.create_future()
-        self._waiter = waiter
-        self._idle.clear()
-        self.carrier.write(wire)
-        self._pump()
-        return waiter
-
-    def _note_send(self, now: float) -> None:
-        stats = self.stats
-        if stats.polls:
-            gap = now - self.last_poll_at
-            if stats.min_gap is None or gap < stats.min_gap:
-                stats.min_gap = gap
-        stats.polls += 1
-        self.last_poll_at = now
-        self._next_poll_at = now + self.min_spacing
+        try:
+            return self.line.fire(self.address, poll)
+        except LineNotReady as exc:
+            raise SasNotReady(str(exc)) from None
+        except LineLost as exc:
+            raise SasLinkLost(str(exc)) from None
 
     async def _settle_prepared(
         self, poll: HostMessage, waiter: asyncio.Future[EgmMessage]
     ) -> EgmMessage:
-        try:
-            reply = await waiter
-        finally:
-            if self._waiter is waiter:
-                self._waiter = None
+        reply = await self._answer(waiter)
         if isinstance(reply, Busy):  # ask again after the spacing, as request() would
             self.stats.busy += 1
             if self.busy_tries == 1:
@@ -360,30 +333,19 @@ class SasClient:
         return reply
 
     async def _exchange(self, poll: HostMessage) -> EgmMessage:
-        loop = self._loop
-        if not self._idle.is_set():
-            # a cancelled request left its poll in flight: the link settles it (reply or
-            # every try failed) within its own timeouts; never interleave two polls
-            await self._idle.wait()
-        wait = self._next_poll_at - loop.time()
-        if wait > 0:
-            # the loop runs a timer up to its clock's resolution early: never poll early
-            await asyncio.sleep(wait + _TIMER_RESOLUTION)
-        if self._lost is not None or self.carrier.closed:
-            raise SasLinkLost(f"link to address {self.address} is closed")
-        now = loop.time()
-        self._note_send(now)
-        waiter: asyncio.Future[EgmMessage] = loop.create_future()
-        self._waiter = waiter
         try:
-            wire = self._link.send(poll, now)
-            self._idle.clear()
-            self.carrier.write(wire)
-            self._pump()
+            waiter = self.line.exchange(self.address, poll)
+        except LineLost as exc:
+            raise SasLinkLost(str(exc)) from None
+        return await self._answer(waiter)
+
+    async def _answer(self, waiter: asyncio.Future[EgmMessage]) -> EgmMessage:
+        try:
             return await waiter
-        finally:
-            if self._waiter is waiter:
-                self._waiter = None
+        except PollFailure as exc:
+            raise _failure(exc.event, self.address) from None
+        except LineLost as exc:
+            raise SasLinkLost(str(exc)) from None
 
     async def _expect(self, poll: HostMessage, kind: type[_R]) -> _R:
         reply = await self.request(poll)

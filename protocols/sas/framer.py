@@ -200,6 +200,16 @@ class ReplyParser:
         """Some bytes of the awaited reply are in."""
         return bool(self._buf)
 
+    @property
+    def holding_ack(self) -> bool:
+        """A lone address byte answers an ACK-only poll: an ACK unless ``00`` follows."""
+        poll = self._poll
+        return (
+            isinstance(poll, LongPoll)
+            and self._buf == bytes((poll.addr,))
+            and POLLS[poll.command()].reply is ReplyKind.ACK
+        )
+
     def expect(self, poll: HostMessage | None) -> None:
         """Frame the next reply as an answer to ``poll`` (None: nothing is awaited)."""
         if poll is not None and poll.addr == 0:

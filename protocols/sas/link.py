@@ -98,6 +98,12 @@ class LinkSettings:
     # EGM does.  Off by default: a TCP carrier may deliver one message in late pieces.
     enforce_gap: bool = False
     exception_queue_size: int = 20  # sas.md: at least 20
+    # Host: how long a lone address byte (ACK, or the first byte of busy ``addr 00``) is
+    # held before it is taken as ACK.  None: the inter-byte gap, SAS's strict reading.  A
+    # shared loop sets two character times (protocols.sas.line): the EGM's UART sends the
+    # two bytes of a busy back to back, and on a loop every held ACK delays every machine
+    # after it.
+    ack_settle: float | None = None
 
     def __post_init__(self) -> None:
         if self.max_tries < 1:
@@ -340,7 +346,11 @@ class HostLink(_Link):
         for ev in self._parser.feed(data):
             self._on_reply_event(ev, now)
         if self.state is HostState.AWAITING_REPLY and self._parser.partial:
-            self._deadline = now + self.settings.inter_byte_gap + self.settings.byte_time
+            settle = self.settings.ack_settle
+            if settle is not None and self._parser.holding_ack:
+                self._deadline = now + settle
+            else:
+                self._deadline = now + self.settings.inter_byte_gap + self.settings.byte_time
         elif self.state is HostState.RETRY_WAIT:
             # still talking: wait for quiet, but a babbling line cannot hold the retry off
             self._deadline = min(now + self.settings.inter_byte_gap, self._quiet_cap)

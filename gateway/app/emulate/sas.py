@@ -30,6 +30,13 @@ def register(kinds: Any) -> None:
     parser.add_argument("--seed", type=int, default=0, metavar="S")
     parser.add_argument("--address", type=int, default=1, help="SAS address of every EGM")
     parser.add_argument(
+        "--loop-size",
+        type=int,
+        default=1,
+        metavar="L",
+        help="L machines to a port, a multi-drop loop at addresses 1..L (default 1)",
+    )
+    parser.add_argument(
         "--play", action="store_true", help="simulated players press spin while play is enabled"
     )
     parser.add_argument(
@@ -86,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
     args.asset_numbers = _asset_numbers(args.asset_numbers, args.machines)
     if not 0 <= args.aft_refuse <= args.machines:
         raise OperatorError(f"--aft-refuse must be 0..{args.machines}")
+    if not 1 <= args.loop_size <= 127:
+        raise OperatorError("--loop-size must be 1..127 (a SAS loop's addresses)")
     if args.pace <= 0:
         raise OperatorError("--pace must be positive")
     if args.duration is not None and args.duration <= 0:
@@ -124,6 +133,7 @@ async def _serve(args: argparse.Namespace) -> int:
         asset_numbers=args.asset_numbers,
         aft_lax=args.aft_lax,
         aft_refuse=args.aft_refuse,
+        loop_size=args.loop_size,
     )
     try:
         machines = await bank.start()
