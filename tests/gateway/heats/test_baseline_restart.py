@@ -32,15 +32,18 @@ async def bank() -> AsyncIterator[Bank]:
         yield b
 
 
+AFT_KEY = "0123456789abcdef0123456789abcdef01234567"  # the floor's AFT host identity
+AFT_POS_ID = 7001
+
+
 def links(bank: Bank) -> dict[str, MachineLink]:
     """Fresh drivers, as a new gateway process opens them."""
-    return {
-        b.machine.machine_id: MachineLink(
-            b.machine.machine_id,
-            SasDriver(b.machine.machine_id, parse_endpoint(b.endpoint), min_spacing=0.01),
-        )
-        for b in bank.machines
-    }
+    out = {}
+    for b in bank.machines:
+        driver = SasDriver(b.machine.machine_id, parse_endpoint(b.endpoint), min_spacing=0.01)
+        driver.use_aft_host(AFT_KEY, AFT_POS_ID)
+        out[b.machine.machine_id] = MachineLink(b.machine.machine_id, driver)
+    return out
 
 
 async def test_restart_mid_heat_keeps_the_host_timed_meters(
