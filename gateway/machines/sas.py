@@ -63,6 +63,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from gateway.machines.capabilities import LinkCounters
 from gateway.machines.driver import (
     DriverError,
     LinkDown,
@@ -171,6 +172,7 @@ class SasDriver:
         self._status_base: GamingMachineMetersReply | None = None
         self._gate = ExceptionGate(on_suspect=self._log_suspect)
         self._in_heat = False  # the gate holds malfunction codes only while seated in a heat
+        self._earlier = LinkCounters()  # counters of the clients this driver closed
 
     @property
     def suspect_bytes(self) -> int:
@@ -190,6 +192,18 @@ class SasDriver:
         """The open link's counters (polls, retries, shortest gap between polls), if any."""
         return self._client.stats if self._client is not None else None
 
+    def link_counters(self) -> LinkCounters:
+        """Polls, replies, timeouts, NACKs and retries since the driver was made, across
+        reconnects (each client counts from zero; the closed ones are carried)."""
+        client = self._client
+        return self._earlier if client is None else self._earlier + _counters(client.stats)
+
+    def link_connected(self) -> bool:
+        return self._client is not None and not self._client.closed
+
+    def _retire(self, client: SasClient) -> None:
+        self._earlier = self._earlier + _counters(client.stats)
+
     @classmethod
     def from_uri(cls, machine_id: str, endpoint_uri: str) -> SasDriver:
         return cls(machine_id, parse_endpoint(endpoint_uri))
@@ -202,12 +216,16 @@ class SasDriver:
     async def close(self) -> None:
         client, self._client = self._client, None
         if client is not None:
+            self._retire(client)
             await client.close()
 
     async def _connected(self) -> SasClient:
         """The client, reconnecting first if the link was lost."""
         client = self._client
         if client is None or client.closed:
+            if client is not None:
+                self._client = None
+                self._retire(client)
             client = await SasClient.connect(
                 self.endpoint,
                 connect_seconds=self.connect_seconds,
@@ -479,3 +497,14 @@ class SasDriver:
 
 def _transaction_id() -> str:
     return f"RG{uuid.uuid4().hex[:18]}"  # 20 ASCII characters, unique per transfer
+
+
+def _counters(stats: ClientStats) -> LinkCounters:
+    return LinkCounters(
+        polls=stats.polls,
+        replies=stats.replies,
+        timeouts=stats.timeouts,
+        nacks=stats.nacks,
+        retries=stats.retries,
+        failures=stats.failures,
+    )

@@ -154,7 +154,14 @@ class Capabilities:
 
 @dataclass(slots=True)
 class ClientStats:
-    polls: int = 0
+    """Plain counters of one client's traffic, bumped as the link's events go by (the
+    gateway reads them when asked; nothing here knows who reads them)."""
+
+    polls: int = 0  # requests sent (a repeat inside one request is a retry, not a poll)
+    replies: int = 0  # requests answered (data reply, ACK, busy or exception code)
+    timeouts: int = 0  # tries that got no (complete) reply in time
+    nacks: int = 0  # tries the EGM answered with NACK
+    corrupt: int = 0  # tries whose reply was garbled (bad CRC, wrong length)
     retries: int = 0
     failures: int = 0
     busy: int = 0
@@ -264,15 +271,18 @@ class SasClient:
             waiter = self._waiter
             if isinstance(ev, PollReply):
                 self._idle.set()
+                self.stats.replies += 1
                 if waiter is not None and not waiter.done():
                     waiter.set_result(ev.reply)
             elif isinstance(ev, PollFailed):
                 self._idle.set()
                 self.stats.failures += 1
+                self._count_bad_try(ev.reason)
                 if waiter is not None and not waiter.done():
                     waiter.set_exception(_failure(ev, self.address))
             elif isinstance(ev, Retrying):
                 self.stats.retries += 1
+                self._count_bad_try(ev.reason)
             elif isinstance(ev, Chirp):
                 self.stats.chirps += 1
                 self.chirps.append(self._loop.time())
@@ -284,6 +294,15 @@ class SasClient:
             self._timer = None
         if deadline is not None and self._timer is None:
             self._timer = self._loop.call_at(deadline, self._on_timer)
+
+    def _count_bad_try(self, reason: str) -> None:
+        stats = self.stats
+        if reason == "timeout":
+            stats.timeouts += 1
+        elif reason == "nack":
+            stats.nacks += 1
+        else:
+            stats.corrupt += 1
 
     # -- one poll --------------------------------------------------------------------------
     async def request(self, poll: HostMessage) -> EgmMessage:
