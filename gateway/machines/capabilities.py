@@ -9,7 +9,7 @@ plain way, so every ability is an optimisation or an extra reading, never a requ
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Protocol, runtime_checkable
 
 from gateway.scores import TournamentMeters
@@ -74,9 +74,8 @@ class LinkCounters:
     failures: int = 0
 
     def __add__(self, other: LinkCounters) -> LinkCounters:
-        return LinkCounters(
-            *(getattr(self, f.name) + getattr(other, f.name) for f in fields(LinkCounters))
-        )
+        theirs = asdict(other)
+        return LinkCounters(**{name: mine + theirs[name] for name, mine in asdict(self).items()})
 
 
 @runtime_checkable

@@ -1,0 +1,118 @@
+"""The operations endpoints beside the API: ``/metrics``, ``/healthz``, ``/readyz``.
+
+``GET /metrics``  the Prometheus text exposition of the process's own registry (never
+                  the global one: each app, and each test, has its own).
+``GET /healthz``  liveness: the process answers and its event loop is not stuck.
+``GET /readyz``   readiness: what the process needs to do its work (the database, the
+                  spool, the broker, every enabled bank's links, recovery done).
+
+Both health answers are JSON ``{"status": "ok" | "unavailable", "checks": {name:
+{"ok": bool, "detail": str}}}``, 200 when every check passes and 503 otherwise, so a
+load balancer, systemd or a technician's ``curl`` reads the same thing.  What the checks
+are is the caller's (:class:`Operations`, assembled by ``gateway.app``); this module
+only serves them.  :class:`LatencyMiddleware` times every HTTP request into a histogram
+labelled by the route *template* (``/api/v1/heats/{heat_id}``, not one series per id).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram, generate_latest
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+# API calls answer in milliseconds; a slow database shows in the upper buckets.
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str = ""
+
+
+class Operations(Protocol):
+    """What the endpoints serve (see the module docstring)."""
+
+    @property
+    def registry(self) -> CollectorRegistry: ...
+
+    async def before_scrape(self) -> None:
+        """Read what a scrape shows but only the database knows (bounded; never raises)."""
+        ...
+
+    def liveness(self) -> Sequence[Check]: ...
+
+    async def readiness(self) -> Sequence[Check]: ...
+
+
+def health_body(checks: Sequence[Check]) -> tuple[int, dict[str, Any]]:
+    ok = all(c.ok for c in checks)
+    body = {
+        "status": "ok" if ok else "unavailable",
+        "checks": {c.name: {"ok": c.ok, "detail": c.detail} for c in checks},
+    }
+    return (200 if ok else 503), body
+
+
+def install(app: FastAPI, ops: Operations) -> None:
+    """Add the three endpoints and the latency middleware to ``app``."""
+    latency = Histogram(
+        "reelgate_api_request_duration_seconds",
+        "HTTP requests to the API, by method, route template and status",
+        ("method", "route", "status"),
+        registry=ops.registry,
+        buckets=LATENCY_BUCKETS,
+    )
+    app.add_middleware(LatencyMiddleware, latency=latency)
+
+    @app.get("/metrics", include_in_schema=False)
+    async def metrics() -> Response:
+        await ops.before_scrape()
+        return Response(generate_latest(ops.registry), media_type=CONTENT_TYPE_LATEST)
+
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> JSONResponse:
+        status, body = health_body(ops.liveness())
+        return JSONResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
+
+    @app.get("/readyz", include_in_schema=False)
+    async def readyz() -> JSONResponse:
+        status, body = health_body(await ops.readiness())
+        return JSONResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
+
+
+class LatencyMiddleware:
+    """Times each HTTP request (pure ASGI: no body buffering, streams pass through)."""
+
+    def __init__(self, app: ASGIApp, latency: Histogram) -> None:
+        self.app = app
+        self.latency = latency
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        status = [500]  # an exception before the response starts is the server's error
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = int(message["status"])
+            await send(message)
+
+        started = time.perf_counter()
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            route = scope.get("route")
+            template = route.path if isinstance(route, Route) else "unmatched"
+            self.latency.labels(scope["method"], template, str(status[0])).observe(
+                time.perf_counter() - started
+            )
