@@ -45,8 +45,9 @@ def create_app(
         api.clock = clock
     app.state.api = api
     errors.install(app)
-    for module in (accounts, tournaments, desk, floor, audit, super9_table, super9_tickets):
+    modules = (accounts, tournaments, desk, floor, audit, super9_table, super9_tickets)
+    for module in modules:
         app.include_router(module.router, prefix=PREFIX)
     if ops is not None:
-        install_ops(app, ops)
+        install_ops(app, ops, [(PREFIX, module.router) for module in modules])
     return app
