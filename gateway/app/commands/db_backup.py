@@ -54,20 +54,27 @@ def _backup(args: argparse.Namespace) -> int:
     if not file.resolve().parent.is_dir():
         raise OperatorError(f"{file}: folder {file.resolve().parent} does not exist")
     url = database.resolve(args.database)
-    found = asyncio.run(database.revision_of(args.database))  # reachable, and ours
-    if found is None:
-        raise OperatorError(f"--database {database.safe_url(url)}: not set up (no revision)")
     if is_sqlite(url):
+        # Read through sqlite3 (a plain read): the gateway may be writing meanwhile.
+        source = _sqlite_path(url)
         try:
-            sqlite_files.backup(_sqlite_path(url), file)
+            found = _revision_set(url, sqlite_files.revision(source))
+            sqlite_files.backup(source, file)
         except sqlite3.Error as exc:
             raise OperatorError(f"backup to {file} failed: {exc}") from None
     else:
+        found = _revision_set(url, asyncio.run(database.revision_of(args.database)))
         pg_tools.dump(url, file)
     size = file.stat().st_size
     print(f"backup of {database.safe_url(url)} at revision {found} written to {file} "
           f"({size} bytes)")  # fmt: skip
     return 0
+
+
+def _revision_set(url: str, found: str | None) -> str:
+    if found is None:
+        raise OperatorError(f"--database {database.safe_url(url)}: not set up (no revision)")
+    return found
 
 
 def _backup_revision(file: Path, sqlite: bool) -> str | None:
