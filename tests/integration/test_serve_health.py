@@ -15,8 +15,9 @@ import asyncio
 import contextlib
 import json
 import os
+import socket
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -150,18 +151,63 @@ async def broker() -> AsyncIterator[EmbeddedBroker]:
         yield b
 
 
+@pytest.fixture
+def systemd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[socket.socket]:
+    """The service manager's end of sd_notify: a datagram socket, watchdog every 0.1 s."""
+    path = tmp_path / "notify.sock"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(path))
+    sock.settimeout(30)  # bounded
+    monkeypatch.setenv("NOTIFY_SOCKET", str(path))
+    monkeypatch.setenv("WATCHDOG_USEC", "200000")
+    monkeypatch.delenv("WATCHDOG_PID", raising=False)
+    try:
+        yield sock
+    finally:
+        sock.close()
+
+
+def _drain(sock: socket.socket) -> None:
+    sock.setblocking(False)
+    try:
+        for _ in range(10_000):  # bounded
+            sock.recv(4096)
+    except BlockingIOError:
+        pass
+    finally:
+        sock.setblocking(True)
+        sock.settimeout(30)
+
+
+async def _notified(sock: socket.socket, key: str) -> list[str]:
+    """Datagrams up to the first one that sets ``key`` (bounded)."""
+    seen = []
+    for _ in range(200):
+        seen.append((await asyncio.to_thread(sock.recv, 4096)).decode())
+        if any(line.startswith(f"{key}=") for line in seen[-1].splitlines()):
+            return seen
+    raise AssertionError(f"no {key}= in {seen}")
+
+
 async def test_metrics_after_a_heat_name_every_machine(
-    tmp_path: Path, database: str, broker: EmbeddedBroker
+    tmp_path: Path, database: str, broker: EmbeddedBroker, systemd: socket.socket
 ) -> None:
     async with Bank(2, name_prefix="A") as bank:
         bank.start_players(seed=3, pace=0.3)
         async with _serving(tmp_path, database, bank, broker, heat_in_s=2.0) as (serving, base):
+            # systemd: READY=1 once the bank is recovered, then the watchdog.
+            first = await _notified(systemd, "READY")
+            assert first[-1].splitlines()[0] == "READY=1"
+            assert all("WATCHDOG=1" not in d for d in first)  # never before READY
+            assert (await _notified(systemd, "WATCHDOG"))[-1] == "WATCHDOG=1"
             scheduler = serving.scheduler
             await _until(lambda: bool(scheduler.finished), 40, "heat closed")
             assert scheduler.finished[0].state is RunState.CLOSED
             assert (await asyncio.to_thread(_get, f"{base}/healthz"))[0] == 200
             await asyncio.to_thread(_get, f"{base}/api/v1/players/1")  # 401: no token
             got = await _metrics(base)
+            _drain(systemd)  # what the watchdog sent meanwhile (a full queue drops, never waits)
+        assert "STOPPING=1" in (await _notified(systemd, "STOPPING"))[-1]
 
     for b in bank.machines:
         m = b.machine.machine_id
@@ -213,44 +259,48 @@ def _failing(body: dict[str, Any]) -> set[str]:
 async def test_readyz_follows_the_database_the_broker_and_the_links(
     tmp_path: Path, database: str, broker: EmbeddedBroker
 ) -> None:
-    async with Bank(2, name_prefix="A") as bank:
-        async with _serving(tmp_path, database, bank, broker, heat_in_s=None) as (serving, base):
+    async with (
+        Bank(2, name_prefix="A") as bank,
+        _serving(tmp_path, database, bank, broker, heat_in_s=None) as (serving, base),
+    ):
 
-            async def ready() -> bool:
-                return (await _ready(base))[0] == 200
+        async def ready() -> bool:
+            return (await _ready(base))[0] == 200
 
-            await _until(ready, 30, "ready at the start")
+        await _until(ready, 30, "ready at the start")
+        status, body = await _ready(base)
+        assert set(body["checks"]) == {"database", "spool", "broker", "recovery", "bank:A"}
+
+        back, _ = await _outage(database, tmp_path)  # the database goes away
+        status, body = await _ready(base)
+        assert status == 503
+        assert body["status"] == "unavailable"
+        assert _failing(body) == {"database"}
+        assert (await asyncio.to_thread(_get, f"{base}/healthz"))[0] == 200  # still live
+        await back()
+        await _until(ready, 20, "ready with the database back")
+
+        await broker.stop()  # the broker goes away
+        feed = serving.mqtt
+        assert feed is not None
+        await _until(lambda: not feed.session.connected.is_set(), 20, "feed down")
+        status, body = await _ready(base)
+        assert status == 503
+        assert _failing(body) == {"broker"}
+        await broker.start()  # on the same port
+        await _until(ready, 30, "ready with the broker back")
+
+        egm = bank.machines[1]  # one machine's board goes away
+        egm.server.close()
+        await egm.server.wait_closed()
+        assert egm.face.carrier is not None
+        egm.face.carrier.close()
+
+        async def links_down() -> bool:
             status, body = await _ready(base)
-            assert set(body["checks"]) == {"database", "spool", "broker", "recovery", "bank:A"}
+            return status == 503 and _failing(body) == {"bank:A"}
 
-            back, _ = await _outage(database, tmp_path)  # the database goes away
-            status, body = await _ready(base)
-            assert status == 503
-            assert body["status"] == "unavailable"
-            assert _failing(body) == {"database"}
-            assert (await asyncio.to_thread(_get, f"{base}/healthz"))[0] == 200  # still live
-            await back()
-            await _until(ready, 20, "ready with the database back")
-
-            await broker.stop()  # the broker goes away
-            await _until(lambda: not serving.mqtt.session.connected.is_set(), 20, "feed down")
-            status, body = await _ready(base)
-            assert status == 503
-            assert _failing(body) == {"broker"}
-            await broker.start()  # on the same port
-            await _until(ready, 30, "ready with the broker back")
-
-            egm = bank.machines[1]  # one machine's board goes away
-            egm.server.close()
-            await egm.server.wait_closed()
-            assert egm.face.carrier is not None
-            egm.face.carrier.close()
-
-            async def links_down() -> bool:
-                status, body = await _ready(base)
-                return status == 503 and _failing(body) == {"bank:A"}
-
-            await _until(links_down, 20, "bank A's links down")
-            assert egm.machine.machine_id in (await _ready(base))[1]["checks"]["bank:A"]["detail"]
-            egm.server = await serve_tcp(LOOPBACK, egm.port, egm.face.attach)
-            await _until(ready, 30, "ready with the machine back")
+        await _until(links_down, 20, "bank A's links down")
+        assert egm.machine.machine_id in (await _ready(base))[1]["checks"]["bank:A"]["detail"]
+        egm.server = await serve_tcp(LOOPBACK, egm.port, egm.face.attach)
+        await _until(ready, 30, "ready with the machine back")

@@ -59,6 +59,7 @@ class Notifier:
         try:
             if self._sock is None:
                 self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
+                self._sock.setblocking(False)  # a full queue drops the message, never waits
             self._sock.sendto(text.encode("utf-8"), target)
         except OSError as exc:
             if not self._warned:
@@ -99,7 +100,7 @@ def status_line(checks: Sequence[Check]) -> str:
 async def watch(
     notifier: Notifier,
     *,
-    recovered: Callable[[], Awaitable[None]],
+    recovered: Callable[[], Awaitable[object]],
     liveness: Callable[[], Sequence[Check]],
     readiness: Callable[[], Awaitable[Sequence[Check]]],
     interval_s: float | None,
