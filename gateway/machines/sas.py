@@ -27,7 +27,9 @@ heat runner looks for: :meth:`SasDriver.prepare_unlock` / :meth:`SasDriver.prepa
 (LP 02 / 01 framed ahead and fired for the whole bank in one tight loop: the heat starts
 and ends on every machine together) and
 :meth:`SasDriver.tournament_meters` (LP 99 alone: on a NATIVE machine the score follows
-from the meters, so the heat's end needs one poll after the lock, not two).
+from the meters, so the heat's end needs one poll after the lock, not two).  It also keeps
+its link counters (:meth:`SasDriver.link_counters`: polls, replies, timeouts, NACKs,
+retries, carried across reconnects) for the gateway's metrics.
 
 Malfunction exceptions are confirmed before they are reported.  A general-poll reply is
 one byte with no CRC, so one flipped bit (00 -> 20, general tilt) would void a seat at
