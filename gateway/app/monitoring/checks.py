@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TypeGuard
 
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
@@ -32,6 +33,7 @@ from gateway.machines.capabilities import ConnectedLink
 from gateway.machines.links import MachineLink
 from gateway.web.api.ops import Check
 from protocols.mqtt.client import MqttSession
+from storage.db import READ_ONLY
 
 CHECK_TIMEOUT_S = 2.0
 SPOOL_LIMIT = 10_000  # journal writes: hours of heats; past it the outage needs a person
@@ -58,7 +60,8 @@ async def database_check(
         return Check("database", False, f"database file {file} is gone")
     try:
         async with asyncio.timeout(timeout_s), engine.connect() as conn:
-            found = (await conn.execute(text("SELECT version_num FROM alembic_version"))).scalar()
+            read = await conn.execution_options(**READ_ONLY)  # SQLite: no write lock taken
+            found = (await read.execute(text("SELECT version_num FROM alembic_version"))).scalar()
     except TimeoutError:
         return Check("database", False, f"no answer in {timeout_s:g} s")
     except Exception as exc:  # any way of not reaching it is "not ready", in one line
@@ -94,9 +97,22 @@ def recovery_check(busy: Mapping[str, asyncio.Task[None]]) -> Check:
     return Check("recovery", True, "done")
 
 
+_CONNECTED: dict[type, bool] = {}
+
+
+def knows_connection(driver: object) -> TypeGuard[ConnectedLink]:
+    """``isinstance(driver, ConnectedLink)``, decided once per driver class (a protocol
+    check walks every member each time; a scrape asks it of every machine)."""
+    kind = type(driver)
+    known = _CONNECTED.get(kind)
+    if known is None:
+        known = _CONNECTED[kind] = isinstance(driver, ConnectedLink)
+    return known
+
+
 def link_up(link: MachineLink, supervisor: BankSupervisor | None) -> bool:
     driver = link.driver
-    connected = driver.link_connected() if isinstance(driver, ConnectedLink) else link.opened
+    connected = driver.link_connected() if knows_connection(driver) else link.opened
     if supervisor is None or link.machine_id in supervisor.claimed:
         return connected  # a heat (or recovery) polls it: the connection is what we know
     status = supervisor.status.get(link.machine_id)

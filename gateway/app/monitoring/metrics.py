@@ -24,9 +24,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Protocol, TypeGuard
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -41,8 +41,9 @@ from gateway.heats.spool import JournalWriter
 from gateway.heats.supervisor import BankSupervisor
 from gateway.machines.capabilities import CountedLink, LinkCounters
 from gateway.machines.links import MachineLink
-from storage import lease as leases
+from storage.db import READ_ONLY
 from storage.journal import HeatRun, RunState
+from storage.lease import BankLease
 
 log = logging.getLogger(__name__)
 
@@ -75,27 +76,38 @@ class DatabaseSnapshot:
     ) -> None:
         try:
             async with asyncio.timeout(timeout_s):
-                states = await _latest_states(sessions)
-                views = await leases.leases(sessions)
+                states, holders = await _read(sessions, datetime.now(UTC))
         except Exception as exc:  # an outage: keep what was read last
             log.debug("metrics: database not read (%s)", exc)
             self.ok = False
             return
-        now = datetime.now(UTC)
-        self.states = states
-        self.holders = {v.bank_name: (v.holder, v.host, v.pid) for v in views if v.live(now)}
-        self.ok, self.read_at = True, now
+        self.states, self.holders = states, holders
+        self.ok, self.read_at = True, datetime.now(UTC)
 
 
-async def _latest_states(sessions: async_sessionmaker[AsyncSession]) -> dict[str, str]:
+async def _read(
+    sessions: async_sessionmaker[AsyncSession], now: datetime
+) -> tuple[dict[str, str], dict[str, tuple[str, str, int]]]:
+    """Each bank's latest run state and live lease, in one read-only transaction (on
+    SQLite it takes no write lock: a scrape never queues behind the journal's writes)."""
     latest = select(func.max(HeatRun.id)).group_by(HeatRun.bank_name).scalar_subquery()
     async with sessions() as session:
-        rows = (
+        await session.connection(execution_options=READ_ONLY)
+        runs = (
             await session.execute(
                 select(HeatRun.bank_name, HeatRun.state).where(HeatRun.id.in_(latest))
             )
         ).all()
-    return {bank: state.value for bank, state in rows}
+        leases = (
+            await session.execute(
+                select(BankLease.bank_name, BankLease.holder, BankLease.host, BankLease.pid)
+                .where(BankLease.released.is_(False), BankLease.expires_at > now)
+            )
+        ).all()
+    return (
+        {bank: state.value for bank, state in runs},
+        {bank: (holder, host, pid) for bank, holder, host, pid in leases},
+    )
 
 
 class HeatMetrics:
@@ -171,6 +183,26 @@ class GatewayView(Protocol):
         ...
 
 
+COUNTER_NAMES = ("polls", "replies", "timeouts", "nacks", "retries", "failures")
+
+
+def _values(c: LinkCounters) -> tuple[int, ...]:
+    return (c.polls, c.replies, c.timeouts, c.nacks, c.retries, c.failures)  # COUNTER_NAMES
+
+
+_COUNTED: dict[type, bool] = {}
+
+
+def counted(driver: object) -> TypeGuard[CountedLink]:
+    """``isinstance(driver, CountedLink)``, decided once per driver class: a protocol
+    check walks every member each time, and a scrape asks it of every machine."""
+    kind = type(driver)
+    known = _COUNTED.get(kind)
+    if known is None:
+        known = _COUNTED[kind] = isinstance(driver, CountedLink)
+    return known
+
+
 class LoopCollector(Collector):
     def __init__(self, loop: LoopWatch) -> None:
         self.loop = loop
@@ -207,12 +239,12 @@ class GatewayCollector(Collector):
         )  # fmt: skip
 
     def _machines(self) -> Iterable[Metric]:
-        families = {
-            f.name: CounterMetricFamily(
-                f"reelgate_machine_{f.name}", _COUNTER_HELP[f.name], labels=("bank", "machine")
+        families = [
+            CounterMetricFamily(
+                f"reelgate_machine_{name}", _COUNTER_HELP[name], labels=("bank", "machine")
             )
-            for f in fields(LinkCounters)
-        }
+            for name in COUNTER_NAMES
+        ]
         up = GaugeMetricFamily(
             "reelgate_machine_link_up", "1 while the machine's link answers",
             labels=("bank", "machine"),
@@ -220,14 +252,14 @@ class GatewayCollector(Collector):
         for bank, links in sorted(self.view.links.items()):
             supervisor = self.view.supervisors.get(bank)
             for machine_id, link in sorted(links.items()):
-                up.add_metric((bank, machine_id), 1 if link_up(link, supervisor) else 0)
+                labels = (bank, machine_id)
+                up.add_metric(labels, 1 if link_up(link, supervisor) else 0)
                 driver = link.driver
-                if not isinstance(driver, CountedLink):
+                if not counted(driver):
                     continue
-                counts = asdict(driver.link_counters())
-                for name, family in families.items():
-                    family.add_metric((bank, machine_id), counts[name])
-        yield from families.values()
+                for family, value in zip(families, _values(driver.link_counters()), strict=True):
+                    family.add_metric(labels, value)
+        yield from families
         yield up
 
     def _banks(self) -> Iterable[Metric]:

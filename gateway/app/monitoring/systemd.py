@@ -107,7 +107,9 @@ async def watch(
     status_every_s: float = 5.0,
 ) -> None:
     """READY=1 after ``recovered``, then the watchdog (see the module docstring); runs
-    until cancelled, then STOPPING=1."""
+    until cancelled, then STOPPING=1.  Not under systemd: returns at once."""
+    if not notifier.enabled:
+        return
     try:
         await recovered()
         notifier.notify(READY=1, STATUS=status_line(await readiness()))

@@ -16,6 +16,7 @@ labelled by the route *template* (``/api/v1/heats/{heat_id}``, not one series pe
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ from typing import Any, Protocol
 from fastapi import APIRouter, FastAPI
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram, generate_latest
+from prometheus_client.metrics_core import Metric
+from prometheus_client.registry import Collector
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -87,7 +90,11 @@ def install(
     @app.get("/metrics", include_in_schema=False)
     async def metrics() -> Response:
         await ops.before_scrape()
-        return Response(generate_latest(ops.registry), media_type=CONTENT_TYPE_LATEST)
+        # Read on the event loop (the state it reads changes there), formatted in a
+        # thread: the text of a large floor must not hold up the machines' polls.
+        collected = Collected(list(ops.registry.collect()))
+        body = await asyncio.to_thread(generate_latest, collected)
+        return Response(body, media_type=CONTENT_TYPE_LATEST)
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> JSONResponse:
@@ -98,6 +105,16 @@ def install(
     async def readyz() -> JSONResponse:
         status, body = health_body(await ops.readiness())
         return JSONResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
+
+
+class Collected(Collector):
+    """Metric families already read, for :func:`generate_latest` to format."""
+
+    def __init__(self, metrics: list[Metric]) -> None:
+        self._metrics = metrics
+
+    def collect(self) -> Iterable[Metric]:
+        return self._metrics
 
 
 class LatencyMiddleware:
