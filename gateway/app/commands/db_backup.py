@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy.engine import make_url
 
 from gateway.app import database
-from gateway.app.backups import guard, pg_tools, sqlite_files
+from gateway.app.backups import pg_tools, sqlite_files
 from gateway.app.options import add_database
 from gateway.errors import OperatorError
 from storage.db import is_sqlite, make_engine
@@ -101,6 +101,8 @@ def _backup_revision(file: Path, sqlite: bool) -> str | None:
 
 
 async def _refuse_busy(url: str) -> None:
+    from gateway.app.backups import guard  # the journal's tables: only for a restore
+
     engine = make_engine(url)
     try:
         await database.guarded(url, guard.refuse_busy_target(engine))
@@ -115,7 +117,9 @@ def _restore(args: argparse.Namespace) -> int:
     url = database.resolve(args.database, create=True)
     sqlite = is_sqlite(url)
     found = _backup_revision(file, sqlite)
-    guard.check_backup_revision(found, str(file))
+    from gateway.app.backups.guard import check_backup_revision
+
+    check_backup_revision(found, str(file))
     target = _sqlite_path(url) if sqlite else None
     if target is None or target.exists():
         asyncio.run(_refuse_busy(url))
