@@ -25,7 +25,7 @@ from gateway.errors import OperatorError
 
 # name -> (module in gateway.app.commands, help); keep in the order --help shows them.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "db": ("db", "create, migrate or check the database schema"),
+    "db": ("db", "create, migrate or check the database schema; back it up, restore it"),
     "config": ("config", "check or show the configuration (file and environment)"),
     "serve": ("serve", "run the gateway: recovery, bank supervision, scheduled heats"),
     "bank": ("bank", "check, enable or disable a tournament bank; add or move machines"),

@@ -110,6 +110,8 @@ class Scheduler:
         # Banks busy with something else (recovery at start): no new heat until done.
         self.busy: dict[str, asyncio.Task[None]] = {}
         self.finished: list[HeatOutcome] = []
+        # Told of each heat reaped, with its bank (metrics); must not raise or block.
+        self.on_finished: list[Callable[[str, HeatOutcome], None]] = []
         self._not_before: dict[int, datetime] = {}  # heat -> earliest retry after a restart
         # Runs left unsettled (a release pending, effects pending, a runner that failed):
         # recovered in the background, with a doubling pause per bank.
@@ -334,6 +336,8 @@ class Scheduler:
                 continue
             outcome = live.task.result()
             self.finished.append(outcome)
+            for listener in self.on_finished:
+                listener(bank, outcome)
             if outcome.state is RunState.RESTARTED:
                 self._not_before[live.heat_id] = self.now() + timedelta(
                     seconds=self.restart_pause_s

@@ -175,6 +175,14 @@ class JournalWriter:
     def pending(self) -> bool:
         return self.spool_path.exists() and self.spool_path.stat().st_size > 0
 
+    def spool_depth(self) -> int:
+        """How many journal writes wait in the spool for the database (0: none)."""
+        try:
+            with self.spool_path.open("rb") as f:
+                return sum(1 for line in f if line.strip())
+        except FileNotFoundError:
+            return 0
+
     async def _write(self, record: dict[str, Any]) -> bool:
         """Journal ``record``; True when it went to the spool (the database away)."""
         async with self._lock:

@@ -9,7 +9,7 @@ plain way, so every ability is an optimisation or an extra reading, never a requ
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Protocol, runtime_checkable
 
 from gateway.scores import TournamentMeters
@@ -97,3 +97,39 @@ class HeatBaseline(Protocol):
     def restore_heat_baseline(self, baseline: dict[str, int]) -> None:
         """Take a journaled baseline (ignored if this driver saw the entry itself)."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class LinkCounters:
+    """One machine link's traffic since the gateway opened it; every field only grows.
+
+    ``polls`` are requests sent (SAS polls, MQTT commands); ``replies`` those answered;
+    ``timeouts`` tries that got no reply in time; ``nacks`` tries the machine refused at
+    the link level (SAS NACK, a board's refused or bad-request reply); ``retries`` the
+    repeats sent; ``failures`` requests given up after every try.
+    """
+
+    polls: int = 0
+    replies: int = 0
+    timeouts: int = 0
+    nacks: int = 0
+    retries: int = 0
+    failures: int = 0
+
+    def __add__(self, other: LinkCounters) -> LinkCounters:
+        theirs = asdict(other)
+        return LinkCounters(**{name: mine + theirs[name] for name, mine in asdict(self).items()})
+
+
+@runtime_checkable
+class CountedLink(Protocol):
+    """A driver that keeps :class:`LinkCounters` (read at a metrics scrape, never pushed)."""
+
+    def link_counters(self) -> LinkCounters: ...
+
+
+@runtime_checkable
+class ConnectedLink(Protocol):
+    """A driver that knows whether its connection to the machine (or its board) is up."""
+
+    def link_connected(self) -> bool: ...

@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
+from gateway.machines.capabilities import LinkCounters
 from gateway.machines.driver import (
     LinkDown,
     LinkTimeout,
@@ -198,6 +199,17 @@ class BoardView:
     events_dropped: int = 0
 
 
+@dataclass(slots=True)
+class CommandStats:
+    """One driver's command traffic, read as :class:`LinkCounters` by the gateway."""
+
+    sent: int = 0
+    replies: int = 0
+    timeouts: int = 0
+    refused: int = 0  # the board's refused and bad-request replies
+    resent: int = 0
+
+
 class MqttMachineDriver:
     def __init__(
         self, machine_id: str, endpoint: MqttEndpoint, *, command_timeout: float | None = None
@@ -206,6 +218,7 @@ class MqttMachineDriver:
         self.endpoint = endpoint
         self.command_timeout = command_timeout or endpoint.command_timeout
         self.view = BoardView()
+        self.stats = CommandStats()
         self._hub: BoardHub | None = None
         self._pending: dict[str, _Pending] = {}
         self._events: deque[MachineEvent] = deque()
@@ -216,6 +229,18 @@ class MqttMachineDriver:
     @classmethod
     def from_uri(cls, machine_id: str, endpoint_uri: str) -> MqttMachineDriver:
         return cls(machine_id, MqttEndpoint.parse(endpoint_uri))
+
+    def link_counters(self) -> LinkCounters:
+        st = self.stats
+        return LinkCounters(
+            polls=st.sent, replies=st.replies, timeouts=st.timeouts,
+            nacks=st.refused, retries=st.resent, failures=st.timeouts,
+        )  # fmt: skip
+
+    def link_connected(self) -> bool:
+        """The broker session is up and the board has not said it is offline."""
+        hub = self._hub
+        return hub is not None and hub.session.connected.is_set() and self.view.online is not False
 
     # -- lifecycle ---------------------------------------------------------------------
     async def open(self) -> None:
@@ -254,6 +279,7 @@ class MqttMachineDriver:
         payload = self._encoded(message)
         future: asyncio.Future[codec.Reply] = asyncio.get_running_loop().create_future()
         self._pending[message.id] = pending = _Pending(payload, future)
+        self.stats.sent += 1
         try:
             try:  # noqa: SIM105
                 await hub.session.publish(self._cmd_topic, pending.payload, expiry_s=self._expiry)
@@ -273,13 +299,16 @@ class MqttMachineDriver:
             try:
                 reply = await asyncio.wait_for(asyncio.shield(future), self.command_timeout)
             except TimeoutError:
+                self.stats.timeouts += 1
                 raise LinkTimeout(
                     f"{self.machine_id}: no reply to {cmd.value} in {self.command_timeout:g} s"
                 ) from None
         finally:
             self._pending.pop(message.id, None)
+        self.stats.replies += 1
         if reply.ok:
             return reply.result
+        self.stats.refused += 1
         if reply.error is ErrorKind.REFUSED:
             raise MachineRefused(f"{self.machine_id}: {cmd.value} refused: {reply.reason}")
         # BAD_REQUEST: the board cannot take this command as sent; resending the same
@@ -344,6 +373,7 @@ class MqttMachineDriver:
             if not pending.future.done():
                 pending.sent += 1
                 hub.stats.resent_commands += 1
+                self.stats.resent += 1
                 with contextlib.suppress(MqttUnavailable):
                     await hub.session.publish(
                         self._cmd_topic, pending.payload, expiry_s=self._expiry

@@ -33,7 +33,9 @@ heat runner looks for: :meth:`SasDriver.prepare_unlock` / :meth:`SasDriver.prepa
 (LP 02 / 01 framed ahead and fired for the whole bank in one tight loop: the heat starts
 and ends on every machine together) and
 :meth:`SasDriver.tournament_meters` (LP 99 alone: on a NATIVE machine the score follows
-from the meters, so the heat's end needs one poll after the lock, not two).
+from the meters, so the heat's end needs one poll after the lock, not two).  It also keeps
+its link counters (:meth:`SasDriver.link_counters`: polls, replies, timeouts, NACKs,
+retries, carried across reconnects) for the gateway's metrics.
 
 Malfunction exceptions are confirmed before they are reported.  A general-poll reply is
 one byte with no CRC, so one flipped bit (00 -> 20, general tilt) would void a seat at
@@ -69,7 +71,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from gateway.machines.capabilities import AftRegistration
+from gateway.machines.capabilities import AftRegistration, LinkCounters
 from gateway.machines.driver import (
     DriverError,
     LinkDown,
@@ -179,6 +181,7 @@ class SasDriver:
         self._status_base: GamingMachineMetersReply | None = None
         self._gate = ExceptionGate(on_suspect=self._log_suspect)
         self._in_heat = False  # the gate holds malfunction codes only while seated in a heat
+        self._earlier = LinkCounters()  # counters of the clients this driver closed
 
     @property
     def suspect_bytes(self) -> int:
@@ -198,6 +201,18 @@ class SasDriver:
         """The open link's counters (polls, retries, shortest gap between polls), if any."""
         return self._client.stats if self._client is not None else None
 
+    def link_counters(self) -> LinkCounters:
+        """Polls, replies, timeouts, NACKs and retries since the driver was made, across
+        reconnects (each client counts from zero; the closed ones are carried)."""
+        client = self._client
+        return self._earlier if client is None else self._earlier + _counters(client.stats)
+
+    def link_connected(self) -> bool:
+        return self._client is not None and not self._client.closed
+
+    def _retire(self, client: SasClient) -> None:
+        self._earlier = self._earlier + _counters(client.stats)
+
     @classmethod
     def from_uri(cls, machine_id: str, endpoint_uri: str) -> SasDriver:
         return cls(machine_id, parse_endpoint(endpoint_uri))
@@ -210,12 +225,16 @@ class SasDriver:
     async def close(self) -> None:
         client, self._client = self._client, None
         if client is not None:
+            self._retire(client)
             await client.close()
 
     async def _connected(self) -> SasClient:
         """The client, reconnecting first if the link was lost."""
         client = self._client
         if client is None or client.closed:
+            if client is not None:
+                self._client = None
+                self._retire(client)
             client = await shared_lines().client(
                 self.endpoint,
                 connect_seconds=self.connect_seconds,
@@ -496,3 +515,14 @@ class SasDriver:
             self._status_base = now  # a later byte needs the meter to move again
         return confirmed
 
+
+
+def _counters(stats: ClientStats) -> LinkCounters:
+    return LinkCounters(
+        polls=stats.polls,
+        replies=stats.replies,
+        timeouts=stats.timeouts,
+        nacks=stats.nacks,
+        retries=stats.retries,
+        failures=stats.failures,
+    )

@@ -161,7 +161,14 @@ class Capabilities:
 
 @dataclass(slots=True)
 class ClientStats:
-    polls: int = 0
+    """Plain counters of one client's traffic, bumped as the link's events go by (the
+    gateway reads them when asked; nothing here knows who reads them)."""
+
+    polls: int = 0  # requests sent (a repeat inside one request is a retry, not a poll)
+    replies: int = 0  # requests answered (data reply, ACK, busy or exception code)
+    timeouts: int = 0  # tries that got no (complete) reply in time
+    nacks: int = 0  # tries the EGM answered with NACK
+    corrupt: int = 0  # tries whose reply was garbled (bad CRC, wrong length)
     retries: int = 0
     failures: int = 0
     busy: int = 0
@@ -269,11 +276,16 @@ class SasClient:
         stats.polls += 1
         self.last_poll_at = now
 
-    def note_retry(self) -> None:
-        self.stats.retries += 1
+    def note_reply(self) -> None:
+        self.stats.replies += 1
 
-    def note_failure(self) -> None:
+    def note_retry(self, reason: str) -> None:
+        self.stats.retries += 1
+        self._count_bad_try(reason)
+
+    def note_failure(self, reason: str) -> None:
         self.stats.failures += 1
+        self._count_bad_try(reason)
 
     def note_chirp(self, now: float) -> None:
         self.stats.chirps += 1
@@ -281,6 +293,15 @@ class SasClient:
 
     def note_stray(self) -> None:
         self.stats.stray_errors += 1
+
+    def _count_bad_try(self, reason: str) -> None:
+        stats = self.stats
+        if reason == "timeout":
+            stats.timeouts += 1
+        elif reason == "nack":
+            stats.nacks += 1
+        else:
+            stats.corrupt += 1
 
     # -- one poll --------------------------------------------------------------------------
     async def request(self, poll: HostMessage) -> EgmMessage:

@@ -51,8 +51,9 @@ class LineUser(Protocol):
     """What a line tells the client of one address."""
 
     def note_send(self, now: float) -> None: ...
-    def note_retry(self) -> None: ...
-    def note_failure(self) -> None: ...
+    def note_reply(self) -> None: ...
+    def note_retry(self, reason: str) -> None: ...  # "timeout", "nack" or "corrupt"
+    def note_failure(self, reason: str) -> None: ...
     def note_chirp(self, now: float) -> None: ...
     def note_stray(self) -> None: ...
 
@@ -231,31 +232,36 @@ class SasLine:
             self._event(ev)
 
     def _event(self, ev: object) -> None:
-        flight = self._in_flight
-        address = flight.ticket.address if flight is not None else None
         if isinstance(ev, PollReply | PollFailed):
-            self._in_flight = None
-            now = self._loop.time()
-            if isinstance(ev, PollReply):
-                self.schedule.done(len(ev.reply.encode()), now)
-                if flight is not None and not flight.reply.done():
-                    flight.reply.set_result(ev.reply)
-                return
-            self.schedule.done(0, now)
-            for user in self._users.get(ev.poll.addr, ()):
-                user.note_failure()
-            if flight is not None and not flight.reply.done():
-                flight.reply.set_exception(PollFailure(ev))
+            self._settled(ev)
         elif isinstance(ev, Retrying):
             for user in self._users.get(ev.poll.addr, ()):
-                user.note_retry()
+                user.note_retry(ev.reason)
         elif isinstance(ev, Chirp):
             now = self._loop.time()
             for user in self._users.get(ev.addr, ()):
                 user.note_chirp(now)
-        elif isinstance(ev, ProtocolError) and address is not None:
-            for user in self._users.get(address, ()):
+        elif isinstance(ev, ProtocolError) and self._in_flight is not None:
+            for user in self._users.get(self._in_flight.ticket.address, ()):
                 user.note_stray()
+
+    def _settled(self, ev: PollReply | PollFailed) -> None:
+        """The exchange in flight ended: free the line, answer its asker."""
+        flight, self._in_flight = self._in_flight, None
+        now = self._loop.time()
+        users = self._users.get(ev.poll.addr, ())
+        if isinstance(ev, PollReply):
+            self.schedule.done(len(ev.reply.encode()), now)
+            for user in users:
+                user.note_reply()
+            if flight is not None and not flight.reply.done():
+                flight.reply.set_result(ev.reply)
+            return
+        self.schedule.done(0, now)
+        for user in users:
+            user.note_failure(ev.reason)
+        if flight is not None and not flight.reply.done():
+            flight.reply.set_exception(PollFailure(ev))
 
     def _arm(self) -> None:
         now = self._loop.time()

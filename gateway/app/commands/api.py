@@ -15,12 +15,15 @@ import signal
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gateway.app.configfile import fill_unset, settings_of
 from gateway.app.database import open_engine
 from gateway.app.options import add_database
 from gateway.errors import OperatorError
+
+if TYPE_CHECKING:
+    from gateway.app.monitoring.ops import ProcessOps
 
 
 def register(sub: Any) -> None:
@@ -117,15 +120,20 @@ class HttpApi:
     task: asyncio.Task[None]
     engine: Any
     url: str
+    own_ops: ProcessOps | None = None  # made here (``reelgate api``), closed here
 
     async def close(self) -> None:
         self.server.should_exit = True
         await self.task
         await self.engine.dispose()
+        if self.own_ops is not None:
+            await self.own_ops.close()
 
 
-async def start_http(args: argparse.Namespace) -> HttpApi | None:
-    """Start the API when ``--http`` was given (None otherwise); prints its URL."""
+async def start_http(args: argparse.Namespace, ops: ProcessOps | None = None) -> HttpApi | None:
+    """Start the API when ``--http`` was given (None otherwise); prints its URL.  Beside
+    it ``/metrics``, ``/healthz`` and ``/readyz`` serve ``ops`` (``serve`` passes the
+    gateway's; ``reelgate api`` gets one of its own, for its database)."""
     spec = getattr(args, "http", None)
     if not spec:
         return None
@@ -136,8 +144,15 @@ async def start_http(args: argparse.Namespace) -> HttpApi | None:
     from storage.db import make_sessionmaker
 
     tls = check_tls(args)
-    _, engine = await open_engine(args.database)
-    app = create_app(make_sessionmaker(engine), secure_cookies=True if tls else None)
+    from gateway.app.monitoring.ops import ProcessOps
+
+    db_url, engine = await open_engine(args.database)
+    own_ops = None
+    if ops is None:
+        ops = own_ops = ProcessOps()
+        ops.start()
+    ops.use_database(db_url, engine)
+    app = create_app(make_sessionmaker(engine), secure_cookies=True if tls else None, ops=ops)
     config = uvicorn.Config(
         app,
         host=host,
@@ -154,13 +169,15 @@ async def start_http(args: argparse.Namespace) -> HttpApi | None:
         await asyncio.sleep(0.01)
     if task.done():  # uvicorn exits (SystemExit) when it cannot listen
         await engine.dispose()
+        if own_ops is not None:
+            await own_ops.close()
         with contextlib.suppress(BaseException):
             task.result()
         raise OperatorError(f"--http {spec}: cannot listen there")
     bound = server.servers[0].sockets[0].getsockname()[1]
     url = f"{'https' if tls else 'http'}://{host}:{bound}/api/v1"
     print(f"api on {url}", flush=True)
-    return HttpApi(server, task, engine, url)
+    return HttpApi(server, task, engine, url, own_ops)
 
 
 def _server_class() -> type:

@@ -44,6 +44,8 @@ from gateway.errors import OperatorError
 from storage.lease import DEFAULT_PERIOD
 
 if TYPE_CHECKING:
+    from gateway.app.commands.api import HttpApi
+    from gateway.app.monitoring.ops import GatewayOps
     from gateway.floor.model import MachineSpec
     from gateway.floor.snmp import SnmpSecrets
     from gateway.heats.scheduler import Scheduler
@@ -195,6 +197,8 @@ class Serving:
     signage: SignageServer | None = None
     mqtt: MqttFeed | None = None
     health: HealthMonitor | None = None
+    http: HttpApi | None = None  # the API, /metrics, /healthz, /readyz (--http)
+    ops: GatewayOps | None = None
 
     @property
     def trap_port(self) -> int | None:
@@ -233,12 +237,20 @@ async def serve(
 
         load_floor_seed(settings.floor)
     from gateway.app.commands.api import start_http
+    from gateway.app.monitoring.ops import GatewayOps
+    from gateway.app.monitoring.serving import monitored
 
+    ops = GatewayOps()
+    ops.start()
     fanout, mqtt, signage = await _open_feed(args)
-    http = await start_http(args)  # the desks' API beside the gateway (--http)
+    http = None
     try:
-        async with RunningGateway(settings, fanout) as gateway:
-            serving = Serving(gateway.running, fanout, signage, mqtt, gateway.health)
+        http = await start_http(args, ops)  # the desks' API beside the gateway (--http)
+        async with (
+            RunningGateway(settings, fanout) as gateway,
+            monitored(gateway, ops, mqtt.session if mqtt is not None else None),
+        ):
+            serving = Serving(gateway.running, fanout, signage, mqtt, gateway.health, http, ops)
             if on_ready is not None:
                 on_ready(serving)
             await gateway.run(stop)
@@ -246,6 +258,7 @@ async def serve(
         if http is not None:
             await http.close()
         await _close_feed(signage, mqtt)
+        await ops.close()
     return 0
 
 

@@ -1,4 +1,5 @@
-"""The FastAPI application: ``/api/v1`` routers, ``/api/openapi.json``, JSON errors."""
+"""The FastAPI application: ``/api/v1`` routers, ``/api/openapi.json``, JSON errors; with
+``ops``, ``/metrics``, ``/healthz`` and ``/readyz`` beside them (:mod:`.ops`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gateway.web.api import errors
 from gateway.web.api.auth import Api
+from gateway.web.api.ops import Operations
+from gateway.web.api.ops import install as install_ops
 from gateway.web.api.routes import (
     accounts,
     audit,
@@ -29,6 +32,7 @@ def create_app(
     *,
     clock: Callable[[], datetime] | None = None,
     secure_cookies: bool | None = None,
+    ops: Operations | None = None,
 ) -> FastAPI:
     app = FastAPI(
         title="Reelgate API",
@@ -42,6 +46,9 @@ def create_app(
         api.clock = clock
     app.state.api = api
     errors.install(app)
-    for module in (accounts, tournaments, desk, floor, audit, cashup, super9_table, super9_tickets):
+    modules = (accounts, tournaments, desk, floor, audit, cashup, super9_table, super9_tickets)
+    for module in modules:
         app.include_router(module.router, prefix=PREFIX)
+    if ops is not None:
+        install_ops(app, ops, [(PREFIX, module.router) for module in modules])
     return app

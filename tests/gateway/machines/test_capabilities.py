@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from emulators.machine import EmulatedMachine
 from gateway.machines.capabilities import (
+    ConnectedLink,
+    CountedLink,
+    LinkCounters,
     PacedLink,
     PreparedCommands,
     PreparedLock,
@@ -24,6 +27,25 @@ def test_sas_driver_declares_every_ability() -> None:
     for ability in (PreparedCommands, TournamentMeterReader, PacedLink):
         assert isinstance(driver, ability), ability.__name__
     assert min_spacing(driver) == driver.min_spacing > 0
+
+
+def test_both_drivers_count_their_traffic_and_know_their_connection() -> None:
+    sas = SasDriver.from_uri("C5", "sas+tcp://127.0.0.1:9?address=1")
+    mqtt = MqttMachineDriver.from_uri("C6", "mqtt://127.0.0.1:1/site/C6")
+    for driver in (sas, mqtt):
+        assert isinstance(driver, CountedLink)
+        assert isinstance(driver, ConnectedLink)
+        assert driver.link_counters() == LinkCounters()  # nothing sent yet
+        assert not driver.link_connected()  # never opened
+    assert not isinstance(DirectDriver(EmulatedMachine("C7", seed=1)), CountedLink)
+
+
+def test_link_counters_add_field_by_field() -> None:
+    a = LinkCounters(polls=3, replies=2, timeouts=1, nacks=0, retries=1, failures=0)
+    b = LinkCounters(polls=1, replies=1, timeouts=0, nacks=1, retries=1, failures=1)
+    assert a + b == LinkCounters(
+        polls=4, replies=3, timeouts=1, nacks=1, retries=2, failures=1
+    )
 
 
 def test_mqtt_driver_and_plain_double_have_none() -> None:

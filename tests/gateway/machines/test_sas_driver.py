@@ -197,3 +197,26 @@ async def test_unreachable_endpoint_is_link_down() -> None:
     driver = open_driver("gone", uri)
     with pytest.raises(LinkDown):
         await driver.open()
+
+
+async def test_link_counters_survive_a_reconnect(bank: Bank) -> None:
+    """Counters only grow (Prometheus counters): a new SAS client after a lost link starts
+    from zero, the driver carries what the closed one counted."""
+    driver = fast_driver(bank.machines[0])
+    await driver.open()
+    try:
+        assert driver.link_connected()
+        await driver.credits()
+        first = driver.link_counters()
+        assert first.polls >= 1
+        assert first.replies == first.polls
+        await driver.close()
+        assert not driver.link_connected()
+        assert driver.link_counters() == first
+        await driver.credits()  # reconnects
+        again = driver.link_counters()
+        assert again.polls > first.polls
+        assert again.replies > first.replies
+        assert again.timeouts == 0
+    finally:
+        await driver.close()

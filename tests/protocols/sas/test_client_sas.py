@@ -210,6 +210,7 @@ async def test_corrupted_reply_is_retried_with_the_same_data(sas_pair: Pair) -> 
     face.inject(corrupt_crc=2)
     assert await c.credits() == 1234
     assert c.stats.retries == 2
+    assert c.stats.corrupt == 2  # the garbled tries, counted for the gateway's metrics
     assert face.faults.corrupt_crc == 0
 
 
@@ -240,6 +241,7 @@ async def test_no_reply_is_a_typed_timeout_after_three_tries(sas_pair: Pair) -> 
         await c.credits()
     assert c.stats.retries == 2
     assert c.stats.failures == 1
+    assert c.stats.timeouts == 3  # every try
 
 
 async def test_late_reply_times_out_and_leaves_the_link_clean(sas_pair: Pair) -> None:
@@ -412,3 +414,27 @@ async def test_egm_chirps_after_loop_break_and_recovers_when_polled() -> None:
     finally:
         await client.close()
         face.close()
+
+
+async def test_counters_tell_a_nack_from_a_timeout() -> None:
+    """What the gateway's metrics read per machine: polls, replies, and each bad try by
+    its kind (sas.md §1: a NACK is answered by repeating the identical poll)."""
+    host, egm = memory_pair()
+    answers = iter([b"\x81", b"\x01"])  # NACK (address | 80), then the ACK of LP 01
+    egm.set_handlers(lambda data: egm.write(next(answers, b"")))
+    client = SasClient(
+        host, 1, settings=LinkSettings(reply_timeout=0.01, inter_byte_gap=0.005), min_spacing=0.0
+    )
+    try:
+        await client.lock()
+        s = client.stats
+        assert (s.polls, s.replies, s.nacks, s.retries, s.timeouts, s.failures) == (
+            1, 1, 1, 1, 0, 0,
+        )  # fmt: skip
+        with pytest.raises(SasTimeout):  # silence from now on
+            await client.lock()
+        assert (s.polls, s.replies, s.nacks, s.retries, s.timeouts, s.failures) == (
+            2, 1, 1, 3, 3, 1,
+        )  # fmt: skip
+    finally:
+        await client.close()

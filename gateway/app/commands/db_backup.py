@@ -1,0 +1,146 @@
+"""``reelgate db backup FILE`` and ``reelgate db restore FILE`` (see
+:mod:`gateway.app.backups`; the procedure: docs/operations.md, "Backup and restore").
+
+``backup`` writes a new file (never over an existing one) from a database at any
+revision of this Reelgate's, so a backup taken just before ``db upgrade`` is the way
+back.  ``restore`` checks the file and the target first and refuses in one line, with
+nothing changed; after it, the database is checked as ``db check`` does (exit 1 when it
+needs ``db upgrade``: a backup from before an upgrade).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.engine import make_url
+
+from gateway.app import database
+from gateway.app.backups import pg_tools, sqlite_files
+from gateway.app.options import add_database
+from gateway.errors import OperatorError
+from storage.db import is_sqlite, make_engine
+
+
+def register(actions: Any) -> None:
+    backup = actions.add_parser(
+        "backup", help="write a backup of the whole database to a new FILE (online)"
+    )
+    backup.add_argument("file", metavar="FILE", help="the backup file to create")
+    add_database(backup)
+    backup.set_defaults(handler=_backup)
+    restore = actions.add_parser(
+        "restore", help="replace the database by a backup FILE (refused while a heat is on)"
+    )
+    restore.add_argument("file", metavar="FILE", help="a file written by reelgate db backup")
+    add_database(restore)
+    restore.set_defaults(handler=_restore)
+
+
+def _sqlite_path(url: str) -> Path:
+    name = make_url(url).database or ""
+    if not name or name == ":memory:" or name.startswith("file:"):
+        raise OperatorError("--database: a backup needs a SQLite file, not an in-memory database")
+    return Path(name).expanduser()
+
+
+def _backup(args: argparse.Namespace) -> int:
+    file = Path(args.file)
+    if file.exists():
+        raise OperatorError(f"{file}: already exists; a backup never overwrites a file")
+    if not file.resolve().parent.is_dir():
+        raise OperatorError(f"{file}: folder {file.resolve().parent} does not exist")
+    url = database.resolve(args.database)
+    if is_sqlite(url):
+        # Read through sqlite3 (a plain read): the gateway may be writing meanwhile.
+        source = _sqlite_path(url)
+        try:
+            found = _revision_set(url, sqlite_files.revision(source))
+            sqlite_files.backup(source, file)
+        except sqlite3.Error as exc:
+            raise OperatorError(f"backup to {file} failed: {exc}") from None
+    else:
+        found = _revision_set(url, asyncio.run(database.revision_of(args.database)))
+        pg_tools.dump(url, file)
+    size = file.stat().st_size
+    print(f"backup of {database.safe_url(url)} at revision {found} written to {file} "
+          f"({size} bytes)")  # fmt: skip
+    return 0
+
+
+def _revision_set(url: str, found: str | None) -> str:
+    if found is None:
+        raise OperatorError(f"--database {database.safe_url(url)}: not set up (no revision)")
+    return found
+
+
+def _backup_revision(file: Path, sqlite: bool) -> str | None:
+    """The backup's revision, after checking it is a backup of the target's kind."""
+    try:
+        as_sqlite, as_dump = sqlite_files.is_sqlite_file(file), pg_tools.is_dump(file)
+    except OSError as exc:
+        raise OperatorError(f"{file}: cannot read ({exc.strerror})") from None
+    if sqlite and not as_sqlite:
+        kind = "a PostgreSQL dump" if as_dump else "not a SQLite backup"
+        raise OperatorError(f"{file}: {kind}; --database is a SQLite file")
+    if not sqlite and not as_dump:
+        kind = "a SQLite file" if as_sqlite else "not a pg_dump -Fc backup"
+        raise OperatorError(f"{file}: {kind}; --database is PostgreSQL")
+    if not sqlite:
+        return pg_tools.dump_revision(file)
+    try:
+        problem = sqlite_files.integrity(file)
+        if problem != "ok":
+            raise OperatorError(f"{file}: damaged ({problem}); nothing restored")
+        return sqlite_files.revision(file)
+    except sqlite3.Error as exc:
+        raise OperatorError(f"{file}: not a readable SQLite database ({exc})") from None
+
+
+async def _refuse_busy(url: str) -> None:
+    from gateway.app.backups import guard  # the journal's tables: only for a restore
+
+    engine = make_engine(url)
+    try:
+        await database.guarded(url, guard.refuse_busy_target(engine))
+    finally:
+        await engine.dispose()
+
+
+def _restore(args: argparse.Namespace) -> int:
+    file = Path(args.file)
+    if not file.is_file():
+        raise OperatorError(f"{file}: no such backup file")
+    url = database.resolve(args.database, create=True)
+    sqlite = is_sqlite(url)
+    found = _backup_revision(file, sqlite)
+    from gateway.app.backups.guard import check_backup_revision
+
+    check_backup_revision(found, str(file))
+    target = _sqlite_path(url) if sqlite else None
+    if target is None or target.exists():
+        asyncio.run(_refuse_busy(url))
+    if target is not None:
+        try:
+            sqlite_files.restore(file, target)
+        except sqlite3.Error as exc:
+            raise OperatorError(f"restore into {target} failed: {exc}") from None
+    else:
+        pg_tools.restore(file, url)
+    print(f"restored {file} (revision {found}) into {database.safe_url(url)}")
+    return report_revision(args.database)
+
+
+def report_revision(given: str | None) -> int:
+    """``db check``: print the revision; 0 only at the one this Reelgate needs."""
+    found = asyncio.run(database.revision_of(given))
+    head = database.head_revision()
+    if found == head:
+        print(f"database at revision {found} (current)")
+        return 0
+    print(f"database at revision {found or '(empty)'}, this reelgate needs {head}: "
+          f"run {database.UPGRADE}")  # fmt: skip
+    return 1
