@@ -8,6 +8,7 @@ from __future__ import annotations
 import storage.accounts
 import storage.attendance
 import storage.audit
+import storage.database_mark
 import storage.effects
 import storage.floor
 import storage.journal

@@ -18,8 +18,9 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
-from gateway.app.options import OneLineParser
+from gateway.app.options import OneLineParser, add_reasons
 from gateway.errors import OperatorError
 
 # name -> (module in gateway.app.commands, help); keep in the order --help shows them.
@@ -59,6 +60,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         if name == command:
             module = importlib.import_module(f"gateway.app.commands.{module_name}")
             module.register(sub)
+            add_reasons(parser)
         else:
             sub.add_parser(name, help=help_text)
     return parser
@@ -88,6 +90,8 @@ def _main(argv: list[str]) -> int:
     if handler is None:  # a placeholder: only reached for a command the table mislabels
         parser.error(f"{args.command}: not available")
     try:
+        if getattr(args, "server", None):  # through the API: only what it covers
+            handler = _remote_handler(args)
         code: int = handler(args)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
     except OperatorError as exc:
@@ -96,6 +100,15 @@ def _main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         return 130
     return code
+
+
+def _remote_handler(args: argparse.Namespace) -> Any:
+    from gateway.app.remote import refuse_uncovered
+
+    remote = getattr(args, "remote", None)
+    if remote is None:
+        raise refuse_uncovered(args)
+    return remote
 
 
 if __name__ == "__main__":  # pragma: no cover

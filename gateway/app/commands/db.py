@@ -1,17 +1,23 @@
-"""``reelgate db upgrade|check``: the database schema, migrated only when asked.
+"""``reelgate db init|upgrade|check``: the database schema, migrated only when asked.
 
-``upgrade`` creates the database (a SQLite file included) or migrates it to the newest
-revision and prints ``from -> to``; ``check`` prints the revision and exits 0 only at
-the newest one.  Every other command refuses a database at another revision.
+``init`` creates the database and writes its kind once — production, or with
+``--training`` a training database for rehearsals and tests, which takes free keyed
+times and says TRAINING wherever it is shown; the kind never changes afterwards (no
+command clears it, and the database refuses to).  ``upgrade`` creates the database (a
+SQLite file included) or migrates it to the newest revision and prints ``from -> to``;
+``check`` prints the revision and the kind and exits 0 only at the newest revision.
+Every other command refuses a database at another revision.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 from typing import Any
 
 from gateway.app import database
+from gateway.app.keyed import BANNER
 from gateway.app.options import add_database
 
 
@@ -20,12 +26,33 @@ def register(sub: Any) -> None:
         "db", help="create, migrate or check the database schema"
     )
     actions = parser.add_subparsers(dest="db_action", required=True, metavar="ACTION")
+    init = actions.add_parser("init", help="create the database: production, or --training")
+    add_database(init)
+    init.add_argument(
+        "--training",
+        action="store_true",
+        help="a training / rehearsal database: free keyed times, marked TRAINING for good",
+    )
+    init.set_defaults(handler=_init)
     up = actions.add_parser("upgrade", help="create or migrate the database to this reelgate")
     add_database(up)
     up.set_defaults(handler=_upgrade)
     check = actions.add_parser("check", help="print the revision; exit 1 unless it is current")
     add_database(check)
     check.set_defaults(handler=_check)
+
+
+def _init(args: argparse.Namespace) -> int:
+    from gateway.app.identity import host_actor
+
+    before, after, kind = asyncio.run(
+        database.init(args.database, training=args.training, by=host_actor())
+    )
+    url = database.safe_url(database.resolve(args.database))
+    print(f"database {url}: revision {before or '(empty)'} -> {after}, {kind} database")
+    if kind == "training":
+        print(BANNER, file=sys.stderr)
+    return 0
 
 
 def _upgrade(args: argparse.Namespace) -> int:
@@ -39,7 +66,10 @@ def _check(args: argparse.Namespace) -> int:
     found = asyncio.run(database.revision_of(args.database))
     head = database.head_revision()
     if found == head:
-        print(f"database at revision {found} (current)")
+        kind = asyncio.run(database.kind_of(args.database))
+        print(f"database at revision {found} (current), {kind} database")
+        if kind == "training":
+            print(BANNER, file=sys.stderr)
         return 0
     print(f"database at revision {found or '(empty)'}, this reelgate needs {head}: "
           f"run {database.UPGRADE}")  # fmt: skip
