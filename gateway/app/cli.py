@@ -84,6 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: list[str]) -> int:
+    _training_banner(show=False)  # nothing owed from an earlier command of this process
     parser = build_parser(_chosen(argv))
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
@@ -93,13 +94,24 @@ def _main(argv: list[str]) -> int:
         if getattr(args, "server", None):  # through the API: only what it covers
             handler = _remote_handler(args)
         code: int = handler(args)
+        _training_banner()
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
     except OperatorError as exc:
+        _training_banner(show=False)
         print(f"reelgate: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
     return code
+
+
+def _training_banner(*, show: bool = True) -> None:
+    """Every screen of a training database says so (on standard error, after the
+    output, so a refusal stays one line and piped output stays clean)."""
+    keyed = sys.modules.get("gateway.app.keyed")  # loaded by every command that opens a DB
+    text = keyed.take_banner() if keyed is not None else None
+    if show and text:
+        print(text, file=sys.stderr)
 
 
 def _remote_handler(args: argparse.Namespace) -> Any:

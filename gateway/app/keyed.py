@@ -14,7 +14,6 @@ every audit row the write makes (``details.clock``).
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -61,9 +60,20 @@ class Preflight:
 _CURRENT: ContextVar[Preflight | None] = ContextVar("reelgate_write_preflight", default=None)
 
 
+_SEEN = {"training": False}
+
+
 def banner(training: bool) -> None:
+    """Note a training database; the command line prints :data:`BANNER` on standard
+    error when the command has succeeded (a refusal stays one line)."""
     if training:
-        print(BANNER, file=sys.stderr)
+        _SEEN["training"] = True
+
+
+def take_banner() -> str | None:
+    """The banner owed for this command, once (then forgotten)."""
+    seen, _SEEN["training"] = _SEEN["training"], False
+    return BANNER if seen else None
 
 
 async def training_of(sessions: async_sessionmaker[AsyncSession]) -> bool:

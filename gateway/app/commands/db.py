@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 from typing import Any
 
-from gateway.app import database
-from gateway.app.keyed import BANNER
+from gateway.app import database, keyed
 from gateway.app.options import add_database
 
 
@@ -51,7 +49,7 @@ def _init(args: argparse.Namespace) -> int:
     url = database.safe_url(database.resolve(args.database))
     print(f"database {url}: revision {before or '(empty)'} -> {after}, {kind} database")
     if kind == "training":
-        print(BANNER, file=sys.stderr)
+        keyed.banner(True)
     return 0
 
 
@@ -69,7 +67,7 @@ def _check(args: argparse.Namespace) -> int:
         kind = asyncio.run(database.kind_of(args.database))
         print(f"database at revision {found} (current), {kind} database")
         if kind == "training":
-            print(BANNER, file=sys.stderr)
+            keyed.banner(True)
         return 0
     print(f"database at revision {found or '(empty)'}, this reelgate needs {head}: "
           f"run {database.UPGRADE}")  # fmt: skip
