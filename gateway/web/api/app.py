@@ -8,7 +8,7 @@ from datetime import datetime
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from gateway.web.api import errors
+from gateway.web.api import errors, training
 from gateway.web.api.auth import Api
 from gateway.web.api.routes import (
     accounts,
@@ -41,6 +41,7 @@ def create_app(
         api.clock = clock
     app.state.api = api
     errors.install(app)
+    training.install(app)
     for module in (accounts, tournaments, desk, floor, audit, super9_table, super9_tickets):
         app.include_router(module.router, prefix=PREFIX)
     return app
