@@ -94,7 +94,12 @@ async def preflight(
         director = await authenticate(sessions, "--director", args.director, roles=roles, now=real)
     second = None
     spec: SecondPerson | None = getattr(args, "second_person", None)
-    if spec is not None and getattr(args, spec.dest, None):
+    if spec is not None and not getattr(args, spec.dest, None):
+        raise OperatorError(
+            f"{spec.option}: name the second person's account (dual control, "
+            f"{spec.permission.value}); its password is asked"
+        )
+    if spec is not None:
         second = await authenticate(
             sessions, spec.option, getattr(args, spec.dest), roles=APPROVERS[spec.permission],
             now=real,
@@ -119,7 +124,7 @@ def current() -> Preflight:
 def second_name(args: argparse.Namespace) -> str:
     """The authenticated second person's account name."""
     who = current().second
-    if who is None:  # the option is required on the parser; kept for the type checker
+    if who is None:  # preflight refuses a missing second person; kept for the type checker
         spec: SecondPerson = args.second_person
         raise RuntimeError(f"{spec.option} was not authenticated")
     return who.name

@@ -93,8 +93,8 @@ def add_second(
         option,
         dest=dest,
         metavar="ACCOUNT",
-        required=True,
-        help="the second person's account (dual control; its password is asked)",
+        help="the second person's account (dual control; its password is asked); "
+        "required on the gateway host, refused with --server (approve the pending action)",
     )
     parser.set_defaults(second_person=SecondPerson(permission, dest, option))
 

@@ -71,7 +71,7 @@ def call(args: argparse.Namespace, method: str, path: str, body: dict[str, Any])
     """Send one request; the JSON answer, or the API's refusal as one line."""
     _check_remote_options(args)
     token = token_of(args)
-    base = str(args.server).rstrip("/")
+    base = str(args.server).rstrip("/").removesuffix(PREFIX)  # the root or its /api/v1
     try:
         with httpx.Client(base_url=base, timeout=TIMEOUT_S) as client:
             response = client.request(

@@ -76,8 +76,8 @@ def register(sub: Any) -> None:
             add_now(p)
         if second is not None:
             p.add_argument(
-                second.option, dest=second.dest, metavar="ACCOUNT", required=True,
-                help="the second person's account (its password is asked)",
+                second.option, dest=second.dest, metavar="ACCOUNT",
+                help="the second person's account (required; its password is asked)",
             )  # fmt: skip
         if write and (not read or name in ("close", "claim")):
             p.add_argument("--mqtt", help="publish the live draw to this broker (mqtt://H:P)")

@@ -240,10 +240,7 @@ def test_dual_control_at_the_cli_needs_a_second_account_with_its_password(
     desk.ok("heat", "begin", "1", "--present", "1")
     seat = desk.ok("heat", "show", "1")["seats"][0]["seat_id"]
     score = ("heat", "score", str(seat), "--credits", "1500", "--reason", "link lost")
-    desk.capsys.readouterr()
-    with pytest.raises(SystemExit, match="2"):  # no second person: a usage error
-        main([*score, "--database", desk.url])
-    assert "required: --second" in desk.capsys.readouterr().err
+    assert "--second: name the second person's account" in desk.fails(*score)
     assert "must be director, supervisor, not cashier" in desk.fails(*score, "--second", "cash")
     type_passwords(monkeypatch, "not the password")
     assert "unknown account or wrong password" in desk.fails(*score, "--second", "sam")
