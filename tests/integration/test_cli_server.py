@@ -43,8 +43,11 @@ async def _seed(url: str) -> dict[str, str]:
             session.add(FloorBank(name="A", enabled=True))
             await session.flush()
             for i in (1, 2):
-                session.add(FloorMachine(machine_id=f"A-{i}", bank_name="A", position=i,
-                                         endpoint=f"tcp://127.0.0.1:{7000 + i}", updated_at=now))  # fmt: skip
+                endpoint = f"tcp://127.0.0.1:{7000 + i}"
+                session.add(
+                    FloorMachine(machine_id=f"A-{i}", bank_name="A", position=i,
+                                 endpoint=endpoint, updated_at=now)
+                )  # fmt: skip
             for name, role in (("thandi", "cashier"), ("lee", "desk"), ("dana", "director")):
                 await service.add_user(session, name, role, PASSWORD, actor="tests", now=now)
                 _, tokens[name] = await service.create_token(
@@ -81,7 +84,12 @@ def api(database: str) -> Iterator[str]:
     out = proc.stdout
     assert out is not None
     lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(line) for line in out], daemon=True).start()
+
+    def pump() -> None:  # ends when the process closes its output
+        for line in out:
+            lines.put(line)
+
+    threading.Thread(target=pump, daemon=True).start()
     try:
         first = lines.get(timeout=START_S)
         assert first.startswith("api on http://127.0.0.1:"), first

@@ -32,12 +32,13 @@ async def test_t11b_a_back_dated_registration_for_a_heat_started_by_now_is_refus
         heat = await b.heat()
         start = heat.scheduled_start
         real = start + timedelta(minutes=5)
+        late = _backdated(start - timedelta(minutes=1), real)
         with pytest.raises(ClockRefused, match=r"rule 11: .* late entries are not accepted"):
-            late = _backdated(start - timedelta(minutes=1), real)
             await deadlines.registration(session, heat.id, late)
         # The real time before the start: the keyed time may stand.
         early = start - timedelta(minutes=10)
-        await deadlines.registration(session, heat.id, _backdated(early - timedelta(hours=1), early))
+        in_time = _backdated(early - timedelta(hours=1), early)
+        await deadlines.registration(session, heat.id, in_time)
         # A training database rehearses as it likes.
         await deadlines.registration(
             session, heat.id, _backdated(start - timedelta(minutes=1), real, training=True)
@@ -66,7 +67,7 @@ def test_s9_6c_a_back_dated_hand_in_after_the_cut_off_is_refused() -> None:
     cal = SessionCalendar(SAST)
     session = datetime(2026, 12, 2, 19, 0, tzinfo=SAST)
     keyed, real = session - timedelta(minutes=20), session - timedelta(minutes=10)
-    with pytest.raises(ClockRefused, match="rule 6: .* the ticket is for the session at"):
+    with pytest.raises(ClockRefused, match=r"rule 6: .* the ticket is for the session at"):
         deadlines.super9_hand_in(cal, session, _backdated(keyed, real))
     deadlines.super9_hand_in(cal, session, _backdated(keyed - timedelta(hours=1), keyed))
     # Live writes are judged by the desk itself, not here.
