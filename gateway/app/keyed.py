@@ -159,3 +159,22 @@ def check_keyed_time_used(args: argparse.Namespace) -> None:
                 f"{option}: this command records the real time and takes no keyed time; "
                 "nothing saved"
             )
+
+
+def keyed_field(keyed: datetime, option: str, reason: str | None) -> datetime:
+    """A time keyed in an option of its own (``--announced-at``, ``--received-at``):
+    held to the same rules as ``--now`` — a notice or a form dated after the fact is a
+    back-dated record (T10b notice, T16e forms) — and recorded beside the write's clock."""
+    p = current()
+    write = judge(
+        keyed,
+        p.real,
+        training=p.training,
+        reason=reason,
+        director=p.director.name if p.director else None,
+        option=option,
+    )
+    facts = write.audit_facts()
+    if facts is not None:
+        audit.ANNOTATION.set({**(audit.ANNOTATION.get() or {}), f"clock {option}": facts})
+    return write.at

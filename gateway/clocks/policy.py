@@ -92,9 +92,10 @@ def judge(
     training: bool,
     reason: str | None = None,
     director: str | None = None,
+    option: str = "--now",
 ) -> WriteTime:
-    """The write's time, or :class:`ClockRefused`.  ``director`` is the name of an
-    account already authenticated with the director's role (None: nobody)."""
+    """The write's time, or :class:`ClockRefused` naming ``option``.  ``director`` is the
+    name of an account already authenticated with the director's role (None: nobody)."""
     if keyed is None:
         return WriteTime(real, real, training=training)
     kind = kind_of(keyed, real)
@@ -103,18 +104,20 @@ def judge(
         return WriteTime(keyed, real, True, True, kind, why, director)
     if kind is Kind.POSTDATED:
         raise ClockRefused(
-            f"--now {keyed.isoformat()} is {_span(keyed - real)} after the real time "
+            f"{option} {keyed.isoformat()} is {_span(keyed - real)} after the real time "
             f"{real.isoformat(timespec='seconds')}: post-dated writes are refused"
         )
     if kind is Kind.BACKDATED:
         if director is None:
             raise ClockRefused(
-                f"--now {keyed.isoformat()} is {_span(real - keyed)} before the real time: "
+                f"{option} {keyed.isoformat()} is {_span(real - keyed)} before the real time: "
                 "a back-dated write needs a director (--director NAME, password asked) "
                 "and --reason"
             )
         if why is None:
-            raise ClockRefused("--now: a back-dated write needs --reason (why it is keyed late)")
+            raise ClockRefused(
+                f"{option}: a back-dated write needs --reason (why it is keyed late)"
+            )
     return WriteTime(keyed, real, True, False, kind, why, director)
 
 

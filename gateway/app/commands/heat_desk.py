@@ -11,6 +11,7 @@ gateway) is in :mod:`gateway.app.commands.heat`, which builds the ``heat`` comma
 from __future__ import annotations
 
 import argparse
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -18,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from gateway.accounts.roles import Permission
 from gateway.app.database import run
 from gateway.app.identity import host_actor
+from gateway.app.keyed import keyed_field
 from gateway.app.options import add_common, add_second, now_of, parse_date, parse_time, write_of
 from gateway.app.output import cell, emit
 from gateway.app.remote import remote_register, remote_score
@@ -180,6 +182,15 @@ async def _zone_of_seat(session: AsyncSession, seat_id: int) -> str:
     return await _zone_of_heat(session, seat.heat_id)
 
 
+def _keyed(
+    args: argparse.Namespace, text: str | None, zone: str, option: str, now: datetime
+) -> datetime:
+    """A time keyed in its own option, judged like ``--now`` (see ``keyed_field``)."""
+    if not text:
+        return now
+    return keyed_field(parse_time(text, zone, option), option, getattr(args, "reason", None))
+
+
 def _schedule(args: argparse.Namespace) -> int:
     async def work(session: AsyncSession) -> Any:
         t = await find_tournament(session, args.tournament)
@@ -210,7 +221,7 @@ def _reschedule(args: argparse.Namespace) -> int:
             args.heat,
             new_start=parse_time(args.start, zone, "--start"),
             announced_via=args.announced_via,
-            announced_at=parse_time(args.announced_at, zone) if args.announced_at else now,
+            announced_at=_keyed(args, args.announced_at, zone, "--announced-at", now),
             reason=args.reason,
             actor=host_actor(),
             now=now,
@@ -505,7 +516,7 @@ def _proxy(args: argparse.Namespace) -> int:
             nominee_name=args.name,
             nominee_id_number=args.id_number,
             nominee_date_of_birth=dob,
-            received_at=parse_time(args.received_at, zone) if args.received_at else now,
+            received_at=_keyed(args, args.received_at, zone, "--received-at", now),
             actor=host_actor(),
         )
         return {"proxy": proxy.id, "seat": proxy.seat_id, "nominee": proxy.nominee_name}

@@ -254,3 +254,18 @@ def test_dual_control_at_the_cli_needs_a_second_account_with_its_password(
     assert row.details_dict()["second_person"] == {
         "account": "sam", "role": "supervisor", "for": "heat.manual-score"
     }  # fmt: skip
+
+
+def test_t10b_a_notice_dated_before_it_was_keyed_is_a_back_dated_record(desk: Desk) -> None:
+    """T10b's notice is judged by when it was announced: an ``--announced-at`` earlier than
+    the real time is held to the same rules as a back-dated ``--now``."""
+    move = ("heat", "reschedule", "1", "--start", local(at(20)), "--announced-via", "MC",
+            "--announced-at", local(at(7)), "--reason", "told at the briefing")  # fmt: skip
+    assert "--announced-at 2026-11-02T07:00:00+02:00 is 2 h before" in desk.fails(*move)
+    desk.ok(*move, "--director", "dana")
+    [row] = desk.rows("heat.reschedule")
+    clock = row.details_dict()["clock --announced-at"]
+    assert (clock["keyed_at"], clock["authorised_by"]) == (at(7).isoformat(), "dana")
+    post = ("heat", "reschedule", "1", "--start", local(at(21)), "--announced-via", "MC",
+            "--announced-at", local(at(10)), "--reason", "x")  # fmt: skip
+    assert "post-dated writes are refused" in desk.fails(*post)
