@@ -19,6 +19,9 @@ import enum
 import hashlib
 import json
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -34,6 +37,21 @@ from storage.types import UTCDateTime, utcnow
 GENESIS_HASH = "0" * 64
 _VERIFY_BATCH = 2000
 _MAX_TEXT = {"actor": 100, "action": 100, "subject": 200}
+
+# Facts about *how* a change was made that belong in every audit row it writes — e.g.
+# a keyed time: ``{"clock": {"keyed_at": ..., "real_at": ..., "reason": ...}}``.  Set
+# by the command around its work (:func:`annotated`), merged into ``details``.
+ANNOTATION: ContextVar[dict[str, Any] | None] = ContextVar("audit_annotation", default=None)
+
+
+@contextmanager
+def annotated(**facts: Any) -> Iterator[None]:
+    """Every row recorded inside the block carries ``facts`` in its details."""
+    token = ANNOTATION.set({**(ANNOTATION.get() or {}), **facts})
+    try:
+        yield
+    finally:
+        ANNOTATION.reset(token)
 
 
 class AuditEntry(Base):
@@ -197,7 +215,7 @@ async def record(
     _check_text("actor", actor)
     _check_text("action", action)
     _check_text("subject", subject)
-    details_text = canonical_json(details or {})
+    details_text = canonical_json({**(details or {}), **(ANNOTATION.get() or {})})
     head = await _lock_head(session)
     entry = AuditEntry(
         id=head.last_id + 1,

@@ -18,9 +18,10 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from gateway.app.configfile import apply_config
-from gateway.app.options import OneLineParser
+from gateway.app.options import OneLineParser, add_reasons
 from gateway.errors import OperatorError
 
 # name -> (module in gateway.app.commands, help); keep in the order --help shows them.
@@ -81,6 +82,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         if name == command:
             module = importlib.import_module(f"gateway.app.commands.{module_name}")
             module.register(sub)
+            add_reasons(parser)
         else:
             sub.add_parser(name, help=help_text)
     return parser
@@ -104,6 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: list[str]) -> int:
+    _training_banner(show=False)  # nothing owed from an earlier command of this process
     parser = build_parser(_chosen(argv))
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
@@ -111,14 +114,36 @@ def _main(argv: list[str]) -> int:
         parser.error(f"{args.command}: not available")
     try:
         apply_config(args)  # --database from the configuration file, when one is in effect
+        if getattr(args, "server", None):  # through the API: only what it covers
+            handler = _remote_handler(args)
         code: int = handler(args)
+        _training_banner()
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
     except OperatorError as exc:
+        _training_banner(show=False)
         print(f"reelgate: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
     return code
+
+
+def _training_banner(*, show: bool = True) -> None:
+    """Every screen of a training database says so (on standard error, after the
+    output, so a refusal stays one line and piped output stays clean)."""
+    keyed = sys.modules.get("gateway.app.keyed")  # loaded by every command that opens a DB
+    text = keyed.take_banner() if keyed is not None else None
+    if show and text:
+        print(text, file=sys.stderr)
+
+
+def _remote_handler(args: argparse.Namespace) -> Any:
+    from gateway.app.remote import refuse_uncovered
+
+    remote = getattr(args, "remote", None)
+    if remote is None:
+        raise refuse_uncovered(args)
+    return remote
 
 
 if __name__ == "__main__":  # pragma: no cover

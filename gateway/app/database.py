@@ -17,10 +17,12 @@ Every failure to reach or read the database becomes one :class:`OperatorError` l
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from sqlalchemy import text
 from sqlalchemy.engine import URL, Connection, make_url
@@ -35,6 +37,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 from gateway.errors import OperatorError
 from storage.db import database_url, make_engine, make_sessionmaker
 from storage.types import ValueTooLong
+
+if TYPE_CHECKING:
+    from storage.database_mark import DatabaseKind
 
 T = TypeVar("T")
 VERSIONS = Path(__file__).resolve().parents[2] / "storage" / "migrations" / "versions"
@@ -161,6 +166,69 @@ async def upgrade(given: str | None) -> tuple[str | None, str]:
         await engine.dispose()
 
 
+async def init(given: str | None, *, training: bool, by: str) -> tuple[str | None, str, str]:
+    """Create (or migrate) the database and write its kind once: training or production
+    (:mod:`storage.database_mark`).  Only a database with nothing in it yet can become a
+    training one; a kind already written never changes.  Returns (revision before,
+    revision after, kind)."""
+    from storage.database_mark import DatabaseKind, MarkRefused, database_kind, mark
+
+    url = resolve(given, create=True)
+    engine = make_engine(url)
+    try:
+        before = await guarded(url, stored_revision(engine))
+    finally:
+        await engine.dispose()
+    wanted = DatabaseKind.TRAINING if training else DatabaseKind.PRODUCTION
+    if before is not None:
+        found = await _kind_of(url)
+        if training and found is not DatabaseKind.TRAINING:
+            raise OperatorError(
+                f"--training: {safe_url(url)} already holds a {found} database; only a new, "
+                "empty database can be made a training one"
+            )
+    _, after = await upgrade(given)
+    engine = make_engine(url)
+    try:
+        async with make_sessionmaker(engine)() as session, session.begin():
+            try:
+                await mark(session, wanted, at=datetime.now(UTC), by=by)
+            except MarkRefused as exc:
+                raise OperatorError(f"db init: {exc}") from None
+            kind = await database_kind(session)
+    finally:
+        await engine.dispose()
+    return before, after, kind.value
+
+
+async def _kind_of(url: str) -> DatabaseKind:
+    from storage.database_mark import DatabaseKind, database_kind
+
+    engine = make_engine(url)
+    try:
+        async with make_sessionmaker(engine)() as session:
+            if await guarded(url, _has_mark_table(session)):
+                return await database_kind(session)
+            return DatabaseKind.PRODUCTION
+    finally:
+        await engine.dispose()
+
+
+async def _has_mark_table(session: AsyncSession) -> bool:
+    def check(sync_conn: Connection) -> bool:
+        from sqlalchemy import inspect
+
+        return bool(inspect(sync_conn).has_table("database_mark"))
+
+    conn = await session.connection()
+    return await conn.run_sync(check)
+
+
+async def kind_of(given: str | None) -> str:
+    """``training`` or ``production`` (a database from before the mark: production)."""
+    return (await _kind_of(resolve(given))).value
+
+
 async def revision_of(given: str | None) -> str | None:
     url = resolve(given)
     engine = make_engine(url)
@@ -170,18 +238,34 @@ async def revision_of(given: str | None) -> str | None:
         await engine.dispose()
 
 
-def run(given: str | None, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
-    """Open the database (checked) and run ``work`` in one transaction."""
-    return asyncio.run(_run(given, work))
+def run(target: argparse.Namespace | str | None, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+    """Open the database (checked) and run ``work`` in one transaction.  ``target`` is
+    the command's arguments (or just a ``--database`` value, for a read): a write's
+    people and clock are settled first (:func:`gateway.app.keyed.preflight`), and a
+    training database says so on standard error."""
+    return asyncio.run(_run(target, work))
 
 
-async def _run(given: str | None, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+async def _run(
+    target: argparse.Namespace | str | None, work: Callable[[AsyncSession], Awaitable[T]]
+) -> T:
+    from gateway.app import keyed
     from gateway.tournament.services.common import unit_of_work
 
+    args = target if isinstance(target, argparse.Namespace) else None
+    given: str | None = args.database if args is not None else target  # type: ignore[assignment]
     url, engine = await open_engine(given)
     try:
-        async with unit_of_work(make_sessionmaker(engine)) as session:
-            return await work(session)
+        sessions = make_sessionmaker(engine)
+        if args is not None and getattr(args, "writes", False):
+            await guarded(url, keyed.preflight(sessions, args))
+        else:
+            keyed.banner(await guarded(url, keyed.training_of(sessions)))
+        async with unit_of_work(sessions) as session:
+            result = await work(session)
+            if args is not None and getattr(args, "writes", False):
+                keyed.check_keyed_time_used(args)  # raising here rolls the work back
+            return result
     except ValueTooLong as exc:
         raise OperatorError(f"{exc}; nothing saved") from exc
     except IntegrityError as exc:

@@ -32,7 +32,9 @@ from rich.text import Text
 
 from emulators.bank import Bank
 from gateway.app.context import GatewayContext
+from gateway.app.database import init as init_database
 from gateway.app.gateway import GatewaySettings, RunningGateway
+from gateway.app.identity import host_actor
 from gateway.errors import OperatorError
 from gateway.floor.store import set_bank_enabled
 from gateway.heats.hooks import Progress, ProgressNote
@@ -172,14 +174,17 @@ async def _run(args: argparse.Namespace, folder: Path, console: Console, feed: F
     aft = f'aft_registration_key = "{DEMO_AFT_KEY}"\naft_pos_id = {DEMO_AFT_POS_ID}\n'
     floor.write_text(f'[[bank]]\nname = "{BANK}"\n{aft}machines = [\n{rows},\n]\n')
     console.print(f"{args.machines} emulated machines on loopback SAS/TCP; floor file {floor}")
+    url = f"sqlite+aiosqlite:///{folder / 'reelgate.db'}"
+    # A demonstration is a rehearsal: its own database is a training one (TRAINING shown).
+    await init_database(url, training=True, by=host_actor())
     settings = GatewaySettings(
-        database=f"sqlite+aiosqlite:///{folder / 'reelgate.db'}",
+        database=url,
         floor=str(floor),
         spool=folder / "journal.spool",
         poll_interval_s=0.5,
         tick_s=0.25,
         actor=ACTOR,
-        upgrade=True,  # the demo's own fresh file
+        upgrade=True,  # the demo's own fresh file (already created above)
         active_only=True,
         holder="demo",
     )

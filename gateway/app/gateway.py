@@ -108,6 +108,15 @@ class RunningGateway:
     ) -> None:
         await self.close()
 
+    async def _publish_about(self, ctx: GatewayContext) -> None:
+        """Retained ``about``: whether this is a training database, for every screen."""
+        from storage.database_mark import is_training
+
+        assert self.feed is not None
+        async with ctx.sessions() as session:
+            training = await is_training(session)
+        self.feed.publish_nowait("about", {"training": training}, retain=True)
+
     async def _open(self) -> None:
         s = self.settings
         self.ctx = ctx = await GatewayContext.open(
@@ -130,6 +139,7 @@ class RunningGateway:
             tick_s=s.tick_s, ownership=ownership,
         )  # fmt: skip
         if self.feed is not None:
+            await self._publish_about(ctx)
             self.heat_feeds = HeatFeeds(
                 self.feed, ctx.sessions, scheduler_heat_of_run(self.scheduler)
             )

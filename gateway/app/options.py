@@ -1,9 +1,13 @@
 """The options every command spells the same way, and how they are read.
 
 ``--database URL`` (every command that opens the database), ``--floor FILE``,
-``--spool FILE``, ``--json``, ``--actor NAME`` (who makes a change; default
-``$REELGATE_ACTOR``, else the login name) and ``--now TIME`` (when it happened, for
-keying in late).  Times are ISO 8601; a time without a UTC offset is venue-local
+``--spool FILE``, ``--json``, ``--now TIME`` (when it happened: any time for a read;
+for a write see :mod:`gateway.clocks.policy` — back-dated needs ``--director NAME`` and
+``--reason``, post-dated is refused, a training database takes any time) and, on every
+write, ``--server URL`` / ``--token-file FILE`` (send it through the API with a token).
+Who makes a change is never an option: a direct write is recorded as the host's
+operating-system account (:mod:`gateway.app.identity`), an API write as the token's
+account.  Times are ISO 8601; a time without a UTC offset is venue-local
 (:data:`DEFAULT_ZONE`, or the tournament's zone).  Sub-command parsers are
 :class:`OneLineParser`: a usage mistake is one line naming the option.
 """
@@ -11,14 +15,16 @@ keying in late).  Times are ISO 8601; a time without a UTC offset is venue-local
 from __future__ import annotations
 
 import argparse
-import getpass
-import os
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 from zoneinfo import ZoneInfo
 
 from gateway.errors import OperatorError
+
+if TYPE_CHECKING:
+    from gateway.accounts.roles import Permission
+    from gateway.clocks.policy import WriteTime
 
 DEFAULT_ZONE = "Africa/Johannesburg"
 DEFAULT_SPOOL = Path("reelgate-journal.spool")
@@ -50,19 +56,63 @@ def add_json(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output")
 
 
-def add_actor(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--actor",
-        metavar="NAME",
-        default=None,
-        help="who makes the change, in the audit log (default: $REELGATE_ACTOR or login)",
-    )
-
-
 def add_now(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--now", metavar="TIME", default=None, help=f"when it happened (default: now); {TIME_HELP}"
     )
+
+
+def add_write(parser: argparse.ArgumentParser, *, now: bool = True) -> None:
+    """A command that changes something: ``--now``/``--director`` (with ``now``) and
+    ``--server``/``--token-file``; its handler must run through ``database.run(args, …)``."""
+    if now:
+        add_now(parser)
+        parser.add_argument(
+            "--director",
+            metavar="NAME",
+            help="the director's account authorising a back-dated --now (password asked)",
+        )
+    parser.add_argument(
+        "--server",
+        metavar="URL",
+        help="send the change through the API at URL (token: $REELGATE_TOKEN or --token-file)",
+    )
+    parser.add_argument("--token-file", metavar="FILE", help="file holding the API token")
+    parser.set_defaults(writes=True)
+
+
+def add_second(
+    parser: argparse.ArgumentParser,
+    permission: Permission,
+    *,
+    option: str = "--second",
+    dest: str = "second",
+) -> None:
+    """A dual-control write's second person: an account named here that types its
+    password (:mod:`gateway.app.people`); its role must be one that approves
+    ``permission`` (``gateway.accounts.dual.APPROVERS``)."""
+    from gateway.app.keyed import SecondPerson
+
+    parser.add_argument(
+        option,
+        dest=dest,
+        metavar="ACCOUNT",
+        help="the second person's account (dual control; its password is asked); "
+        "required on the gateway host, refused with --server (approve the pending action)",
+    )
+    parser.set_defaults(second_person=SecondPerson(permission, dest, option))
+
+
+def add_reasons(parser: argparse.ArgumentParser) -> None:
+    """Give every write with ``--now`` a ``--reason`` (why it is keyed late) where the
+    command has none of its own; run once the whole parser tree is built."""
+    dests = {a.dest for a in parser._actions}
+    if "now" in dests and "reason" not in dests and parser.get_default("writes"):
+        parser.add_argument("--reason", help="why a back-dated --now is keyed late")
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                add_reasons(child)
 
 
 def add_gateway(parser: argparse.ArgumentParser, *, floor_required: bool) -> None:
@@ -84,18 +134,13 @@ def add_gateway(parser: argparse.ArgumentParser, *, floor_required: bool) -> Non
 
 
 def add_common(parser: argparse.ArgumentParser, *, read: bool = False, write: bool = True) -> None:
-    """``--database``; with ``write`` also ``--actor`` and ``--now``; with ``read`` ``--json``."""
+    """``--database``; with ``write`` the write options (:func:`add_write`); with
+    ``read`` ``--json``."""
     add_database(parser)
     if write:
-        add_actor(parser)
-        add_now(parser)
+        add_write(parser)
     if read:
         add_json(parser)
-
-
-def actor_of(args: argparse.Namespace) -> str:
-    given = getattr(args, "actor", None)
-    return str(given or os.environ.get("REELGATE_ACTOR") or getpass.getuser())
 
 
 def parse_time(text: str, zone: str = DEFAULT_ZONE, field: str = "time") -> datetime:
@@ -115,8 +160,23 @@ def parse_date(text: str, field: str = "date") -> date:
 
 
 def now_of(args: argparse.Namespace, zone: str = DEFAULT_ZONE) -> datetime:
+    """When the command acts: for a write, its judged time (:func:`write_of`)."""
+    if getattr(args, "writes", False):
+        return write_of(args, zone).at
+    from gateway.app.keyed import REAL_CLOCK
+
     given = getattr(args, "now", None)
-    return parse_time(given, zone, "--now") if given else datetime.now(UTC)
+    return parse_time(given, zone, "--now") if given else REAL_CLOCK()
+
+
+def write_of(args: argparse.Namespace, zone: str = DEFAULT_ZONE) -> WriteTime:
+    """The write's keyed ``--now`` judged against the real time (refused in one line
+    when it may not stand), recorded in every audit row the write makes."""
+    from gateway.app.keyed import write_time
+
+    given = getattr(args, "now", None)
+    keyed = parse_time(given, zone, "--now") if given else None
+    return write_time(keyed, getattr(args, "reason", None))
 
 
 def trap_host(spec: str) -> tuple[str, int]:

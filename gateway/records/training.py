@@ -1,17 +1,16 @@
 """Whether the database is a training (rehearsal) database.
 
-Every export and report carries ``"training": true|false`` read from here.  The marker
-itself (``reelgate db init --training``, issue 13 item 4) is not built yet: until it is,
-no database is a training database, so this says ``False``.  When the marker lands,
-this function reads it and every export and cash-up follows without further change.
+Every export and report carries ``"training": true|false`` read from here, from the
+database's own mark (``reelgate db init --training``; :mod:`storage.database_mark`),
+which no command can clear: a training database's records always say so.
 """
 
 from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from storage.database_mark import is_training as marked_training
+
 
 async def is_training(session: AsyncSession) -> bool:
-    """No training marker exists in the schema yet: every database is production."""
-    del session  # the marker will be read through it
-    return False
+    return await marked_training(session)

@@ -52,6 +52,7 @@ def test_demo_runs_a_heat_and_its_signage_page_shows_it(tmp_path: Path) -> None:
         key = page["current"]["heat"]
         assert page["current"]["stage"] == "Qualifying"
         assert page["current"]["name"] == "Reelgate demo - heat 1"
+        assert page["about"] == {"training": True}  # the demo's database is a training one
         assert page[f"heat/{key}/state"]["state"] == "closed"
         rows = page[f"heat/{key}/standings"]["rows"]
         assert len(rows) == 3

@@ -205,6 +205,7 @@ async def test_serve_publishes_the_live_heat_and_a_door_trap_ends_one_seat(
             "name": "Ridge Classic - heat 1",
             "stage": "Qualifying",
         }
+        assert page["about"] == {"training": False}  # a production database: no TRAINING mark
         assert page[f"heat/{key}/state"]["state"] == "closed"
         assert page[f"heat/{key}/state"]["machines"] == ["A-001", "A-002", "A-003"]
         seat = page[f"heat/{key}/seat/{TRAPPED}"]

@@ -21,7 +21,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from gateway.app.commands import bank_marks
 from gateway.app.commands.serve import add_snmp_secrets_argument, snmp_secrets
 from gateway.app.context import GatewayContext, bank_links, check_endpoint, close_links
-from gateway.app.options import actor_of, add_actor, add_gateway, add_json
+from gateway.app.identity import host_actor
+from gateway.app.options import add_gateway, add_json, add_write
 from gateway.errors import OperatorError
 from gateway.floor.model import BankSpec, MachineSpec
 from gateway.floor.snmp import SnmpSecrets
@@ -57,7 +58,7 @@ def register(sub: Any) -> None:
     enable.add_argument(
         "--reason", action="append", default=[], help="why (one per --exclude, logged)"
     )
-    add_actor(enable)
+    add_write(enable, now=False)
     add_json(enable)
     add_snmp_secrets_argument(enable)
     enable.set_defaults(handler=_enable)
@@ -78,7 +79,7 @@ def register(sub: Any) -> None:
     )
     add.add_argument("--aft-pos-id", type=int, metavar="N", help="the gateway's AFT POS ID for it")
     add_gateway(add, floor_required=False)
-    add_actor(add)
+    add_write(add, now=False)
     add.set_defaults(handler=_add_machine)
 
     move = actions.add_parser("move-machine", help="move a machine to another bank/endpoint")
@@ -86,13 +87,13 @@ def register(sub: Any) -> None:
     move.add_argument("--to", dest="to_bank", help="the bank it moves to")
     move.add_argument("--endpoint", help="its new endpoint")
     add_gateway(move, floor_required=False)
-    add_actor(move)
+    add_write(move, now=False)
     move.set_defaults(handler=_move_machine)
 
     disable = actions.add_parser("disable", help="return every machine to normal play")
     disable.add_argument("bank")
     add_gateway(disable, floor_required=False)
-    add_actor(disable)
+    add_write(disable, now=False)
     disable.set_defaults(handler=_disable)
     bank_marks.register(actions)  # clear-mark
 
@@ -158,7 +159,7 @@ async def _run_enable(args: argparse.Namespace, exclusions: dict[str, str]) -> l
         async with hold_banks(ctx.sessions, ctx.journal, [bank.name], holder="bank enable"):
             checks = await _checked(ctx.sessions, bank, exclusions, active, secrets)
             await set_bank_enabled(
-                ctx.sessions, bank.name, enabled=True, exclusions=exclusions, actor=actor_of(args)
+                ctx.sessions, bank.name, enabled=True, exclusions=exclusions, actor=host_actor()
             )
         return checks
     finally:
@@ -242,14 +243,14 @@ async def _floor_change(args: argparse.Namespace, action: str) -> MachineSpec:
                 snmp=args.snmp,
                 aft_registration_key=args.aft_registration_key,
                 aft_pos_id=args.aft_pos_id,
-                actor=actor_of(args),
+                actor=host_actor(),
             )
         return await move_machine(
             ctx.sessions,
             args.machine,
             bank=args.to_bank,
             endpoint=args.endpoint,
-            actor=actor_of(args),
+            actor=host_actor(),
         )
     finally:
         await ctx.close()
@@ -280,7 +281,7 @@ async def _run_disable(args: argparse.Namespace) -> list[str]:
                 results = await asyncio.gather(*(_normal_play(link) for link in links.values()))
             finally:
                 await close_links(links)
-            await set_bank_enabled(ctx.sessions, bank.name, enabled=False, actor=actor_of(args))
+            await set_bank_enabled(ctx.sessions, bank.name, enabled=False, actor=host_actor())
         return [m for m, ok in zip(links, results, strict=True) if not ok]
     finally:
         await ctx.close()

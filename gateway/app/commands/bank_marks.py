@@ -9,7 +9,8 @@ import sys
 from typing import Any
 
 from gateway.app.context import GatewayContext
-from gateway.app.options import actor_of, add_actor, add_gateway
+from gateway.app.identity import host_actor
+from gateway.app.options import add_gateway, add_write
 from gateway.errors import OperatorError
 from storage.marks import MarkStore
 
@@ -21,7 +22,7 @@ def register(actions: Any) -> None:
     clear.add_argument("machine")
     clear.add_argument("--reason", required=True, help="what the technician found (audit log)")
     add_gateway(clear, floor_required=False)
-    add_actor(clear)
+    add_write(clear, now=False)
     clear.set_defaults(handler=_clear_mark)
 
 
@@ -42,6 +43,6 @@ async def _run_clear(args: argparse.Namespace, reason: str) -> list[Any]:
     ctx = await GatewayContext.open(database=args.database, floor_path=args.floor, spool=args.spool)
     try:
         store = MarkStore(ctx.sessions)
-        return list(await store.clear(args.machine, actor=actor_of(args), reason=reason))
+        return list(await store.clear(args.machine, actor=host_actor(), reason=reason))
     finally:
         await ctx.close()

@@ -12,9 +12,13 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from gateway.accounts.roles import Permission
 from gateway.app.database import run
-from gateway.app.options import OneLineParser, actor_of, add_common, now_of
+from gateway.app.identity import host_actor
+from gateway.app.options import OneLineParser, add_common, add_second, now_of, write_of
 from gateway.app.output import emit, rands
+from gateway.app.remote import remote_refund, remote_sell
+from gateway.clocks import deadlines
 from gateway.tournament import services as svc
 from gateway.tournament.rules.enums import PurchaseKind
 from gateway.tournament.services.common import find_tournament
@@ -39,14 +43,15 @@ def register(sub: Any) -> None:
     pay.add_argument("--card-payment", action="store_true", help="paid by card (not packages)")
     pay.add_argument("--complimentary", action="store_true", help="one entry paid by the casino")
     p.add_argument("--reference", help="till slip / receipt number")
-    p.set_defaults(handler=_sell)
+    p.set_defaults(handler=_sell, remote=remote_sell)
 
     p = actions.add_parser("refund", help="refund an unused entry (rule 20 / rule 23)")
     add_common(p, read=True)
     p.add_argument("entry", type=int)
     p.add_argument("--rule", type=int, choices=[20, 23], required=True)
     p.add_argument("--reason", required=True)
-    p.set_defaults(handler=_refund)
+    add_second(p, Permission.ENTRY_REFUND)
+    p.set_defaults(handler=_refund, remote=remote_refund)
 
     p = actions.add_parser("list", help="entries of a tournament (optionally one player's)")
     add_common(p, read=True, write=False)
@@ -58,6 +63,8 @@ def register(sub: Any) -> None:
 def _sell(args: argparse.Namespace) -> int:
     async def work(session: AsyncSession) -> tuple[dict[str, Any], str]:
         t = await find_tournament(session, args.tournament)
+        write = write_of(args, t.venue_tz)
+        deadlines.entry_sale(t, write)  # the sale window at the real time
         sale = await svc.sell_entries(
             session,
             t.id,
@@ -66,8 +73,8 @@ def _sell(args: argparse.Namespace) -> int:
             quantity=args.quantity,
             payment=PurchaseKind.CARD if args.card_payment else PurchaseKind.CASH,
             complimentary=args.complimentary,
-            cashier=actor_of(args),
-            now=now_of(args, t.venue_tz),
+            cashier=host_actor(),
+            now=write.at,
             reference=args.reference,
         )
         p = sale.purchase
@@ -82,7 +89,7 @@ def _sell(args: argparse.Namespace) -> int:
             "entries": sale.entry_ids,
         }, t.venue_tz
 
-    data, zone = run(args.database, work)
+    data, zone = run(args, work)
     return emit(args, data, zone=zone)
 
 
@@ -93,7 +100,7 @@ def _refund(args: argparse.Namespace) -> int:
             args.entry,
             rule=args.rule,
             reason=args.reason,
-            actor=actor_of(args),
+            actor=host_actor(),
             now=now_of(args),
         )
         return {
@@ -102,7 +109,7 @@ def _refund(args: argparse.Namespace) -> int:
             "amount_cents": refund.amount_cents,
         }
 
-    return emit(args, run(args.database, work))
+    return emit(args, run(args, work))
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -134,7 +141,7 @@ def _list(args: argparse.Namespace) -> int:
         ]
         return rows, t.venue_tz
 
-    data, zone = run(args.database, work)
+    data, zone = run(args, work)
     return emit(
         args,
         data,

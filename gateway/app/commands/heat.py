@@ -26,7 +26,8 @@ from rich.table import Table
 
 from gateway.app.commands import heat_desk
 from gateway.app.context import GatewayContext, bank_links, close_links
-from gateway.app.options import actor_of, add_actor, add_gateway, add_json
+from gateway.app.identity import host_actor
+from gateway.app.options import add_gateway, add_json, add_write
 from gateway.errors import OperatorError
 from gateway.heats.hooks import Progress, ProgressNote
 from gateway.heats.ownership import hold_banks
@@ -62,7 +63,7 @@ def register(sub: Any) -> None:
     direct.add_argument("--bank", required=True)
     direct.add_argument("--heat", type=int, help="the heat to start (start only)")
     direct.add_argument("--reason", default="", help="why (required to abort or restart)")
-    add_actor(direct)
+    add_write(direct, now=False)
     direct.set_defaults(handler=_direct)
 
     rec = actions.add_parser("recover", help="finish or restart what a crash left on a bank")
@@ -178,14 +179,14 @@ async def _queue_direct(args: argparse.Namespace) -> int:
                 heat_id=args.heat,
                 command=args.order,
                 reason=args.reason.strip(),
-                actor=actor_of(args),
+                actor=host_actor(),
                 created_at=datetime.now(UTC),
             )
             session.add(cmd)
             await session.flush()
             await audit.record(
                 session,
-                actor=actor_of(args),
+                actor=host_actor(),
                 action=f"heat.{args.order}",
                 subject=f"bank:{args.bank}",
                 reason=args.reason.strip() or None,

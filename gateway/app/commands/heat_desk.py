@@ -11,13 +11,19 @@ gateway) is in :mod:`gateway.app.commands.heat`, which builds the ``heat`` comma
 from __future__ import annotations
 
 import argparse
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from gateway.accounts.roles import Permission
 from gateway.app.database import run
-from gateway.app.options import actor_of, add_common, now_of, parse_date, parse_time
+from gateway.app.identity import host_actor
+from gateway.app.keyed import keyed_field
+from gateway.app.options import add_common, add_second, now_of, parse_date, parse_time, write_of
 from gateway.app.output import cell, emit
+from gateway.app.remote import remote_register, remote_score
+from gateway.clocks import deadlines
 from gateway.errors import OperatorError
 from gateway.scores import HeatScore, TournamentMeters
 from gateway.tournament import services as svc
@@ -78,7 +84,7 @@ def add_actions(actions: Any) -> None:
     p.add_argument("heat", type=int)
     p.add_argument("player")
     p.add_argument("--entry", type=int, help="use this entry (default: oldest valid)")
-    p.set_defaults(handler=_register)
+    p.set_defaults(handler=_register, remote=remote_register)
 
     for action, present in (("present", True), ("absent", False)):
         p = actions.add_parser(
@@ -117,7 +123,8 @@ def add_actions(actions: Any) -> None:
     p.add_argument("--wagered", type=int, default=0)
     p.add_argument("--won", type=int, default=0)
     p.add_argument("--reason", required=True)
-    p.set_defaults(handler=_score)
+    add_second(p, Permission.HEAT_MANUAL_SCORE)
+    p.set_defaults(handler=_score, remote=remote_score)
 
     p = actions.add_parser("reinstate-seat", help="undo a forfeit while the heat runs (23)")
     add_common(p, read=True)
@@ -175,6 +182,15 @@ async def _zone_of_seat(session: AsyncSession, seat_id: int) -> str:
     return await _zone_of_heat(session, seat.heat_id)
 
 
+def _keyed(
+    args: argparse.Namespace, text: str | None, zone: str, option: str, now: datetime
+) -> datetime:
+    """A time keyed in its own option, judged like ``--now`` (see ``keyed_field``)."""
+    if not text:
+        return now
+    return keyed_field(parse_time(text, zone, option), option, getattr(args, "reason", None))
+
+
 def _schedule(args: argparse.Namespace) -> int:
     async def work(session: AsyncSession) -> Any:
         t = await find_tournament(session, args.tournament)
@@ -186,14 +202,14 @@ def _schedule(args: argparse.Namespace) -> int:
             bank_name=args.bank,
             duration_seconds=args.seconds,
             starting_credits=args.credits,
-            actor=actor_of(args),
+            actor=host_actor(),
             now=now_of(args, t.venue_tz),
             number=args.number,
             announced_via=args.announced_via,
         )
         return await summarise_heat(session, heat)
 
-    return emit(args, run(args.database, work))
+    return emit(args, run(args, work))
 
 
 def _reschedule(args: argparse.Namespace) -> int:
@@ -205,14 +221,14 @@ def _reschedule(args: argparse.Namespace) -> int:
             args.heat,
             new_start=parse_time(args.start, zone, "--start"),
             announced_via=args.announced_via,
-            announced_at=parse_time(args.announced_at, zone) if args.announced_at else now,
+            announced_at=_keyed(args, args.announced_at, zone, "--announced-at", now),
             reason=args.reason,
-            actor=actor_of(args),
+            actor=host_actor(),
             now=now,
         )
         return await summarise_heat(session, heat)
 
-    return emit(args, run(args.database, work))
+    return emit(args, run(args, work))
 
 
 def _cancel(args: argparse.Namespace) -> int:
@@ -223,17 +239,17 @@ def _cancel(args: argparse.Namespace) -> int:
             args.heat,
             announced_via=args.announced_via,
             reason=args.reason,
-            actor=actor_of(args),
+            actor=host_actor(),
             now=now_of(args, zone),
         )
         return {"heat": args.heat, "status": "cancelled", "entries_released": entries}
 
-    return emit(args, run(args.database, work))
+    return emit(args, run(args, work))
 
 
 def _list(args: argparse.Namespace) -> int:
     stage = Stage(args.stage) if args.stage else None
-    heats = run(args.database, lambda session: svc.list_heats(session, args.tournament, stage))
+    heats = run(args, lambda session: svc.list_heats(session, args.tournament, stage))
     return emit(
         args,
         heats,
@@ -253,7 +269,7 @@ def _show(args: argparse.Namespace) -> int:
             "seats": await svc.heat_seats(session, heat.id, include_inactive=args.all),
         }
 
-    data = run(args.database, work)
+    data = run(args, work)
     if args.json:
         return emit(args, data)
     h = data["heat"]
@@ -281,12 +297,14 @@ def _show(args: argparse.Namespace) -> int:
 def _register(args: argparse.Namespace) -> int:
     async def work(session: AsyncSession) -> dict[str, Any]:
         zone = await _zone_of_heat(session, args.heat)
+        write = write_of(args, zone)
+        await deadlines.registration(session, args.heat, write)  # T11b at the real time
         seat = await svc.register_for_heat(
             session,
             args.heat,
             args.player,
-            actor=actor_of(args),
-            now=now_of(args, zone),
+            actor=host_actor(),
+            now=write.at,
             entry_id=args.entry,
         )
         return {
@@ -296,7 +314,7 @@ def _register(args: argparse.Namespace) -> int:
             "entry": seat.entry_id,
         }
 
-    return emit(args, run(args.database, work))
+    return emit(args, run(args, work))
 
 
 def _seat_list(text: str, field: str = "--present") -> list[int]:
@@ -321,11 +339,11 @@ def _begin(args: argparse.Namespace) -> int:
         if present is None:  # the roll call and the tournament's setting decide (T22)
             present = sorted(await present_at_start(session, heat))
         forfeited = await svc.begin_heat(
-            session, args.heat, present_seats=present, at=now_of(args, zone), actor=actor_of(args)
+            session, args.heat, present_seats=present, at=now_of(args, zone), actor=host_actor()
         )
         return {"heat": args.heat, "present": present, "forfeited": forfeited}
 
-    return emit(args, run(args.database, work))
+    return emit(args, run(args, work))
 
 
 def _roll_call_out(args: argparse.Namespace, call: svc.RollCall, zone: str) -> int:
@@ -380,11 +398,11 @@ def _mark(args: argparse.Namespace) -> int:
             seats,
             present=args.present,
             at=now_of(args, zone),
-            actor=actor_of(args),
+            actor=host_actor(),
         )
         return call, zone
 
-    call, zone = run(args.database, work)
+    call, zone = run(args, work)
     return _roll_call_out(args, call, zone)
 
 
@@ -392,7 +410,7 @@ def _roll_call(args: argparse.Namespace) -> int:
     async def work(session: AsyncSession) -> tuple[svc.RollCall, str]:
         return await svc.roll_call(session, args.heat), await _zone_of_heat(session, args.heat)
 
-    call, zone = run(args.database, work)
+    call, zone = run(args, work)
     return _roll_call_out(args, call, zone)
 
 
@@ -400,11 +418,11 @@ def _finish(args: argparse.Namespace) -> int:
     async def work(session: AsyncSession) -> tuple[dict[str, Any], str]:
         zone = await _zone_of_heat(session, args.heat)
         heat = await svc.finish_heat(
-            session, args.heat, at=now_of(args, zone), actor=actor_of(args)
+            session, args.heat, at=now_of(args, zone), actor=host_actor()
         )
         return {"heat": heat.id, "status": heat.status, "ended_at": heat.ended_at}, zone
 
-    data, zone = run(args.database, work)
+    data, zone = run(args, work)
     return emit(args, data, zone=zone)
 
 
@@ -420,7 +438,7 @@ def _score(args: argparse.Namespace) -> int:
             args.seat,
             score,
             reason=args.reason,
-            actor=actor_of(args),
+            actor=host_actor(),
             at=now_of(args, zone),
         )
         return {
@@ -430,18 +448,18 @@ def _score(args: argparse.Namespace) -> int:
             "source": s.source,
         }
 
-    return emit(args, run(args.database, work))
+    return emit(args, run(args, work))
 
 
 def _reinstate_seat(args: argparse.Namespace) -> int:
     async def work(session: AsyncSession) -> dict[str, Any]:
         zone = await _zone_of_seat(session, args.seat)
         seat = await svc.reinstate_seat(
-            session, args.seat, reason=args.reason, actor=actor_of(args), at=now_of(args, zone)
+            session, args.seat, reason=args.reason, actor=host_actor(), at=now_of(args, zone)
         )
         return {"seat": seat.id, "status": seat.status}
 
-    return emit(args, run(args.database, work))
+    return emit(args, run(args, work))
 
 
 def _malfunction(args: argparse.Namespace) -> int:
@@ -451,12 +469,12 @@ def _malfunction(args: argparse.Namespace) -> int:
             session,
             args.seat,
             at=now_of(args, zone),
-            actor=actor_of(args),
+            actor=host_actor(),
             reason=args.reason,
             negligence=args.negligence,
         )
 
-    return emit(args, run(args.database, work))
+    return emit(args, run(args, work))
 
 
 def _restart(args: argparse.Namespace) -> int:
@@ -467,23 +485,23 @@ def _restart(args: argparse.Namespace) -> int:
             args.heat,
             failed_at=parse_time(args.failed_at, zone, "--failed-at"),
             now=now_of(args, zone),
-            actor=actor_of(args),
+            actor=host_actor(),
             reason=args.reason,
         )
         return {"heat": heat.id, "status": heat.status, "restarts": heat.restarts}
 
-    return emit(args, run(args.database, work))
+    return emit(args, run(args, work))
 
 
 def _postpone(args: argparse.Namespace) -> int:
     async def work(session: AsyncSession) -> dict[str, Any]:
         zone = await _zone_of_heat(session, args.heat)
         heat = await svc.postpone_heat(
-            session, args.heat, now=now_of(args, zone), actor=actor_of(args), reason=args.reason
+            session, args.heat, now=now_of(args, zone), actor=host_actor(), reason=args.reason
         )
         return {"heat": heat.id, "status": heat.status}
 
-    return emit(args, run(args.database, work))
+    return emit(args, run(args, work))
 
 
 def _proxy(args: argparse.Namespace) -> int:
@@ -498,12 +516,12 @@ def _proxy(args: argparse.Namespace) -> int:
             nominee_name=args.name,
             nominee_id_number=args.id_number,
             nominee_date_of_birth=dob,
-            received_at=parse_time(args.received_at, zone) if args.received_at else now,
-            actor=actor_of(args),
+            received_at=_keyed(args, args.received_at, zone, "--received-at", now),
+            actor=host_actor(),
         )
         return {"proxy": proxy.id, "seat": proxy.seat_id, "nominee": proxy.nominee_name}
 
-    return emit(args, run(args.database, work))
+    return emit(args, run(args, work))
 
 
 def _added(args: argparse.Namespace) -> int:
@@ -512,7 +530,7 @@ def _added(args: argparse.Namespace) -> int:
         draw = await svc.seat_waiting_in_added_heat(
             session,
             args.heat,
-            actor=actor_of(args),
+            actor=host_actor(),
             at=now_of(args, zone),
             seed=parse_seed(args.seed) if args.seed else None,
         )
@@ -521,4 +539,4 @@ def _added(args: argparse.Namespace) -> int:
             "seats": {e: s.seat_number for e, s in sorted(draw.seats.items())},
         }
 
-    return emit(args, run(args.database, work))
+    return emit(args, run(args, work))

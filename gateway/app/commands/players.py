@@ -13,9 +13,12 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from gateway.accounts.roles import Permission
 from gateway.app.database import run
-from gateway.app.options import OneLineParser, actor_of, add_common, now_of, parse_date
+from gateway.app.identity import host_actor
+from gateway.app.options import OneLineParser, add_common, add_second, now_of, parse_date
 from gateway.app.output import emit
+from gateway.app.remote import remote_add_player
 from gateway.errors import OperatorError
 from gateway.tournament import services as svc
 from gateway.tournament.services.common import find_tournament
@@ -37,7 +40,7 @@ def register(sub: Any) -> None:
     p.add_argument("--name", required=True)
     p.add_argument("--dob", required=True, help="date of birth YYYY-MM-DD (rule 1)")
     p.add_argument("--card", help="Rewards card number, optional (rule 4)")
-    p.set_defaults(handler=_add)
+    p.set_defaults(handler=_add, remote=remote_add_player)
 
     p = actions.add_parser("list", help="list players")
     add_common(p, read=True, write=False)
@@ -69,6 +72,7 @@ def register(sub: Any) -> None:
     add_common(p, read=True)
     p.add_argument("disqualification", type=int)
     p.add_argument("--reason", required=True)
+    add_second(p, Permission.PLAYER_REINSTATE)
     p.set_defaults(handler=_reinstate)
 
 
@@ -82,12 +86,12 @@ def _add(args: argparse.Namespace) -> int:
             name=args.name,
             date_of_birth=dob,
             card_number=args.card,
-            actor=actor_of(args),
+            actor=host_actor(),
             now=now_of(args),
         )
         return {"id": p.id, "id_number": p.id_number, "name": p.name}
 
-    return emit(args, run(args.database, work))
+    return emit(args, run(args, work))
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -103,7 +107,7 @@ def _list(args: argparse.Namespace) -> int:
             for p in await list_players(session)
         ]
 
-    data = run(args.database, work)
+    data = run(args, work)
     return emit(
         args,
         data,
@@ -178,7 +182,7 @@ def _show(args: argparse.Namespace) -> int:
             ],
         }
 
-    data = run(args.database, work)
+    data = run(args, work)
     if args.json:
         return emit(args, data)
     print(
@@ -211,7 +215,7 @@ def _import(args: argparse.Namespace) -> int:
             session,
             text,
             source=args.source or args.file.name,
-            actor=actor_of(args),
+            actor=host_actor(),
             now=now_of(args),
             venue_zone=args.zone,
         )
@@ -222,7 +226,7 @@ def _import(args: argparse.Namespace) -> int:
             ],
         }
 
-    return emit(args, run(args.database, work))
+    return emit(args, run(args, work))
 
 
 def _disqualify(args: argparse.Namespace) -> int:
@@ -233,13 +237,13 @@ def _disqualify(args: argparse.Namespace) -> int:
             args.player,
             rule=args.rule,
             reason=args.reason,
-            actor=actor_of(args),
+            actor=host_actor(),
             now=now_of(args),
             entry_id=args.entry,
         )
         return {"disqualification": dq.id, "player": dq.player_id, "rule": dq.rule}
 
-    return emit(args, run(args.database, work))
+    return emit(args, run(args, work))
 
 
 def _reinstate(args: argparse.Namespace) -> int:
@@ -248,9 +252,9 @@ def _reinstate(args: argparse.Namespace) -> int:
             session,
             args.disqualification,
             reason=args.reason,
-            actor=actor_of(args),
+            actor=host_actor(),
             now=now_of(args),
         )
         return {"disqualification": dq.id, "revoked_at": dq.revoked_at}
 
-    return emit(args, run(args.database, work))
+    return emit(args, run(args, work))

@@ -1,8 +1,12 @@
 """``reelgate super9 …``: the Super 9 roulette promotion at the desk and the table.
 
-Every change names the person acting (``--actor``, default ``$REELGATE_ACTOR`` or the
-login); times default to now and can be given with ``--now`` (ISO 8601; without an
-offset, venue-local) when keying from paper.
+Every change is recorded as the host's operating-system account (``os:ACCOUNT@HOST``);
+the rule's second person — the confirmer of a manual spin (S9-29), the sign-off of a
+number change (S9-23), the witness of a prize receipt (S9-26) — is an account that types
+its password.  Times default to now; ``--now`` keys another (ISO 8601; without an
+offset, venue-local): any time for a read, a back-dated write only with ``--director``
+(a promotion director) and ``--reason`` and never past the S9-6 cut-offs of the real
+time (:mod:`gateway.clocks`); a training database takes any time.
 Reads (calendar, settings, report, jackpot) accept ``--json``.
 """
 
@@ -16,17 +20,22 @@ from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 from zoneinfo import ZoneInfo
 
-from gateway.app.database import open_engine
+from gateway.accounts.roles import Permission, Role
+from gateway.app import keyed
+from gateway.app.database import guarded, open_engine
+from gateway.app.identity import host_actor
+from gateway.app.keyed import SecondPerson, second_name
 from gateway.app.options import (
     DEFAULT_ZONE,
     TIME_HELP,
-    actor_of,
-    add_actor,
     add_database,
     add_json,
     add_now,
+    add_write,
     parse_time,
+    write_of,
 )
+from gateway.clocks import deadlines
 from gateway.errors import OperatorError
 from gateway.feed import FeedPublisher
 from storage.db import make_sessionmaker
@@ -38,6 +47,8 @@ if TYPE_CHECKING:
     from gateway.super9.desk.wheel import WheelRun
 
 T = TypeVar("T")
+# A back-dated Super 9 write is authorised by the promotion's director.
+BACKDATE_ROLES = frozenset({Role.PROMOTION_DIRECTOR})
 
 
 def register(sub: Any) -> None:
@@ -51,15 +62,24 @@ def register(sub: Any) -> None:
         help_text: str,
         handler: Callable[[argparse.Namespace], int],
         *,
-        by: bool = True,
+        write: bool = True,
         read: bool = False,
+        second: SecondPerson | None = None,
+        keyed_time: bool = True,
     ) -> argparse.ArgumentParser:
         p = actions.add_parser(name, help=help_text)
         add_database(p)
-        add_now(p)
-        if by:
-            add_actor(p)
-        if not read or name in ("close", "claim"):
+        if write:
+            add_write(p, now=keyed_time)
+            p.set_defaults(director_roles=BACKDATE_ROLES, second_person=second)
+        elif keyed_time:
+            add_now(p)
+        if second is not None:
+            p.add_argument(
+                second.option, dest=second.dest, metavar="ACCOUNT",
+                help="the second person's account (required; its password is asked)",
+            )  # fmt: skip
+        if write and (not read or name in ("close", "claim")):
             p.add_argument("--mqtt", help="publish the live draw to this broker (mqtt://H:P)")
             p.add_argument("--site", default="venue", help="MQTT site prefix (venue)")
         if read:
@@ -67,7 +87,7 @@ def register(sub: Any) -> None:
         p.set_defaults(handler=handler)
         return p
 
-    p = action("calendar", "list sessions (rule 4)", _calendar, by=False, read=True)
+    p = action("calendar", "list sessions (rule 4)", _calendar, write=False, read=True)
     p.add_argument("--from", dest="start", help="first day (YYYY-MM-DD, default today)")
     p.add_argument("--days", type=int, default=14, help="how many days (14)")
 
@@ -79,7 +99,7 @@ def register(sub: Any) -> None:
         p.add_argument("--reason", required=True)
         p.set_defaults(cancel=cancel)
 
-    p = action("settings", "show the settings", _settings, by=False, read=True)
+    p = action("settings", "show the settings", _settings, write=False, read=True)
     p = action("set", "change settings: KEY=VALUE ...", _set)
     p.add_argument("pairs", nargs="+", metavar="KEY=VALUE")
     p.add_argument("--reason", required=True)
@@ -103,10 +123,14 @@ def register(sub: Any) -> None:
     p.add_argument("--contact", default="", help="contact details on it")
     p.add_argument("--signed", action="store_true", help="the section is signed")
 
-    p = action("change-numbers", "change numbers before the game (rule 23)", _change)
+    p = action(
+        "change-numbers",
+        "change numbers before the game, signed off by the Promotion Director (rule 23)",
+        _change,
+        second=SecondPerson(Permission.SUPER9_NUMBERS, "approved_by", "--approved-by"),
+    )
     p.add_argument("--ticket", required=True)
     p.add_argument("--numbers", required=True)
-    p.add_argument("--approved-by", required=True, help="the Promotion Director")
     p.add_argument("--reason", required=True)
 
     p = action("disqualify", "flag a marked/scratched ticket (rule 21) or a breach", _disqualify)
@@ -114,7 +138,8 @@ def register(sub: Any) -> None:
     p.add_argument("--rule", type=int, default=21, choices=(9, 21, 24, 28))
     p.add_argument("--reason", required=True)
 
-    p = action("wheel", "connect the wheel and record its results", _wheel, by=False)
+    # The wheel's results carry the host clock, never a keyed time.
+    p = action("wheel", "connect the wheel and record its results", _wheel, keyed_time=False)
     p.add_argument("--session", type=int, required=True)
     p.add_argument("--url", required=True, help="wheel+serial:///dev/ttyUSB0 or wheel+tcp://H:P")
     p.add_argument("--max-results", type=int, default=None, help="stop after N results")
@@ -131,13 +156,11 @@ def register(sub: Any) -> None:
         "manual-spin",
         "key a result by hand, confirmed by a second person (rule 29)",
         _manual,
-        by=False,
+        second=SecondPerson(Permission.SUPER9_MANUAL_SPIN, "confirmed_by", "--confirmed-by"),
     )
     p.add_argument("--session", type=int, required=True)
     p.add_argument("--number", type=int, required=True)
     p.add_argument("--confirm", type=int, required=True, help="the number keyed again")
-    p.add_argument("--keyed-by", required=True)
-    p.add_argument("--confirmed-by", required=True)
     p.add_argument("--game", type=int, default=None, help="wheel game number, if any")
     p.add_argument("--reason", required=True, help="why the wheel feed is not used")
 
@@ -151,22 +174,26 @@ def register(sub: Any) -> None:
     p.add_argument("--ticket", required=True)
     p.add_argument("--duplicate", required=True, help="the numbers on the player's duplicate")
 
-    p = action("sign", "record the winner's signature of receipt (rule 26)", _sign)
+    p = action(
+        "sign",
+        "record the winner's signature of receipt, witnessed (rule 26)",
+        _sign,
+        second=SecondPerson(Permission.SUPER9_PRIZE_RECEIPT, "witness", "--witness"),
+    )
     p.add_argument("--session", type=int, required=True)
     p.add_argument("--ticket", required=True)
     p.add_argument("--kind", required=True, choices=("jackpot", "consolation"))
     p.add_argument("--signature", required=True, help="receipt / signature reference")
     p.add_argument("--signer", required=True, help="ID or card number of who signs")
-    p.add_argument("--witness", required=True)
 
-    p = action("report", "session report", _report, by=False, read=True)
+    p = action("report", "session report", _report, write=False, read=True)
     p.add_argument("--session", type=int, required=True)
 
     p = action(
         "jackpot",
         "the progressive jackpot and its history (rule 15)",
         _jackpot,
-        by=False,
+        write=False,
         read=True,
     )
     p.add_argument("--history", action="store_true")
@@ -179,13 +206,18 @@ def _run(args: argparse.Namespace, work: Callable[[Super9Desk], Awaitable[T]]) -
     from gateway.super9.desk import Super9Desk
 
     async def go() -> T:
-        _url, engine = await open_engine(args.database)
+        url, engine = await open_engine(args.database)
         mqtt: Any = None
         try:
+            sessions = make_sessionmaker(engine)
+            if getattr(args, "writes", False):
+                await guarded(url, keyed.preflight(sessions, args))
+            else:
+                keyed.banner(await guarded(url, keyed.training_of(sessions)))
             feed: FeedPublisher | None = None
             if getattr(args, "mqtt", None):
                 mqtt, feed = await _open_feed(args.mqtt, args.site)
-            return await work(Super9Desk(make_sessionmaker(engine), feed=feed))
+            return await work(Super9Desk(sessions, feed=feed))
         finally:
             if mqtt is not None:
                 await mqtt.close()
@@ -214,9 +246,12 @@ def _parse_time(text: str, field: str) -> datetime:
 
 
 def _now(args: argparse.Namespace) -> datetime:
+    """A read's time (any ``--now``), or a write's judged time (:func:`write_of`)."""
+    if getattr(args, "writes", False):
+        return write_of(args, DEFAULT_ZONE).at
     if args.now:
         return _parse_time(args.now, "--now")
-    return datetime.now(ZoneInfo(DEFAULT_ZONE))
+    return keyed.REAL_CLOCK().astimezone(ZoneInfo(DEFAULT_ZONE))
 
 
 def _rand(cents: int) -> str:
@@ -275,7 +310,7 @@ def _calendar_change(args: argparse.Namespace) -> int:
     _run(
         args,
         lambda d: d.change_calendar(
-            starts, cancel=args.cancel, actor=actor_of(args), reason=args.reason, now=_now(args)
+            starts, cancel=args.cancel, actor=host_actor(), reason=args.reason, now=_now(args)
         ),
     )
     print(f"{'cancelled' if args.cancel else 'added'} session {starts.isoformat()}")
@@ -317,7 +352,7 @@ def _set(args: argparse.Namespace) -> int:
     new = _run(
         args,
         lambda d: d.change_settings(
-            changes, actor=actor_of(args), reason=args.reason, now=_now(args)
+            changes, actor=host_actor(), reason=args.reason, now=_now(args)
         ),
     )
     print("\n".join(f"{k} = {new.to_json()[k]}" for k in changes))
@@ -326,14 +361,14 @@ def _set(args: argparse.Namespace) -> int:
 
 def _open(args: argparse.Namespace) -> int:
     starts = _parse_time(args.session_at, "--session-at")
-    sid = _run(args, lambda d: d.open_session(starts, actor=actor_of(args), now=_now(args)))
+    sid = _run(args, lambda d: d.open_session(starts, actor=host_actor(), now=_now(args)))
     print(f"session {sid} drawing")
     return 0
 
 
 def _close(args: argparse.Namespace) -> int:
     async def work(desk: Super9Desk) -> dict[str, Any]:
-        await desk.close_session(args.session, actor=actor_of(args), now=_now(args))
+        await desk.close_session(args.session, actor=host_actor(), now=_now(args))
         return await desk.report(args.session)
 
     report = _run(args, work)
@@ -348,9 +383,12 @@ def _close(args: argparse.Namespace) -> int:
 
 
 def _sell(args: argparse.Namespace) -> int:
-    sid = _run(
-        args, lambda d: d.sell(args.ticket, args.player, actor=actor_of(args), now=_now(args))
-    )
+    async def work(d: Super9Desk) -> int:
+        write = write_of(args, DEFAULT_ZONE)
+        deadlines.super9_sale(await d.calendar(), write)  # S9-6b at the real time
+        return await d.sell(args.ticket, args.player, actor=host_actor(), now=write.at)
+
+    sid = _run(args, work)
     print(f"ticket {args.ticket} sold for session {sid}")
     return 0
 
@@ -359,12 +397,17 @@ def _hand_in(args: argparse.Namespace) -> int:
     from gateway.super9.rules.verification import Verification
 
     section = Verification(args.name, args.id_ref, args.contact, args.signed)
-    sid = _run(
-        args,
-        lambda d: d.hand_in(
-            args.ticket, args.numbers, actor=actor_of(args), now=_now(args), verification=section
-        ),
-    )
+
+    async def work(d: Super9Desk) -> int:
+        write = write_of(args, DEFAULT_ZONE)
+        sold_for = await d.sold_for(args.ticket)
+        if sold_for is not None:  # S9-6c at the real time
+            deadlines.super9_hand_in(await d.calendar(), sold_for, write)
+        return await d.hand_in(
+            args.ticket, args.numbers, actor=host_actor(), now=write.at, verification=section
+        )
+
+    sid = _run(args, work)
     print(f"ticket {args.ticket} entered into session {sid}")
     return 0
 
@@ -375,8 +418,8 @@ def _change(args: argparse.Namespace) -> int:
         lambda d: d.change_numbers(
             args.ticket,
             args.numbers,
-            actor=actor_of(args),
-            approved_by=args.approved_by,
+            actor=host_actor(),
+            approved_by=second_name(args),
             reason=args.reason,
             now=_now(args),
         ),
@@ -389,7 +432,7 @@ def _disqualify(args: argparse.Namespace) -> int:
     _run(
         args,
         lambda d: d.disqualify(
-            args.ticket, actor=actor_of(args), reason=args.reason, rule=args.rule, now=_now(args)
+            args.ticket, actor=host_actor(), reason=args.reason, rule=args.rule, now=_now(args)
         ),
     )
     print(f"ticket {args.ticket} disqualified (rule {args.rule})")
@@ -447,7 +490,7 @@ def _void(args: argparse.Namespace) -> int:
             args.session,
             game_no=args.game,
             seq=args.seq,
-            actor=actor_of(args),
+            actor=host_actor(),
             reason=args.reason,
             now=_now(args),
         ),
@@ -463,8 +506,8 @@ def _manual(args: argparse.Namespace) -> int:
             args.session,
             args.number,
             confirm_number=args.confirm,
-            keyed_by=args.keyed_by,
-            confirmed_by=args.confirmed_by,
+            keyed_by=host_actor(),
+            confirmed_by=second_name(args),
             reason=args.reason,
             game_no=args.game,
             now=_now(args),
@@ -479,7 +522,7 @@ def _claim(args: argparse.Namespace) -> int:
     claim = _run(
         args,
         lambda d: d.claim(
-            args.session, args.ticket, args.duplicate, actor=actor_of(args), now=_now(args)
+            args.session, args.ticket, args.duplicate, actor=host_actor(), now=_now(args)
         ),
     )
     data = {
@@ -505,9 +548,9 @@ def _sign(args: argparse.Namespace) -> int:
             args.ticket,
             args.kind,
             signature=args.signature,
-            witness=args.witness,
+            witness=second_name(args),
             signer=args.signer,
-            actor=actor_of(args),
+            actor=host_actor(),
             now=_now(args),
         ),
     )

@@ -16,7 +16,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from gateway.accounts import service
 from gateway.accounts.roles import Role
 from gateway.app.database import run
-from gateway.app.options import OneLineParser, actor_of, add_common, now_of, parse_time
+from gateway.app.identity import host_actor
+from gateway.app.options import OneLineParser, add_common, now_of, parse_time
 from gateway.app.output import emit
 from gateway.errors import OperatorError
 
@@ -69,12 +70,12 @@ def _create(args: argparse.Namespace) -> int:
             role=args.role,
             expires_at=expires_at,
             label=args.label,
-            actor=actor_of(args),
+            actor=host_actor(),
             now=now_of(args),
         )
         return {"id": token.id, "role": token.role, "expires_at": token.expires_at, "token": secret}
 
-    return emit(args, run(args.database, work))
+    return emit(args, run(args, work))
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -92,7 +93,7 @@ def _list(args: argparse.Namespace) -> int:
             for t, name in await service.list_tokens(session)
         ]
 
-    data = run(args.database, work)
+    data = run(args, work)
     head = ["id", "user", "role", "prefix", "label", "expires", "revoked"]
     keys = ["id", "user", "role", "prefix", "label", "expires_at", "revoked"]
     return emit(args, data, head, [[d[k] for k in keys] for d in data])
@@ -100,7 +101,7 @@ def _list(args: argparse.Namespace) -> int:
 
 def _revoke(args: argparse.Namespace) -> int:
     async def work(session: AsyncSession) -> dict[str, Any]:
-        await service.revoke_token(session, args.token, actor=actor_of(args), now=now_of(args))
+        await service.revoke_token(session, args.token, actor=host_actor(), now=now_of(args))
         return {"revoked": args.token}
 
-    return emit(args, run(args.database, work))
+    return emit(args, run(args, work))

@@ -15,9 +15,11 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from gateway.accounts.roles import Permission
 from gateway.app.commands import tournament_prizes
 from gateway.app.database import run
-from gateway.app.options import OneLineParser, actor_of, add_common, now_of, parse_time
+from gateway.app.identity import host_actor
+from gateway.app.options import OneLineParser, add_common, add_second, now_of, parse_time
 from gateway.app.output import emit, rands
 from gateway.errors import OperatorError
 from gateway.tournament import services as svc
@@ -86,6 +88,7 @@ def register(sub: Any) -> None:
         help="e.g. prize_places=5 validity=48h postpone_after_s=2700",
     )
     p.add_argument("--reason", required=True)
+    add_second(p, Permission.TOURNAMENT_SETTINGS)
     p.set_defaults(handler=_set)
 
     p = actions.add_parser("decision", help="record a director's decision (rule 23)")
@@ -232,10 +235,10 @@ def _create(args: argparse.Namespace) -> int:
     )
 
     async def work(session: AsyncSession) -> tuple[int, str]:
-        t = await svc.create_tournament(session, args.name, settings, actor=actor_of(args))
+        t = await svc.create_tournament(session, args.name, settings, actor=host_actor())
         return t.id, t.name
 
-    tid, name = run(args.database, work)
+    tid, name = run(args, work)
     return _settings_out(args, tid, name, settings)
 
 
@@ -247,7 +250,7 @@ def _list(args: argparse.Namespace) -> int:
             for t in rows
         ]
 
-    data = run(args.database, work)
+    data = run(args, work)
     return emit(
         args,
         data,
@@ -261,7 +264,7 @@ def _show(args: argparse.Namespace) -> int:
         t = await find_tournament(session, args.tournament)
         return t.id, t.name, await load_settings(session, t)
 
-    return _settings_out(args, *run(args.database, work))
+    return _settings_out(args, *run(args, work))
 
 
 def _set(args: argparse.Namespace) -> int:
@@ -277,12 +280,12 @@ def _set(args: argparse.Namespace) -> int:
 
     async def work(session: AsyncSession) -> tuple[int, str, TournamentSettings]:
         merged = await change_settings(
-            session, args.tournament, changes, reason=args.reason, actor=actor_of(args)
+            session, args.tournament, changes, reason=args.reason, actor=host_actor()
         )
         t = await find_tournament(session, args.tournament)
         return t.id, t.name, merged
 
-    return _settings_out(args, *run(args.database, work))
+    return _settings_out(args, *run(args, work))
 
 
 def _decision(args: argparse.Namespace) -> int:
@@ -293,11 +296,11 @@ def _decision(args: argparse.Namespace) -> int:
             subject=args.about,
             decision=args.decision,
             reason=args.reason,
-            actor=actor_of(args),
+            actor=host_actor(),
         )
         return {"recorded": True, "about": args.about, "decision": args.decision}
 
-    return emit(args, run(args.database, work))
+    return emit(args, run(args, work))
 
 
 def _standings(args: argparse.Namespace) -> int:
@@ -314,7 +317,7 @@ def _standings(args: argparse.Namespace) -> int:
 
     if args.limit < 0:
         raise OperatorError("--limit: a number of lines, 0 for all")
-    table, prizes = run(args.database, work)
+    table, prizes = run(args, work)
     lines = table.lines
     data = {
         "stage": table.stage,
@@ -355,7 +358,7 @@ def _qualifiers(args: argparse.Namespace) -> int:
             lines.update({(stage, x.entry_id): x for x in table.lines})
         return await svc.qualifiers(session, t.id, as_of=as_of), lines, t.venue_tz
 
-    q, lines, zone = run(args.database, work)
+    q, lines, zone = run(args, work)
     data = {
         "qualifying_over": q.qualifying_over,
         "direct_finalists": q.qualifying.direct_finalists,
@@ -430,13 +433,13 @@ def _draw(args: argparse.Namespace) -> int:
         if args.digital:
             seed = parse_seed(args.seed) if args.seed else None
             used, rounds = await svc.digital_draw(
-                session, t.id, stage, args.credits, actor=actor_of(args), at=now, seed=seed
+                session, t.id, stage, args.credits, actor=host_actor(), at=now, seed=seed
             )
             drawn = [{"round": r.round, "cards": _faces(r.cards)} for r in rounds]
             return {"seed": used.hex(), "rounds": drawn, **await _after(session, t.id)}
         cards = _draw_cards(args.card)
         tie = await svc.record_physical_draw(
-            session, t.id, stage, args.credits, cards, actor=actor_of(args), at=now
+            session, t.id, stage, args.credits, cards, actor=host_actor(), at=now
         )
         drawn = [{"round": tie.next_round, "cards": _faces({e: c.card for e, c in cards.items()})}]
         return {"rounds": drawn, **await _after(session, t.id)}
@@ -446,7 +449,7 @@ def _draw(args: argparse.Namespace) -> int:
         still = [t for t in table.ties_to_draw if t.credits == args.credits]
         return {"still_tied": still}
 
-    result = run(args.database, work)
+    result = run(args, work)
     if args.json:
         return emit(args, result)
     if "seed" in result:
@@ -467,7 +470,7 @@ def _verify(args: argparse.Namespace) -> int:
         cards = await svc.verify_digital_draws(session, t.id)
         return cards + await verify_seat_draws(session, t.id)
 
-    problems = run(args.database, work)
+    problems = run(args, work)
     emit(args, {"ok": not problems, "problems": problems})
     return 0 if not problems else 1
 
@@ -479,7 +482,7 @@ def _seat_draw(args: argparse.Namespace) -> int:
             session,
             t.id,
             Stage(args.stage),
-            actor=actor_of(args),
+            actor=host_actor(),
             at=now_of(args, t.venue_tz),
             seed=parse_seed(args.seed) if args.seed else None,
         )
@@ -490,15 +493,15 @@ def _seat_draw(args: argparse.Namespace) -> int:
             },
         }
 
-    return emit(args, run(args.database, work))
+    return emit(args, run(args, work))
 
 
 def _expire(args: argparse.Namespace) -> int:
     async def work(session: AsyncSession) -> dict[str, Any]:
         t = await find_tournament(session, args.tournament)
         expired = await svc.expire_entries(
-            session, t.id, now=now_of(args, t.venue_tz), actor=actor_of(args)
+            session, t.id, now=now_of(args, t.venue_tz), actor=host_actor()
         )
         return {"expired": expired}
 
-    return emit(args, run(args.database, work))
+    return emit(args, run(args, work))

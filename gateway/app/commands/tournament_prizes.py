@@ -15,7 +15,8 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.app.database import run
-from gateway.app.options import OneLineParser, actor_of, add_common, now_of
+from gateway.app.identity import host_actor
+from gateway.app.options import OneLineParser, add_common, now_of
 from gateway.app.output import emit, rands
 from gateway.errors import OperatorError
 from gateway.tournament.rules.enums import Stage
@@ -106,12 +107,12 @@ def _schedule(args: argparse.Namespace) -> int:
         t = await find_tournament(session, args.tournament)
         stage = Stage(args.stage)
         await set_schedule(
-            session, t.id, stage, minimums, actor=actor_of(args), now=now_of(args, t.venue_tz),
+            session, t.id, stage, minimums, actor=host_actor(), now=now_of(args, t.venue_tz),
             reason=args.reason,
         )  # fmt: skip
         return await prize_lines(session, t.id, stage)
 
-    return show(args, run(args.database, work))
+    return show(args, run(args, work))
 
 
 def _apportion(args: argparse.Namespace) -> int:
@@ -128,11 +129,11 @@ def _apportion(args: argparse.Namespace) -> int:
         stage = Stage(args.stage)
         await apportion_surplus(
             session, t.id, stage, args.surplus_cents, shares, reason=args.reason,
-            actor=actor_of(args), now=now_of(args, t.venue_tz),
+            actor=host_actor(), now=now_of(args, t.venue_tz),
         )  # fmt: skip
         return await prize_lines(session, t.id, stage)
 
-    return show(args, run(args.database, work))
+    return show(args, run(args, work))
 
 
 def _pay(args: argparse.Namespace) -> int:
@@ -140,7 +141,7 @@ def _pay(args: argparse.Namespace) -> int:
         t = await find_tournament(session, args.tournament)
         payout = await pay_prize(
             session, t.id, Stage(args.stage), args.place, signer=args.signer,
-            signature=args.signature, witness=args.witness, actor=actor_of(args),
+            signature=args.signature, witness=args.witness, actor=host_actor(),
             now=now_of(args, t.venue_tz),
         )  # fmt: skip
         return {
@@ -152,7 +153,7 @@ def _pay(args: argparse.Namespace) -> int:
             "paid_at": payout.paid_at,
         }
 
-    return emit(args, run(args.database, work))
+    return emit(args, run(args, work))
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -160,7 +161,7 @@ def _list(args: argparse.Namespace) -> int:
         t = await find_tournament(session, args.tournament)
         return await prizes_for(session, await stage_standings(session, t.id, Stage(args.stage)))
 
-    return show(args, run(args.database, work))
+    return show(args, run(args, work))
 
 
 async def prizes_for(session: AsyncSession, table: StageStandings) -> tuple[PrizeLine, ...]:

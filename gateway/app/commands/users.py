@@ -17,7 +17,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from gateway.accounts import service
 from gateway.accounts.roles import Role, role_table
 from gateway.app.database import run
-from gateway.app.options import OneLineParser, actor_of, add_common, now_of
+from gateway.app.identity import host_actor
+from gateway.app.options import OneLineParser, add_common, now_of
 from gateway.app.output import emit
 from gateway.errors import OperatorError
 
@@ -93,18 +94,18 @@ def _add(args: argparse.Namespace) -> int:
 
     async def work(session: AsyncSession) -> dict[str, Any]:
         user = await service.add_user(
-            session, args.name, args.role, password, actor=actor_of(args), now=now_of(args)
+            session, args.name, args.role, password, actor=host_actor(), now=now_of(args)
         )
         return _row(user)
 
-    return emit(args, run(args.database, work))
+    return emit(args, run(args, work))
 
 
 def _list(args: argparse.Namespace) -> int:
     async def work(session: AsyncSession) -> list[dict[str, Any]]:
         return [_row(u) for u in await service.list_users(session)]
 
-    data = run(args.database, work)
+    data = run(args, work)
     head = ["id", "name", "role", "state", "failed logins"]
     rows = [
         [
@@ -121,19 +122,19 @@ def _list(args: argparse.Namespace) -> int:
 
 def _disable(args: argparse.Namespace) -> int:
     async def work(session: AsyncSession) -> dict[str, Any]:
-        return _row(await service.disable_user(session, args.name, actor=actor_of(args)))
+        return _row(await service.disable_user(session, args.name, actor=host_actor()))
 
-    return emit(args, run(args.database, work))
+    return emit(args, run(args, work))
 
 
 def _reset(args: argparse.Namespace) -> int:
     password = read_password(args)
 
     async def work(session: AsyncSession) -> dict[str, Any]:
-        user = await service.reset_password(session, args.name, password, actor=actor_of(args))
+        user = await service.reset_password(session, args.name, password, actor=host_actor())
         return _row(user)
 
-    return emit(args, run(args.database, work))
+    return emit(args, run(args, work))
 
 
 def _roles(args: argparse.Namespace) -> int:

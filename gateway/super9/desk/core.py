@@ -139,6 +139,17 @@ class DeskCore:
             row = await self._session_at(db, starts_at)
             return None if row is None else row.id
 
+    async def sold_for(self, serial: str) -> datetime | None:
+        """The start of the session a ticket was sold for (None: not sold)."""
+        async with self._sm() as db:
+            query = (
+                select(Super9Session.starts_at)
+                .join(Super9Ticket, Super9Ticket.session_id == Super9Session.id)
+                .where(Super9Ticket.serial == serial.strip())
+            )
+            found: datetime | None = (await db.execute(query)).scalar_one_or_none()
+            return found
+
     async def _ticket(self, db: AsyncSession, serial: str) -> Super9Ticket:
         row = (
             await db.execute(select(Super9Ticket).where(Super9Ticket.serial == serial))

@@ -9,7 +9,7 @@ from datetime import datetime
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from gateway.web.api import errors
+from gateway.web.api import errors, training
 from gateway.web.api.auth import Api
 from gateway.web.api.ops import Operations
 from gateway.web.api.ops import install as install_ops
@@ -46,6 +46,7 @@ def create_app(
         api.clock = clock
     app.state.api = api
     errors.install(app)
+    training.install(app)
     modules = (accounts, tournaments, desk, floor, audit, cashup, super9_table, super9_tickets)
     for module in modules:
         app.include_router(module.router, prefix=PREFIX)

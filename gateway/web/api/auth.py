@@ -32,6 +32,7 @@ from gateway.accounts import service
 from gateway.accounts.roles import Permission, allowed
 from gateway.accounts.service import Principal
 from gateway.web.api.errors import ApiError
+from storage.database_mark import is_training
 from storage.db import READ_ONLY
 
 COOKIE = "reelgate_session"
@@ -50,6 +51,9 @@ class Api:
     sessions: async_sessionmaker[AsyncSession]
     clock: Callable[[], datetime] = field(default=_utc_now)
     secure_cookies: bool | None = None  # None: Secure when the request came over TLS
+    # A training database (storage.database_mark): read in the first request's
+    # transaction and kept — the mark never changes once written.
+    training: bool | None = None
     _writers: dict[int, asyncio.Lock] = field(default_factory=dict, repr=False)
 
     def writer(self) -> AbstractAsyncContextManager[object]:
@@ -113,6 +117,8 @@ def require(permission: Permission | None) -> Callable[[Request], AsyncIterator[
         async with turn, api.sessions() as session, session.begin():
             if reads:
                 await session.connection(execution_options=READ_ONLY)
+            if api.training is None:
+                api.training = await is_training(session)
             who = await authenticate(request, session, api.clock())
             if permission is not None and not allowed(who.role, permission):
                 raise ApiError(403, f"permission: role {who.role.value} may not {permission.value}")

@@ -147,6 +147,10 @@
     body.classList.toggle("connecting", connection === "connecting");
     body.classList.toggle("reconnecting", connection === "reconnecting");
     body.classList.toggle("upstream-down", connection === "live" && upstream === "disconnected");
+    // The gateway runs on a training database (retained "about"): every screen says so.
+    const about = get("about");
+    const training = isObj(about) && about.training === true;
+    body.classList.toggle("training", training);
     const banner = $("banner");
     if (connection === "reconnecting") {
       banner.textContent = "Reconnecting to the gateway… (showing the last known values)";
@@ -154,6 +158,8 @@
       banner.textContent = "Connecting to the gateway…";
     } else if (upstream === "disconnected") {
       banner.textContent = "Waiting for the gateway feed… (showing the last known values)";
+    } else if (training) {
+      banner.textContent = "TRAINING — a rehearsal, not a real tournament";
     } else {
       banner.textContent = "";
     }
@@ -581,6 +587,7 @@
 
   function render() {
     renderQueued = false;
+    updateBanner();
     const hasHeat = renderHeat();
     const hasDraw = renderSuper9();
     const showHeat = VIEW !== "super9";

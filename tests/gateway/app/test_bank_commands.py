@@ -64,7 +64,7 @@ def test_check_enable_disable(
     bank.ask("door EMU-001 close")
     code = main(
         ["bank", "enable", "A", *common, "--exclude", "EMU-002", "--reason", "credits left",
-         "--actor", "tech7", "--json"]
+         "--json"]
     )  # fmt: skip
     assert code == 0
     capsys.readouterr()
@@ -88,7 +88,7 @@ def test_check_enable_disable(
     assert active == ["EMU-001", "EMU-003"]
     assert ("bank.exclude-machine", "credits left") in rows  # the exclusion is in the audit log
 
-    assert main(["bank", "disable", "A", *common, "--actor", "tech7"]) == 0
+    assert main(["bank", "disable", "A", *common]) == 0
     assert "every machine back in normal play" in capsys.readouterr().out
     for m in bank.ask("state")["machines"]:
         assert m["play_enabled"]

@@ -107,7 +107,7 @@ def test_technician_adds_and_moves_machines_from_the_cli(
     assert main(["db", "upgrade", "--database", db]) == 0
     common = ["--floor", str(floor), "--database", db, "--spool", str(tmp_path / "spool")]
     assert main(["bank", "add-machine", "A", "A09", "--endpoint", "sas+tcp://127.0.0.1:7009",
-                 *common, "--actor", "tech3"]) == 0  # fmt: skip
+                 *common]) == 0  # fmt: skip
     assert main(["bank", "move-machine", "A09", "--to", "B", *common]) == 0
     assert main(["bank", "move-machine", "A09", *common]) == 2  # nothing to change
     assert main(["bank", "add-machine", "A", "A01", "--endpoint", "sas+tcp://h:1", *common]) == 2

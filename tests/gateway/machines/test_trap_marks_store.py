@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.app.cli import main
 from gateway.app.context import GatewayContext
+from gateway.app.identity import host_actor
 from gateway.machines.driver import MachineEventKind
 from gateway.machines.health import HealthMonitor, TrapMarks
 from protocols.snmp.manager import HealthPoller, SnmpTarget, TrapReceiver
@@ -91,12 +92,12 @@ def test_clear_mark_command_clears_and_audits(tmp_path: Path) -> None:
 
     asyncio.run(seed())
     argv = ["bank", "clear-mark", "A01", "--reason", "power restored, board checked"]
-    assert main([*argv, *common, "--actor", "tech-7"]) == 0
+    assert main([*argv, *common]) == 0
     marks, entries = asyncio.run(state())
     assert marks == []
     [entry] = [e for e in entries if e.action == "machine.clear_mark"]
     assert (entry.actor, entry.subject, entry.reason) == (
-        "tech-7",
+        host_actor(),  # the host's OS account, never a typed name
         "machine:A01",
         "power restored, board checked",
     )

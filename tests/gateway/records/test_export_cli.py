@@ -17,6 +17,7 @@ from gateway.app.cli import main
 from gateway.records.keys import KeyPaths, create_keys
 
 from ..tournament.test_cli import _seed_floor
+from ..training_db import PASSWORD, add_accounts, cheap_hashes, make_training, type_passwords
 
 ROOT = Path(__file__).resolve().parents[3]
 VERIFIER = ROOT / "tools" / "verify_export.py"
@@ -48,10 +49,12 @@ def test_heat_export_verified_by_reelgate_and_by_the_standalone_verifier(
     monkeypatch: pytest.MonkeyPatch,
     keys: KeyPaths,
 ) -> None:
-    monkeypatch.setenv("REELGATE_ACTOR", "director")
     monkeypatch.setenv("REELGATE_VENUE", "Ridge Casino")
     url = f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}"
     _seed_floor(url)
+    make_training(url)  # a season keyed on past days
+    cheap_hashes(monkeypatch)
+    add_accounts(url, ("dana", "director"))  # the manual scores' second person (T23)
     db = ["--database", url]
 
     def ok(*argv: str, json_out: bool = True) -> Any:
@@ -71,8 +74,9 @@ def test_heat_export_verified_by_reelgate_and_by_the_standalone_verifier(
     ok("heat", "begin", "1", "--present", "1,2", "--now", "2026-11-02 18:00")
     seats = [s["seat_id"] for s in ok("heat", "show", "1")["seats"]]
     for seat, credits in zip(seats, ("1500", "1200"), strict=True):
+        type_passwords(monkeypatch, PASSWORD)
         ok("heat", "score", str(seat), "--credits", credits, "--reason", "link lost",
-           "--now", "2026-11-02 18:11")  # fmt: skip
+           "--now", "2026-11-02 18:11", "--second", "dana")  # fmt: skip
     ok("heat", "finish", "1", "--now", "2026-11-02 18:12")
 
     out_dir = tmp_path / "out"
@@ -91,7 +95,7 @@ def test_heat_export_verified_by_reelgate_and_by_the_standalone_verifier(
 
     document = json.loads(record.read_bytes())
     assert document["format"] == "reelgate-export/1"
-    assert document["training"] is False  # no training marker exists yet
+    assert document["training"] is True  # a training database says so on every export
     assert document["venue"] == "Ridge Casino"
     body = document["body"]
     assert body["heat"]["result"] == "official"

@@ -14,6 +14,8 @@ from storage import migrate
 from storage.db import make_engine, make_sessionmaker
 from storage.tournament import Player
 
+from ..training_db import PASSWORD, add_accounts, cheap_hashes, make_training, type_passwords
+
 
 def _seed_player(url: str) -> None:
     async def go() -> None:
@@ -32,10 +34,23 @@ def _seed_player(url: str) -> None:
     asyncio.run(go())
 
 
-def test_cli_session_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    url = f"sqlite+aiosqlite:///{tmp_path / 'r.db'}"
+def _training_desk(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A training database (the script keys its own times) with the second persons:
+    a supervisor who confirms manual spins (S9-29) and a promotion director who
+    witnesses the prize receipt (S9-26), each typing a password on standard input."""
     migrate.upgrade(url)
+    make_training(url)
     _seed_player(url)
+    cheap_hashes(monkeypatch)
+    add_accounts(url, ("sup", "supervisor"), ("pd", "promotion-director"))
+    type_passwords(monkeypatch, *[PASSWORD] * 12)
+
+
+def test_cli_session_end_to_end(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'r.db'}"
+    _training_desk(url, monkeypatch)
     db = ["--database", url]
 
     def run(*argv: str) -> str:
@@ -49,8 +64,6 @@ def test_cli_session_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
         "T1",
         "--player",
         "C1",
-        "--actor",
-        "cashier",
         "--now",
         "2026-12-02T10:00+02:00",
     )
@@ -67,8 +80,6 @@ def test_cli_session_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
         "--contact",
         "082 555 0100",
         "--signed",
-        "--actor",
-        "grd",
         "--now",
         "2026-12-02T18:00+02:00",
     )
@@ -76,8 +87,6 @@ def test_cli_session_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
         "open",
         "--session-at",
         "2026-12-02T19:00+02:00",
-        "--actor",
-        "director",
         "--now",
         "2026-12-02T19:00+02:00",
     )
@@ -90,10 +99,8 @@ def test_cli_session_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
             str(n),
             "--confirm",
             str(n),
-            "--keyed-by",
-            "dealer",
             "--confirmed-by",
-            "supervisor",
+            "sup",
             "--reason",
             "wheel sensor down (rule 29)",
             "--now",
@@ -109,8 +116,6 @@ def test_cli_session_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
             "T1",
             "--duplicate",
             "1 2 3 4 5 6 7 8 9",
-            "--actor",
-            "grd",
             "--json",
             "--now",
             "2026-12-02T19:11+02:00",
@@ -122,8 +127,6 @@ def test_cli_session_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
             "close",
             "--session",
             "1",
-            "--actor",
-            "director",
             "--json",
             "--now",
             "2026-12-02T19:30+02:00",
@@ -147,9 +150,7 @@ def test_cli_session_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
         "--signer",
         "C1",
         "--witness",
-        "director",
-        "--actor",
-        "cashier",
+        "pd",
     )
     jackpot = json.loads(run("jackpot", "--history", "--json"))
     assert jackpot["jackpot_cents"] == 500_000  # restarts at exactly R5,000 (S9-15 default)
@@ -160,7 +161,8 @@ def test_cli_session_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 def test_cli_operator_error_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path / 'r.db'}"
-    assert main(["db", "upgrade", "--database", url]) == 0
+    assert main(["db", "init", "--training", "--database", url]) == 0
+    assert "TRAINING" in capsys.readouterr().err
     code = main(
         [
             "super9",
@@ -169,8 +171,6 @@ def test_cli_operator_error_is_one_line(tmp_path: Path, capsys: pytest.CaptureFi
             "X",
             "--player",
             "nobody",
-            "--actor",
-            "cashier",
             "--now",
             "2026-11-29T10:00+02:00",
             "--database",
@@ -185,7 +185,10 @@ def test_cli_operator_error_is_one_line(tmp_path: Path, capsys: pytest.CaptureFi
 
 @pytest.mark.mosquitto
 def test_cli_publishes_live_draw_to_broker(
-    tmp_path: Path, mqtt_url: str, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    mqtt_url: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import uuid
 
@@ -195,8 +198,7 @@ def test_cli_publishes_live_draw_to_broker(
     from protocols.mqtt.topics import feed_topic
 
     url = f"sqlite+aiosqlite:///{tmp_path / 'r.db'}"
-    migrate.upgrade(url)
-    _seed_player(url)
+    _training_desk(url, monkeypatch)
     site = f"s9-{uuid.uuid4().hex[:8]}"
     common = ["--database", url]
     assert (
@@ -208,8 +210,6 @@ def test_cli_publishes_live_draw_to_broker(
                 "T1",
                 "--player",
                 "C1",
-                "--actor",
-                "c",
                 "--now",
                 "2026-12-02T10:00+02:00",
                 *common,
@@ -233,8 +233,6 @@ def test_cli_publishes_live_draw_to_broker(
                 "--contact",
                 "082 555 0100",
                 "--signed",
-                "--actor",
-                "g",
                 "--now",
                 "2026-12-02T18:00+02:00",
                 *common,
@@ -249,8 +247,6 @@ def test_cli_publishes_live_draw_to_broker(
                 "open",
                 "--session-at",
                 "2026-12-02T19:00+02:00",
-                "--actor",
-                "d",
                 "--now",
                 "2026-12-02T19:00+02:00",
                 *common,
@@ -269,8 +265,6 @@ def test_cli_publishes_live_draw_to_broker(
                 "7",
                 "--confirm",
                 "7",
-                "--keyed-by",
-                "dealer",
                 "--confirmed-by",
                 "sup",
                 "--reason",

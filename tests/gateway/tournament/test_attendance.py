@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from sqlalchemy import func, select
 
 from gateway.app.cli import main
+from gateway.app.identity import host_actor
 from gateway.tournament import services as svc
 from gateway.tournament.rules.attendance import UnmarkedAtStart, counted_present
 from gateway.tournament.rules.enums import EntryStatus, HeatStatus, SeatStatus
@@ -210,7 +211,6 @@ async def test_rule_22_setting_is_stored_and_changed_with_a_reason(desk: Desk) -
 def test_roll_call_commands(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("REELGATE_ACTOR", "attendant:zee")
     url = f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}"
     _seed_floor(url)
     db = ["--database", url]
@@ -241,9 +241,9 @@ def test_roll_call_commands(
     assert (call["present"], call["forfeit_at_start"]) == ([1, 3], [2])
     call = ok("heat", "absent", "1", "3", "--now", "2026-11-02 17:55")
     assert [(s["seat_number"], s["mark"], s["marked_by"]) for s in call["seats"]] == [
-        (1, True, "attendant:zee"),
+        (1, True, host_actor()),
         (2, None, None),
-        (3, False, "attendant:zee"),
+        (3, False, host_actor()),
     ]
     assert call["seats"][0]["marked_at"] == "2026-11-02T17:50:00+02:00"  # venue time
     assert "rule 22: seats [9] hold nobody" in fails("heat", "present", "1", "9")

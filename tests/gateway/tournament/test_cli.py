@@ -16,6 +16,8 @@ from storage.db import make_engine, make_sessionmaker
 from storage.floor import FloorBank, FloorMachine
 from storage.migrate import upgrade_async
 
+from ..training_db import PASSWORD, add_accounts, cheap_hashes, make_training, type_passwords
+
 
 def _seed_floor(url: str) -> None:
     async def go() -> None:
@@ -37,14 +39,18 @@ def _seed_floor(url: str) -> None:
         await engine.dispose()
 
     asyncio.run(go())
+    make_training(url)  # the script keys whole days on --now: a training database
 
 
 @pytest.fixture
 def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """``--database URL`` of a fresh SQLite file with bank A on the floor."""
-    monkeypatch.setenv("REELGATE_ACTOR", "tester")
     url = f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}"
     _seed_floor(url)
+    # Dual control at the CLI: the second person is an account that types its password.
+    cheap_hashes(monkeypatch)
+    add_accounts(url, ("dana", "director"), ("sam", "supervisor"))
+    type_passwords(monkeypatch, *[PASSWORD] * 40)
     return ["--database", url]
 
 
@@ -146,6 +152,8 @@ def test_director_and_cashier_commands(
         "1500",
         "--reason",
         "link lost",
+        "--second",
+        "dana",
         "--now",
         "2026-11-02 18:11",
     )
@@ -157,6 +165,8 @@ def test_director_and_cashier_commands(
         "1500",
         "--reason",
         "link lost",
+        "--second",
+        "dana",
         "--now",
         "2026-11-02 18:11",
     )
@@ -199,13 +209,17 @@ def test_director_and_cashier_commands(
     assert ok("tournament", "verify-draws", "Ridge") == {"ok": True, "problems": []}
     expired = ok("tournament", "expire", "Ridge", "--now", "2026-11-03 00:00")
     assert expired == {"expired": [2, 3, 4]}
-    assert "rule 20" in fails("entries", "refund", "2", "--rule", "20", "--reason", "x")
+    assert "rule 20" in fails(
+        "entries", "refund", "2", "--rule", "20", "--reason", "x", "--second", "sam"
+    )
     listed = ok("entries", "list", "-t", "Ridge", "8001015009087")
     assert [e["status"] for e in listed] == ["played", "expired", "expired", "expired"]
     assert "settings: unknown key 'colour'" in fails(
-        "tournament", "set", "Ridge", "colour=red", "--reason", "x"
+        "tournament", "set", "Ridge", "colour=red", "--reason", "x", "--second", "dana"
     )
-    changed = ok("tournament", "set", "Ridge", "prize_places=4", "--reason", "sponsor")
+    changed = ok(
+        "tournament", "set", "Ridge", "prize_places=4", "--reason", "sponsor", "--second", "dana"
+    )
     assert changed["settings"]["prize_places"] == 4  # T19
     assert ok("tournament", "show", "Ridge")["settings"]["prize_places"] == 4
     assert "does not exist" in fails("heat", "show", "99")
@@ -259,7 +273,7 @@ def test_bad_input_is_one_line_and_changes_nothing(
         "--dob",
         "1980-01-01",
     ) == ("reelgate: error: players.name: 201 characters, at most 200; nothing saved")
-    set_ = ("tournament", "set", "Ridge", *db, "--reason", "x")
+    set_ = ("tournament", "set", "Ridge", *db, "--reason", "x", "--second", "dana")
     assert fails(*set_, "validity=72h") == (
         "reelgate: error: rule 5: settings: validity must be one of same-day, 48h, got '72h'"
     )
@@ -270,7 +284,8 @@ def test_bad_input_is_one_line_and_changes_nothing(
     # Nothing of the refused commands is stored or audited.
     code, out, _ = run("audit", "show", *db, "--json")
     assert code == 0
-    assert [row["action"] for row in json.loads(out)] == ["tournament.create"]
+    actions = [row["action"] for row in json.loads(out)]
+    assert actions == ["user.add", "user.add", "tournament.create"]  # the accounts of `db`
     code, out, _ = run("players", "list", *db, "--json")
     assert json.loads(out) == []
 
@@ -299,6 +314,9 @@ def test_create_sells_a_single_seat_at_the_seat_price(
         ("single", 6000, 1),  # T5
         ("R200", 20000, 4),  # T6's example
     ]
-    set_price = ["tournament", "set", "Dear", *db, "seat_price_cents=7000", "--reason", "x"]
+    set_price = [
+        "tournament", "set", "Dear", *db, "seat_price_cents=7000", "--reason", "x",
+        "--second", "dana",
+    ]  # fmt: skip
     assert main(set_price) == 2
     assert "rule 5: package 'single' is one seat" in capsys.readouterr().err

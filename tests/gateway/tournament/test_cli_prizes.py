@@ -10,6 +10,7 @@ import pytest
 
 from gateway.app.cli import main
 
+from ..training_db import PASSWORD, add_accounts, cheap_hashes, type_passwords
 from .test_cli import _seed_floor
 
 ANN, BEN = "8001015009087", "8101015009086"
@@ -18,9 +19,11 @@ ANN, BEN = "8001015009087", "8101015009086"
 def test_t15_prizes_commands_and_the_standings_show_them(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("REELGATE_ACTOR", "director")
     url = f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}"
     _seed_floor(url)
+    cheap_hashes(monkeypatch)
+    add_accounts(url, ("dana", "director"))
+    type_passwords(monkeypatch, *[PASSWORD] * 10)
     db = ["--database", url]
 
     def ok(*argv: str, json_out: bool = True) -> Any:
@@ -52,7 +55,7 @@ def test_t15_prizes_commands_and_the_standings_show_them(
     seats = [s["seat_id"] for s in ok("heat", "show", "1")["seats"]]
     for seat, credits in zip(seats, ("1500", "1200"), strict=True):
         ok("heat", "score", str(seat), "--credits", credits, "--reason", "link lost",
-           "--now", "2026-11-02 18:11")  # fmt: skip
+           "--second", "dana", "--now", "2026-11-02 18:11")  # fmt: skip
     ok("heat", "finish", "1", "--now", "2026-11-02 18:12")
 
     assert fails(*prizes, "apportion", *q, "--surplus-cents", "10001", "--share", "1=5000",
