@@ -121,7 +121,7 @@ def test_heat_export_verified_by_reelgate_and_by_the_standalone_verifier(
     assert capsys.readouterr().out.startswith(f"{record}: valid heat 1 of Ridge Casino")
     good = _standalone(record, keys.public_key)
     assert good.returncode == 0, good.stdout + good.stderr
-    assert good.stdout.startswith("VALID: heat 1 of Ridge Casino")
+    assert good.stdout.startswith("VALID TRAINING: heat 1 of Ridge Casino")
 
     # One altered score: both verifiers refuse it, with one line.
     tampered = out_dir / "tampered.json"
