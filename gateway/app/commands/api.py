@@ -73,6 +73,7 @@ class HttpApi:
     task: asyncio.Task[None]
     engine: Any
     url: str
+    app: Any = None  # the FastAPI application (the console is attached to it)
 
     async def close(self) -> None:
         self.server.should_exit = True
@@ -118,7 +119,8 @@ async def start_http(args: argparse.Namespace) -> HttpApi | None:
     bound = server.servers[0].sockets[0].getsockname()[1]
     url = f"{'https' if tls else 'http'}://{host}:{bound}/api/v1"
     print(f"api on {url}", flush=True)
-    return HttpApi(server, task, engine, url)
+    print(f"console on {url.removesuffix('/api/v1')}/console/", flush=True)
+    return HttpApi(server, task, engine, url, app)
 
 
 def _server_class() -> type:

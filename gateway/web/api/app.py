@@ -8,6 +8,7 @@ from datetime import datetime
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from gateway.web import console
 from gateway.web.api import errors
 from gateway.web.api.auth import Api
 from gateway.web.api.routes import (
@@ -43,4 +44,5 @@ def create_app(
     errors.install(app)
     for module in (accounts, tournaments, desk, floor, audit, super9_table, super9_tickets):
         app.include_router(module.router, prefix=PREFIX)
+    console.mount(app)  # the console's pages under /console/ (gateway.web.console)
     return app

@@ -1,0 +1,7 @@
+"""(filled below)"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+router = APIRouter()
