@@ -61,7 +61,22 @@ class GatewayFloor:
         return dict(self.gateway.links[bank])
 
     async def _checked(self, bank: str, links: Mapping[str, MachineLink]) -> list[MachineCheck]:
-        checks = await check_bank(links)
+        """The preflight over the gateway's links.  The bank's supervisor drains the
+        machines' events between heats, so its record of what is open (a door opened an
+        hour ago) is merged in: it polls each machine once first, then holds off while
+        the check runs, so the check and the supervisor never share a link."""
+        supervisor = self.gateway.supervisors.get(bank)
+        if supervisor is None:
+            checks = await check_bank(links)
+        else:
+            await asyncio.gather(*(supervisor.poll_once(m) for m in links))
+            supervisor.claim(links)
+            try:
+                checks = await check_bank(links)
+            finally:
+                supervisor.release(links)
+            for check in checks:
+                _merge_open(check, supervisor.status[check.machine_id].conditions)
         health = self.gateway.health
         watched = [m.id for m in self.gateway.context.floor.bank(bank).machines if m.snmp]
         if health is not None and watched:
@@ -102,3 +117,12 @@ class GatewayFloor:
             await set_bank_enabled(ctx.sessions, bank, enabled=False, actor=actor)
             await ctx.reload_floor()
             return BankResult(bank, back_in_play=dict(zip(links, results, strict=True)))
+
+
+def _merge_open(check: MachineCheck, conditions: Sequence[str]) -> None:
+    for condition in conditions:
+        if condition not in check.conditions:
+            check.conditions.append(condition)
+            check.blockers.append(
+                "game in progress" if condition == "game" else f"{condition} open/pending"
+            )

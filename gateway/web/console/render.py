@@ -83,7 +83,7 @@ class Pages:
     def render(
         self,
         request: Request,
-        name: str,
+        template: str,
         who: Principal | None,
         *,
         status: int = 200,
@@ -95,7 +95,7 @@ class Pages:
         context.setdefault("ok", request.query_params.get("ok", "")[:300])
         context.setdefault("error", "")
         response = self.templates.TemplateResponse(
-            request, name, context, status_code=status, headers=_HEADERS
+            request, template, context, status_code=status, headers=_HEADERS
         )
         return response
 
