@@ -10,13 +10,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 
+from gateway.app.gateway import RunningGateway
 from gateway.errors import OperatorError
 from gateway.floor.store import set_bank_enabled
 from gateway.heats.bank_readiness import normal_play, refuse_blocked, refuse_heat_under_way
 from gateway.heats.preflight import MachineCheck, add_health, check_bank
 from gateway.machines.links import MachineLink
 from gateway.web.console.control import BankResult, MachineLive
-from gateway.app.gateway import RunningGateway
 
 
 class GatewayFloor:

@@ -18,11 +18,15 @@ def _like(text: str) -> str:
     return f"%{escaped.lower()}%"
 
 
-async def search_players(session: AsyncSession, text: str, *, limit: int = SEARCH_LIMIT) -> list[Player]:
+async def search_players(
+    session: AsyncSession, text: str, *, limit: int = SEARCH_LIMIT
+) -> list[Player]:
     """Players whose name contains ``text`` (any case), or whose card or ID number is it."""
     text = " ".join(text.split())
     if len(text) < 2:
-        raise RuleViolation(None, "search: type at least two letters of the name, or the card number")
+        raise RuleViolation(
+            None, "search: type at least two letters of the name, or the card number"
+        )
     if len(text) > 100:
         raise RuleViolation(None, "search: at most 100 characters")
     query = (

@@ -83,7 +83,9 @@ async def _desk_context(me: Viewer, tournament: Tournament | None, q: str) -> di
 
 
 @router.get("/desk", response_class=HTMLResponse)
-async def desk(request: Request, t: str = "", q: str = "", me: Viewer = viewer(P.PLAYER_READ)) -> Response:
+async def desk(
+    request: Request, t: str = "", q: str = "", me: Viewer = viewer(P.PLAYER_READ)
+) -> Response:
     tournament = await _chosen(me.session, t)
     context = await _desk_context(me, tournament, q[:100])
     return console_of(request).pages.render(request, "desk.html", me, active="desk", **context)
@@ -93,7 +95,9 @@ async def _refused(request: Request, me: Viewer, error: str) -> Response:
     tournament = await _chosen(me.session, me.field("tournament"))
     context = await _desk_context(me, tournament, me.field("q"))
     context["error"] = error
-    return console_of(request).pages.render(request, "desk.html", me, status=422, active="desk", **context)
+    return console_of(request).pages.render(
+        request, "desk.html", me, status=422, active="desk", **context
+    )
 
 
 @router.post("/desk/sell")
@@ -142,7 +146,11 @@ async def register(request: Request, me: Viewer = viewer(P.HEAT_REGISTER)) -> Re
         )
         heat = await me.session.get(Heat, seat.heat_id)
         player = await svc.find_player(me.session, me.field("player"))
-        return seat.seat_number, seat.machine_id, f"{player.name} in heat {heat.number if heat else ''}"
+        return (
+            seat.seat_number,
+            seat.machine_id,
+            f"{player.name} in heat {heat.number if heat else ''}",
+        )
 
     out = await attempt(me, work)
     if not out.ok or out.value is None:

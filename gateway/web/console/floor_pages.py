@@ -55,7 +55,11 @@ def _control(request: Request, bank: str) -> FloorControl:
 
 
 async def _bank_page(
-    request: Request, me: Viewer, bank: str, result: BankResult | None, error: str = "",
+    request: Request,
+    me: Viewer,
+    bank: str,
+    result: BankResult | None,
+    error: str = "",
     action: str = "",
 ) -> Response:
     console = console_of(request)
@@ -132,7 +136,9 @@ async def disable(
 
 
 @router.post("/machines/{machine}/clear-marks")
-async def clear(request: Request, machine: Machine, me: Viewer = viewer(P.BANK_CLEAR_MARK)) -> Response:
+async def clear(
+    request: Request, machine: Machine, me: Viewer = viewer(P.BANK_CLEAR_MARK)
+) -> Response:
     bank = me.field("bank")
     reason = me.field("reason")
 
@@ -144,5 +150,9 @@ async def clear(request: Request, machine: Machine, me: Viewer = viewer(P.BANK_C
     out = await attempt(me, work)
     target = f"/console/floor/{bank}" if bank else "/console/floor"
     if not out.ok:
-        return await _bank_page(request, me, bank, None, out.error) if bank else done(target, out.error)
+        return (
+            await _bank_page(request, me, bank, None, out.error)
+            if bank
+            else done(target, out.error)
+        )
     return done(target, f"{machine}: {out.value} trap mark(s) cleared")

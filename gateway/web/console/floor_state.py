@@ -67,7 +67,9 @@ async def _open_runs(session: AsyncSession) -> dict[str, _Run]:
         seats = (
             await session.scalars(select(HeatRunMachine).where(HeatRunMachine.run_id == run.id))
         ).all()
-        out[run.bank_name] = _Run(run.id, run.state in TERMINAL_STATES, {s.machine_id: s for s in seats})
+        out[run.bank_name] = _Run(
+            run.id, run.state in TERMINAL_STATES, {s.machine_id: s for s in seats}
+        )
     return out
 
 
@@ -111,16 +113,22 @@ def _from_run(seat: HeatRunMachine, ended: bool, credits: int | None) -> Machine
         return MachineView(seat.machine_id, pos, "release-pending", "release pending",
                            "not yet back in normal play")  # fmt: skip
     state, label = _RUN_STATES[seat.state]
-    return MachineView(seat.machine_id, pos, state, label, "", credits if state == "playing" else None)
+    return MachineView(
+        seat.machine_id, pos, state, label, "", credits if state == "playing" else None
+    )
 
 
-def _from_live(machine_id: str, live: MachineLive | None, check: MachineCheck | None) -> MachineView:
+def _from_live(
+    machine_id: str, live: MachineLive | None, check: MachineCheck | None
+) -> MachineView:
     if live is not None and live.heat_state == "malfunction":
         return MachineView(machine_id, 0, "malfunction", "malfunction", live.error)
     if live is not None and not live.online:
         return MachineView(machine_id, 0, "blocked", "blocked", "no answer on its link")
     if live is not None and live.conditions:
-        return MachineView(machine_id, 0, "blocked", "blocked", "; ".join(live.conditions) + " open")
+        return MachineView(
+            machine_id, 0, "blocked", "blocked", "; ".join(live.conditions) + " open"
+        )
     if check is not None and not check.ok:
         return MachineView(machine_id, 0, "blocked", "blocked", "; ".join(check.blockers))
     if live is None and check is None:
@@ -161,16 +169,24 @@ async def floor_map(
         query = query.where(FloorBank.name == only)
     banks = (await session.scalars(query)).all()
     machines = (
-        await session.scalars(select(FloorMachine).order_by(FloorMachine.bank_name, FloorMachine.position))
+        await session.scalars(
+            select(FloorMachine).order_by(FloorMachine.bank_name, FloorMachine.position)
+        )
     ).all()
     runs, marks, credits = await _open_runs(session), await _marks(session), seat_credits(retained)
     out: list[BankView] = []
     for bank in banks:
         driven = control is not None and control.drives(bank.name)
         live = control.live(bank.name) if control is not None and driven else {}
-        checks = {c.machine_id: c for c in (control.last_check(bank.name) or [])} if driven and control else {}
+        checks = (
+            {c.machine_id: c for c in (control.last_check(bank.name) or [])}
+            if driven and control
+            else {}
+        )
         run = runs.get(bank.name)
-        view = BankView(bank.name, bank.enabled, bank.enabled_by, driven, run.run_id if run else None)
+        view = BankView(
+            bank.name, bank.enabled, bank.enabled_by, driven, run.run_id if run else None
+        )
         for fm in (m for m in machines if m.bank_name == bank.name):
             view.machines.append(
                 machine_view(fm, bank.enabled, run, marks.get(fm.machine_id, []),

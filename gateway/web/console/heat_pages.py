@@ -44,7 +44,9 @@ async def _latest_run(session: AsyncSession, bank: str) -> HeatRun | None:
 async def _heat_of_bank(session: AsyncSession, bank: str) -> tuple[Heat | None, Heat | None]:
     """The heat under way (else the last one played) and the next one waiting."""
     heats = (
-        await session.scalars(select(Heat).where(Heat.bank_name == bank).order_by(Heat.scheduled_start))
+        await session.scalars(
+            select(Heat).where(Heat.bank_name == bank).order_by(Heat.scheduled_start)
+        )
     ).all()
     current = next((h for h in heats if h.status in _UNDER_WAY), None)
     waiting = [h for h in heats if h.status in _WAITING]
@@ -84,11 +86,15 @@ async def _acks(session: AsyncSession, console: Console, bank: str) -> list[dict
         return []
     seats = (
         await session.scalars(
-            select(HeatRunMachine).where(HeatRunMachine.run_id == run.id).order_by(HeatRunMachine.position)
+            select(HeatRunMachine)
+            .where(HeatRunMachine.run_id == run.id)
+            .order_by(HeatRunMachine.position)
         )
     ).all()
     control = console.control
-    live: dict[str, MachineLive] = dict(control.live(bank)) if control and control.drives(bank) else {}
+    live: dict[str, MachineLive] = (
+        dict(control.live(bank)) if control and control.drives(bank) else {}
+    )
     out = []
     for s in seats:
         seen = live.get(s.machine_id)
@@ -130,8 +136,10 @@ async def heat_page(
 ) -> Response:
     console = console_of(request)
     if await me.session.get(FloorBank, bank) is None:
-        return console.pages.render(request, "heats.html", me, status=404, active="heat",
-                                    rows=[], error=f"bank {bank!r} is not on the floor")  # fmt: skip
+        missing = f"bank {bank!r} is not on the floor"
+        return console.pages.render(
+            request, "heats.html", me, status=404, active="heat", rows=[], error=missing
+        )
     context = await _heat_context(me, console, bank)
     return console.pages.render(
         request, "heat.html", me, active="heat", order=order, orders=ORDERS, **context
@@ -146,7 +154,9 @@ async def acks(request: Request, bank: Bank, me: Viewer = viewer(P.HEAT_DIRECT))
 
 
 @router.get("/heat/{bank}/standings", response_class=HTMLResponse)
-async def heat_standings(request: Request, bank: Bank, me: Viewer = viewer(P.HEAT_DIRECT)) -> Response:
+async def heat_standings(
+    request: Request, bank: Bank, me: Viewer = viewer(P.HEAT_DIRECT)
+) -> Response:
     console = console_of(request)
     context = await _heat_context(me, console, bank)
     return console.pages.render(request, "heat_seats.html", me, **context)
@@ -175,7 +185,9 @@ async def give_order(request: Request, bank: Bank, me: Viewer = viewer(P.HEAT_DI
             error=out.error, **context,
         )  # fmt: skip
     await me.session.flush()
-    return done(f"/console/heat/{bank}?order={out.value.id}", f"order {out.value.id} ({order}) given")
+    return done(
+        f"/console/heat/{bank}?order={out.value.id}", f"order {out.value.id} ({order}) given"
+    )
 
 
 def _now(request: Request) -> datetime:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response, StreamingResponse
@@ -58,9 +59,9 @@ async def _stream(sub: Subscription, prefixes: tuple[str, ...]) -> AsyncIterator
 
 
 @router.get("/live")
-async def live(request: Request, prefix: list[str] = Query(default=[])) -> Response:
+async def live(request: Request, prefix: Annotated[list[str] | None, Query()] = None) -> Response:
     await identify(request, None)
-    chosen = tuple(p for p in prefix if p.startswith(_PREFIXES) and len(p) <= 80) or _PREFIXES
+    chosen = tuple(p for p in prefix or () if p.startswith(_PREFIXES) and len(p) <= 80) or _PREFIXES
     feed = console_of(request).feed
     if feed is None:
         return Response("no live feed in this process", status_code=204)

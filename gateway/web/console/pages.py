@@ -12,7 +12,14 @@ from gateway.accounts import service
 from gateway.accounts.service import LoginFailed
 from gateway.tournament.services.common import unit_of_work
 from gateway.web.api.auth import api_of
-from gateway.web.console.auth import COOKIE, COOKIE_PATH, PageForbidden, SignInNeeded, Viewer, viewer
+from gateway.web.console.auth import (
+    COOKIE,
+    COOKIE_PATH,
+    PageForbidden,
+    SignInNeeded,
+    Viewer,
+    viewer,
+)
 from gateway.web.console.state import console_of
 
 router = APIRouter()
@@ -87,6 +94,4 @@ async def sign_in_needed(request: Request, exc: Exception) -> Response:
 async def forbidden(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, PageForbidden)
     pages = console_of(request).pages
-    return pages.render(
-        request, "forbidden.html", exc.who, status=403, why=exc.why, csrf=exc.csrf
-    )
+    return pages.render(request, "forbidden.html", exc.who, status=403, why=exc.why, csrf=exc.csrf)

@@ -14,8 +14,8 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from gateway.accounts.roles import Permission as P
-from gateway.accounts.service import Principal
 from gateway.accounts.roles import allowed
+from gateway.accounts.service import Principal
 
 TEMPLATES = Path(__file__).with_name("templates")
 STATIC = Path(__file__).with_name("static")
@@ -75,7 +75,7 @@ class Pages:
             try:
                 moment = datetime.fromisoformat(moment)
             except ValueError:
-                return moment
+                return str(moment)
         if moment.tzinfo is None:
             return moment.strftime(fmt)
         return moment.astimezone(self.zone).strftime(fmt)

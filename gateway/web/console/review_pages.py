@@ -80,9 +80,7 @@ async def decide(request: Request, key: Key, verdict: str, me: Viewer = viewer(N
 
 
 @router.get("/audit", response_class=HTMLResponse)
-async def audit(
-    request: Request, subject: str = "", me: Viewer = viewer(P.AUDIT_READ)
-) -> Response:
+async def audit(request: Request, subject: str = "", me: Viewer = viewer(P.AUDIT_READ)) -> Response:
     query = select(AuditEntry).order_by(AuditEntry.id.desc()).limit(200)
     if subject:
         query = query.where(AuditEntry.subject == subject[:200])
