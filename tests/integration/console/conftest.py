@@ -11,7 +11,7 @@ import argparse
 import asyncio
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -27,6 +27,7 @@ from gateway.app.commands import serve as serve_command
 from gateway.app.context import GatewayContext
 from gateway.heats.scheduler import Scheduler
 from gateway.tournament.services import unit_of_work
+from gateway.web.fanout import FanoutFeed
 
 CHROMIUM = os.environ.get("REELGATE_CHROMIUM", "/usr/bin/chromium")
 PASSWORD = "correct horse battery"
@@ -58,7 +59,7 @@ class ConsoleGateway:
     bank: Bank
     scheduler: Scheduler
     floor: Path
-    extra: dict[str, object] = field(default_factory=dict)
+    feed: FanoutFeed | None = None
 
     async def ctx(self) -> GatewayContext:
         return await GatewayContext.open(database=self.database, floor_path=None, spool=self.spool)
@@ -118,7 +119,7 @@ async def start_gateway(
         serving = ready[0]
         assert serving.http_url is not None
         url = serving.http_url.removesuffix("/api/v1") + "/console"
-        return ConsoleGateway(url, database, spool, bank, serving.scheduler, floor)
+        return ConsoleGateway(url, database, spool, bank, serving.scheduler, floor, serving.feed)
 
     try:
         yield start

@@ -48,6 +48,7 @@ function setUpLive() {
 
 /* Swap a server-rendered fragment (the floor map, standings): the server decides states. */
 const refreshing = new Map();
+const waits = new Map();
 function refresh(id) {
   const el = document.getElementById(id);
   if (!el || !el.dataset.fragment || refreshing.get(id)) return;
@@ -57,6 +58,12 @@ function refresh(id) {
       const r = await fetch(el.dataset.fragment, { credentials: "same-origin", cache: "no-store" });
       if (r.ok) el.innerHTML = await r.text();
     } finally { refreshing.set(id, false); }
+    /* A result being stored: look again shortly (bounded) until it is official. */
+    const tries = waits.get(id) || 0;
+    if (el.querySelector("[data-waiting-official]") && tries < 60) {
+      waits.set(id, tries + 1);
+      setTimeout(() => refresh(id), 500);
+    }
   }, 250);
 }
 
@@ -87,7 +94,7 @@ function heatUpdater() {
       endsAt = (p.state === "running" && p.seconds_left !== null) ? Date.now() + p.seconds_left * 1000 : null;
       if (timer && endsAt === null) timer.textContent = p.state === "paused" ? "paused" : fmtClock(p.seconds_left);
       refresh("acks");
-      if (["closed", "aborted", "restarted"].includes(p.state)) refresh("standings");
+      if (["collecting", "closed", "aborted", "restarted"].includes(p.state)) refresh("standings");
     } else if (rest.startsWith("seat/")) {
       const row = document.querySelector(`[data-seat="${CSS.escape(p.machine)}"]`);
       if (!row) return;
