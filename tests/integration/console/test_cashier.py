@@ -24,7 +24,10 @@ async def _tournament(ctx: GatewayContext) -> None:
     now = datetime.now(UTC)
     async with unit_of_work(ctx.sessions) as s:
         t = await create_tournament(
-            s, "Spring Classic", TournamentSettings(validity=EntryValidity.HOURS_48), actor="director"
+            s,
+            "Spring Classic",
+            TournamentSettings(validity=EntryValidity.HOURS_48),
+            actor="director",
         )
         await schedule_heat(
             s, t.id, stage=Stage.QUALIFYING, starts_at=now + timedelta(days=1),
@@ -64,9 +67,11 @@ async def test_cashier_sells_registers_and_cannot_direct(
     await open_screen(page, "Registration desk")
     await page.get_by_label("Player: name, Rewards card or ID number").fill("700100200")
     await page.get_by_role("button", name="Find player").click()
-    await page.locator('[data-player="Thandi Mokoena"]').get_by_role(
-        "button", name="Register Thandi Mokoena"
-    ).click()
+    await (
+        page.locator('[data-player="Thandi Mokoena"]')
+        .get_by_role("button", name="Register Thandi Mokoena")
+        .click()
+    )
     await expect(page.locator(".flash.ok")).to_contain_text("seat 1, machine A-001")
 
     ctx = await gw.ctx()

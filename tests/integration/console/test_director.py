@@ -83,9 +83,9 @@ async def test_director_watches_live_credits_become_official_standings(
     scores = {m: s.score for m, s in gw.scheduler.finished[0].seats.items()}
     await expect(page.locator("#standings")).to_contain_text("Official result", timeout=10_000)
     for machine, score in scores.items():
-        await expect(page.locator(f'#standings [data-seat="{machine}"] [data-f=credits]')).to_have_text(
-            str(score)
-        )
+        await expect(
+            page.locator(f'#standings [data-seat="{machine}"] [data-f=credits]')
+        ).to_have_text(str(score))
 
     await open_screen(page, "Standings")
     rows = page.locator("#standings-table tbody tr")
