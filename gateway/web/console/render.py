@@ -90,7 +90,7 @@ class Pages:
         active: str = "",
         **context: Any,
     ) -> HTMLResponse:
-        context.update(who=who, active=active)
+        context.update(who=who, active=active, zone=self.zone.key)
         context.setdefault("csrf", getattr(who, "csrf", ""))
         context.setdefault("ok", request.query_params.get("ok", "")[:300])
         context.setdefault("error", "")

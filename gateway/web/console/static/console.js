@@ -110,7 +110,8 @@ function heatUpdater() {
   updaters.push((topic, p) => {
     if (!events || !p || !(topic.startsWith("machine/") || topic.endsWith("/state"))) return;
     const li = document.createElement("li");
-    const when = new Date().toLocaleTimeString();
+    const zone = document.body.dataset.zone || undefined;  /* the venue's clock, not the tablet's */
+    const when = new Date(p.at || Date.now()).toLocaleTimeString("en-GB", { timeZone: zone });
     li.textContent = topic.startsWith("machine/")
       ? `${when} ${topic.split("/")[1]}: ${p.event}`
       : `${when} heat ${p.state}`;
