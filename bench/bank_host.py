@@ -32,6 +32,7 @@ import asyncio
 import gc
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a fr
 
 from emulators.bank import Bank
 from emulators.machine import Event, ModelEvent
+
+_METER_EVENTS = frozenset({Event.CREDITS_CHANGED, Event.GAME_STARTED, Event.GAME_ENDED})
 
 
 class Host:
@@ -48,6 +51,11 @@ class Host:
         self.last_poll: dict[str, float] = {}
         self.min_gap: dict[str, float] = {}
         self.exit_credits: dict[str, int] = {}
+        # (machine, credit meter, wall-clock time) at every credit change: the start of a
+        # change's path to a screen (bench/console.py).
+        self.credit_log: list[tuple[str, int, float]] = []
+        self.machine_of = {b.machine.machine_id: b.machine for b in bank.machines}
+        self.last_credits: dict[str, int] = {}
         for b in bank.machines:
             mid = b.machine.machine_id
             self.unlock_times[mid] = []
@@ -81,10 +89,17 @@ class Host:
 
     def _listener(self, machine_id: str) -> Any:
         times = self.unlock_times[machine_id]
+        last = self.last_credits
 
         def on_event(note: ModelEvent) -> None:
             if note.event is Event.PLAY_ENABLED:
                 times.append(note.at)
+            elif note.event in _METER_EVENTS and len(self.credit_log) < 1_000_000:
+                # A spin takes the bet at the press and adds the win at the game's end.
+                credits = self.machine_of[machine_id].credits
+                if last.get(machine_id) != credits:
+                    last[machine_id] = credits
+                    self.credit_log.append((machine_id, credits, time.time()))
 
         return on_event
 
@@ -180,6 +195,9 @@ class Host:
             for v in self.unlock_times.values():
                 v.clear()
             return {"unlocks": data}
+        if cmd == "credit-log":
+            log, self.credit_log = self.credit_log, []
+            return {"credit_log": log}
         if cmd == "spacing":
             gaps, self.min_gap = self.min_gap, {}
             self.last_poll.clear()

@@ -27,7 +27,6 @@ from argon2 import PasswordHasher  # noqa: E402
 from playwright.async_api import Page, async_playwright  # noqa: E402
 
 import storage.accounts  # noqa: E402
-
 from emulators.bank import Bank  # noqa: E402
 from gateway.accounts import service  # noqa: E402
 from gateway.accounts.roles import Role  # noqa: E402
@@ -207,7 +206,6 @@ async def _shoot(s: Shooter, serving: serve_command.Serving) -> None:
 
 
 async def render(out: Path, chromium: str) -> list[str]:
-    out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         db = f"sqlite+aiosqlite:///{Path(tmp) / 'screens.db'}"
         bank = Bank(6, name_prefix="A")
@@ -261,6 +259,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent)
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
     for name in asyncio.run(render(args.out, args.chromium)):
         print(f"{args.out / name}")
     return 0

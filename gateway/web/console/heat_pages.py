@@ -25,7 +25,7 @@ from gateway.web.console.acting import attempt, done
 from gateway.web.console.auth import Viewer, viewer
 from gateway.web.console.control import MachineLive
 from gateway.web.console.state import Console, console_of
-from storage.floor import FloorBank
+from storage.floor import FloorBank, FloorMachine
 from storage.journal import DirectorCommand, HeatRun, HeatRunMachine
 from storage.tournament import Heat, HeatStatus, Tournament
 
@@ -50,10 +50,13 @@ async def _heat_of_bank(session: AsyncSession, bank: str) -> tuple[Heat | None, 
     ).all()
     current = next((h for h in heats if h.status in _UNDER_WAY), None)
     waiting = [h for h in heats if h.status in _WAITING]
+    if current is None and waiting:
+        current = waiting[0]  # its seats, before it starts (the page follows it live)
     if current is None:
         run = await _latest_run(session, bank)
         current = next((h for h in heats if run is not None and h.id == run.heat_id), None)
-    return current, (waiting[0] if waiting else None)
+    later = [h for h in waiting if current is None or h.id != current.id]
+    return current, (later[0] if later else None)
 
 
 def _live_seats(console: Console, heat_id: int | None) -> dict[str, dict[str, Any]]:
@@ -115,8 +118,16 @@ async def _heat_context(me: Viewer, console: Console, bank: str) -> dict[str, An
     seats: list[SeatInfo] = await heat_seats(me.session, current.id) if current else []
     tournament = await me.session.get(Tournament, current.tournament_id) if current else None
     run = await _latest_run(me.session, bank)
+    machines = (
+        await me.session.scalars(
+            select(FloorMachine.machine_id).where(FloorMachine.bank_name == bank)
+        )
+    ).all()
+    startable = current if current is not None and current.status in _WAITING else waiting
     return {
         "bank": bank,
+        "bank_machines": list(machines),
+        "startable": startable,
         "heat": current,
         "next_heat": waiting,
         "tournament": tournament,

@@ -80,7 +80,7 @@ async def test_director_watches_live_credits_become_official_standings(
     # The heat closes: the result on the page is official, from the stored scores.
     await until(lambda: bool(gw.scheduler.finished), 40, "heat closed")
     assert gw.scheduler.finished[0].state is RunState.CLOSED
-    scores = {m: s.score for m, s in gw.scheduler.finished[0].seats.items()}
+    scores = {m: s.score or 0 for m, s in gw.scheduler.finished[0].seats.items()}
     await expect(page.locator("#standings")).to_contain_text("Official result", timeout=10_000)
     for machine, score in scores.items():
         await expect(

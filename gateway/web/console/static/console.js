@@ -86,7 +86,13 @@ function heatUpdater() {
     if (endsAt !== null && timer) timer.textContent = fmtClock((endsAt - Date.now()) / 1000);
   }, 250);
   updaters.push((topic, p) => {
-    if (topic === "current" && p && p.heat && !key) { key = String(p.heat); page.dataset.heatKey = key; }
+    /* Another heat started on the floor: show it (the server renders its seats). */
+    const other = /^heat\/([^/]+)\/state$/.exec(topic);
+    if (other && p && other[1] !== key && ["armed", "running"].includes(p.state) && page.dataset.bank
+        && (p.machines || []).some((m) => document.querySelector(`[data-bank-machine="${CSS.escape(m)}"]`))) {
+      location.reload();
+      return;
+    }
     if (!key || !topic.startsWith(`heat/${key}/`) || !p) return;
     const rest = topic.slice(`heat/${key}/`.length);
     if (rest === "state") {
