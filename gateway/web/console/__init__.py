@@ -20,6 +20,7 @@ from fastapi.staticfiles import StaticFiles
 
 from gateway.web.console import (
     desk_pages,
+    draw_pages,
     floor_pages,
     heat_pages,
     live,
@@ -38,7 +39,16 @@ PREFIX = "/console"
 
 def mount(app: FastAPI, *, zone: str = DEFAULT_ZONE) -> None:
     app.state.console = Console(Pages(zone))
-    for module in (pages, floor_pages, heat_pages, desk_pages, review_pages, super9_pages, live):
+    for module in (
+        pages,
+        floor_pages,
+        heat_pages,
+        desk_pages,
+        draw_pages,
+        review_pages,
+        super9_pages,
+        live,
+    ):
         app.include_router(module.router, prefix=PREFIX, include_in_schema=False)
     app.mount(f"{PREFIX}/static", StaticFiles(directory=str(STATIC)), name="console-static")
     app.add_exception_handler(SignInNeeded, pages.sign_in_needed)
