@@ -21,6 +21,7 @@ from fastapi.staticfiles import StaticFiles
 from gateway.web.console import (
     desk_pages,
     draw_pages,
+    finals_pages,
     floor_pages,
     heat_pages,
     live,
@@ -45,6 +46,7 @@ def mount(app: FastAPI, *, zone: str = DEFAULT_ZONE) -> None:
         heat_pages,
         desk_pages,
         draw_pages,
+        finals_pages,
         review_pages,
         super9_pages,
         live,

@@ -38,6 +38,7 @@ NAV: tuple[NavItem, ...] = (
     NavItem("schedule", "Schedule", "/console/schedule", P.HEAT_READ),
     NavItem("desk", "Registration desk", "/console/desk", P.PLAYER_READ),
     NavItem("standings", "Standings", "/console/standings", P.HEAT_READ),
+    NavItem("finals", "Finals", "/console/finals", P.HEAT_READ),
     NavItem("super9", "Super 9", "/console/super9", P.SUPER9_READ),
     NavItem("pending", "Approvals", "/console/pending", None),
     NavItem("audit", "Decisions & audit", "/console/audit", P.AUDIT_READ),

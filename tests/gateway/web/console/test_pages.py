@@ -22,6 +22,7 @@ SCREENS = {
     "/console/schedule": P.HEAT_READ,
     "/console/desk": P.PLAYER_READ,
     "/console/standings": P.HEAT_READ,
+    "/console/finals": P.HEAT_READ,
     "/console/super9": P.SUPER9_READ,
     "/console/audit": P.AUDIT_READ,
     "/console/pending": None,
@@ -130,3 +131,24 @@ async def test_a_technician_clears_a_trap_mark_with_a_reason(desk: Desk) -> None
         )
         assert r.status_code == 303
         assert "marked: door-opened" not in (await client.get("/console/floor")).text
+
+
+async def test_final_seating_and_proxies_refuse_in_the_rules_words(desk: Desk) -> None:
+    """T14: no seat draw before qualifying is over; T12/T16: no proxy in qualifying."""
+    async with signed_in(desk, "director") as client:
+        page = await client.get("/console/finals")
+        assert 'data-stage="final"' in page.text
+        csrf, tid = csrf_of(page.text), str(desk.ids["tournament"])
+        r = await client.post(
+            "/console/finals/seat", data={"csrf": csrf, "tournament": tid, "stage": "final"}
+        )
+        assert r.status_code == 303
+        assert "refused" in r.headers["location"]
+        r = await client.post(
+            "/console/finals/proxy",
+            data={"csrf": csrf, "tournament": tid, "seat": str(desk.ids["scored_seat"]),
+                  "name": "Sipho Nkosi", "id_number": "9001015009086",
+                  "date_of_birth": "1990-01-01"},
+        )  # fmt: skip
+        location = r.headers["location"].replace("+", " ")
+        assert "proxies are for final stages" in location
