@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -32,6 +32,7 @@ from storage.tournament import Heat, HeatStatus, Tournament
 router = APIRouter()
 Bank = Annotated[str, Path(pattern=r"^[A-Za-z0-9_.:-]{1,32}$")]
 Key = Annotated[int, Path(ge=1, le=2_147_483_647)]
+HeatKey = Annotated[int | None, Query(ge=1, le=2_147_483_647)]
 _UNDER_WAY = (HeatStatus.ARMED, HeatStatus.RUNNING, HeatStatus.ENDING, HeatStatus.COLLECTING)
 _WAITING = (HeatStatus.SCHEDULED, HeatStatus.RESTARTED)
 
@@ -113,8 +114,13 @@ async def _acks(session: AsyncSession, console: Console, bank: str) -> list[dict
     return out
 
 
-async def _heat_context(me: Viewer, console: Console, bank: str) -> dict[str, Any]:
+async def _heat_context(
+    me: Viewer, console: Console, bank: str, heat_id: int | None = None
+) -> dict[str, Any]:
     current, waiting = await _heat_of_bank(me.session, bank)
+    if heat_id is not None:  # the heat a page shows stays its heat (its result, later)
+        shown = await me.session.get(Heat, heat_id)
+        current = shown if shown is not None and shown.bank_name == bank else current
     seats: list[SeatInfo] = await heat_seats(me.session, current.id) if current else []
     tournament = await me.session.get(Tournament, current.tournament_id) if current else None
     run = await _latest_run(me.session, bank)
@@ -166,10 +172,10 @@ async def acks(request: Request, bank: Bank, me: Viewer = viewer(P.HEAT_DIRECT))
 
 @router.get("/heat/{bank}/standings", response_class=HTMLResponse)
 async def heat_standings(
-    request: Request, bank: Bank, me: Viewer = viewer(P.HEAT_DIRECT)
+    request: Request, bank: Bank, heat: HeatKey = None, me: Viewer = viewer(P.HEAT_DIRECT)
 ) -> Response:
     console = console_of(request)
-    context = await _heat_context(me, console, bank)
+    context = await _heat_context(me, console, bank, heat)
     return console.pages.render(request, "heat_seats.html", me, **context)
 
 
