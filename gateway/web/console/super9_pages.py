@@ -18,6 +18,7 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel
 from sqlalchemy import select
 
+from gateway.accounts import service
 from gateway.accounts.roles import Permission as P
 from gateway.super9.rules.verification import Verification
 from gateway.web.api import actions
@@ -74,10 +75,15 @@ async def _session_page(
 ) -> Response:
     desk = await desk_in(me.session)
     report = await desk.report(key)
+    awaiting = {
+        f"{d.get('ticket')}{d.get('kind')}"
+        for d in (p.payload_dict() for p in await service.list_pending(me.session))
+        if d.get("session") == key and "signature" in d
+    }  # receipts asked for, waiting for their witness (rule 26)
     pages = console_of(request).pages
     return pages.render(
         request, "super9_session.html", me, status=status, active="super9", report=report,
-        key=key, error=error, has_feed=console_of(request).feed is not None,
+        key=key, error=error, has_feed=console_of(request).feed is not None, awaiting=awaiting,
     )  # fmt: skip
 
 

@@ -187,6 +187,9 @@ async def test_super9_session_from_sale_to_payout_with_a_voided_spin(
     await prize.get_by_label("Winner's ID or card").fill(PLAYER_ID)
     await prize.get_by_role("button", name="Pay T100").click()
     await expect(page.locator(".flash.ok")).to_contain_text("waits for the witness")
+    await expect(page.locator('[data-prize="T100"]').first).to_contain_text(
+        "receipt waits for its witness"
+    )
 
     await _as(page, base, "promotion-director")
     await page.goto(f"{base}/pending")
