@@ -35,6 +35,7 @@ import asyncio
 import gc
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,8 @@ from protocols.sas import AftRegister, AftRegistrationCode
 AFT_KEY = "52656c6567617465" + "00" * 8 + "41465431"  # the test floor's AFT key (hex)
 AFT_POS_ID = 7001
 
+_METER_EVENTS = frozenset({Event.CREDITS_CHANGED, Event.GAME_STARTED, Event.GAME_ENDED})
+
 
 class Host:
     def __init__(self, bank: Bank) -> None:
@@ -56,6 +59,11 @@ class Host:
         self.last_poll: dict[str, float] = {}
         self.min_gap: dict[str, float] = {}
         self.exit_credits: dict[str, int] = {}
+        # (machine, credit meter, wall-clock time) at every credit change: the start of a
+        # change's path to a screen (bench/console.py).
+        self.credit_log: list[tuple[str, int, float]] = []
+        self.machine_of = {b.machine.machine_id: b.machine for b in bank.machines}
+        self.last_credits: dict[str, int] = {}
         for b in bank.machines:
             mid = b.machine.machine_id
             self.unlock_times[mid] = []
@@ -89,10 +97,17 @@ class Host:
 
     def _listener(self, machine_id: str) -> Any:
         times = self.unlock_times[machine_id]
+        last = self.last_credits
 
         def on_event(note: ModelEvent) -> None:
             if note.event is Event.PLAY_ENABLED:
                 times.append(note.at)
+            elif note.event in _METER_EVENTS and len(self.credit_log) < 1_000_000:
+                # A spin takes the bet at the press and adds the win at the game's end.
+                credits = self.machine_of[machine_id].credits
+                if last.get(machine_id) != credits:
+                    last[machine_id] = credits
+                    self.credit_log.append((machine_id, credits, time.time()))
 
         return on_event
 
@@ -200,6 +215,22 @@ class Host:
             machine.close_slot_door()
         return {"ok": True}
 
+    def _report(self, cmd: str) -> dict[str, Any]:
+        """The readings a benchmark collects (each read clears what it returns)."""
+        if cmd == "state":
+            return self.state()
+        if cmd == "unlocks":
+            data = {k: list(v) for k, v in self.unlock_times.items()}
+            for v in self.unlock_times.values():
+                v.clear()
+            return {"unlocks": data}
+        if cmd == "credit-log":
+            log, self.credit_log = self.credit_log, []
+            return {"credit_log": log}
+        gaps, self.min_gap = self.min_gap, {}
+        self.last_poll.clear()
+        return {"spacing": gaps}
+
     def command(self, line: str) -> dict[str, Any]:
         words = line.split()
         if not words:
@@ -208,17 +239,8 @@ class Host:
         if chaos is not None:
             return chaos
         cmd = words[0]
-        if cmd == "state":
-            return self.state()
-        if cmd == "unlocks":
-            data = {k: list(v) for k, v in self.unlock_times.items()}
-            for v in self.unlock_times.values():
-                v.clear()
-            return {"unlocks": data}
-        if cmd == "spacing":
-            gaps, self.min_gap = self.min_gap, {}
-            self.last_poll.clear()
-            return {"spacing": gaps}
+        if len(words) == 1 and cmd in ("state", "unlocks", "credit-log", "spacing"):
+            return self._report(cmd)
         if cmd == "fault" and len(words) == 3:
             return self._fault(words[1], words[2])
         if cmd == "aft" and len(words) in (3, 4):

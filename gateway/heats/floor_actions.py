@@ -105,12 +105,14 @@ class FloorActions(HeatCore):
                     seat.unlock_ack_ms = (time.perf_counter() - t0) * 1000
                     seat.unlocked_at = datetime.now(UTC)
                     seat.error = f"late start after {_why(result)}"
+                    seat.acknowledged = "unlocked"
                 except DriverError as exc:
                     await self._malfunction(machine_id, f"unlock failed: {_why(exc)}")
                     continue
             else:
                 seat.unlock_ack_ms = result
                 seat.unlocked_at = datetime.now(UTC)
+                seat.acknowledged = "unlocked"
             seat.state = MachineState.PLAYING
 
     def _trigger_all(
@@ -160,7 +162,9 @@ class FloorActions(HeatCore):
                 if not isinstance(result, DriverError):
                     raise result
                 await self._malfunction(machine_id, f"lock at the end failed: {_why(result)}")
-            elif new_state is not None:
+                continue
+            self.out.seats[machine_id].acknowledged = "locked"
+            if new_state is not None:
                 self.out.seats[machine_id].state = new_state
 
     async def _release(self) -> None:

@@ -68,6 +68,9 @@ class MachineOutcome:
     score: int | None = None
     meters: TournamentMeters | None = None
     error: str = ""
+    # The last order the machine acknowledged during the heat ("unlocked", "locked"): what
+    # a director sees after a pause or resume (the console's live heat).
+    acknowledged: str | None = None
 
 
 @dataclass(slots=True)

@@ -121,6 +121,7 @@ class HttpApi:
     engine: Any
     url: str
     own_ops: ProcessOps | None = None  # made here (``reelgate api``), closed here
+    app: Any = None  # the FastAPI application (the console is attached to it)
 
     async def close(self) -> None:
         self.server.should_exit = True
@@ -177,7 +178,8 @@ async def start_http(args: argparse.Namespace, ops: ProcessOps | None = None) ->
     bound = server.servers[0].sockets[0].getsockname()[1]
     url = f"{'https' if tls else 'http'}://{host}:{bound}/api/v1"
     print(f"api on {url}", flush=True)
-    return HttpApi(server, task, engine, url, own_ops)
+    print(f"console on {url.removesuffix('/api/v1')}/console/", flush=True)
+    return HttpApi(server, task, engine, url, own_ops, app)
 
 
 def _server_class() -> type:

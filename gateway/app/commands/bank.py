@@ -28,10 +28,9 @@ from gateway.floor.model import BankSpec, MachineSpec
 from gateway.floor.snmp import SnmpSecrets
 from gateway.floor.store import add_machine, move_machine, set_bank_enabled
 from gateway.heats import states
+from gateway.heats.bank_readiness import normal_play, refuse_blocked, refuse_heat_under_way
 from gateway.heats.ownership import hold_banks
 from gateway.heats.preflight import MachineCheck, add_health, check_bank
-from gateway.machines.driver import DriverError
-from gateway.machines.links import MachineLink
 from storage import aft as aft_store
 from storage.aft import RegistrationRow
 
@@ -196,14 +195,7 @@ async def _checked(
         await close_links(links)
     await _record_aft(sessions, checks)
     add_health(checks, await _health(active, secrets))
-    blocked = [c for c in checks if not c.ok]
-    if blocked:
-        first = blocked[0]
-        raise OperatorError(
-            f"bank {bank.name} not enabled: {first.machine_id} blocked "
-            f"({'; '.join(first.blockers)}); fix it or --exclude it with a --reason"
-            + (f" ({len(blocked) - 1} more blocked)" if len(blocked) > 1 else "")
-        )
+    refuse_blocked(bank.name, checks, exclude_hint="--exclude it with a --reason")
     return checks
 
 
@@ -270,31 +262,16 @@ async def _run_disable(args: argparse.Namespace) -> list[str]:
     try:
         bank = ctx.bank(args.bank)
         async with hold_banks(ctx.sessions, ctx.journal, [bank.name], holder="bank disable"):
-            for run in await ctx.journal.unsettled_runs(bank.name):
-                if not states.is_terminal(run.state):
-                    raise OperatorError(
-                        f"bank {bank.name}: heat run {run.id} is {run.state.value}; "
-                        "abort it (or let it close) before disabling the bank"
-                    )
+            await refuse_heat_under_way(ctx.journal, bank.name)
             links, _ = await bank_links(bank, include_excluded=True)
             try:
-                results = await asyncio.gather(*(_normal_play(link) for link in links.values()))
+                results = await asyncio.gather(*(normal_play(link) for link in links.values()))
             finally:
                 await close_links(links)
             await set_bank_enabled(ctx.sessions, bank.name, enabled=False, actor=host_actor())
         return [m for m, ok in zip(links, results, strict=True) if not ok]
     finally:
         await ctx.close()
-
-
-async def _normal_play(link: MachineLink) -> bool:
-    """Exit tournament mode (harmless if not in it) and enable play."""
-    try:
-        await link.call(link.driver.exit_tournament)
-        await link.call(link.driver.unlock)
-    except DriverError:
-        return False
-    return True
 
 
 def _print_checks(checks: list[MachineCheck], *, as_json: bool) -> None:

@@ -199,6 +199,7 @@ class Serving:
     health: HealthMonitor | None = None
     http: HttpApi | None = None  # the API, /metrics, /healthz, /readyz (--http)
     ops: GatewayOps | None = None
+    http_url: str | None = None  # the API (its console: the same host, /console/)
 
     @property
     def trap_port(self) -> int | None:
@@ -250,7 +251,15 @@ async def serve(
             RunningGateway(settings, fanout) as gateway,
             monitored(gateway, ops, mqtt.session if mqtt is not None else None),
         ):
-            serving = Serving(gateway.running, fanout, signage, mqtt, gateway.health, http, ops)
+            if http is not None:  # the console drives this gateway's banks
+                from gateway.app.console_floor import GatewayFloor
+                from gateway.web import console
+
+                console.attach(http.app, control=GatewayFloor(gateway), feed=fanout)
+            serving = Serving(
+                gateway.running, fanout, signage, mqtt, gateway.health, http, ops,
+                http.url if http is not None else None,
+            )  # fmt: skip
             if on_ready is not None:
                 on_ready(serving)
             await gateway.run(stop)
@@ -268,8 +277,8 @@ async def _open_feed(
     """The live feed: MQTT (``--mqtt``), the signage page (``--signage-port``), or none."""
     port = getattr(args, "signage_port", None)
     url = getattr(args, "mqtt", "")
-    if not url and port is None:
-        return None, None, None
+    if not url and port is None and not getattr(args, "http", None):
+        return None, None, None  # the console (--http) shows the live feed too
     from gateway.web import FanoutFeed, start_signage
     from protocols.mqtt.feed import MqttFeed
 

@@ -9,6 +9,7 @@ from datetime import datetime
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from gateway.web import console
 from gateway.web.api import errors, training
 from gateway.web.api.auth import Api
 from gateway.web.api.ops import Operations
@@ -52,4 +53,5 @@ def create_app(
         app.include_router(module.router, prefix=PREFIX)
     if ops is not None:
         install_ops(app, ops, [(PREFIX, module.router) for module in modules])
+    console.mount(app)  # the console's pages under /console/ (gateway.web.console)
     return app

@@ -1,0 +1,225 @@
+"""The Super 9 desk: sessions and the jackpot, the cash desk sale, hand-in keying, the
+live draw with "No spin" voids, manual spins keyed twice and confirmed by a second
+person, claims, closing, and prize receipts witnessed by a second account.
+
+Every action is the API's (:mod:`gateway.web.api.routes.super9_table`, ``…tickets``) on
+the same desk in the request's transaction (:func:`~gateway.web.api.super9_desk.desk_in`);
+forms are validated by the API's own models; dual-control actions (rules 26, 29) become
+pending actions that appear on the approvals screen."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Request
+from fastapi.responses import HTMLResponse, Response
+from pydantic import BaseModel
+from sqlalchemy import select
+
+from gateway.accounts import service
+from gateway.accounts.roles import Permission as P
+from gateway.super9.rules.verification import Verification
+from gateway.web.api import actions
+from gateway.web.api.auth import api_of
+from gateway.web.api.super9_desk import desk_in
+from gateway.web.api.super9_models import (
+    ClaimIn,
+    HandInIn,
+    ManualSpin,
+    OpenIn,
+    Receipt,
+    SaleIn,
+    VoidIn,
+)
+from gateway.web.console.acting import attempt, done, parse
+from gateway.web.console.auth import Viewer, viewer
+from gateway.web.console.state import console_of
+from storage.super9 import Super9Session
+
+router = APIRouter()
+Key = Annotated[int, Path(ge=1, le=2_147_483_647)]
+_FORM_SKIP = frozenset({"csrf", "back"})
+
+
+def _fields(me: Viewer, model: type[BaseModel], **extra: Any) -> dict[str, object]:
+    data: dict[str, object] = {
+        k: me.field(k) for k in model.model_fields if k not in _FORM_SKIP and me.field(k) != ""
+    }
+    if "signed" in model.model_fields:
+        data["signed"] = me.field("signed") == "on"
+    data.update(extra)
+    return data
+
+
+async def _sessions(me: Viewer) -> list[Super9Session]:
+    query = select(Super9Session).order_by(Super9Session.starts_at.desc()).limit(30)
+    return list((await me.session.scalars(query)).all())
+
+
+@router.get("/super9", response_class=HTMLResponse)
+async def super9(request: Request, me: Viewer = viewer(P.SUPER9_READ)) -> Response:
+    desk = await desk_in(me.session)
+    cal = await desk.calendar()
+    today = api_of(request).clock().astimezone(cal.tz).date()
+    upcoming = cal.between(today, today + timedelta(days=6))
+    return console_of(request).pages.render(
+        request, "super9.html", me, active="super9", sessions=await _sessions(me),
+        upcoming=upcoming, jackpot=await desk.jackpot(), history=await desk.jackpot_history(),
+    )  # fmt: skip
+
+
+async def _session_page(
+    request: Request, me: Viewer, key: int, *, status: int = 200, error: str = ""
+) -> Response:
+    desk = await desk_in(me.session)
+    report = await desk.report(key)
+    awaiting = {
+        f"{d.get('ticket')}{d.get('kind')}"
+        for d in (p.payload_dict() for p in await service.list_pending(me.session))
+        if d.get("session") == key and "signature" in d
+    }  # receipts asked for, waiting for their witness (rule 26)
+    pages = console_of(request).pages
+    return pages.render(
+        request, "super9_session.html", me, status=status, active="super9", report=report,
+        key=key, error=error, has_feed=console_of(request).feed is not None, awaiting=awaiting,
+    )  # fmt: skip
+
+
+@router.get("/super9/sessions/{key}", response_class=HTMLResponse)
+async def session_page(request: Request, key: Key, me: Viewer = viewer(P.SUPER9_READ)) -> Response:
+    return await _session_page(request, me, key)
+
+
+@router.get("/super9/sessions/{key}/draw", response_class=HTMLResponse)
+async def draw_fragment(request: Request, key: Key, me: Viewer = viewer(P.SUPER9_READ)) -> Response:
+    report = await (await desk_in(me.session)).report(key)
+    return console_of(request).pages.render(request, "super9_draw.html", me, report=report, key=key)
+
+
+Work = Callable[[], Awaitable[str]]
+
+
+async def _act(request: Request, me: Viewer, key: int | None, work: Work) -> Response:
+    out = await attempt(me, work)
+    if key is None:
+        return (
+            done("/console/super9", out.value or "")
+            if out.ok
+            else done("/console/super9", f"refused: {out.error}")
+        )
+    if not out.ok:
+        return await _session_page(request, me, key, status=422, error=out.error)
+    return done(f"/console/super9/sessions/{key}", out.value or "done")
+
+
+def _now(request: Request) -> datetime:
+    return api_of(request).clock()
+
+
+@router.post("/super9/open")
+async def open_session(request: Request, me: Viewer = viewer(P.SUPER9_SESSIONS)) -> Response:
+    async def work() -> str:
+        body = parse(OpenIn, _fields(me, OpenIn))
+        sid = await (await desk_in(me.session)).open_session(
+            body.starts_at, actor=me.name, now=_now(request)
+        )
+        return f"session {sid} open for the draw"
+
+    return await _act(request, me, None, work)
+
+
+@router.post("/super9/sell")
+async def sell(request: Request, me: Viewer = viewer(P.SUPER9_SELL)) -> Response:
+    async def work() -> str:
+        body = parse(SaleIn, _fields(me, SaleIn))
+        sid = await (await desk_in(me.session)).sell(
+            body.ticket, body.player, actor=me.name, now=_now(request)
+        )
+        return f"ticket {body.ticket} sold for session {sid}"
+
+    return await _act(request, me, None, work)
+
+
+@router.post("/super9/hand-in")
+async def hand_in(request: Request, me: Viewer = viewer(P.SUPER9_HAND_IN)) -> Response:
+    serial = me.field("ticket")
+
+    async def work() -> str:
+        body = parse(HandInIn, _fields(me, HandInIn))
+        section = Verification(body.name, body.id, body.contact, body.signed)
+        sid = await (await desk_in(me.session)).hand_in(
+            serial, body.numbers, actor=me.name, now=_now(request), verification=section
+        )
+        return f"ticket {serial} handed in for session {sid}"
+
+    return await _act(request, me, None, work)
+
+
+@router.post("/super9/sessions/{key}/void")
+async def void(request: Request, key: Key, me: Viewer = viewer(P.SUPER9_SPIN)) -> Response:
+    async def work() -> str:
+        body = parse(VoidIn, _fields(me, VoidIn))
+        seq = await (await desk_in(me.session)).void_spin(
+            key,
+            game_no=body.game,
+            seq=body.seq,
+            actor=me.name,
+            reason=body.reason,
+            now=_now(request),
+        )
+        return f"spin {seq}: No spin (rule 18)"
+
+    return await _act(request, me, key, work)
+
+
+@router.post("/super9/sessions/{key}/manual-spin")
+async def manual_spin(
+    request: Request, key: Key, me: Viewer = viewer(P.SUPER9_MANUAL_SPIN)
+) -> Response:
+    async def work() -> str:
+        body = parse(ManualSpin, _fields(me, ManualSpin, session=key))
+        pending = await actions.request(api_of(request), me, P.SUPER9_MANUAL_SPIN, body)
+        return (
+            f"manual spin {body.number} waits for the second person "
+            f"(approval {pending.pending}, rule 29)"
+        )
+
+    return await _act(request, me, key, work)
+
+
+@router.post("/super9/sessions/{key}/claim")
+async def claim(request: Request, key: Key, me: Viewer = viewer(P.SUPER9_CLAIM)) -> Response:
+    async def work() -> str:
+        body = parse(ClaimIn, _fields(me, ClaimIn))
+        c = await (await desk_in(me.session)).claim(
+            key, body.ticket, body.duplicate, actor=me.name, now=_now(request)
+        )
+        verdict = "valid" if c.valid else f"not valid ({c.reason})"
+        return f"claim of {c.ticket}: {verdict}"
+
+    return await _act(request, me, key, work)
+
+
+@router.post("/super9/sessions/{key}/close")
+async def close(request: Request, key: Key, me: Viewer = viewer(P.SUPER9_SESSIONS)) -> Response:
+    async def work() -> str:
+        await (await desk_in(me.session)).close_session(key, actor=me.name, now=_now(request))
+        return f"session {key} closed; prizes fixed"
+
+    return await _act(request, me, key, work)
+
+
+@router.post("/super9/sessions/{key}/receipt")
+async def receipt(
+    request: Request, key: Key, me: Viewer = viewer(P.SUPER9_PRIZE_RECEIPT)
+) -> Response:
+    async def work() -> str:
+        body = parse(Receipt, _fields(me, Receipt, session=key))
+        pending = await actions.request(api_of(request), me, P.SUPER9_PRIZE_RECEIPT, body)
+        return (
+            f"receipt for {body.ticket} waits for the witness (approval {pending.pending}, rule 26)"
+        )
+
+    return await _act(request, me, key, work)
