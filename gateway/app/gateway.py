@@ -249,6 +249,7 @@ class RunningGateway:
         def in_control(r: Any) -> None:
             log.info("bank %s: heat run %s in control (%s)", bank, r.run_id, r.decision)
 
+        paused: list[int] = []
         try:
             # A resumed heat publishes its live feed as a fresh one does (progress=).
             for r in await recover_bank(
@@ -265,6 +266,8 @@ class RunningGateway:
                     f" (silent: {', '.join(r.silent)})" if r.silent else "",
                     extra={"bank": bank, "run": r.run_id, "decision": r.decision},
                 )  # fmt: skip
+                if r.decision == "paused":
+                    paused.append(r.run_id)
         except StaleOwner as exc:
             assert self.ownership is not None
             self.ownership.lose(bank, str(exc))
@@ -272,6 +275,9 @@ class RunningGateway:
             supervisor = self.supervisors.get(bank)
             if supervisor is not None:
                 supervisor.release(links)
+        if self.scheduler is not None:
+            for run_id in paused:  # the director's resume must reach it (claims the machines)
+                await self.scheduler.adopt_paused(bank, run_id, links)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Start due heats and stop them by the heat clock until ``stop`` is set."""

@@ -222,6 +222,8 @@ class Scheduler:
                 feed=self.feed, progress=self.progress,
             ):  # fmt: skip
                 log.info("bank %s: run %s %s", bank, report.run_id, report.decision)
+                if report.decision == "paused":
+                    await self.adopt_paused(bank, report.run_id, links)
         except StaleOwner as exc:
             if self.ownership is None:
                 log.exception("bank %s: settling refused", bank)
@@ -247,6 +249,33 @@ class Scheduler:
             if self._not_before.get(heat.id, now) <= now:
                 return heat
         return None
+
+    async def adopt_paused(
+        self, bank: str, run_id: int, links: Mapping[str, MachineLink]
+    ) -> LiveHeat | None:
+        """A run that recovery left paused (the gateway restarted during a director's
+        pause) is driven again, still paused, so the director's resume, abort or restart
+        reaches it -- else it could never be resumed."""
+        if bank in self.live:
+            return None
+        view = await self.ctx.writer.journal.run(run_id)
+        if view.state is not RunState.PAUSED or view.settled:
+            return None
+        runner = HeatRunner(
+            self.ctx.writer, links, tournament=self.tournament, feed=self.feed,
+            progress=self.progress,
+        )  # fmt: skip
+        supervisor = self.supervisors.get(bank)
+        if supervisor is not None:
+            supervisor.claim(list(view.machines))
+        task = asyncio.create_task(runner.drive(view, resumed=True), name=f"heat-run-{run_id}")
+        live = LiveHeat(view.heat_id if view.heat_id is not None else 0, runner, task)
+        self.live[bank] = live
+        log.info(
+            "bank %s: paused heat run %s waits for the director", bank, run_id,
+            extra={"bank": bank, "run": run_id},
+        )  # fmt: skip
+        return live
 
     async def start(self, heat: Heat) -> LiveHeat | None:
         """Start a heat now on its bank's seated, active machines."""

@@ -194,3 +194,84 @@ async def test_machine_failing_mid_heat_moves_its_player_to_a_future_heat(
     finally:
         await close_links(links)
         await ctx.close()
+
+
+async def test_a_heat_paused_when_the_gateway_restarts_can_be_resumed(
+    bank: Any, tmp_path: Path
+) -> None:
+    """A director pauses a heat; the gateway stops (a crash) and a new one starts: recovery
+    leaves the heat paused (machines locked), and the director's resume reaches it."""
+    floor = tmp_path / "floor.toml"
+    floor.write_text(bank.floor_toml())
+    ctx = await GatewayContext.open(
+        database=f"sqlite+aiosqlite:///{tmp_path / 'gw.db'}",
+        floor_path=str(floor),
+        spool=tmp_path / "spool",
+        upgrade=True,
+    )
+    links: dict[str, Any] = {}
+
+    async def until(cond: Any, within: float) -> None:
+        for _ in range(int(within / 0.1)):  # bounded
+            if await cond():
+                return
+            await asyncio.sleep(0.1)
+        raise AssertionError("condition not reached in time")
+
+    async def order(command: str) -> None:
+        async with ctx.sessions.begin() as s:
+            s.add(DirectorCommand(bank_name="A", heat_id=None, command=command, reason="",
+                                  actor="director", created_at=datetime.now(UTC)))  # fmt: skip
+
+    async def run_state() -> RunState | None:
+        runs = await ctx.journal.unsettled_runs("A")
+        return runs[0].state if runs else None
+
+    try:
+        await set_bank_enabled(ctx.sessions, "A", enabled=True, actor="tech")
+        await _setup(ctx, starts_in_s=0.5, seconds=8)
+        links, _ = await bank_links(ctx.bank("A"))
+        first = Scheduler(ctx, {"A": links}, tick_s=0.2)
+        stop = asyncio.Event()
+        task = asyncio.create_task(first.run(stop))
+
+        async def running() -> bool:
+            return await run_state() is RunState.RUNNING
+
+        async def paused() -> bool:
+            return await run_state() is RunState.PAUSED
+
+        await until(running, 30)
+        await order("pause")
+        await until(paused, 15)
+        for live in first.live.values():  # the gateway dies with the heat paused
+            live.task.cancel()
+        task.cancel()
+        await asyncio.gather(task, *(x.task for x in first.live.values()), return_exceptions=True)
+        await close_links(links)
+
+        links, _ = await bank_links(ctx.bank("A"))
+        second = Scheduler(ctx, {"A": links}, tick_s=0.2)
+        stop = asyncio.Event()
+        task = asyncio.create_task(second.run(stop))
+
+        async def adopted() -> bool:
+            return "A" in second.live
+
+        await until(adopted, 15)
+        await order("resume")
+
+        async def finished() -> bool:
+            return len(second.finished) == 1
+
+        await until(finished, 30)
+        stop.set()
+        await task
+        assert second.finished[0].state is RunState.CLOSED
+        async with ctx.sessions() as s:
+            orders = (await s.scalars(select(DirectorCommand).order_by(DirectorCommand.id))).all()
+        assert orders[-1].outcome is not None
+        assert orders[-1].outcome.startswith("sent to heat")
+    finally:
+        await close_links(links)
+        await ctx.close()
