@@ -10,11 +10,14 @@ import contextlib
 import signal
 from collections.abc import Generator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gateway.app.database import open_engine
 from gateway.app.options import add_database
 from gateway.errors import OperatorError
+
+if TYPE_CHECKING:
+    from gateway.web.fanout import FanoutFeed
 
 
 def register(sub: Any) -> None:
@@ -73,15 +76,22 @@ class HttpApi:
     task: asyncio.Task[None]
     engine: Any
     url: str
+    streams: tuple[Any, ...] = ()  # the open feed streams (gateway.web.signage.stream)
 
     async def close(self) -> None:
+        for streams in self.streams:
+            streams.end_all()  # an open stream would hold uvicorn's shutdown up
         self.server.should_exit = True
         await self.task
         await self.engine.dispose()
 
 
-async def start_http(args: argparse.Namespace) -> HttpApi | None:
-    """Start the API when ``--http`` was given (None otherwise); prints its URL."""
+async def start_http(
+    args: argparse.Namespace, feed: FanoutFeed | None = None, settings: Any = None
+) -> HttpApi | None:
+    """Start the API when ``--http`` was given (None otherwise); prints its URL.  With the
+    gateway's live ``feed``, the signage boards (``/signage/``, branded by ``settings``)
+    and the feed stream for standalone signs (``/api/v1/feed/events``) come with it."""
     spec = getattr(args, "http", None)
     if not spec:
         return None
@@ -96,6 +106,12 @@ async def start_http(args: argparse.Namespace) -> HttpApi | None:
         raise OperatorError("--tls-cert and --tls-key go together")
     _, engine = await open_engine(args.database)
     app = create_app(make_sessionmaker(engine), secure_cookies=True if tls else None)
+    streams: tuple[Any, ...] = ()
+    if feed is not None:
+        from gateway.web.signage import mount_signage
+        from gateway.web.signage.relay import mount_relay
+
+        streams = (mount_signage(app, feed, settings).streams, mount_relay(app, feed))
     config = uvicorn.Config(
         app,
         host=host,
@@ -118,7 +134,7 @@ async def start_http(args: argparse.Namespace) -> HttpApi | None:
     bound = server.servers[0].sockets[0].getsockname()[1]
     url = f"{'https' if tls else 'http'}://{host}:{bound}/api/v1"
     print(f"api on {url}", flush=True)
-    return HttpApi(server, task, engine, url)
+    return HttpApi(server, task, engine, url, streams)
 
 
 def _server_class() -> type:

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from gateway.app.commands.signage import add_branding
 from gateway.app.options import add_gateway, trap_host
 from gateway.errors import OperatorError
 from storage.lease import DEFAULT_PERIOD
@@ -72,6 +73,7 @@ def register(sub: Any) -> None:
     parser.add_argument(
         "--signage-host", default="127.0.0.1", help="address the signage page listens on"
     )
+    add_branding(parser)
     parser.add_argument(
         "--snmp-traps",
         default="127.0.0.1:0",
@@ -205,7 +207,8 @@ async def serve(
     from gateway.app.commands.api import start_http
 
     fanout, mqtt, signage = await _open_feed(args)
-    http = await start_http(args)  # the desks' API beside the gateway (--http)
+    # The desks' API beside the gateway (--http), with the boards and the feed stream.
+    http = await start_http(args, fanout, _branding(args))
     try:
         async with RunningGateway(settings, fanout) as gateway:
             serving = Serving(gateway.running, fanout, signage, mqtt, gateway.health)
@@ -225,7 +228,7 @@ async def _open_feed(
     """The live feed: MQTT (``--mqtt``), the signage page (``--signage-port``), or none."""
     port = getattr(args, "signage_port", None)
     url = getattr(args, "mqtt", "")
-    if not url and port is None:
+    if not url and port is None and not getattr(args, "http", None):
         return None, None, None
     from gateway.web import FanoutFeed, start_signage
     from protocols.mqtt.feed import MqttFeed
@@ -240,13 +243,25 @@ async def _open_feed(
     signage = None
     if port is not None:
         try:
-            signage = await start_signage(fanout, args.signage_host, port)
+            signage = await start_signage(
+                fanout, args.signage_host, port, settings=_branding(args)
+            )
         except OSError as exc:
             if mqtt is not None:
                 await mqtt.close()
             raise OperatorError(f"--signage-port {port}: {exc.strerror or exc}") from None
         print(f"signage on {signage.url}", flush=True)
     return fanout, mqtt, signage
+
+
+def _branding(args: argparse.Namespace) -> Any:
+    """The boards' settings (``SignageSettings``); defaults when the caller's namespace
+    has no branding options (a test's or the demo's)."""
+    if not hasattr(args, "title"):
+        return None
+    from gateway.app.commands.signage import branding
+
+    return branding(args)
 
 
 async def _close_feed(signage: SignageServer | None, mqtt: MqttFeed | None) -> None:

@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import jinja2
-from fastapi import APIRouter, FastAPI, Path as PathParam, Query, Request
+from fastapi import APIRouter, FastAPI, Query, Request
+from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from starlette.responses import FileResponse, Response
 
@@ -96,6 +97,34 @@ class Signage:
                 tournaments.add(parts[1])
         return {"banks": sorted(banks), "tournaments": sorted(tournaments)}
 
+    def health(self) -> Response:
+        f = self.feed
+        ok = f.upstream != "disconnected"
+        body = {
+            "ok": ok,
+            "upstream": f.upstream,
+            "topics": f.stats.retained_topics,
+            "clients": f.stats.clients,
+            "published": f.stats.published,
+            "slow_clients": f.stats.slow_clients,
+            "evicted": f.stats.evicted,
+            "now": time.time(),
+        }
+        return JSONResponse(body, status_code=200 if ok else 503)
+
+    def logo(self) -> Response:
+        s = self.settings
+        if s.logo is None or not s.logo.is_file():
+            return Response("no logo configured", status_code=404)
+        return FileResponse(s.logo, media_type=s.logo_type, headers=dict(SECURITY_HEADERS))
+
+    @staticmethod
+    def static(name: str) -> Response:
+        kind = STATIC_FILES.get(name)  # a fixed list: no path ever reaches the disk
+        if kind is None:
+            return Response("not found", status_code=404)
+        return FileResponse(STATIC / name, media_type=kind, headers={"Cache-Control": "no-cache"})
+
     def theme(self) -> str:
         body = "".join(f"--{name}:{value};" for name, value in self.settings.colours.items())
         return f":root{{{body}}}\n" if body else "/* the venue keeps the default colours */\n"
@@ -147,19 +176,7 @@ def signage_router(
 
     @router.get("/healthz")
     async def health() -> Response:
-        f = sign.feed
-        ok = f.upstream != "disconnected"
-        body = {
-            "ok": ok,
-            "upstream": f.upstream,
-            "topics": f.stats.retained_topics,
-            "clients": f.stats.clients,
-            "published": f.stats.published,
-            "slow_clients": f.stats.slow_clients,
-            "evicted": f.stats.evicted,
-            "now": time.time(),
-        }
-        return JSONResponse(body, status_code=200 if ok else 503)
+        return sign.health()
 
     @router.get("/theme.css")
     async def theme() -> Response:
@@ -167,17 +184,11 @@ def signage_router(
 
     @router.get("/logo")
     async def logo() -> Response:
-        s = sign.settings
-        if s.logo is None or not s.logo.is_file():
-            return Response("no logo configured", status_code=404)
-        return FileResponse(s.logo, media_type=s.logo_type, headers=dict(SECURITY_HEADERS))
+        return sign.logo()
 
     @router.get("/static/{name}")
     async def static(name: str) -> Response:
-        kind = STATIC_FILES.get(name)  # a fixed list: no path ever reaches the disk
-        if kind is None:
-            return Response("not found", status_code=404)
-        return FileResponse(STATIC / name, media_type=kind, headers={"Cache-Control": "no-cache"})
+        return sign.static(name)
 
     return router, sign
 
