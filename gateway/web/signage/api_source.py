@@ -126,7 +126,8 @@ class ApiFeedSource:
         dropped and counted."""
         try:
             frame = decode_frame(data)
-            topic, payload, retain = frame["topic"], frame["payload"], frame["retain"] is True
+            topic, payload = frame["topic"], frame.get("payload")
+            retain = frame.get("retain") is True
             if payload is None:
                 self.feed.forget(topic)
             else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 from collections.abc import Generator
 from dataclasses import dataclass
 from types import TracebackType
@@ -79,6 +80,13 @@ async def start_signage(
     if not 0 <= port <= 65535:
         raise ValueError(f"port {port} must be 0..65535")
     app, sign = create_signage_app(feed, settings, ping_interval=ping_interval)
+    server, task, bound = await serve_app(app, host, port)
+    return SignageServer(feed, sign, host, bound, server, task)
+
+
+async def serve_app(app: Any, host: str, port: int) -> tuple[Any, asyncio.Task[None], int]:
+    """Run an ASGI ``app`` with uvicorn in this event loop: (server, its task, the port).
+    Stop it with ``server.should_exit = True`` and await the task."""
     config = uvicorn.Config(
         app,
         host=host,
@@ -89,7 +97,11 @@ async def start_signage(
         timeout_graceful_shutdown=2,
     )
     server = _Quiet(config)
-    task = asyncio.create_task(server.serve(), name=f"signage-{host}:{port}")
+    # Our socket, bound here: a port in use is an OSError now, not uvicorn's SystemExit
+    # inside a task.
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.create_server((host, port), family=family)
+    task = asyncio.create_task(server.serve(sockets=[sock]), name=f"http-{host}:{port}")
     loop = asyncio.get_running_loop()
     deadline = loop.time() + _START_LIMIT_S
     # uvicorn reports readiness only as a flag.
@@ -97,8 +109,8 @@ async def start_signage(
         await asyncio.sleep(_START_POLL_S)
     if not server.started:
         server.should_exit = True
-        with contextlib.suppress(BaseException):
-            await task  # uvicorn exits (SystemExit) when it cannot listen
+        with contextlib.suppress(Exception):
+            await task
+        sock.close()
         raise OSError(f"cannot listen on {host}:{port}")
-    bound = int(server.servers[0].sockets[0].getsockname()[1])
-    return SignageServer(feed, sign, host, bound, server, task)
+    return server, task, int(sock.getsockname()[1])
