@@ -13,6 +13,8 @@ answers one JSON line per command read from stdin:
     fault ID KIND      KIND = no_reply | drop | clear
     corrupt ID N       the next N data replies of machine ID get a wrong CRC
     flip ID RATE [SEED]  flip one bit in RATE (0..1) of machine ID's reply bytes (seeded)
+    credits            per machine, [machine-clock time, credit meter] of every change
+                       since the previous ``credits`` (then forgets them)
     exits              per machine, the credit meter it had when it last left tournament
                        mode (taken on the machine's side, as it left), then forgets them
     bill ID CREDITS    a player inserts a bill (cashable credits on the meter)
@@ -41,6 +43,10 @@ from emulators.bank import Bank
 from emulators.machine import Event, ModelEvent
 
 
+# A tournament game moves the credit meter at its start (the bet) and its end (the win).
+_CREDIT_MOVES = frozenset({Event.CREDITS_CHANGED, Event.GAME_STARTED, Event.GAME_ENDED})
+
+
 class Host:
     def __init__(self, bank: Bank) -> None:
         self.bank = bank
@@ -48,10 +54,12 @@ class Host:
         self.last_poll: dict[str, float] = {}
         self.min_gap: dict[str, float] = {}
         self.exit_credits: dict[str, int] = {}
+        self.credit_changes: dict[str, list[tuple[float, int]]] = {}
         for b in bank.machines:
             mid = b.machine.machine_id
             self.unlock_times[mid] = []
-            b.machine.subscribe(self._listener(mid))
+            self.credit_changes[mid] = []
+            b.machine.subscribe(self._listener(mid, b.machine))
             b.face.on_poll = self._poll_watch(mid)
             self._watch_exits(b.machine)
 
@@ -79,12 +87,17 @@ class Host:
 
         return on_poll
 
-    def _listener(self, machine_id: str) -> Any:
+    def _listener(self, machine_id: str, machine: Any) -> Any:
         times = self.unlock_times[machine_id]
+        changes = self.credit_changes[machine_id]
 
         def on_event(note: ModelEvent) -> None:
             if note.event is Event.PLAY_ENABLED:
                 times.append(note.at)
+            elif note.event in _CREDIT_MOVES:
+                credits = machine.credits
+                if not changes or changes[-1][1] != credits:
+                    changes.append((note.at, credits))
 
         return on_event
 
@@ -180,6 +193,11 @@ class Host:
             for v in self.unlock_times.values():
                 v.clear()
             return {"unlocks": data}
+        if cmd == "credits":
+            changes = {k: list(v) for k, v in self.credit_changes.items()}
+            for v in self.credit_changes.values():
+                v.clear()
+            return {"credits": changes}
         if cmd == "spacing":
             gaps, self.min_gap = self.min_gap, {}
             self.last_poll.clear()

@@ -11,8 +11,8 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 
-import httpx
 import aiomqtt
+import httpx
 import pytest
 
 from gateway.app.cli import main

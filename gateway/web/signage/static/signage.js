@@ -219,6 +219,11 @@
    * the full text stays in the title.  Bounded: at most 10 steps. */
   function fitText(node) {
     if (node === null) return;
+    // Fitted already for this text in this width: nothing to measure (a board of 200
+    // seats renders many times a second; each fitting step is a layout).
+    const key = `${node.clientWidth}|${node.textContent}`;
+    if (node.dataset.fit === key) return;
+    node.dataset.fit = key;
     node.style.fontSize = "";
     node.title = node.textContent;
     if (node.scrollWidth <= node.clientWidth) return;
@@ -272,15 +277,20 @@
         li = el("li", "");
         this.nodes.set(item.key, li);
       }
-      li.className = `row ${item.cls || ""}`.trim();
-      li.dataset.key = item.key;
+      // Keep a climbing row's highlight ("up") until its own timer takes it off.
+      const cls = `row ${item.cls || ""}${li.classList.contains("up") ? " up" : ""}`.trim();
+      if (li.className !== cls) li.className = cls;
+      if (li.dataset.key !== item.key) li.dataset.key = item.key;
       if (item.cut) {
         li.replaceChildren();
         li.textContent = item.text;
         return li;
       }
-      li.dataset.machine = item.machine || "";
-      li.dataset.credits = isInt(item.credits) ? String(item.credits) : "";
+      // Attributes only when they change: a screen of 200 seats re-renders often.
+      const machine = item.machine || "";
+      const credits = isInt(item.credits) ? String(item.credits) : "";
+      if (li.dataset.machine !== machine) li.dataset.machine = machine;
+      if (li.dataset.credits !== credits) li.dataset.credits = credits;
       const cells = item.cells;
       if (li.children.length !== cells.length) {
         li.replaceChildren(...cells.map(([cls]) => el("span", cls)));
