@@ -43,9 +43,10 @@ MEASURE_JS = """() => [...document.querySelectorAll(
     '#countdown, #heat-title, #next-time, #clock-now, .row:not([hidden]) .player,'
     + ' .row:not([hidden]) .machine, .row:not([hidden]) .credits, #jackpot')]
   .filter(e => e.offsetParent !== null && e.textContent.trim() !== '')
-  .map(e => { const r = e.getBoundingClientRect();
+  .map(e => { const r = e.getBoundingClientRect(); const t = document.createRange();
+    t.selectNodeContents(e);
     return {what: e.id || e.className, text: e.textContent, sw: e.scrollWidth, cw: e.clientWidth,
-            right: r.right, bottom: r.bottom}; })"""
+            tw: t.getBoundingClientRect().width, bw: r.width, right: r.right, bottom: r.bottom}; })"""
 VISIBLE_SEATS_JS = """() => [...document.querySelectorAll('#seats .row')]
   .filter(r => !r.hidden).map(r => r.dataset.machine)"""
 
@@ -120,6 +121,8 @@ async def test_each_layout_shows_names_and_timer_whole(
     assert {m["what"] for m in measured} >= {"countdown", "heat-title", "player fit"}
     for m in measured:
         assert m["sw"] <= m["cw"], f"{layout} {width}x{height}: {m['what']} {m['text']!r} is cut"
+        # scrollWidth is whole pixels: the text's own width catches a sub-pixel ellipsis
+        assert m["tw"] <= m["bw"] + 0.01, f"{width}x{height}: {m['text']!r} ends in an ellipsis"
         assert m["right"] <= width + 0.5, f"{m['what']} {m['text']!r} runs off the screen"
         assert m["bottom"] <= height + 0.5, f"{m['what']} {m['text']!r} runs off the screen"
     countdown = await page.locator("#countdown").text_content()

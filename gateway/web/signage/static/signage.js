@@ -217,6 +217,17 @@
 
   /* Shrink a line's text until it fits its box (down to 55 %), then let CSS ellipsize;
    * the full text stays in the title.  Bounded: at most 10 steps. */
+  /* Whether a line's text is wider than its box: scrollWidth is rounded to whole pixels,
+   * so a text a fraction of a pixel too wide (which still shows an ellipsis) is caught by
+   * the width of the laid-out text itself. */
+  function overflows(node) {
+    if (node.scrollWidth > node.clientWidth) return true;
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    // The box's exact width (clientWidth is rounded too); the cells have no padding.
+    return range.getBoundingClientRect().width > node.getBoundingClientRect().width + 0.01;
+  }
+
   function fitText(node) {
     if (node === null) return;
     // Fitted already for this text in this width: nothing to measure (a board of 200
@@ -226,9 +237,9 @@
     node.dataset.fit = key;
     node.style.fontSize = "";
     node.title = node.textContent;
-    if (node.scrollWidth <= node.clientWidth) return;
+    if (!overflows(node)) return;
     const base = parseFloat(window.getComputedStyle(node).fontSize);
-    for (let scale = 0.95; scale >= 0.55 && node.scrollWidth > node.clientWidth; scale -= 0.05) {
+    for (let scale = 0.95; scale >= 0.55 && overflows(node); scale -= 0.05) {
       node.style.fontSize = `${(base * scale).toFixed(2)}px`;
     }
   }
@@ -267,8 +278,24 @@
       this.before = null;
     }
 
+    /* Each name fitted to its cell, then the page's names at one size (the smallest
+     * needed), so a column of names reads evenly. */
     fit() {
-      for (const li of this.list.children) if (!li.hidden) fitText(li.querySelector(".player"));
+      const cells = [];
+      for (const li of this.list.children) {
+        const cell = li.hidden ? null : li.querySelector(".player");
+        if (cell === null) continue;
+        cell.style.fontSize = "";
+        delete cell.dataset.fit;
+        fitText(cell);
+        cells.push(cell);
+      }
+      const sizes = cells.map((c) => parseFloat(window.getComputedStyle(c).fontSize));
+      const smallest = Math.min(...sizes);
+      if (!Number.isFinite(smallest)) return;
+      cells.forEach((cell, i) => {
+        if (sizes[i] > smallest + 0.5) cell.style.fontSize = `${smallest}px`;
+      });
     }
 
     node(item) {
@@ -529,7 +556,7 @@
       }
       const tie = ranked !== undefined && ranked.tie === true;
       let flag = s.final ? "scored" : "";
-      if (tie) flag = "tie: card draw";
+      if (tie) flag = "tie"; // the note under the list says a card draw decides (rule 19)
       if (s.malfunction) flag = "fault (rule 20)";
       const cls = [s.final ? "final" : "", tie ? "tie" : "", s.malfunction ? "fault" : "", shown === "1" ? "top" : ""];
       return {
@@ -629,7 +656,7 @@
           ["player fit", str(r.player)],
           ["credits", fmtCredits(r.credits)],
           ["prize", fmtRand(prizes.get(place))],
-          ["flag", tie ? "tie: card draw" : ""],
+          ["flag", tie ? "tie" : ""],
         ],
       });
       const next = rows[i + 1];
