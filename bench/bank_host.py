@@ -42,7 +42,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a fr
 from emulators.bank import Bank
 from emulators.machine import Event, ModelEvent
 
-
 # A tournament game moves the credit meter at its start (the bet) and its end (the win).
 _CREDIT_MOVES = frozenset({Event.CREDITS_CHANGED, Event.GAME_STARTED, Event.GAME_ENDED})
 
@@ -178,6 +177,14 @@ class Host:
             machine.close_slot_door()
         return {"ok": True}
 
+    def _take(self, what: str) -> dict[str, list[Any]]:
+        """The machines' stamps of one kind since the last ask, then forgets them."""
+        kept: dict[str, Any] = self.unlock_times if what == "unlocks" else self.credit_changes
+        data = {k: list(v) for k, v in kept.items()}
+        for v in kept.values():
+            v.clear()
+        return data
+
     def command(self, line: str) -> dict[str, Any]:
         words = line.split()
         if not words:
@@ -188,16 +195,8 @@ class Host:
         cmd = words[0]
         if cmd == "state":
             return self.state()
-        if cmd == "unlocks":
-            data = {k: list(v) for k, v in self.unlock_times.items()}
-            for v in self.unlock_times.values():
-                v.clear()
-            return {"unlocks": data}
-        if cmd == "credits":
-            changes = {k: list(v) for k, v in self.credit_changes.items()}
-            for v in self.credit_changes.values():
-                v.clear()
-            return {"credits": changes}
+        if cmd in ("unlocks", "credits"):
+            return {cmd: self._take(cmd)}
         if cmd == "spacing":
             gaps, self.min_gap = self.min_gap, {}
             self.last_poll.clear()

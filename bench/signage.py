@@ -68,7 +68,8 @@ RECORD_JS = """() => {
       window.__rx.push([now(), m.seq, m.payload.machine, m.payload.credits]); };
   new MutationObserver((ms) => { const t = now();
     for (const mu of ms) { const li = mu.target;
-      if (li.dataset.credits) window.__dom.push([t, li.dataset.machine, Number(li.dataset.credits)]); }
+      if (li.dataset.credits)
+        window.__dom.push([t, li.dataset.machine, Number(li.dataset.credits)]); }
   }).observe(document.getElementById('seats'),
              {attributes: true, subtree: true, attributeFilter: ['data-credits']});
 }"""

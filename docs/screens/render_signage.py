@@ -105,10 +105,10 @@ async def publish_floor(feed: FanoutFeed) -> None:
 
 
 async def render(out: Path) -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
     feed = FanoutFeed()
     await publish_floor(feed)
-    server = await start_signage(feed, "127.0.0.1", 0, settings=SignageSettings(title="Ridge Casino"))
+    venue = SignageSettings(title="Ridge Casino")
+    server = await start_signage(feed, "127.0.0.1", 0, settings=venue)
     written: list[Path] = []
     try:
         async with async_playwright() as p:
@@ -138,6 +138,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent)
     args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
     for path in asyncio.run(render(args.out)):
         print(path)
     return 0

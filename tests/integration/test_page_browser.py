@@ -46,7 +46,8 @@ MEASURE_JS = """() => [...document.querySelectorAll(
   .map(e => { const r = e.getBoundingClientRect(); const t = document.createRange();
     t.selectNodeContents(e);
     return {what: e.id || e.className, text: e.textContent, sw: e.scrollWidth, cw: e.clientWidth,
-            tw: t.getBoundingClientRect().width, bw: r.width, right: r.right, bottom: r.bottom}; })"""
+            tw: t.getBoundingClientRect().width, bw: r.width,
+            right: r.right, bottom: r.bottom}; })"""
 VISIBLE_SEATS_JS = """() => [...document.querySelectorAll('#seats .row')]
   .filter(r => !r.hidden).map(r => r.dataset.machine)"""
 

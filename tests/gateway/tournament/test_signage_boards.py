@@ -87,14 +87,16 @@ async def test_a_closed_heat_republishes_its_leaderboard_and_the_banks_next_heat
     last: dict[str, Any] = {}
 
     class Recorder:
-        def publish_nowait(self, topic: str, payload: dict[str, Any], *, retain: bool = False) -> None:
+        def publish_nowait(
+            self, topic: str, payload: dict[str, Any], *, retain: bool = False
+        ) -> None:
             last[topic] = json.loads(json.dumps(payload, default=str))
 
     feeds = HeatFeeds(Recorder(), desk.maker, lambda run: None, tick=None,
                       clock=lambda: at(DAY, 19))  # fmt: skip
     feeds(ProgressNote(Progress.STATE, run_id=5, state="closed", heat_id=heat))
     async with asyncio.timeout(10):
-        while f"tournament/{tid}/leaderboard" not in last or "bank/A/next" not in last:
+        while f"tournament/{tid}/leaderboard" not in last or "bank/A/next" not in last:  # noqa: ASYNC110
             await asyncio.sleep(0.02)
     await feeds.close()
     assert last[f"heat/{heat}/state"]["bank"] == "A"

@@ -94,7 +94,9 @@ async def test_branding_comes_from_the_settings(http: httpx.AsyncClient, tmp_pat
         await server.close()
 
 
-async def test_static_files_are_a_fixed_list(server: SignageServer, http: httpx.AsyncClient) -> None:
+async def test_static_files_are_a_fixed_list(
+    server: SignageServer, http: httpx.AsyncClient
+) -> None:
     for path, kind in (("signage.js", "javascript"), ("signage.css", "text/css")):
         response = await http.get(f"{server.url}static/{path}")
         assert response.status_code == 200
