@@ -238,8 +238,16 @@
     node.style.fontSize = "";
     node.title = node.textContent;
     if (!overflows(node)) return;
+    // One step to the size the text needs (its width scales with the font), then at
+    // most a few small steps for what rounding leaves over.
     const base = parseFloat(window.getComputedStyle(node).fontSize);
-    for (let scale = 0.95; scale >= 0.55 && overflows(node); scale -= 0.05) {
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    const need = node.getBoundingClientRect().width / Math.max(1, range.getBoundingClientRect().width);
+    let scale = Math.max(0.55, Math.min(0.98, need * 0.99));
+    node.style.fontSize = `${(base * scale).toFixed(2)}px`;
+    for (let tries = 0; tries < 4 && scale > 0.55 && overflows(node); tries += 1) {
+      scale = Math.max(0.55, scale - 0.03);
       node.style.fontSize = `${(base * scale).toFixed(2)}px`;
     }
   }
@@ -255,6 +263,9 @@
       this.order = [];
       this.before = null;
       this.oldIndex = new Map();
+      this.sizeKey = "";
+      this.size = 1;
+      this.fitKey = "";
     }
 
     /* New rows into the list; laid out (paged, fitted, animated) by layout() once every
@@ -281,14 +292,16 @@
     /* Each name fitted to its cell, then the page's names at one size (the smallest
      * needed), so a column of names reads evenly. */
     fit() {
-      const cells = [];
-      for (const li of this.list.children) {
-        const cell = li.hidden ? null : li.querySelector(".player");
-        if (cell === null) continue;
+      const shown = [...this.list.children].filter((li) => !li.hidden);
+      const cells = shown.map((li) => li.querySelector(".player")).filter((c) => c !== null);
+      // The same names in the same boxes as last time: they are fitted already.
+      const key = `${this.list.clientWidth}|${cells.map((c) => c.textContent).sort().join("|")}`;
+      if (key === this.fitKey) return;
+      this.fitKey = key;
+      for (const cell of cells) {
         cell.style.fontSize = "";
         delete cell.dataset.fit;
         fitText(cell);
-        cells.push(cell);
       }
       const sizes = cells.map((c) => parseFloat(window.getComputedStyle(c).fontSize));
       const smallest = Math.min(...sizes);
@@ -341,23 +354,35 @@
      * row); a longer list turns its pages every PAGE_MS. */
     paginate() {
       const rows = [...this.list.children];
-      for (const li of rows) li.hidden = false;
+      const size = this.pageSize(rows);
+      this.pages = Math.max(1, Math.ceil(rows.length / size));
+      if (this.page >= this.pages) this.page = 0;
+      rows.forEach((li, i) => {
+        const hide = Math.floor(i / size) !== this.page;
+        if (li.hidden !== hide) li.hidden = hide;
+      });
+      this.list.dataset.page = String(this.page + 1);
+      this.list.dataset.pages = String(this.pages);
+      if (this.pager) this.pager.textContent = this.pages > 1 ? `page ${this.page + 1} of ${this.pages}` : "";
+    }
+
+    /* Rows per page, measured with every row shown; kept while the box, the layout and
+     * the row count stay the same (measuring lays out every row: not on every score). */
+    pageSize(rows) {
       const box = this.list.getBoundingClientRect();
+      const cuts = rows.filter((li) => li.classList.contains("cut")).length;
+      const key = `${box.width}x${box.height}|${rows.length}|${cuts}|${this.list.className}`;
+      if (this.sizeKey === key) return this.size;
+      for (const li of rows) li.hidden = false;
       let fit = 0;
       for (const li of rows) {
         const r = li.getBoundingClientRect();
         if (r.bottom > box.bottom + 1 || r.right > box.right + 1) break;
         fit += 1;
       }
-      const size = Math.max(1, fit);
-      this.pages = Math.max(1, Math.ceil(rows.length / size));
-      if (this.page >= this.pages) this.page = 0;
-      rows.forEach((li, i) => {
-        li.hidden = Math.floor(i / size) !== this.page;
-      });
-      this.list.dataset.page = String(this.page + 1);
-      this.list.dataset.pages = String(this.pages);
-      if (this.pager) this.pager.textContent = this.pages > 1 ? `page ${this.page + 1} of ${this.pages}` : "";
+      this.sizeKey = key;
+      this.size = Math.max(1, fit);
+      return this.size;
     }
 
     turn() {
@@ -371,26 +396,36 @@
      * lights up.  Nothing moves with prefers-reduced-motion. */
     animate(before, oldIndex) {
       if (!MOTION) return;
+      // Reads, then writes, then one reflow: a layout per row would cost more than the
+      // render itself on a long bank.
+      const moves = [];
       this.order.forEach((key, i) => {
         const li = this.nodes.get(key);
-        const was = oldIndex.get(key);
         if (li === undefined || li.hidden) return;
+        const was = oldIndex.get(key);
         if (was !== undefined && i < was && !li.classList.contains("cut")) {
           li.classList.add("up");
           window.setTimeout(() => li.classList.remove("up"), 1200);
         }
         const old = before.get(key);
-        if (old === undefined) return;
-        const now = li.getBoundingClientRect();
-        const dx = old.left - now.left;
-        const dy = old.top - now.top;
+        if (old !== undefined) moves.push([li, old]);
+      });
+      const now = moves.map(([li]) => li.getBoundingClientRect());
+      const moving = [];
+      moves.forEach(([li, old], j) => {
+        const dx = old.left - now[j].left;
+        const dy = old.top - now[j].top;
         if (Math.abs(dx) < 1 && Math.abs(dy) < 1) return;
         li.style.transition = "none";
         li.style.transform = `translate(${dx}px, ${dy}px)`;
-        li.getBoundingClientRect(); // commit the start position before the transition
+        moving.push(li);
+      });
+      if (moving.length === 0) return;
+      this.list.getBoundingClientRect(); // commit the start positions before the transition
+      for (const li of moving) {
         li.style.transition = "";
         li.style.transform = "";
-      });
+      }
     }
   }
 
@@ -814,18 +849,26 @@
     }
   }
 
+  // What a benchmark or a technician's console can read: how often and how long it renders.
+  const stats = { renders: 0, renderMs: 0 };
+  window.reelgateSignage = stats;
+
   function render() {
     renderQueued = false;
+    const began = performance.now();
     const hasHeat = renderHeat();
     const hasBoard = renderLeaderboard();
     const hasDraw = renderSuper9();
     if (BOARD === "floor") arrangeFloor(hasHeat, hasDraw);
     if (BOARD === "bank") $("layout").classList.toggle("solo", !hasBoard);
-    // Every panel is in place now: page the lists and fit the text to what is left.
+    // Every panel is in place now: fit the text to what is left, then page the lists
+    // (their animation last: its writes would make the fitting's reads lay out again).
+    for (const id of ["heat-title", "next-name", "lb-title", "jackpot"]) fitText($(id));
     if (seatRows) seatRows.layout();
     if (leaderRows) leaderRows.layout();
-    for (const id of ["heat-title", "next-name", "lb-title", "jackpot"]) fitText($(id));
     body.dataset.rendered = String(Date.now());
+    stats.renders += 1;
+    stats.renderMs += performance.now() - began;
   }
 
   function tick() {
