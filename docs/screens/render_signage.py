@@ -75,7 +75,7 @@ async def publish_floor(feed: FanoutFeed) -> None:
     rows = [{"place": i + 1, "entry": 500 + i, "player": NAMES[(i * 3) % 20],
              "credits": 2875 - 37 * i, "tie": i in (5, 6), "heat": 1 + i % 11}
             for i in range(60)]  # fmt: skip
-    rows[6]["place"] = 6
+    rows[6]["place"], rows[6]["credits"] = 6, rows[5]["credits"]  # a tie (rule 19)
     await feed.publish(
         "tournament/3/leaderboard",
         {"tournament": 3, "name": "Ridge Classic", "stage": "qualifying",
