@@ -13,6 +13,8 @@ answers one JSON line per command read from stdin:
     fault ID KIND      KIND = no_reply | drop | clear
     corrupt ID N       the next N data replies of machine ID get a wrong CRC
     flip ID RATE [SEED]  flip one bit in RATE (0..1) of machine ID's reply bytes (seeded)
+    credits            per machine, [machine-clock time, credit meter] of every change
+                       since the previous ``credits`` (then forgets them)
     exits              per machine, the credit meter it had when it last left tournament
                        mode (taken on the machine's side, as it left), then forgets them
     bill ID CREDITS    a player inserts a bill (cashable credits on the meter)
@@ -51,6 +53,8 @@ AFT_POS_ID = 7001
 
 _METER_EVENTS = frozenset({Event.CREDITS_CHANGED, Event.GAME_STARTED, Event.GAME_ENDED})
 
+# A tournament game moves the credit meter at its start (the bet) and its end (the win).
+
 
 class Host:
     def __init__(self, bank: Bank) -> None:
@@ -64,10 +68,12 @@ class Host:
         self.credit_log: list[tuple[str, int, float]] = []
         self.machine_of = {b.machine.machine_id: b.machine for b in bank.machines}
         self.last_credits: dict[str, int] = {}
+        self.credit_changes: dict[str, list[tuple[float, int]]] = {}
         for b in bank.machines:
             mid = b.machine.machine_id
             self.unlock_times[mid] = []
-            b.machine.subscribe(self._listener(mid))
+            self.credit_changes[mid] = []
+            b.machine.subscribe(self._listener(mid, b.machine))
             b.face.on_poll = self._poll_watch(mid)
             self._watch_exits(b.machine)
 
@@ -95,14 +101,19 @@ class Host:
 
         return on_poll
 
-    def _listener(self, machine_id: str) -> Any:
+    def _listener(self, machine_id: str, machine: Any) -> Any:
         times = self.unlock_times[machine_id]
         last = self.last_credits
+        changes = self.credit_changes[machine_id]
 
         def on_event(note: ModelEvent) -> None:
             if note.event is Event.PLAY_ENABLED:
                 times.append(note.at)
-            elif note.event in _METER_EVENTS and len(self.credit_log) < 1_000_000:
+            elif note.event in _METER_EVENTS:
+                credits = machine.credits
+                if not changes or changes[-1][1] != credits:
+                    changes.append((note.at, credits))
+            if note.event in _METER_EVENTS and len(self.credit_log) < 1_000_000:
                 # A spin takes the bet at the press and adds the win at the game's end.
                 credits = self.machine_of[machine_id].credits
                 if last.get(machine_id) != credits:
@@ -231,6 +242,14 @@ class Host:
         self.last_poll.clear()
         return {"spacing": gaps}
 
+    def _take(self, what: str) -> dict[str, list[Any]]:
+        """The machines' stamps of one kind since the last ask, then forgets them."""
+        kept: dict[str, Any] = self.unlock_times if what == "unlocks" else self.credit_changes
+        data = {k: list(v) for k, v in kept.items()}
+        for v in kept.values():
+            v.clear()
+        return data
+
     def command(self, line: str) -> dict[str, Any]:
         words = line.split()
         if not words:
@@ -241,6 +260,8 @@ class Host:
         cmd = words[0]
         if len(words) == 1 and cmd in ("state", "unlocks", "credit-log", "spacing"):
             return self._report(cmd)
+        if cmd == "credits":
+            return {cmd: self._take(cmd)}
         if cmd == "fault" and len(words) == 3:
             return self._fault(words[1], words[2])
         if cmd == "aft" and len(words) in (3, 4):

@@ -144,6 +144,7 @@ class RunningGateway:
                 self.feed, ctx.sessions, scheduler_heat_of_run(self.scheduler)
             )
             self.scheduler.progress = self.heat_feeds
+            await self.heat_feeds.publish_schedule(sorted(ctx.floor.banks))
         await self._watch_health(machines, secrets)
         banks = sorted(ctx.floor.banks)
         if s.standby:

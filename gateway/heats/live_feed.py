@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -81,6 +81,8 @@ class LiveHeatFeed:
         self.stage = stage
         self.players: dict[str, str] = dict(players or {})
         self.machines: list[str] = list(machines) or list(self.players)
+        self.bank: str | None = None  # which bank's screens show it (docs/signage.md)
+        self.tournament: str | None = None  # whose leaderboard stands beside it
         self._state: tuple[str, float | None] | None = None  # last state, for describe()
         self._publish_current()
 
@@ -93,6 +95,10 @@ class LiveHeatFeed:
             out["name"] = self.name
         if self.stage:
             out["stage"] = self.stage
+        if self.bank:
+            out["bank"] = self.bank
+        if self.tournament:
+            out["tournament"] = self.tournament
         return out
 
     def describe(
@@ -101,11 +107,15 @@ class LiveHeatFeed:
         name: str | None = None,
         stage: str | None = None,
         players: Mapping[str, str] | None = None,
+        bank: str | None = None,
+        tournament: str | None = None,
     ) -> None:
-        """Add the heat's name, stage and seated players (looked up after the heat began)
-        and republish what a sign shows with them."""
+        """Add the heat's name, stage, bank, tournament and seated players (looked up
+        after the heat began) and republish what a sign shows with them."""
         self.name = name or self.name
         self.stage = stage or self.stage
+        self.bank = bank or self.bank
+        self.tournament = tournament or self.tournament
         if players:
             self.players.update(players)
             self.machines += [m for m in players if m not in self.machines]
@@ -122,7 +132,10 @@ class LiveHeatFeed:
             self._publish_state(note.state, left)
             self._restart_ticker(note.state, left)
             if note.state in _ENDED_STATES or note.state in _VOID_STATES:
-                self.publish_standings(void=note.state in _VOID_STATES)
+                # Scores being collected are provisional; a closed heat's are official.
+                self.publish_standings(
+                    void=note.state in _VOID_STATES, official=note.state == RunState.CLOSED.value
+                )
         elif kind in _READINGS and note.machine_id and note.value is not None:
             self.credits[note.machine_id] = int(note.value)
             if kind is Progress.SCORE:
@@ -194,12 +207,13 @@ class LiveHeatFeed:
             out.append(row)
         return out
 
-    def publish_standings(self, *, void: bool = False) -> None:
+    def publish_standings(self, *, void: bool = False, official: bool = False) -> None:
         self.feed.publish_nowait(
             f"heat/{self.key}/standings",
             {
                 "heat": self.key,
                 "void": void,
+                "official": official and not void,
                 "rows": [] if void else self.standings(),
                 "at": self.clock(),
             },
@@ -208,6 +222,11 @@ class LiveHeatFeed:
 
 
 class HeatFeeds:
+    """The scheduler's ``progress=`` sink: one :class:`LiveHeatFeed` per run, and what the
+    signs show between heats — each bank's next heat (``bank/<BANK>/next``) and the
+    tournament's leaderboard (``tournament/<ID>/leaderboard``), republished in the
+    background when a heat begins and when it is over."""
+
     def __init__(
         self,
         feed: NowaitPublisher,
@@ -215,12 +234,15 @@ class HeatFeeds:
         heat_of_run: Callable[[int], int | None],
         *,
         tick: float | None = 1.0,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.feed = feed
         self.sessions = sessions
         self.heat_of_run = heat_of_run
         self.tick = tick
+        self.clock = clock
         self.heats: dict[int, LiveHeatFeed] = {}  # run id -> its feed
+        self._heat_ids: dict[int, int] = {}  # run id -> tournament heat id
         self._lookups: set[asyncio.Task[None]] = set()
 
     def __call__(self, note: ProgressNote) -> None:
@@ -232,13 +254,23 @@ class HeatFeeds:
             key = str(heat_id) if heat_id is not None else f"run-{note.run_id}"
             live = LiveHeatFeed(self.feed, key, tick=self.tick)
             self.heats[note.run_id] = live
-            if heat_id is not None and self.sessions is not None:
-                task = asyncio.get_running_loop().create_task(self._describe(live, heat_id))
-                self._lookups.add(task)
-                task.add_done_callback(self._lookups.discard)
+            if heat_id is not None:
+                self._heat_ids[note.run_id] = heat_id
+                self._background(self._describe(live, heat_id))
         live(note)
         if note.kind is Progress.STATE and note.state in _DONE:
             live.close()  # the countdown ticker; the retained topics stay for late signs
+            heat_id = self._heat_ids.get(note.run_id)
+            if heat_id is not None:
+                self._background(self._boards(heat_id))
+
+    def _background(self, job: Coroutine[Any, Any, None]) -> None:
+        if self.sessions is None:
+            job.close()
+            return
+        task = asyncio.get_running_loop().create_task(job)
+        self._lookups.add(task)
+        task.add_done_callback(self._lookups.discard)
 
     async def _describe(self, live: LiveHeatFeed, heat_id: int) -> None:
         from gateway.tournament.services.seating import heat_seats
@@ -260,7 +292,50 @@ class HeatFeeds:
             name=f"{tournament.name if tournament else 'Tournament'} - heat {heat.number}",
             stage=stage,
             players={s.machine_id: s.played_by for s in seats},  # T16: who plays
+            bank=heat.bank_name,
+            tournament=str(heat.tournament_id),
         )
+        await self._boards(heat_id)
+
+    async def _boards(self, heat_id: int) -> None:
+        """The heat's tournament leaderboard and its bank's next heat."""
+        from gateway.tournament.services.signage import leaderboard, next_heats
+        from storage.tournament import Heat
+
+        assert self.sessions is not None
+        try:
+            async with self.sessions() as session:
+                heat = await session.get(Heat, heat_id)
+                if heat is None:
+                    return
+                board = await leaderboard(session, heat.tournament_id, heat.stage, now=self.clock())
+                upcoming = await next_heats(session, [heat.bank_name])
+        except Exception as exc:  # the heat's own topics are out already
+            log.warning("heat %s: leaderboard for the signs not found (%s)", heat_id, exc)
+            return
+        self.feed.publish_nowait(f"tournament/{heat.tournament_id}/leaderboard", board, retain=True)
+        self._publish_next(heat.bank_name, upcoming.get(heat.bank_name))
+
+    def _publish_next(self, bank: str, upcoming: dict[str, Any] | None) -> None:
+        # No heat left on the bank: a payload without ``starts_at`` (the sign shows its
+        # attract screen without a time), not the last one's stale time.
+        payload = {"bank": bank, **(upcoming or {"heat": None})}
+        self.feed.publish_nowait(f"bank/{bank}/next", payload, retain=True)
+
+    async def publish_schedule(self, banks: Sequence[str]) -> None:
+        """Every bank's next heat, for the signs' waiting screens (at start-up)."""
+        from gateway.tournament.services.signage import next_heats
+
+        if self.sessions is None:
+            return
+        try:
+            async with self.sessions() as session:
+                upcoming = await next_heats(session, banks)
+        except Exception as exc:
+            log.warning("next heats for the signs not found (%s)", exc)
+            return
+        for bank in banks:
+            self._publish_next(bank, upcoming.get(bank))
 
     async def close(self) -> None:
         for task in list(self._lookups):

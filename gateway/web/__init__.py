@@ -1,4 +1,4 @@
-"""The signage / leaderboard web page of the gateway (``docs/signage.md``).
+"""The signage boards of the gateway (``docs/signage.md``), served by FastAPI like the API.
 
 Wiring it into a process that runs heats (``reelgate serve`` / ``reelgate demo``)::
 
@@ -11,13 +11,18 @@ Wiring it into a process that runs heats (``reelgate serve`` / ``reelgate demo``
          # for LiveHeatFeed-style progress topics, publish through ``feed`` as well
     await signage.close()
 
+or add the boards to an existing FastAPI app (the API's) with
+``gateway.web.signage.mount_signage(app, feed, settings)``.
+
 ``FanoutFeed.publish`` keeps the last retained value per topic and pushes every message
 to the connected pages before handing it to the wrapped publisher, so the page shows it
-even if the broker is away.  ``reelgate signage`` runs the same page on any machine,
-fed by a subscription to the site's MQTT feed tree (:mod:`gateway.web.mqtt_source`).
+even if the broker is away.  ``reelgate signage`` runs the same boards on any machine,
+fed by the site's MQTT feed tree (:mod:`gateway.web.mqtt_source`) or the gateway's API
+(:mod:`gateway.web.signage.api_source`).
 """
 
 from gateway.web.fanout import FanoutFeed, FeedPayloadError
-from gateway.web.server import SignageServer, make_app, start_signage
+from gateway.web.signage.server import SignageServer, start_signage
+from gateway.web.signage.settings import SignageSettings
 
-__all__ = ["FanoutFeed", "FeedPayloadError", "SignageServer", "make_app", "start_signage"]
+__all__ = ["FanoutFeed", "FeedPayloadError", "SignageServer", "SignageSettings", "start_signage"]

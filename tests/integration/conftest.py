@@ -1,15 +1,33 @@
 """Databases for the whole-process tests: a SQLite file always, and a PostgreSQL
 database of its own (created and dropped here) when ``REELGATE_DATABASE_URL`` names a
-server.  Each is migrated with ``reelgate db upgrade``, as an operator would."""
+server.  Each is migrated with ``reelgate db upgrade``, as an operator would.
+
+Browsers for the end-to-end tests: ``browser`` (one Debian chromium for the whole
+session, driven by Playwright; never a downloaded browser) and ``page`` (a fresh context
+and page per test).  Playwright objects belong to the event loop that made them, so a
+test using them runs in the session's loop, and so must its async fixtures::
+
+    pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+    @pytest_asyncio.fixture(loop_scope="session")
+    async def server() -> ...
+
+``page`` is 1920×1080 (``await page.set_viewport_size(...)`` for another screen), with
+``bypass_csp`` (Playwright's polling evaluates strings); page errors (uncaught
+exceptions in our scripts) fail the test.  Both are skipped, saying
+why, when the chromium binary is absent (``REELGATE_CHROMIUM`` names another one)."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
+from playwright.async_api import Browser, Page, async_playwright
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
@@ -45,3 +63,34 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield url
     finally:
         asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+CHROMIUM = os.environ.get("REELGATE_CHROMIUM", "/usr/bin/chromium")
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def browser() -> AsyncIterator[Browser]:
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium)")
+    async with async_playwright() as p:
+        found = await p.chromium.launch(executable_path=CHROMIUM)
+        try:
+            yield found
+        finally:
+            await found.close()
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def page(browser: Browser) -> AsyncIterator[Page]:
+    # bypass_csp: Playwright's polling (wait_for_function) evaluates strings, which a
+    # strict Content-Security-Policy forbids; the policy itself is checked over HTTP.
+    context = await browser.new_context(viewport={"width": 1920, "height": 1080}, bypass_csp=True)
+    found = await context.new_page()
+    found.set_default_timeout(15_000)
+    errors: list[str] = []
+    found.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        yield found
+    finally:
+        await context.close()
+    assert errors == [], f"the page threw: {errors}"

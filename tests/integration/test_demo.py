@@ -17,7 +17,7 @@ from ..gateway.emulated import ROOT
 
 
 def _snapshot(url: str) -> dict[str, Any]:
-    with urlopen(f"{url}api/snapshot", timeout=5) as response:  # loopback only
+    with urlopen(f"{url}snapshot", timeout=5) as response:  # loopback only
         body: dict[str, dict[str, Any]] = json.loads(response.read())
     return body["retained"]
 
@@ -39,7 +39,7 @@ def test_demo_runs_a_heat_and_its_signage_page_shows_it(tmp_path: Path) -> None:
             if not line:
                 break
             lines.append(line)
-            found = re.search(r"http://127\.0\.0\.1:\d+/", line)
+            found = re.search(r"http://127\.0\.0\.1:\d+/signage/", line)
             if found:
                 url = found.group(0)
             if "stays up" in line:  # the standings are printed; the page lingers

@@ -118,7 +118,7 @@ def _args(floor: Path, db: str, spool: Path, mqtt: str, site: str) -> argparse.N
 
 
 def _snapshot(url: str) -> dict[str, Any]:
-    with urlopen(f"{url}api/snapshot", timeout=5) as response:  # loopback only
+    with urlopen(f"{url}snapshot", timeout=5) as response:  # loopback only
         body: dict[str, dict[str, Any]] = json.loads(response.read())
     return body["retained"]
 
@@ -204,8 +204,14 @@ async def test_serve_publishes_the_live_heat_and_a_door_trap_ends_one_seat(
             "heat": key,
             "name": "Ridge Classic - heat 1",
             "stage": "Qualifying",
+            "bank": "A",
+            "tournament": page["current"]["tournament"],
         }
         assert page["about"] == {"training": False}  # a production database: no TRAINING mark
+        # Beside the heat: its tournament's leaderboard, and the bank's next heat.
+        board = page[f"tournament/{page['current']['tournament']}/leaderboard"]
+        assert board["stage_title"] == "Qualifying"
+        assert "bank/A/next" in page
         assert page[f"heat/{key}/state"]["state"] == "closed"
         assert page[f"heat/{key}/state"]["machines"] == ["A-001", "A-002", "A-003"]
         seat = page[f"heat/{key}/seat/{TRAPPED}"]

@@ -1,312 +1,330 @@
-"""The signage page in a real headless Chromium (Debian ``chromium``): what the floor sees.
+"""The signage boards in Debian's chromium, driven by Playwright: what the floor sees.
 
-Each test starts the server on 127.0.0.1:0, publishes through the :class:`FanoutFeed`
-the way heats and the Super 9 desk do, opens the page and reads the rendered DOM.
+Each test starts the boards on 127.0.0.1:0, publishes through the :class:`FanoutFeed`
+the way heats and the Super 9 desk do, opens a board at a real screen size and reads
+the rendered page: nothing cut (an element's scrollWidth against its clientWidth, and
+its box inside the screen), every seat of a long bank over its pages, the waiting
+screen, the reconnecting mark, the footer of each board.
 """
 
 from __future__ import annotations
 
-import json
-import struct
+import re
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
+import pytest_asyncio
+from playwright.async_api import Browser, Page, expect
 
-from gateway.web import FanoutFeed, SignageServer, start_signage
+from gateway.web import FanoutFeed, SignageServer, SignageSettings, start_signage
 
-from .browser import CHROMIUM, Chromium, available
+pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="session")]
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not available(), reason=f"{CHROMIUM} not installed (apt-get install chromium)"
-    ),
-]
+VENUE = ZoneInfo("Africa/Johannesburg")
+SCREENS = {  # layout -> the screens it is for
+    "landscape": [(1920, 1080), (3840, 2160)],
+    "portrait": [(1080, 1920)],
+    "topper": [(1920, 360), (3840, 540)],
+}
+NAMES = [
+    "Thandiwe Mokoena", "Johannes van der Merwe", "Nomvula Dlamini-Zulu", "Pieter Botha",
+    "Lindiwe Ndlovu", "Sipho Nkosi", "Anneke Steenkamp", "Mohammed Patel", "Zanele Khumalo",
+    "Francois du Plessis", "Ayanda Mthembu", "Chantelle Jacobs", "Bongani Sithole",
+    "Riana Venter", "Kagiso Molefe", "Precious Mahlangu", "Willem Pretorius",
+    "Naledi Mokgadi", "Themba Zwane", "Elizabeth Fourie",
+]  # fmt: skip
+FAULTED = "A06"
 
-ROWS_JS = """JSON.stringify([...document.querySelectorAll('#%s tbody tr')].map(tr => ({
-  machine: tr.dataset.machine,
-  rank: tr.querySelector('.rank').textContent,
-  player: tr.querySelector('.player').textContent,
-  credits: tr.querySelector('.credits').textContent,
-  flag: tr.querySelector('.flag').textContent,
-  cls: tr.className})))"""
+# Every visible piece of text that must never be cut: its widths and its box.
+MEASURE_JS = """() => [...document.querySelectorAll(
+    '#countdown, #heat-title, #next-time, #clock-now, .row:not([hidden]) .player,'
+    + ' .row:not([hidden]) .machine, .row:not([hidden]) .credits, #jackpot')]
+  .filter(e => e.offsetParent !== null && e.textContent.trim() !== '')
+  .map(e => { const r = e.getBoundingClientRect(); const t = document.createRange();
+    t.selectNodeContents(e);
+    return {what: e.id || e.className, text: e.textContent, sw: e.scrollWidth, cw: e.clientWidth,
+            tw: t.getBoundingClientRect().width, bw: r.width,
+            right: r.right, bottom: r.bottom}; })"""
+VISIBLE_SEATS_JS = """() => [...document.querySelectorAll('#seats .row')]
+  .filter(r => !r.hidden).map(r => r.dataset.machine)"""
 
 
-@pytest.fixture
-async def browser(tmp_path: Path) -> AsyncIterator[Chromium]:
-    chromium = await Chromium.launch(tmp_path / "profile")
-    try:
-        yield chromium
-    finally:
-        await chromium.close()
-
-
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="session")
 async def signage() -> AsyncIterator[SignageServer]:
-    server = await start_signage(FanoutFeed(), "127.0.0.1", 0)
+    server = await start_signage(FanoutFeed(), "127.0.0.1", 0, settings=SignageSettings())
     try:
         yield server
     finally:
         await server.close()
 
 
-async def rows(browser: Chromium, table: str) -> list[dict[str, str]]:
-    data = await browser.evaluate(ROWS_JS % table)
-    assert isinstance(data, str)
-    out: list[dict[str, str]] = json.loads(data)
-    return out
-
-
-async def text(browser: Chromium, selector: str) -> str:
-    value = await browser.evaluate(f"document.querySelector({json.dumps(selector)}).textContent")
-    assert isinstance(value, str)
-    return value
-
-
-async def banner_display(browser: Chromium) -> str:
-    value = await browser.evaluate("getComputedStyle(document.querySelector('#banner')).display")
-    assert isinstance(value, str)
-    return value
-
-
-SEATS = {  # machine -> credits, published in this (unsorted) order
-    "B03": 1_250,
-    "B01": 4_800,
-    "B07": 3_100,
-    "B02": 4_800,  # equal credits share a rank (T19: a card draw decides later)
-    "B05": 990,
-}
-
-
-async def publish_heat(feed: FanoutFeed, *, state: dict[str, Any]) -> None:
-    await feed.publish("current", {"heat": "17"}, retain=True)
-    await feed.publish("heat/17/state", {"heat": "17", **state}, retain=True)
-    for machine, credits in SEATS.items():
-        await feed.publish(
-            f"heat/17/seat/{machine}",
-            {"heat": "17", "machine": machine, "credits": credits, "final": False,
-             "malfunction": None, "at": datetime.now(UTC)},
-            retain=True,
-        )  # fmt: skip
+async def publish_bank(
+    feed: FanoutFeed, seats: int = 20, *, state: str = "running", seconds: float = 299.0
+) -> list[str]:
+    """A heat on bank A of tournament 3, ``seats`` seats with their players' full names,
+    one of them struck out (rule 20), and the tournament's leaderboard beside it."""
+    machines = [f"A{i:02d}" for i in range(1, seats + 1)]
+    label = {"name": "Ridge Classic - heat 3", "stage": "Qualifying", "bank": "A",
+             "tournament": "3"}  # fmt: skip
+    ends = datetime.now(UTC) + timedelta(seconds=seconds)
+    await feed.publish("current", {"heat": "17", **label}, retain=True)
     await feed.publish(
-        "heat/17/seat/B04",
-        {"heat": "17", "machine": "B04", "credits": 5_000, "final": False,
-         "malfunction": "unlock failed: LinkTimeout", "at": datetime.now(UTC)},
+        "heat/17/state",
+        {"heat": "17", "state": state, "ends_at": ends.isoformat(), "seconds_left": seconds,
+         "machines": machines, **label},
         retain=True,
     )  # fmt: skip
+    for i, machine in enumerate(machines):
+        await feed.publish(
+            f"heat/17/seat/{machine}",
+            {"machine": machine, "credits": 1000 + 37 * i, "player": NAMES[i % len(NAMES)],
+             "final": False, "malfunction": "door opened" if machine == FAULTED else None},
+            retain=True,
+        )  # fmt: skip
+    await feed.publish("tournament/3/leaderboard", leaderboard(), retain=True)
+    return machines
 
 
-DRAW = {
-    "session": 42,
-    "status": "drawing",
-    "called": [17, 0, 32, 5, 36, 11, 8],
-    "spins": 8,
-    "counted_spins": 7,
-    "jackpot_spins": 18,
-    "jackpot_live": True,
-    "jackpot_cents": 1_234_550,
-    "last": {"number": 8, "game": 9},
-    "voided_games": [3],
-    "completed_count": 0,
-    "completed": [],
-    "near_complete": [{"ticket": "S9-0012", "to_go": 2}],
-}
+def leaderboard(official: bool = False) -> dict[str, Any]:
+    return {
+        "tournament": 3, "name": "Ridge Classic", "stage": "qualifying",
+        "stage_title": "Qualifying", "official": official,
+        "rows": [{"place": i + 1, "entry": 100 + i, "player": NAMES[i % len(NAMES)],
+                  "credits": 5000 - 50 * i, "tie": False} for i in range(30)],
+        "cuts": [{"after": 1, "label": "Top entry: straight to the Final (rule 13)"},
+                 {"after": 12, "label": "Qualifying cut: to place 12, semi-final (rule 14)"}],
+        "prizes": [{"place": 1, "cents": 500_000}, {"place": 2, "cents": 250_050}],
+    }  # fmt: skip
 
 
-async def test_page_shows_heat_scores_countdown_and_super9_draw(
-    browser: Chromium, signage: SignageServer, tmp_path: Path
+async def open_board(page: Page, url: str, rows: int | None = None) -> None:
+    await page.goto(url)
+    await page.wait_for_function("document.body.dataset.connection === 'live'")
+    if rows is not None:
+        await page.wait_for_function(f"document.querySelectorAll('#seats .row').length === {rows}")
+    await page.wait_for_timeout(100)  # the render after the replay
+
+
+@pytest.mark.parametrize(
+    ("layout", "width", "height"),
+    [(layout, w, h) for layout, sizes in SCREENS.items() for w, h in sizes],
+)
+async def test_each_layout_shows_names_and_timer_whole(
+    signage: SignageServer, page: Page, layout: str, width: int, height: int
+) -> None:
+    await publish_bank(signage.feed)
+    await page.set_viewport_size({"width": width, "height": height})
+    await open_board(page, f"{signage.url}bank/A?layout={layout}", rows=20)
+    measured: list[dict[str, Any]] = await page.evaluate(MEASURE_JS)
+    assert {m["what"] for m in measured} >= {"countdown", "heat-title", "player fit"}
+    for m in measured:
+        assert m["sw"] <= m["cw"], f"{layout} {width}x{height}: {m['what']} {m['text']!r} is cut"
+        # scrollWidth is whole pixels: the text's own width catches a sub-pixel ellipsis
+        assert m["tw"] <= m["bw"] + 0.01, f"{width}x{height}: {m['text']!r} ends in an ellipsis"
+        assert m["right"] <= width + 0.5, f"{m['what']} {m['text']!r} runs off the screen"
+        assert m["bottom"] <= height + 0.5, f"{m['what']} {m['text']!r} runs off the screen"
+    countdown = await page.locator("#countdown").text_content()
+    assert countdown is not None
+    assert re.fullmatch(r"[45]:\d\d", countdown)
+    names = await page.locator(".row:not([hidden]) .player").all_text_contents()
+    assert names
+    assert all(name in NAMES for name in names)  # whole names, never "A…"
+
+
+async def test_paging_shows_every_seat_of_a_twenty_seat_bank(
+    signage: SignageServer, page: Page
+) -> None:
+    machines = await publish_bank(signage.feed)
+    await open_board(page, f"{signage.url}bank/A?page=2", rows=20)
+    pages = int(await page.locator("#seats").get_attribute("data-pages") or 0)
+    assert pages >= 2  # 20 seats do not fit one 1080p screen beside the leaderboard
+    seen: set[str] = set()
+    for _ in range(pages):  # one turn of every page (2 s each)
+        shown = await page.locator("#seats").get_attribute("data-page")
+        seen |= set(await page.evaluate(VISIBLE_SEATS_JS))
+        await page.wait_for_function(
+            f"document.querySelector('#seats').dataset.page !== '{shown}'", timeout=6_000
+        )
+    assert seen == set(machines)
+    # Rule 20: the malfunctioned seat is listed, last, struck out, with its reason.
+    faulted = page.locator(f'#seats .row[data-machine="{FAULTED}"]')
+    assert "fault" in (await faulted.get_attribute("class") or "")
+    assert await page.locator("#seats .row").last.get_attribute("data-machine") == FAULTED
+
+
+async def test_leaderboard_with_cut_and_prizes_stands_beside_the_heat(
+    signage: SignageServer, page: Page
+) -> None:
+    await publish_bank(signage.feed)
+    await open_board(page, f"{signage.url}bank/A", rows=20)
+    board = page.locator("#board")
+    await expect(board).to_be_visible()
+    await expect(board.locator(".row.cut").first).to_contain_text("straight to the Final")
+    await expect(page.locator("#lb-word")).to_have_text("provisional")
+    first = board.locator(".row").first
+    await expect(first.locator(".prize")).to_have_text("R5,000")
+    await expect(board.locator(".row .prize").nth(1)).to_have_text("R2,500.50")
+    heat_box = await page.locator("#heat").bounding_box()
+    board_box = await board.bounding_box()
+    assert heat_box is not None
+    assert board_box is not None
+    assert board_box["x"] >= heat_box["x"] + heat_box["width"]  # beside, not over
+
+
+async def test_results_are_provisional_then_official_and_final_is_only_a_stage(
+    signage: SignageServer, page: Page
 ) -> None:
     feed = signage.feed
-    # Paused: the clock is frozen, so the countdown text is exact.
-    await publish_heat(feed, state={"state": "paused", "seconds_left": 754.0})
-    await feed.publish("super9/42/draw", DRAW, retain=True)
-    await feed.publish("super9/jackpot", {"jackpot_cents": 1_234_550, "session": 42}, retain=True)
-
-    await browser.goto(signage.url)
-    await browser.wait_for("document.querySelectorAll('#scores tbody tr').length === 6")
-
-    seats = await rows(browser, "scores")
-    # Highest credits first; equal credits share rank 1; the faulted seat goes last with
-    # its credits struck out (T20: a future seat, not a score).
-    assert [r["machine"] for r in seats] == ["B01", "B02", "B07", "B03", "B05", "B04"]
-    assert [r["rank"] for r in seats] == ["1", "1", "3", "4", "5", ""]
-    assert [r["credits"] for r in seats] == ["4,800", "4,800", "3,100", "1,250", "990", "5,000"]
-    assert "fault" in seats[-1]["cls"]
-    assert "rule 20" in seats[-1]["flag"]
-
-    assert await text(browser, "#countdown") == "12:34"
-    assert await text(browser, "#heat-title") == "Heat 17"
-    assert await text(browser, "#heat-state") == "Paused"
-
-    called = await browser.evaluate(
-        "[...document.querySelectorAll('#grid .cell.called')].map(c => +c.dataset.number)"
-    )
-    assert sorted(called) == sorted([17, 0, 32, 5, 36, 11, 8])  # DRAW["called"]
-    cells = await browser.evaluate("document.querySelectorAll('#grid .cell').length")
-    assert cells == 37  # 0 to 36
-    last = await browser.evaluate("document.querySelector('#grid .cell.last').dataset.number")
-    assert last == "8"
-    assert await text(browser, "#s9-last") == "8"
-    assert await text(browser, "#s9-counted") == "7 / 18"
-    assert await text(browser, "#jackpot") == "R12,345.50"  # integer cents, shown in rand
-    extra = await text(browser, "#s9-extra")
-    assert "rule 19" in extra
-    assert "game 3" in extra  # one repeat not counted; a no spin
-    assert "S9-0012" in await text(browser, "#s9-near")
-    assert await browser.evaluate("document.body.dataset.connection") == "live"
-
-    # The same DOM a --dump-dom would print, and a screenshot for a person to look at.
-    dom = await browser.dom()
-    assert 'data-machine="B01"' in dom
-    assert "12:34" in dom
-    png = await browser.screenshot(tmp_path / "signage.png")
-    assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    width, height = struct.unpack(">II", png[16:24])
-    assert (width, height) == (1920, 1080)
+    await publish_bank(feed, 4)
+    await open_board(page, f"{signage.url}bank/A", rows=4)
+    await expect(page.locator("#seats-word")).to_have_text("provisional")
+    rows = [{"rank": 1, "machine": "A04", "credits": 1111, "tie": False},
+            {"rank": 2, "machine": "A03", "credits": 1074, "tie": False}]  # fmt: skip
+    state = {"heat": "17", "state": "collecting", "bank": "A", "tournament": "3"}
+    await feed.publish("heat/17/state", state, retain=True)
+    await feed.publish("heat/17/standings", {"rows": rows, "official": False}, retain=True)
+    await expect(page.locator("#seats-title")).to_have_text("Result")
+    await expect(page.locator("#seats-word")).to_have_text("provisional")
+    await feed.publish("heat/17/state", {**state, "state": "closed"}, retain=True)
+    await feed.publish("heat/17/standings", {"rows": rows, "official": True}, retain=True)
+    await feed.publish("tournament/3/leaderboard", leaderboard(official=True), retain=True)
+    await expect(page.locator("#seats-word")).to_have_text("official")
+    await expect(page.locator("#heat-state")).to_have_text("Official result")
+    await expect(page.locator("#lb-word")).to_have_text("official")
+    text = await page.locator("main").inner_text()
+    # "Final" names the Final stage (the cut line says who goes there), never a result.
+    final = re.compile(r"(?<!semi-)\bfinal\b", re.IGNORECASE)
+    assert [line for line in text.splitlines() if final.search(line)] == [
+        "Top entry: straight to the Final (rule 13)".upper()
+    ]
 
 
-async def test_live_updates_reorder_scores_and_run_the_clock(
-    browser: Chromium, signage: SignageServer
+async def test_waiting_screen_shows_the_next_heat_time_and_the_attract_screen(
+    signage: SignageServer, page: Page
 ) -> None:
-    feed = signage.feed
-    await publish_heat(feed, state={"state": "armed", "seconds_left": 300.0})
-    await browser.goto(signage.url)
-    await browser.wait_for("document.querySelectorAll('#scores tbody tr').length === 6")
-    assert await text(browser, "#countdown") == "5:00"
-
-    # The heat starts (the runner's payload: ends_at), and B05 takes the lead.
-    ends = datetime.now(UTC) + timedelta(seconds=300)
-    await feed.publish(
-        "heat/17/state", {"state": "running", "ends_at": ends.isoformat()}, retain=True
-    )
-    await feed.publish(
-        "heat/17/seat/B05",
-        {"heat": "17", "machine": "B05", "credits": 9_990, "final": False, "malfunction": None},
+    starts = datetime.now(VENUE).replace(second=0, microsecond=0) + timedelta(minutes=90)
+    await signage.feed.publish(
+        "bank/B/next",
+        {"bank": "B", "heat": "21", "name": "Ridge Classic - heat 4", "stage": "Qualifying",
+         "starts_at": starts.astimezone(UTC).isoformat()},
         retain=True,
-    )
-    await browser.wait_for("document.querySelector('#scores tbody tr').dataset.machine === 'B05'")
-    assert await text(browser, "#heat-state") == "Playing"
-    # A running clock counts down from the end time: below 5:00, far above zero.
-    seconds = int(await browser.wait_for("+document.querySelector('#countdown').dataset.seconds"))
-    assert 200 < seconds <= 300
+    )  # fmt: skip
+    await open_board(page, f"{signage.url}bank/B")
+    await expect(page.locator("#attract")).to_be_visible()
+    await expect(page.locator("#seats-block")).to_be_hidden()
+    await expect(page.locator("#clock-box")).to_be_hidden()  # no "--:--" on a waiting screen
+    hhmm = starts.strftime("%H:%M")  # the venue's time, whatever the screen's zone
+    await expect(page.locator("#next-time")).to_have_text(re.compile(f"{hhmm}$"))
+    await expect(page.locator("#attract-next")).to_contain_text("Ridge Classic - heat 4")
+    assert "--" not in await page.locator("body").inner_text()
 
-    # After the heat: standings replace the live scores; ties are flagged (T19).
-    standings = {
-        "heat": "17",
-        "void": False,
-        "rows": [
-            {"rank": 1, "machine": "B05", "credits": 9_990, "tie": False},
-            {"rank": 2, "machine": "B01", "credits": 4_800, "tie": True},
-            {"rank": 2, "machine": "B02", "credits": 4_800, "tie": True},
-            {"rank": 4, "machine": "B07", "credits": 3_100, "tie": False},
-        ],
-    }
-    await feed.publish("heat/17/state", {"state": "closed", "seconds_left": None}, retain=True)
-    await feed.publish("heat/17/standings", standings, retain=True)
-    await browser.wait_for("!document.querySelector('#standings-block').hidden")
-    table = await rows(browser, "standings")
-    assert [r["machine"] for r in table] == ["B05", "B01", "B02", "B07"]
-    assert [r["rank"] for r in table] == ["1", "2", "2", "4"]
-    assert [bool(r["flag"]) for r in table] == [False, True, True, False]
-    assert await browser.evaluate("document.querySelector('#scores-block').hidden") is True
-    assert "rule 19" in await text(browser, "#standings-note")
-    assert await text(browser, "#countdown") == "0:00"
+
+async def test_the_clock_is_the_venues_not_the_screens(
+    signage: SignageServer, browser: Browser
+) -> None:
+    context = await browser.new_context(timezone_id="America/New_York", bypass_csp=True)
+    try:
+        page = await context.new_page()
+        await open_board(page, f"{signage.url}bank/A")
+        await page.wait_for_timeout(300)  # a tick
+        shown = await page.locator("#clock-now").text_content()
+        now = datetime.now(VENUE)
+        expected = {(now + timedelta(minutes=d)).strftime("%H:%M") for d in (-1, 0, 1)}
+        assert shown in expected
+        assert await page.evaluate("new Date().getTimezoneOffset()") != -120  # not Joburg
+    finally:
+        await context.close()
+
+
+async def test_reconnecting_mark_while_the_server_is_away(page: Page) -> None:
+    feed = FanoutFeed()
+    server = await start_signage(feed, "127.0.0.1", 0)
+    port = server.port
+    try:
+        await publish_bank(feed, 6)
+        await open_board(page, f"{server.url}bank/A", rows=6)
+        await expect(page.locator("#banner")).to_be_hidden()
+        await server.close()  # the gateway (or the standalone sign's server) restarts
+        await page.wait_for_function("document.body.dataset.connection === 'reconnecting'")
+        await expect(page.locator("#banner")).to_be_visible()
+        await expect(page.locator("#banner")).to_contain_text("Reconnecting")
+        # The last snapshot stays on the screen under the mark.
+        assert len(await page.evaluate(VISIBLE_SEATS_JS)) == 6
+        server = await start_signage(feed, "127.0.0.1", port)
+        await page.wait_for_function(
+            "document.body.dataset.connection === 'live'", timeout=15_000
+        )
+        await expect(page.locator("#banner")).to_be_hidden()
+        feed.set_upstream("disconnected")  # the standalone sign's source is away
+        await expect(page.locator("#banner")).to_contain_text("Reconnecting to the gateway feed")
+        feed.set_upstream("connected")
+        await expect(page.locator("#banner")).to_be_hidden()
+    finally:
+        await server.close()
+
+
+async def test_super9_board_carries_its_own_footer(signage: SignageServer, page: Page) -> None:
+    await signage.feed.publish(
+        "super9/42/draw",
+        {"session": 42, "status": "drawing", "called": [7, 17, 0], "last": {"number": 0},
+         "spins": 3, "counted_spins": 3, "jackpot_spins": 18, "jackpot_live": True,
+         "jackpot_cents": 1_234_550},
+        retain=True,
+    )  # fmt: skip
+    await open_board(page, f"{signage.url}super9")
+    await expect(page.locator("#jackpot")).to_have_text("R12,345.50")
+    await expect(page.locator('.cell.called[data-number="17"]')).to_be_visible()
+    foot = page.locator("footer")
+    await expect(foot).to_contain_text("Super 9")
+    assert "rule 12" not in await foot.inner_text()  # not the tournament's footer
+    # The floor board showing only the Super 9 draw carries only its footer too.
+    await open_board(page, signage.url)
+    await expect(page.locator("#super9")).to_be_visible()
+    await expect(page.locator('[data-footer="tournament"]')).to_be_hidden()
+    await expect(page.locator('[data-footer="super9"]')).to_be_visible()
+
+
+async def test_a_rank_change_glides_unless_the_screen_asks_for_less_motion(
+    signage: SignageServer, browser: Browser
+) -> None:
+    feed = signage.feed
+    await publish_bank(feed, 3)
+    for motion, moves in (("no-preference", True), ("reduce", False)):
+        context = await browser.new_context(reduced_motion=motion, bypass_csp=True)  # type: ignore[arg-type]
+        try:
+            page = await context.new_page()
+            await open_board(page, f"{signage.url}bank/A", rows=3)
+            await page.evaluate("""() => { window.ups = 0; new MutationObserver(ms => {
+                for (const m of ms) if (m.target.classList.contains('up')) window.ups += 1;
+              }).observe(document.querySelector('#seats'),
+                         {attributes: true, subtree: true, attributeFilter: ['class']}); }""")
+            credits = 5000 if motion == "reduce" else 4000
+            await feed.publish(
+                "heat/17/seat/A01",
+                {"machine": "A01", "credits": credits, "player": NAMES[0]},
+                retain=True,
+            )
+            top = page.locator("#seats .row").first
+            await expect(top).to_have_attribute("data-machine", "A01")
+            await page.wait_for_timeout(200)
+            assert (await page.evaluate("window.ups") > 0) is moves
+            duration = await top.evaluate("r => getComputedStyle(r).transitionDuration")
+            assert (duration != "0s") is moves
+        finally:
+            await context.close()
 
 
 async def test_payload_text_is_shown_as_text_never_as_markup(
-    browser: Chromium, signage: SignageServer
+    signage: SignageServer, page: Page
 ) -> None:
-    hostile = (
-        '<img src=x onerror="document.title=\'owned\'">'
-        '<script>document.title="owned"</script>'
-    )
-    await signage.feed.publish("current", {"heat": "9", "name": hostile}, retain=True)
+    hostile = '<img src=x onerror="document.title=1">Eve'
+    await publish_bank(signage.feed, 2)
     await signage.feed.publish(
-        "heat/9/seat/C01",
-        {"machine": "C01", "credits": 10, "player": hostile, "final": False},
-        retain=True,
+        "heat/17/seat/A01", {"machine": "A01", "credits": 5, "player": hostile}, retain=True
     )
-    await browser.goto(signage.url)
-    await browser.wait_for("document.querySelectorAll('#scores tbody tr').length === 1")
-    assert await text(browser, "#heat-title") == hostile
-    assert await text(browser, "#scores .player") == hostile
-    assert await browser.evaluate("document.querySelectorAll('img, main script').length") == 0
-    assert await browser.evaluate("document.title") != "owned"
-
-
-async def test_page_shows_reconnecting_and_recovers_when_the_stream_drops(
-    browser: Chromium, signage: SignageServer
-) -> None:
-    await publish_heat(signage.feed, state={"state": "paused", "seconds_left": 60.0})
-    await browser.goto(signage.url)
-    await browser.wait_for("document.body.dataset.connection === 'live'")
-    await browser.wait_for("document.querySelectorAll('#scores tbody tr').length === 6")
-
-    port = signage.port
-    await signage.close()  # the gateway restarts: the stream drops
-    await browser.wait_for("document.body.dataset.connection === 'reconnecting'")
-    banner = await text(browser, "#banner")
-    assert "Reconnecting" in banner
-    assert await banner_display(browser) == "block"
-    # The last known values stay on screen (dimmed) while it reconnects.
-    assert len(await rows(browser, "scores")) == 6
-
-    # Back on the same port with a new state: the page reconnects by itself and replays.
-    feed = FanoutFeed()
-    await feed.publish("current", {"heat": "18"}, retain=True)
-    await feed.publish("heat/18/state", {"state": "paused", "seconds_left": 125.0}, retain=True)
-    await feed.publish("heat/18/seat/D01", {"machine": "D01", "credits": 77}, retain=True)
-    again = await start_signage(feed, "127.0.0.1", port)
-    try:
-        await browser.wait_for("document.body.dataset.connection === 'live'", within=20)
-        await browser.wait_for("document.querySelector('#countdown').textContent === '2:05'")
-        assert [r["machine"] for r in await rows(browser, "scores")] == ["D01"]  # old heat gone
-        assert await banner_display(browser) == "none"
-    finally:
-        await again.close()
-
-
-async def test_page_says_when_the_mqtt_source_is_away(
-    browser: Chromium, signage: SignageServer
-) -> None:
-    signage.feed.set_upstream("connected")
-    await browser.goto(signage.url)
-    await browser.wait_for("document.body.dataset.connection === 'live'")
-    signage.feed.set_upstream("disconnected")
-    await browser.wait_for("document.body.classList.contains('upstream-down')")
-    assert "Waiting for the gateway feed" in await text(browser, "#banner")
-    signage.feed.set_upstream("connected")
-    await browser.wait_for("!document.body.classList.contains('upstream-down')")
-
-
-async def test_seats_named_at_the_start_and_a_void_heat(
-    browser: Chromium, signage: SignageServer
-) -> None:
-    feed = signage.feed
-    ends = datetime.now(UTC) + timedelta(seconds=600)
-    # The heat runner's own start message names the playing seats (T22).
-    await feed.publish(
-        "heat/30/state",
-        {"state": "running", "ends_at": ends.isoformat(), "machines": ["E01", "E02", "E03"]},
-        retain=True,
-    )
-    await feed.publish("heat/30/seat/E02", {"machine": "E02", "credits": 40}, retain=True)
-    await browser.goto(signage.url)
-    await browser.wait_for("document.querySelectorAll('#scores tbody tr').length === 3")
-    seats = await rows(browser, "scores")
-    assert [(r["machine"], r["credits"]) for r in seats] == [
-        ("E02", "40"), ("E01", "—"), ("E03", "—"),
-    ]  # fmt: skip
-    assert await text(browser, "#heat-title") == "Heat 30"  # no "current": latest heat
-
-    # T20: a tournament-system failure voids the heat; it will be restarted.
-    await feed.publish("heat/30/state", {"state": "restarted"}, retain=True)
-    await feed.publish("heat/30/standings", {"heat": "30", "void": True, "rows": []}, retain=True)
-    await browser.wait_for("!document.querySelector('#standings-block').hidden")
-    assert "rule 20" in await text(browser, "#heat-state")
-    assert "rule 20" in await text(browser, "#standings-note")
-    assert await rows(browser, "standings") == []
-    assert await text(browser, "#countdown") == "--:--"
+    await open_board(page, f"{signage.url}bank/A", rows=2)
+    await expect(page.locator('#seats .row[data-machine="A01"] .player')).to_have_text(hostile)
+    assert await page.locator("#seats img").count() == 0

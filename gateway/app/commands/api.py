@@ -24,6 +24,7 @@ from gateway.errors import OperatorError
 
 if TYPE_CHECKING:
     from gateway.app.monitoring.ops import ProcessOps
+    from gateway.web.fanout import FanoutFeed
 
 
 def register(sub: Any) -> None:
@@ -122,8 +123,11 @@ class HttpApi:
     url: str
     own_ops: ProcessOps | None = None  # made here (``reelgate api``), closed here
     app: Any = None  # the FastAPI application (the console is attached to it)
+    streams: tuple[Any, ...] = ()  # the open feed streams (gateway.web.signage.stream)
 
     async def close(self) -> None:
+        for streams in self.streams:
+            streams.end_all()  # an open stream would hold uvicorn's shutdown up
         self.server.should_exit = True
         await self.task
         await self.engine.dispose()
@@ -131,10 +135,18 @@ class HttpApi:
             await self.own_ops.close()
 
 
-async def start_http(args: argparse.Namespace, ops: ProcessOps | None = None) -> HttpApi | None:
+async def start_http(
+    args: argparse.Namespace,
+    ops: ProcessOps | None = None,
+    *,
+    feed: FanoutFeed | None = None,
+    settings: Any = None,
+) -> HttpApi | None:
     """Start the API when ``--http`` was given (None otherwise); prints its URL.  Beside
     it ``/metrics``, ``/healthz`` and ``/readyz`` serve ``ops`` (``serve`` passes the
-    gateway's; ``reelgate api`` gets one of its own, for its database)."""
+    gateway's; ``reelgate api`` gets one of its own, for its database).  With the
+    gateway's live ``feed``, the signage boards (``/signage/``, branded by ``settings``)
+    and the feed stream for standalone signs (``/api/v1/feed/events``) come with it."""
     spec = getattr(args, "http", None)
     if not spec:
         return None
@@ -154,6 +166,12 @@ async def start_http(args: argparse.Namespace, ops: ProcessOps | None = None) ->
         ops.start()
     ops.use_database(db_url, engine)
     app = create_app(make_sessionmaker(engine), secure_cookies=True if tls else None, ops=ops)
+    streams: tuple[Any, ...] = ()
+    if feed is not None:
+        from gateway.web.signage import mount_signage
+        from gateway.web.signage.relay import mount_relay
+
+        streams = (mount_signage(app, feed, settings).streams, mount_relay(app, feed))
     config = uvicorn.Config(
         app,
         host=host,
@@ -179,7 +197,7 @@ async def start_http(args: argparse.Namespace, ops: ProcessOps | None = None) ->
     url = f"{'https' if tls else 'http'}://{host}:{bound}/api/v1"
     print(f"api on {url}", flush=True)
     print(f"console on {url.removesuffix('/api/v1')}/console/", flush=True)
-    return HttpApi(server, task, engine, url, own_ops, app)
+    return HttpApi(server, task, engine, url, own_ops, app, streams)
 
 
 def _server_class() -> type:

@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from gateway.app.commands.signage import add_branding
 from gateway.app.configfile import fill_unset, settings_of
 from gateway.app.options import add_gateway, trap_host
 from gateway.errors import OperatorError
@@ -81,6 +82,7 @@ def register(sub: Any) -> None:
         help="serve the signage page on this port (0: a free port, printed); default off",
     )
     parser.add_argument("--signage-host", help="address the signage page listens on (loopback)")
+    add_branding(parser)
     parser.add_argument(
         "--snmp-traps",
         metavar="HOST:PORT",
@@ -246,7 +248,8 @@ async def serve(
     fanout, mqtt, signage = await _open_feed(args)
     http = None
     try:
-        http = await start_http(args, ops)  # the desks' API beside the gateway (--http)
+        # The desks' API beside the gateway (--http), with the boards and the feed stream.
+        http = await start_http(args, ops, feed=fanout, settings=_branding(args))
         async with (
             RunningGateway(settings, fanout) as gateway,
             monitored(gateway, ops, mqtt.session if mqtt is not None else None),
@@ -292,13 +295,25 @@ async def _open_feed(
     signage = None
     if port is not None:
         try:
-            signage = await start_signage(fanout, args.signage_host, port)
+            signage = await start_signage(
+                fanout, args.signage_host, port, settings=_branding(args)
+            )
         except OSError as exc:
             if mqtt is not None:
                 await mqtt.close()
             raise OperatorError(f"--signage-port {port}: {exc.strerror or exc}") from None
         print(f"signage on {signage.url}", flush=True)
     return fanout, mqtt, signage
+
+
+def _branding(args: argparse.Namespace) -> Any:
+    """The boards' settings (``SignageSettings``); defaults when the caller's namespace
+    has no branding options (a test's or the demo's)."""
+    if not hasattr(args, "title"):
+        return None
+    from gateway.app.commands.signage import branding
+
+    return branding(args)
 
 
 async def _close_feed(signage: SignageServer | None, mqtt: MqttFeed | None) -> None:

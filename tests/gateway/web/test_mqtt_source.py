@@ -11,8 +11,8 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 
-import aiohttp
 import aiomqtt
+import httpx
 import pytest
 
 from gateway.app.cli import main
@@ -153,11 +153,10 @@ async def test_signage_command_serves_the_page_from_the_broker(
     gateway = await MqttFeed.connect(broker.url, site)
     try:
         await gateway.publish("super9/jackpot", {"jackpot_cents": 500_000}, retain=True)
-        async with aiohttp.ClientSession() as http:
+        async with httpx.AsyncClient() as http:
             async with asyncio.timeout(10):
                 while True:  # bounded by the timeout
-                    async with http.get(f"{url}api/snapshot") as response:
-                        retained = (await response.json())["retained"]
+                    retained = (await http.get(f"{url}snapshot")).json()["retained"]
                     if retained:
                         break
                     await asyncio.sleep(0.05)

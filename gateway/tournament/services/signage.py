@@ -1,0 +1,112 @@
+"""What the signs show of a tournament beside a heat: the stage's leaderboard with its
+cuts and advertised prizes, and the next heat of each bank (``docs/signage.md``).
+
+Both are plain JSON-ready payloads for the live feed (``tournament/<ID>/leaderboard``,
+``bank/<BANK>/next``); publishing them is the heats' business (``gateway.heats.live_feed``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from gateway.tournament.rules.enums import HeatStatus, Stage
+from gateway.tournament.services.common import find_tournament, load_settings
+from gateway.tournament.services.prizes import prize_lines
+from gateway.tournament.services.standings import stage_over, top_standings
+from gateway.tournament.settings import TournamentSettings
+from storage.tournament import Heat, Tournament
+
+STAGE_TITLES = {
+    Stage.QUALIFYING: "Qualifying",
+    Stage.SEMI_FINAL: "Semi-final",
+    Stage.FINAL: "Final",
+}
+# Lines past the last cut, so a sign shows who is just below it.
+_BELOW_CUT = 10
+MAX_ROWS = 200
+
+
+def cut_lines(settings: TournamentSettings, stage: Stage) -> list[dict[str, Any]]:
+    """The boundaries a leaderboard draws, each after the last place that makes it."""
+    if stage is Stage.QUALIFYING:
+        direct = settings.direct_final_places
+        semis = direct + settings.semi_final_qualifiers
+        top = "Top entry" if direct == 1 else f"Top {direct}"
+        return [
+            {"after": direct, "label": f"{top}: straight to the Final (rule 13)"},
+            {"after": semis, "label": f"Qualifying cut: to place {semis}, semi-final (rule 14)"},
+        ]
+    if stage is Stage.SEMI_FINAL:
+        n = settings.finalists_from_semis
+        return [{"after": n, "label": f"Top {n}: to the Final (rule 17)"}]
+    return []  # the Final: the prize column says it all
+
+
+async def leaderboard(
+    session: AsyncSession, tournament_ref: int | str, stage: Stage, *, now: datetime
+) -> dict[str, Any]:
+    """The stage's leaderboard as a sign shows it: places (ties share one and are flagged:
+    rule 19, a card draw decides), the cuts, each scheduled place's prize (rule 15, the
+    advertised minimum plus any apportioned surplus), and whether it is official (every
+    heat of the stage run or cancelled, no tie left to draw) or still provisional."""
+    tournament = await find_tournament(session, tournament_ref)
+    settings = await load_settings(session, tournament)
+    cuts = cut_lines(settings, stage)
+    reach = max([c["after"] for c in cuts] + [settings.prize_places, 10])
+    table = await top_standings(
+        session, tournament.id, stage, limit=min(MAX_ROWS, reach + _BELOW_CUT), as_of=now
+    )
+    prizes = await prize_lines(session, tournament.id, stage, table.lines)
+    official = not table.ties_to_draw and await stage_over(session, tournament.id, stage)
+    return {
+        "tournament": tournament.id,
+        "name": tournament.name,
+        "stage": stage.value,
+        "stage_title": STAGE_TITLES[stage],
+        "official": official,
+        "rows": [
+            {
+                "place": line.place,
+                "entry": line.entry_id,
+                "player": line.player_name,
+                "credits": line.credits,
+                "tie": line.tied,
+                "heat": line.heat_number,
+            }
+            for line in table.lines
+        ],
+        "cuts": cuts,
+        "prizes": [{"place": p.place, "cents": p.total_cents} for p in prizes],
+        "at": now,
+    }
+
+
+async def next_heats(
+    session: AsyncSession, banks: Iterable[str] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Each bank's next scheduled heat (the earliest not yet started), by bank name."""
+    query = (
+        select(Heat, Tournament.name)
+        .join(Tournament, Tournament.id == Heat.tournament_id)
+        .where(Heat.status == HeatStatus.SCHEDULED)
+        .order_by(Heat.scheduled_start, Heat.id)
+    )
+    if banks is not None:
+        query = query.where(Heat.bank_name.in_(list(banks)))
+    out: dict[str, dict[str, Any]] = {}
+    for heat, name in (await session.execute(query)).all():
+        if heat.bank_name in out:
+            continue
+        out[heat.bank_name] = {
+            "heat": str(heat.id),
+            "tournament": str(heat.tournament_id),
+            "name": f"{name} - heat {heat.number}",
+            "stage": STAGE_TITLES.get(Stage(heat.stage), str(heat.stage)),
+            "starts_at": heat.scheduled_start,
+        }
+    return out

@@ -1,1 +1,0 @@
-"""Static files of the signage page (a package only so that wheels include them)."""
