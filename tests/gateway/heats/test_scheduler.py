@@ -58,9 +58,9 @@ async def _setup(ctx: GatewayContext, starts_in_s: float, seconds: int) -> list[
     for i in range(3):
         for heat_id in heats:
             async with unit_of_work(ctx.sessions) as s:
-                await register_for_heat(
-                    s, heat_id, f"80010{i}5800089", actor="test", now=datetime.now(UTC)
-                )
+                # keyed at the set-up instant: the desk registered before the heat began
+                # (rule 11), however long a loaded machine takes to get here
+                await register_for_heat(s, heat_id, f"80010{i}5800089", actor="test", now=now)
     return heats
 
 
