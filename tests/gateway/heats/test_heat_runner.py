@@ -109,7 +109,12 @@ async def test_machine_that_stops_answering_is_malfunctioned_heat_goes_on(
     )
 
     async def fail_later() -> None:
-        await asyncio.sleep(0.3)
+        # once the heat is under way on A02 (a condition, not a guessed delay: arming
+        # can take longer than any fixed pause on a loaded machine)
+        for _ in range(1000):  # bounded: 10 s
+            if bank.machines[1].in_tournament and bank.machines[1].play_enabled():
+                break
+            await asyncio.sleep(0.01)
         bank.drivers["A02"].fault = "timeout"
 
     failing = asyncio.create_task(fail_later())
