@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 from gateway.app.options import OneLineParser
 from gateway.errors import OperatorError
+from storage.chain_errors import AuditKeyMissing
 
 # name -> (module in gateway.app.commands, help); keep in the order --help shows them.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -90,7 +91,7 @@ def _main(argv: list[str]) -> int:
     try:
         code: int = handler(args)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
-    except OperatorError as exc:
+    except (OperatorError, AuditKeyMissing) as exc:
         print(f"reelgate: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
