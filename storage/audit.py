@@ -158,6 +158,11 @@ def bind_keys(engine: AsyncEngine, keys: ChainKeys | None) -> None:
     engine.sync_engine.update_execution_options(**{_KEYS_OPTION: keys})
 
 
+def keys_of_engine(engine: AsyncEngine) -> ChainKeys | None:
+    found = engine.sync_engine.get_execution_options().get(_KEYS_OPTION)
+    return found if isinstance(found, ChainKeys) else None
+
+
 def keys_of(session: Session | AsyncSession) -> ChainKeys | None:
     sync = session.sync_session if isinstance(session, AsyncSession) else session
     found = sync.get_bind().get_execution_options().get(_KEYS_OPTION)
@@ -316,6 +321,18 @@ def _genesis(session: Session, head: AuditChainHead, keys: ChainKeys) -> None:
     )
     head.keyed_from = head.last_id
     session.info[GENESIS_INFO] = True
+
+
+def key_legacy_chain(session: Session) -> int | None:
+    """Key a chain written before the key (genesis row now); the legacy row count."""
+    keys = require_keys(session)
+    head = _lock_head(session)
+    if head.keyed_from is not None or head.last_id == 0:
+        return None
+    legacy = head.last_id
+    _genesis(session, head, keys)
+    session.flush()
+    return legacy
 
 
 def append_sync(

@@ -40,6 +40,7 @@ import storage.seals  # noqa: F401  (seals every result row under the audit chai
 from gateway.errors import OperatorError
 from gateway.records import chain
 from gateway.records.keys import RecordKeyError
+from storage import audit
 from storage.chain_errors import AuditKeyMissing
 from storage.db import database_url, make_engine, make_sessionmaker
 from storage.types import ValueTooLong
@@ -176,9 +177,19 @@ async def upgrade(given: str | None) -> tuple[str | None, str]:
             await guarded(url, upgrade_async(engine))
         except CommandError as exc:  # e.g. a revision this Reelgate does not know
             raise OperatorError(f"--database {safe_url(url)}: {exc}") from None
+        await guarded(url, _key_legacy_chain(engine, url))
         return before, head_revision()
     finally:
         await engine.dispose()
+
+
+async def _key_legacy_chain(engine: AsyncEngine, url: str) -> None:
+    """Seal a chain from before the key under it now, if the key is configured."""
+    bind_keys(engine, url)
+    if audit.keys_of_engine(engine) is None:
+        return
+    async with make_sessionmaker(engine).begin() as session:
+        await session.run_sync(audit.key_legacy_chain)
 
 
 async def revision_of(given: str | None) -> str | None:

@@ -31,12 +31,15 @@ from gateway.records.keys import (
     AUDIT_KEY_ENV,
     SIGNING_KEY_ENV,
     KeyPaths,
+    RecordKeyError,
     create_keys,
     load_audit_key,
     load_public_key,
     load_signing_key,
 )
 from storage.audit import ChainKeys, bind_keys
+
+__all__ = ["RecordKeyError", "SignatureChecker", "bind", "create_keys", "key_paths", "load"]
 
 
 def fingerprint(public: Ed25519PublicKey) -> str:
