@@ -270,7 +270,7 @@ def test_bad_input_is_one_line_and_changes_nothing(
     # Nothing of the refused commands is stored or audited.
     code, out, _ = run("audit", "show", *db, "--json")
     assert code == 0
-    assert [row["action"] for row in json.loads(out)] == ["tournament.create"]
+    assert [row["action"] for row in json.loads(out)] == ["audit.chain_keyed", "tournament.create"]
     code, out, _ = run("players", "list", *db, "--json")
     assert json.loads(out) == []
 
