@@ -190,12 +190,13 @@ def seal_everything(session: Session) -> None:
 
 @event.listens_for(Session, "before_commit")
 def _seal_at_commit(session: Session) -> None:
+    if session.new or session.dirty or session.deleted:
+        session.flush()  # the commit would flush next; do it now so its rows are noted
     if not (
         _PENDING in session.info or _GENESIS in session.info or audit.wants_checkpoint(session)
     ):
         return
     for _ in range(_MAX_SEAL_ROUNDS):
-        session.flush()
         if session.info.pop(_GENESIS, False):
             session.info.pop(_PENDING, None)  # every row is sealed below, these too
             seal_everything(session)
@@ -203,7 +204,10 @@ def _seal_at_commit(session: Session) -> None:
             seal_pending(session)
         else:
             break
+        session.flush()
     audit.write_requested_checkpoint(session)
+    if session.info.pop(_GENESIS, False):  # the checkpoint was this database's first row
+        seal_everything(session)
 
 
 @event.listens_for(Session, "after_commit")
