@@ -17,8 +17,11 @@ the checkpoint signer and the public key's fingerprint) through :func:`bind`.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 from cryptography.exceptions import InvalidSignature
@@ -97,6 +100,21 @@ def ensure_local_keys(url: str) -> Path | None:
         return None
     create_keys(KeyPaths.in_directory(folder))
     return folder
+
+
+def throwaway_keys() -> KeyPaths | None:
+    """Keys for a benchmark run when none is configured: made in a temporary folder
+    (removed at exit) and named in the environment, so this process, the engines it
+    binds (:func:`bind`) and its subprocesses all find them.  None if a key is set."""
+    if os.environ.get(AUDIT_KEY_ENV):
+        return None
+    folder = Path(tempfile.mkdtemp(prefix="reelgate-keys-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    paths = KeyPaths.in_directory(folder)
+    create_keys(paths)
+    os.environ[AUDIT_KEY_ENV] = str(paths.audit_key)
+    os.environ[SIGNING_KEY_ENV] = str(paths.signing_key)
+    return paths
 
 
 class SignatureChecker:
