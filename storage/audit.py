@@ -65,7 +65,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from storage.chain_errors import AuditKeyMissing
+from storage.chain_errors import AuditKeyMissing as AuditKeyMissing  # re-exported
 from storage.db import Base
 from storage.types import UTCDateTime, utcnow
 
