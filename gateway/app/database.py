@@ -149,6 +149,15 @@ def bind_keys(engine: AsyncEngine, url: str) -> None:
         raise OperatorError(str(exc)) from None
 
 
+def require_audit_key(engine: AsyncEngine, what: str) -> None:
+    """A process that writes results as they happen must not find out at its first write."""
+    if audit.keys_of_engine(engine) is None:
+        raise OperatorError(
+            f"{what} needs the audit key: set REELGATE_AUDIT_KEY_FILE "
+            "(create one with `reelgate audit keys-init`)"
+        )
+
+
 async def guarded(url: str, work: Awaitable[T]) -> T:
     """``work`` with every way of not reaching the database turned into one line."""
     try:

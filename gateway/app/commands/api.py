@@ -12,7 +12,7 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.app.database import open_engine
+from gateway.app.database import open_engine, require_audit_key
 from gateway.app.options import add_database
 from gateway.errors import OperatorError
 
@@ -95,6 +95,11 @@ async def start_http(args: argparse.Namespace) -> HttpApi | None:
     if tls != bool(getattr(args, "tls_key", None)):
         raise OperatorError("--tls-cert and --tls-key go together")
     _, engine = await open_engine(args.database)
+    try:
+        require_audit_key(engine, "the API")
+    except OperatorError:
+        await engine.dispose()
+        raise
     app = create_app(make_sessionmaker(engine), secure_cookies=True if tls else None)
     config = uvicorn.Config(
         app,
