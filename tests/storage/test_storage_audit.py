@@ -290,3 +290,36 @@ def test_cli_bad_database_is_one_line(capsys: pytest.CaptureFixture[str]) -> Non
     assert "cannot open" in capsys.readouterr().err
     assert cli_main(["audit", "verify", "--database", "not a url"]) == 2
     assert "not a database URL" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "awkward",
+    [
+        'quote " and backslash \\ and slash /',
+        "new\nline\ttab\rreturn\bback\fform",
+        "control \x01\x1f and del \x7f",
+        "naïve café — 日本語 😀 \u2028 separator",
+        "{'json': [1, 2]}",
+    ],
+)
+async def test_any_text_verifies(engine: AsyncEngine, awkward: str) -> None:
+    """The verifier's body text (built by PostgreSQL itself there) is the writer's, byte
+    for byte, whatever the text holds; and an edit of such a row is still named."""
+    async with make_sessionmaker(engine).begin() as session:
+        await audit.record(
+            session,
+            actor=f"director:{awkward}"[:100],
+            action="note.add",
+            subject=awkward[:200],
+            reason=awkward,
+            details={"text": awkward, "none": None},
+        )
+        await audit.record(session, actor="a:b", action="note.add", subject="plain")
+    result = await _verify(engine)
+    assert result.ok, [f.line() for f in result.findings]
+    async with engine.begin() as conn:
+        await conn.execute(
+            text("UPDATE audit_log SET reason = :r WHERE id = 2"), {"r": awkward + "!"}
+        )
+    lines = [f.line() for f in (await _verify(engine)).findings]
+    assert lines == ["audit_log 2: altered: its MAC does not match its content"]
