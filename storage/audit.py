@@ -441,7 +441,7 @@ def write_requested_checkpoint(session: Session) -> AuditCheckpoint | None:
     session.flush()
     append_sync(
         session,
-        actor=SYSTEM_ACTOR,
+        actor=last_actor(session) or SYSTEM_ACTOR,  # the close that asked for it
         action=CHECKPOINT_ACTION,
         subject=f"checkpoint:{point.id}",
         reason=str(reason),
