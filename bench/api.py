@@ -40,6 +40,7 @@ import httpx  # noqa: E402
 from sqlalchemy import text  # noqa: E402
 
 from gateway.accounts import service  # noqa: E402
+from gateway.records import chain  # noqa: E402
 from gateway.tournament import services as svc  # noqa: E402
 from gateway.tournament.rules.enums import EntryValidity, Stage  # noqa: E402
 from gateway.tournament.settings import TournamentSettings  # noqa: E402
@@ -181,6 +182,8 @@ async def run_backend(
     url: str, schema: str | None, desks: int, seconds: float, think_ms: float
 ) -> list[list[str]]:
     engine = make_engine(url, schema=schema, pool_size=desks + 5) if schema else make_engine(url)
+    chain.throwaway_keys()
+    chain.bind(engine, url)
     import storage.models  # noqa: F401
 
     async with engine.begin() as conn:

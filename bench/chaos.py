@@ -90,6 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--database", help="PostgreSQL server URL (default: a SQLite file)")
     args = parser.parse_args(argv)
+    from gateway.records.chain import throwaway_keys  # the repo root is on the path now
+
+    throwaway_keys()  # no key configured: this run's own, for its workers too
     reports = []
     with (
         tempfile.TemporaryDirectory(prefix="chaos") as tmp,

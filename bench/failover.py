@@ -302,6 +302,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lease-period", type=float, default=3.0)
     parser.add_argument("--database", default=None, help="a PostgreSQL server URL (else SQLite)")
     args = parser.parse_args(argv)
+    from gateway.records.chain import throwaway_keys  # the repo root is on the path now
+
+    throwaway_keys()  # no key configured: this run's own, for its workers too
     trials: list[Trial] = []
     for i in range(max(1, min(args.runs, 50))):  # bounded
         with tempfile.TemporaryDirectory() as tmp, fresh_database(args.database, Path(tmp)) as db:

@@ -50,6 +50,7 @@ from gateway.heats.spool import JournalWriter  # noqa: E402
 from gateway.machines.driver import MachineDriver  # noqa: E402
 from gateway.machines.links import MachineLink  # noqa: E402
 from gateway.machines.registry import open_driver  # noqa: E402
+from gateway.records import chain  # noqa: E402
 from gateway.scores import HeatScore, TournamentMeters  # noqa: E402
 from storage.db import Base, make_engine, make_sessionmaker  # noqa: E402
 from storage.journal import Journal, RunState  # noqa: E402
@@ -190,7 +191,10 @@ def _skew_ms(stamps: dict[str, list[float]]) -> float:
 async def one_heat(
     sas: BankProcess, mqtt: BoardProcess, folder: Path, seconds: int
 ) -> dict[str, float]:
-    engine = make_engine(f"sqlite+aiosqlite:///{folder / f'bench-{time.time_ns()}.db'}")
+    url = f"sqlite+aiosqlite:///{folder / f'bench-{time.time_ns()}.db'}"
+    engine = make_engine(url)
+    chain.throwaway_keys()
+    chain.bind(engine, url)
     async with engine.begin() as conn:
         import storage.models  # noqa: F401
 

@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sqlalchemy import text
 
+from gateway.records import chain
 from gateway.scores import HeatScore, TournamentMeters
 from gateway.tournament import services as svc
 from gateway.tournament.rules.enums import Stage
@@ -73,6 +74,8 @@ async def bench_desk(url: str, ops: int, schema: str | None) -> dict[str, float]
     import storage.models  # noqa: F401
 
     engine = make_engine(url, schema=schema)
+    chain.throwaway_keys()
+    chain.bind(engine, url)
     async with engine.begin() as conn:
         await conn.run_sync(Base.metadata.create_all)
     maker = make_sessionmaker(engine)

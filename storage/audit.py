@@ -1,42 +1,106 @@
-"""Append-only, tamper-evident audit log: every change a person makes is recorded here.
+"""Append-only audit log under a keyed chain: every change a person makes, every result.
 
-Each row carries ``hash = sha256(prev_hash + canonical_json(row))`` where the canonical
-JSON covers the row's position, instant, actor, action, subject, reason and details.
-Editing, deleting or reordering any row breaks the chain from that row on, and
-:func:`verify` names the first row that no longer checks out.  A single chain-head row
-(``audit_chain_head``, id 1) holds the last position and hash; writers serialise on it
-(``SELECT ... FOR UPDATE`` on PostgreSQL; SQLite transactions are already
-``BEGIN IMMEDIATE``), so positions are gapless and the chain never forks.  The head also
-reveals a truncated tail.
+Theory of operation
+-------------------
+Each row carries ``hash = HMAC-SHA256(key, prev_hash + "\\n" + body)`` (hex), where
+``body`` is the canonical JSON of the row's position, instant, actor, action, subject,
+reason and details.  The key lives outside the database (``gateway.records.keys``), so
+someone who can write the database but lacks the key cannot re-sign an edited,
+inserted or deleted row: :mod:`storage.audit_verify` names the first row that no longer
+checks out.  A single chain-head row (``audit_chain_head``, id 1) holds the last
+position and MAC; writers serialise on it (``SELECT ... FOR UPDATE`` on PostgreSQL;
+SQLite transactions are already ``BEGIN IMMEDIATE``), so positions are gapless and the
+chain never forks.  The head also reveals a truncated tail.  The lock is held until the
+caller's transaction ends: record in the same transaction as the change and commit
+promptly (the per-write cost is one locked read, one insert and one HMAC).
 
-The lock is held until the caller's transaction ends, so record the audit row in the
-same transaction as the change it describes and commit promptly.
+**Where the key comes from.**  Storage never reads a key file or the environment.  The
+gateway's one database opener binds a :class:`ChainKeys` to the engine
+(:func:`bind_keys`, an engine execution option), so every session on that engine finds
+it (:func:`keys_of`) without each of the many callers of :func:`record` passing it.  A
+write with no key bound raises :class:`AuditKeyMissing`: Reelgate never writes an
+unkeyed row.
+
+**Databases from before the key** (the plain SHA-256 chain, ``keyed`` false) are never
+rewritten: re-signing old rows would launder any edit made before.  The first keyed
+write appends a *genesis* row, ``audit.chain_keyed``, whose details hold the legacy
+chain's length and last hash and the key's id; from there on every row is keyed.  The
+legacy rows are then sealed by the genesis row's MAC (their SHA-256 chain must still end
+at the recorded hash), and the verifier reports "keyed from position N".  A fresh
+database's first row is its genesis row.
+
+**Checkpoints.**  :func:`request_checkpoint` asks for a signed checkpoint when the
+transaction commits (heat close, stage close, Super 9 session close): after the
+transaction's result seals (:mod:`storage.seals`) the head position and MAC and the
+instant are signed with the venue's Ed25519 key (the signer is part of
+:class:`ChainKeys`; storage only calls it), stored in ``audit_checkpoint`` and chained
+by an ``audit.checkpoint`` row, so a deleted checkpoint is missed by the verifier.
 """
 
 from __future__ import annotations
 
 import enum
 import hashlib
+import hmac
 import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
+from json.encoder import encode_basestring
 from typing import Any
 
-from sqlalchemy import BigInteger, CheckConstraint, Index, Integer, String, Text, select
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Index,
+    Integer,
+    String,
+    Text,
+    false,
+    select,
+)
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+from sqlalchemy.orm import Mapped, Session, mapped_column
 
+from storage.chain_errors import AuditKeyMissing as AuditKeyMissing  # re-exported
 from storage.db import Base
 from storage.types import UTCDateTime, utcnow
 
 GENESIS_HASH = "0" * 64
-_VERIFY_BATCH = 2000
+GENESIS_ACTION = "audit.chain_keyed"
+CHECKPOINT_ACTION = "audit.checkpoint"
+SYSTEM_ACTOR = "system:records"
 _MAX_TEXT = {"actor": 100, "action": 100, "subject": 200}
+_KEYS_OPTION = "reelgate_chain_keys"
+_CHECKPOINT_INFO = "reelgate_checkpoint"
+_LAST_ACTOR_INFO = "reelgate_last_actor"
+GENESIS_INFO = "reelgate_seal_everything"  # storage.seals seals every result row then
+_KEY_ID_LABEL = b"reelgate audit key id"
+
+
+@dataclass(frozen=True)
+class ChainKeys:
+    """The keys a session writes with: the HMAC key and, optionally, the checkpoint signer.
+
+    ``sign`` maps the bytes of a checkpoint to an Ed25519 signature; ``fingerprint``
+    names the public key that verifies it.  Without a signer no checkpoint is written
+    (a database copied without the signing key can be read, not re-signed).
+    """
+
+    mac_key: bytes = field(repr=False)
+    sign: Callable[[bytes], bytes] | None = field(default=None, repr=False)
+    fingerprint: str | None = None
+
+    @property
+    def key_id(self) -> str:
+        """A public name for the MAC key (an HMAC of a fixed label): tells keys apart."""
+        return hmac.digest(self.mac_key, _KEY_ID_LABEL, "sha256").hex()[:16]
+
 
 # Facts about *how* a change was made that belong in every audit row it writes — e.g.
 # a keyed time: ``{"clock": {"keyed_at": ..., "real_at": ..., "reason": ...}}``.  Set
@@ -52,7 +116,6 @@ def annotated(**facts: Any) -> Iterator[None]:
         yield
     finally:
         ANNOTATION.reset(token)
-
 
 class AuditEntry(Base):
     __tablename__ = "audit_log"
@@ -70,7 +133,9 @@ class AuditEntry(Base):
     reason: Mapped[str | None] = mapped_column(Text)
     details: Mapped[str] = mapped_column(Text)  # canonical JSON text, hashed as stored
     prev_hash: Mapped[str] = mapped_column(String(64))
-    hash: Mapped[str] = mapped_column(String(64), unique=True)
+    hash: Mapped[str] = mapped_column(String(64), unique=True)  # the MAC of a keyed row
+    # False only for rows written before the chain was keyed (plain SHA-256).
+    keyed: Mapped[bool] = mapped_column(Boolean, default=True, server_default=false())
 
     def details_dict(self) -> dict[str, Any]:
         loaded: dict[str, Any] = json.loads(self.details)
@@ -84,26 +149,51 @@ class AuditChainHead(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     last_id: Mapped[int] = mapped_column(BigInteger)
     last_hash: Mapped[str] = mapped_column(String(64))
+    # The position of the genesis row; None while the chain is not keyed yet.
+    keyed_from: Mapped[int | None] = mapped_column(BigInteger)
 
 
-@dataclass(frozen=True)
-class VerifyResult:
-    ok: bool
-    rows_checked: int
-    last_id: int
-    last_hash: str
-    first_bad_id: int | None = None
-    problem: str | None = None
+class AuditCheckpoint(Base):
+    """A signed statement "the chain stood at position P with MAC M at instant T"."""
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "rows_checked": self.rows_checked,
-            "last_id": self.last_id,
-            "last_hash": self.last_hash,
-            "first_bad_id": self.first_bad_id,
-            "problem": self.problem,
-        }
+    __tablename__ = "audit_checkpoint"
+    __table_args__ = (Index("ix_audit_checkpoint_position", "position"),)
+
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer(), "sqlite"), primary_key=True
+    )
+    position: Mapped[int] = mapped_column(BigInteger)
+    mac: Mapped[str] = mapped_column(String(64))
+    at: Mapped[datetime] = mapped_column(UTCDateTime())
+    reason: Mapped[str] = mapped_column(String(200))
+    signature: Mapped[str] = mapped_column(String(128))  # Ed25519, hex
+    key_fingerprint: Mapped[str] = mapped_column(String(64))
+
+
+def bind_keys(engine: AsyncEngine, keys: ChainKeys | None) -> None:
+    """Make every session on ``engine`` write (and verify) with ``keys``."""
+    engine.sync_engine.update_execution_options(**{_KEYS_OPTION: keys})
+
+
+def keys_of_engine(engine: AsyncEngine) -> ChainKeys | None:
+    found = engine.sync_engine.get_execution_options().get(_KEYS_OPTION)
+    return found if isinstance(found, ChainKeys) else None
+
+
+def keys_of(session: Session | AsyncSession) -> ChainKeys | None:
+    sync = session.sync_session if isinstance(session, AsyncSession) else session
+    found = sync.get_bind().get_execution_options().get(_KEYS_OPTION)
+    return found if isinstance(found, ChainKeys) else None
+
+
+def require_keys(session: Session | AsyncSession) -> ChainKeys:
+    keys = keys_of(session)
+    if keys is None:
+        raise AuditKeyMissing(
+            "no audit key: set REELGATE_AUDIT_KEY_FILE (create one with "
+            "`reelgate audit keys-init`); nothing saved"
+        )
+    return keys
 
 
 def _json_default(value: Any) -> Any:
@@ -130,6 +220,24 @@ def canonical_json(value: Any) -> str:
     )
 
 
+# The row body in canonical JSON, built by format rather than by dumping a dict: the
+# verifier computes it a million times.  Keys in sorted order; tests check it against
+# canonical_json.
+_quote = encode_basestring  # the C encoder json.dumps(ensure_ascii=False) uses
+
+
+def row_body(
+    id: int, at: datetime, actor: str, action: str, subject: str, reason: str | None, details: str
+) -> str:
+    """``canonical_json`` of the row's hashed fields (``details`` is the stored text)."""
+    return (
+        f'{{"action":{_quote(action)},"actor":{_quote(actor)},'
+        f'"at":"{at.isoformat(timespec="microseconds")}","details":{_quote(details)},'
+        f'"id":{id},"reason":{"null" if reason is None else _quote(reason)},'
+        f'"subject":{_quote(subject)}}}'
+    )
+
+
 def row_hash(
     *,
     prev_hash: str,
@@ -141,62 +249,141 @@ def row_hash(
     reason: str | None,
     details: str,
 ) -> str:
-    """The chained hash of one row (``details`` is the stored canonical JSON text)."""
-    body = canonical_json(
-        {
-            "id": id,
-            "at": at.isoformat(timespec="microseconds"),
-            "actor": actor,
-            "action": action,
-            "subject": subject,
-            "reason": reason,
-            "details": details,
-        }
-    )
+    """The legacy (unkeyed, before the key) SHA-256 hash of one row."""
+    body = row_body(id, at, actor, action, subject, reason, details)
     return hashlib.sha256((prev_hash + body).encode("utf-8")).hexdigest()
 
 
-def _hash_of(entry: AuditEntry, prev_hash: str) -> str:
-    return row_hash(
-        prev_hash=prev_hash,
-        id=entry.id,
-        at=entry.at,
-        actor=entry.actor,
-        action=entry.action,
-        subject=entry.subject,
-        reason=entry.reason,
-        details=entry.details,
+def row_mac(mac_key: bytes, prev_hash: str, body: str) -> str:
+    """The keyed chain: HMAC-SHA256 over the previous MAC and this row's body."""
+    return hmac.digest(mac_key, f"{prev_hash}\n{body}".encode(), "sha256").hex()
+
+
+def _hash_of(entry: AuditEntry, prev_hash: str, mac_key: bytes | None = None) -> str:
+    body = row_body(
+        entry.id, entry.at, entry.actor, entry.action, entry.subject, entry.reason, entry.details
     )
+    if entry.keyed and mac_key is not None:
+        return row_mac(mac_key, prev_hash, body)
+    return hashlib.sha256((prev_hash + body).encode("utf-8")).hexdigest()
 
 
-def _check_text(field: str, value: str) -> None:
+def _check_text(field_name: str, value: str) -> None:
     if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"audit {field} must be a non-empty string")
-    if len(value) > _MAX_TEXT[field]:
-        raise ValueError(f"audit {field} longer than {_MAX_TEXT[field]} characters")
+        raise ValueError(f"audit {field_name} must be a non-empty string")
+    if len(value) > _MAX_TEXT[field_name]:
+        raise ValueError(f"audit {field_name} longer than {_MAX_TEXT[field_name]} characters")
 
 
-async def _lock_head(session: AsyncSession) -> AuditChainHead:
+def _lock_head(session: Session) -> AuditChainHead:
     """Lock the chain head for this transaction, creating it on the very first record."""
     locked = select(AuditChainHead).where(AuditChainHead.id == 1).with_for_update()
     locked = locked.execution_options(populate_existing=True)
-    head = (await session.execute(locked)).scalar_one_or_none()
+    head = session.execute(locked).scalar_one_or_none()
     if head is not None:
         return head
     # Two first writers may race here: ON CONFLICT lets the loser fall through to the lock.
     dialect = session.get_bind().dialect.name
-    values = {"id": 1, "last_id": 0, "last_hash": GENESIS_HASH}
+    values = {"id": 1, "last_id": 0, "last_hash": GENESIS_HASH, "keyed_from": None}
     if dialect == "postgresql":
-        await session.execute(
-            postgresql.insert(AuditChainHead).values(**values).on_conflict_do_nothing()
-        )
+        session.execute(postgresql.insert(AuditChainHead).values(**values).on_conflict_do_nothing())
     elif dialect == "sqlite":
-        await session.execute(
-            sqlite.insert(AuditChainHead).values(**values).on_conflict_do_nothing()
-        )
+        session.execute(sqlite.insert(AuditChainHead).values(**values).on_conflict_do_nothing())
     else:  # pragma: no cover - only the two supported backends
         raise RuntimeError(f"audit log: unsupported database {dialect}")
-    return (await session.execute(locked)).scalar_one()
+    return session.execute(locked).scalar_one()
+
+
+def _append(
+    session: Session,
+    head: AuditChainHead,
+    keys: ChainKeys,
+    *,
+    actor: str,
+    action: str,
+    subject: str,
+    reason: str | None,
+    details_text: str,
+) -> AuditEntry:
+    entry = AuditEntry(
+        id=head.last_id + 1,
+        at=utcnow(),
+        actor=actor,
+        action=action,
+        subject=subject,
+        reason=reason,
+        details=details_text,
+        prev_hash=head.last_hash,
+        keyed=True,
+    )
+    entry.hash = _hash_of(entry, head.last_hash, keys.mac_key)
+    session.add(entry)
+    head.last_id = entry.id
+    head.last_hash = entry.hash
+    return entry
+
+
+def _genesis(session: Session, head: AuditChainHead, keys: ChainKeys) -> None:
+    """Key the chain from here on, sealing whatever legacy chain came before."""
+    details = {"legacy_rows": head.last_id, "legacy_head": head.last_hash, "key_id": keys.key_id}
+    _append(
+        session,
+        head,
+        keys,
+        actor=SYSTEM_ACTOR,
+        action=GENESIS_ACTION,
+        subject="audit",
+        reason="audit chain keyed from this position on",
+        details_text=canonical_json(details),
+    )
+    head.keyed_from = head.last_id
+    session.info[GENESIS_INFO] = True
+
+
+def key_legacy_chain(session: Session) -> int | None:
+    """Key a chain written before the key (genesis row now); the legacy row count."""
+    keys = require_keys(session)
+    head = _lock_head(session)
+    if head.keyed_from is not None or head.last_id == 0:
+        return None
+    legacy = head.last_id
+    _genesis(session, head, keys)
+    session.flush()
+    return legacy
+
+
+def append_sync(
+    session: Session,
+    *,
+    actor: str,
+    action: str,
+    subject: str,
+    reason: str | None = None,
+    details: dict[str, Any] | None = None,
+) -> AuditEntry:
+    """:func:`record` for a synchronous session (ORM event handlers use it)."""
+    _check_text("actor", actor)
+    _check_text("action", action)
+    _check_text("subject", subject)
+    details_text = canonical_json(details or {})
+    keys = require_keys(session)
+    head = _lock_head(session)
+    if head.keyed_from is None:
+        _genesis(session, head, keys)
+    entry = _append(
+        session,
+        head,
+        keys,
+        actor=actor,
+        action=action,
+        subject=subject,
+        reason=reason,
+        details_text=details_text,
+    )
+    if action != CHECKPOINT_ACTION and not actor.startswith("system:"):
+        session.info[_LAST_ACTOR_INFO] = actor
+    session.flush()
+    return entry
 
 
 async def record(
@@ -210,79 +397,140 @@ async def record(
 ) -> AuditEntry:
     """Append one row to the audit chain inside the caller's transaction.
 
-    Bad input (empty actor, unserialisable details) raises before anything is written.
+    Bad input (empty actor, unserialisable details) raises before anything is written;
+    no key bound raises :class:`AuditKeyMissing`.
     """
-    _check_text("actor", actor)
-    _check_text("action", action)
-    _check_text("subject", subject)
-    details_text = canonical_json({**(details or {}), **(ANNOTATION.get() or {})})
-    head = await _lock_head(session)
-    entry = AuditEntry(
-        id=head.last_id + 1,
-        at=utcnow(),
-        actor=actor,
-        action=action,
-        subject=subject,
-        reason=reason,
-        details=details_text,
-        prev_hash=head.last_hash,
+
+    # read here, in the caller's context (the sync half runs in SQLAlchemy's greenlet)
+    merged = {**(details or {}), **(ANNOTATION.get() or {})}
+
+    def write(sync: Session) -> AuditEntry:
+        return append_sync(
+            sync, actor=actor, action=action, subject=subject, reason=reason, details=merged
+        )
+
+    return await session.run_sync(write)
+
+
+def last_actor(session: Session) -> str | None:
+    """The person whose audit row this transaction wrote last (seal rows name them)."""
+    found = session.info.get(_LAST_ACTOR_INFO)
+    return found if isinstance(found, str) else None
+
+
+def forget_transaction(session: Session) -> None:
+    session.info.pop(_LAST_ACTOR_INFO, None)
+    session.info.pop(_CHECKPOINT_INFO, None)
+
+
+def request_checkpoint(session: AsyncSession | Session, reason: str) -> None:
+    """Sign the chain head when this transaction commits (after its result seals)."""
+    sync = session.sync_session if isinstance(session, AsyncSession) else session
+    sync.info[_CHECKPOINT_INFO] = reason[:200]
+
+
+def wants_checkpoint(session: Session) -> bool:
+    return _CHECKPOINT_INFO in session.info
+
+
+def checkpoint_payload(position: int, mac: str, at: datetime) -> bytes:
+    """The bytes a checkpoint signature covers."""
+    instant = at.isoformat(timespec="microseconds")
+    return f"reelgate-audit-checkpoint\n{position}\n{mac}\n{instant}".encode()
+
+
+def write_requested_checkpoint(session: Session) -> AuditCheckpoint | None:
+    """Called at commit: write the checkpoint this transaction asked for, if it can sign."""
+    reason = session.info.pop(_CHECKPOINT_INFO, None)
+    if reason is None:
+        return None
+    keys = require_keys(session)
+    if keys.sign is None or keys.fingerprint is None:
+        return None  # no signing key configured: the chain is still keyed, just unsigned
+    head = _lock_head(session)
+    at = utcnow()
+    point = AuditCheckpoint(
+        position=head.last_id,
+        mac=head.last_hash,
+        at=at,
+        reason=str(reason),
+        signature=keys.sign(checkpoint_payload(head.last_id, head.last_hash, at)).hex(),
+        key_fingerprint=keys.fingerprint,
     )
-    entry.hash = _hash_of(entry, head.last_hash)
-    session.add(entry)
-    head.last_id = entry.id
-    head.last_hash = entry.hash
-    await session.flush()
-    return entry
+    session.add(point)
+    session.flush()
+    append_sync(
+        session,
+        actor=last_actor(session) or SYSTEM_ACTOR,  # the close that asked for it
+        action=CHECKPOINT_ACTION,
+        subject=f"checkpoint:{point.id}",
+        reason=str(reason),
+        details={
+            "checkpoint": point.id,
+            "position": point.position,
+            "mac": point.mac,
+            "at": at,
+            "signature": point.signature,
+            "key": point.key_fingerprint,
+        },
+    )
+    return point
 
 
-async def verify(session: AsyncSession) -> VerifyResult:
-    """Recompute the whole chain; report the first row that does not check out."""
-    prev_hash = GENESIS_HASH
-    expected_id = 1
-    checked = 0
-    while True:
-        batch = (
-            (
-                await session.execute(
-                    select(AuditEntry)
-                    .where(AuditEntry.id >= expected_id)
-                    .order_by(AuditEntry.id)
-                    .limit(_VERIFY_BATCH)
-                    .execution_options(populate_existing=True)
-                )
-            )
-            .scalars()
-            .all()
-        )
-        for entry in batch:
-            problem = None
-            if entry.id != expected_id:
-                problem = f"row {expected_id} is missing (next row is {entry.id})"
-                bad_id = expected_id
-            elif entry.prev_hash != prev_hash:
-                problem = f"row {entry.id} does not link to the row before it"
-                bad_id = entry.id
-            elif _hash_of(entry, prev_hash) != entry.hash:
-                problem = f"row {entry.id} was altered (its hash does not match its content)"
-                bad_id = entry.id
-            if problem is not None:
-                return VerifyResult(False, checked, expected_id - 1, prev_hash, bad_id, problem)
-            prev_hash = entry.hash
-            expected_id += 1
-            checked += 1
-        if len(batch) < _VERIFY_BATCH:
-            break
-    head = await session.get(AuditChainHead, 1, populate_existing=True)
-    head_id, head_hash = (head.last_id, head.last_hash) if head else (0, GENESIS_HASH)
-    if head_id != checked or head_hash != prev_hash:
-        return VerifyResult(
-            False,
-            checked,
-            checked,
-            prev_hash,
-            checked + 1 if head_id > checked else head_id,
-            f"chain head says row {head_id} is last, but the log ends at row {checked}"
-            if head_id != checked
-            else f"chain head hash does not match row {checked}",
-        )
-    return VerifyResult(True, checked, checked, prev_hash)
+@dataclass(frozen=True)
+class Finding:
+    table: str
+    row_id: int | str
+    problem: str
+
+    def line(self) -> str:
+        return f"{self.table} {self.row_id}: {self.problem}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"table": self.table, "id": self.row_id, "problem": self.problem}
+
+
+@dataclass
+class VerifyResult:
+    ok: bool
+    rows_checked: int
+    last_id: int
+    last_hash: str
+    keyed_from: int | None = None
+    checkpoints: int = 0
+    sealed_rows: int = 0
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def first_bad_id(self) -> int | None:
+        ids = [int(f.row_id) for f in self.findings if f.table == "audit_log"]
+        return min(ids) if ids else None
+
+    @property
+    def problem(self) -> str | None:
+        return self.findings[0].line() if self.findings else None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "rows_checked": self.rows_checked,
+            "last_id": self.last_id,
+            "last_hash": self.last_hash,
+            "keyed_from": self.keyed_from,
+            "checkpoints": self.checkpoints,
+            "sealed_rows": self.sealed_rows,
+            "first_bad_id": self.first_bad_id,
+            "problem": self.problem,
+            "findings": [f.as_dict() for f in self.findings],
+        }
+
+
+async def verify(
+    session: AsyncSession, *, check_signature: Callable[[bytes, bytes, str], bool] | None = None
+) -> VerifyResult:
+    """Verify with the keys bound to the session's engine (:mod:`storage.audit_verify`)."""
+    from storage import audit_verify  # it imports this module
+
+    return await audit_verify.verify(
+        session, require_keys(session), check_signature=check_signature
+    )

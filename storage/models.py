@@ -16,5 +16,6 @@ import storage.journal
 import storage.lease
 import storage.marks
 import storage.prizes
+import storage.seals
 import storage.super9
 import storage.tournament  # noqa: F401  (slot tournament)

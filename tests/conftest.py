@@ -3,6 +3,10 @@
 Database tests run on SQLite always, and on PostgreSQL as well when
 ``REELGATE_DATABASE_URL`` names one (CI sets it).  Each PostgreSQL test gets its own
 schema, dropped afterwards, so tests (and parallel sessions) never see each other's rows.
+
+The audit chain needs a key: one pair of test keys is made per session, named in
+``REELGATE_AUDIT_KEY_FILE`` / ``REELGATE_SIGNING_KEY_FILE`` (so every command and
+subprocess finds it) and bound to every ``engine``.
 """
 
 from __future__ import annotations
@@ -16,12 +20,25 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from gateway.records import chain
+from gateway.records.keys import AUDIT_KEY_ENV, SIGNING_KEY_ENV, KeyPaths, create_keys
+from storage.audit import ChainKeys, bind_keys
 from storage.db import Base, make_engine
 
 POSTGRES_URL = os.environ.get("REELGATE_DATABASE_URL", "")
 MQTT_URL = os.environ.get("REELGATE_MQTT_URL", "")
 
 _BACKENDS = ["sqlite"] + (["postgresql"] if POSTGRES_URL.startswith("postgresql") else [])
+
+
+@pytest.fixture(scope="session", autouse=True)
+def record_keys(tmp_path_factory: pytest.TempPathFactory) -> ChainKeys:
+    """The session's audit and signing keys, named in the environment."""
+    paths = KeyPaths.in_directory(tmp_path_factory.mktemp("record-keys"))
+    create_keys(paths)
+    os.environ[AUDIT_KEY_ENV] = str(paths.audit_key)
+    os.environ[SIGNING_KEY_ENV] = str(paths.signing_key)
+    return chain.load(paths)
 
 
 @pytest.fixture(params=_BACKENDS)
@@ -41,11 +58,14 @@ async def _fresh_engine(backend: str, tmp_path: Path) -> tuple[AsyncEngine, str 
 
 
 @pytest.fixture
-async def engine(db_backend: str, tmp_path: Path) -> AsyncIterator[AsyncEngine]:
+async def engine(
+    db_backend: str, tmp_path: Path, record_keys: ChainKeys
+) -> AsyncIterator[AsyncEngine]:
     """An empty database with every Reelgate table created, on each backend."""
     import storage.models  # noqa: F401  (registers every table on Base.metadata)
 
     eng, schema = await _fresh_engine(db_backend, tmp_path)
+    bind_keys(eng, record_keys)
     async with eng.begin() as conn:
         await conn.run_sync(Base.metadata.create_all)
     try:

@@ -23,6 +23,7 @@ from typing import Any
 from gateway.app.configfile import apply_config
 from gateway.app.options import OneLineParser, add_reasons
 from gateway.errors import OperatorError
+from storage.chain_errors import AuditKeyMissing
 
 # name -> (module in gateway.app.commands, help); keep in the order --help shows them.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -119,7 +120,7 @@ def _main(argv: list[str]) -> int:
         code: int = handler(args)
         _training_banner()
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
-    except OperatorError as exc:
+    except (OperatorError, AuditKeyMissing) as exc:
         _training_banner(show=False)
         print(f"reelgate: error: {exc}", file=sys.stderr)
         return 2

@@ -12,6 +12,10 @@ newest one this Reelgate ships: a database at another revision is refused with t
 revision check is a plain ``SELECT`` and the head is read from the revision files'
 names, so ordinary commands never load Alembic (it is slow to import).
 
+It also binds the audit chain's keys to the engine (:mod:`gateway.records.chain`);
+``upgrade`` creates ``<file>.keys/`` for a SQLite file that has no key configured, so
+the demo, tests and benches need no set-up.
+
 Every failure to reach or read the database becomes one :class:`OperatorError` line.
 """
 
@@ -34,7 +38,12 @@ from sqlalchemy.exc import (
 )
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
+import storage.seals  # noqa: F401  (seals every result row under the audit chain)
 from gateway.errors import OperatorError
+from gateway.records import chain
+from gateway.records.keys import RecordKeyError
+from storage import audit
+from storage.chain_errors import AuditKeyMissing
 from storage.db import database_url, make_engine, make_sessionmaker
 from storage.types import ValueTooLong
 
@@ -130,11 +139,28 @@ async def open_engine(given: str | None) -> tuple[str, AsyncEngine]:
     url = resolve(given)
     engine = make_engine(url)
     try:
+        bind_keys(engine, url)
         refuse_other_revision(await guarded(url, stored_revision(engine)))
     except BaseException:
         await engine.dispose()
         raise
     return url, engine
+
+
+def bind_keys(engine: AsyncEngine, url: str) -> None:
+    try:
+        chain.bind(engine, url)
+    except RecordKeyError as exc:
+        raise OperatorError(str(exc)) from None
+
+
+def require_audit_key(engine: AsyncEngine, what: str) -> None:
+    """A process that writes results as they happen must not find out at its first write."""
+    if audit.keys_of_engine(engine) is None:
+        raise OperatorError(
+            f"{what} needs the audit key: set REELGATE_AUDIT_KEY_FILE "
+            "(create one with `reelgate audit keys-init`)"
+        )
 
 
 async def guarded(url: str, work: Awaitable[T]) -> T:
@@ -156,11 +182,16 @@ async def upgrade(given: str | None) -> tuple[str | None, str]:
     url = resolve(given, create=True)
     engine = make_engine(url)
     try:
+        try:
+            chain.ensure_local_keys(url)
+        except RecordKeyError as exc:
+            raise OperatorError(str(exc)) from None
         before = await guarded(url, stored_revision(engine))
         try:
             await guarded(url, upgrade_async(engine))
         except CommandError as exc:  # e.g. a revision this Reelgate does not know
             raise OperatorError(f"--database {safe_url(url)}: {exc}") from None
+        await guarded(url, _key_legacy_chain(engine, url))
         return before, head_revision()
     finally:
         await engine.dispose()
@@ -229,6 +260,15 @@ async def kind_of(given: str | None) -> str:
     return (await _kind_of(resolve(given))).value
 
 
+async def _key_legacy_chain(engine: AsyncEngine, url: str) -> None:
+    """Seal a chain from before the key under it now, if the key is configured."""
+    bind_keys(engine, url)
+    if audit.keys_of_engine(engine) is None:
+        return
+    async with make_sessionmaker(engine).begin() as session:
+        await session.run_sync(audit.key_legacy_chain)
+
+
 async def revision_of(given: str | None) -> str | None:
     url = resolve(given)
     engine = make_engine(url)
@@ -268,6 +308,8 @@ async def _run(
             return result
     except ValueTooLong as exc:
         raise OperatorError(f"{exc}; nothing saved") from exc
+    except AuditKeyMissing as exc:
+        raise OperatorError(str(exc)) from exc
     except IntegrityError as exc:
         # Two desks changed the same seat at the same moment; the loser's change is void.
         raise OperatorError(f"conflicting change, nothing saved; try again ({exc.orig})") from exc

@@ -31,6 +31,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from gateway.app.context import GatewayContext, bank_links, close_links, snmp_secrets_for
+from gateway.app.database import require_audit_key
 from gateway.app.options import DEFAULT_SPOOL, trap_host
 from gateway.errors import OperatorError
 from gateway.heats.live_feed import HeatFeeds, scheduler_heat_of_run
@@ -122,6 +123,11 @@ class RunningGateway:
         self.ctx = ctx = await GatewayContext.open(
             database=s.database, floor_path=s.floor, spool=s.spool, upgrade=s.upgrade
         )
+        try:
+            require_audit_key(ctx.engine, "the gateway")
+        except OperatorError:
+            await ctx.close()
+            raise
         machines = [m for bank in ctx.floor.banks.values() for m in bank.machines]
         secrets = snmp_secrets_for(s.snmp_secrets, s.floor, machines)  # before any link
         self.ownership = ownership = BankOwnership(

@@ -25,6 +25,7 @@ from gateway.heats.hooks import Progress, ProgressNote
 from gateway.heats.runner import HeatRunner
 from gateway.heats.spool import JournalWriter
 from gateway.machines.links import MachineLink
+from gateway.records import chain
 from storage.db import Base, make_engine, make_sessionmaker
 from storage.journal import Journal, MachineState, RunState
 
@@ -107,6 +108,7 @@ async def pg_behind_proxy() -> AsyncIterator[tuple[AsyncEngine, Proxy]]:
     await proxy.start()
     proxied = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
     engine = make_engine(proxied, schema=schema, connect_args={"timeout": 2})
+    chain.bind(engine, proxied)  # the session's test keys (tests/conftest.py)
     async with engine.begin() as conn:
         await conn.run_sync(Base.metadata.create_all)
     try:
@@ -192,7 +194,9 @@ async def test_sqlite_file_unreachable_mid_heat(tmp_path: Path) -> None:
 
     folder = tmp_path / "db"
     folder.mkdir()
-    engine = make_engine(f"sqlite+aiosqlite:///{folder / 'gw.db'}", poolclass=_null_pool())
+    url = f"sqlite+aiosqlite:///{folder / 'gw.db'}"
+    engine = make_engine(url, poolclass=_null_pool())
+    chain.bind(engine, url)
     async with engine.begin() as conn:
         await conn.run_sync(Base.metadata.create_all)
     journal = Journal(make_sessionmaker(engine))

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
+from storage.audit import ChainKeys, bind_keys
 from storage.db import make_engine
 from storage.testing import EmptyDatabase
 
@@ -17,10 +18,13 @@ POSTGRES_URL = os.environ.get("REELGATE_DATABASE_URL", "")  # as in tests/confte
 
 
 @pytest.fixture
-async def empty_db(db_backend: str, tmp_path: Path) -> AsyncIterator[EmptyDatabase]:
+async def empty_db(
+    db_backend: str, tmp_path: Path, record_keys: ChainKeys
+) -> AsyncIterator[EmptyDatabase]:
     if db_backend == "sqlite":
         url = f"sqlite+aiosqlite:///{tmp_path / 'empty.db'}"
         eng = make_engine(url)
+        bind_keys(eng, record_keys)
         try:
             yield EmptyDatabase(eng, url, None)
         finally:
@@ -31,6 +35,7 @@ async def empty_db(db_backend: str, tmp_path: Path) -> AsyncIterator[EmptyDataba
     async with admin.begin() as conn:
         await conn.execute(text(f'CREATE SCHEMA "{schema}"'))
     eng = make_engine(POSTGRES_URL, schema=schema)
+    bind_keys(eng, record_keys)
     try:
         yield EmptyDatabase(eng, POSTGRES_URL, schema)
     finally:

@@ -1,4 +1,8 @@
-"""Audit log: append, verify, tamper detection, concurrent writers, the CLI."""
+"""Audit log: the keyed chain, its genesis row, tamper detection, concurrent writers, the CLI.
+
+Row 1 of a fresh database is the genesis row (``audit.chain_keyed``); the rows a test
+appends start at 2.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.app.cli import main as cli_main
 from storage import audit, migrate
-from storage.audit import GENESIS_HASH, AuditEntry
+from storage.audit import GENESIS_ACTION, GENESIS_HASH, AuditEntry, ChainKeys
 from storage.db import make_engine, make_sessionmaker
 from storage.tournament import Stage
 
@@ -50,17 +54,24 @@ async def test_empty_log_verifies(engine: AsyncEngine) -> None:
 
 async def test_append_links_rows_and_verifies(engine: AsyncEngine) -> None:
     made = await _append(engine, 5)
-    assert [e.id for e in made] == [1, 2, 3, 4, 5]
-    assert made[0].prev_hash == GENESIS_HASH
+    assert [e.id for e in made] == [2, 3, 4, 5, 6]
+    async with make_sessionmaker(engine)() as session:
+        genesis = await session.get(AuditEntry, 1)
+    assert genesis is not None
+    assert genesis.action == GENESIS_ACTION
+    assert genesis.prev_hash == GENESIS_HASH
+    assert genesis.details_dict()["legacy_rows"] == 0
+    assert made[0].prev_hash == genesis.hash
     assert all(made[i].prev_hash == made[i - 1].hash for i in range(1, 5))
     # Enums and dates in details are stored as canonical JSON text.
     assert made[0].details == '{"new":1100,"old":1000,"stage":"qualifying"}'
     result = await _verify(engine)
     assert result.ok, result.problem
-    assert (result.rows_checked, result.last_id, result.last_hash) == (5, 5, made[-1].hash)
+    assert (result.rows_checked, result.last_id, result.last_hash) == (6, 6, made[-1].hash)
+    assert result.keyed_from == 1
 
 
-async def test_rows_read_back_hash_the_same(engine: AsyncEngine) -> None:
+async def test_rows_read_back_hash_the_same(engine: AsyncEngine, record_keys: ChainKeys) -> None:
     """The stored instant must round-trip exactly, or every row would look tampered."""
     await _append(engine, 3)
     async with make_sessionmaker(engine)() as session:
@@ -68,19 +79,20 @@ async def test_rows_read_back_hash_the_same(engine: AsyncEngine) -> None:
         prev = GENESIS_HASH
         for row in rows:
             assert row.at.tzinfo is not None
-            assert audit._hash_of(row, prev) == row.hash
+            assert row.keyed
+            assert audit._hash_of(row, prev, record_keys.mac_key) == row.hash
             prev = row.hash
 
 
 @pytest.mark.parametrize(
     ("sql", "bad_id", "problem"),
     [
-        ("UPDATE audit_log SET reason = 'rule 23: nothing to see' WHERE id = 3", 3, "altered"),
-        ("UPDATE audit_log SET details = '{}' WHERE id = 2", 2, "altered"),
-        ("UPDATE audit_log SET actor = 'cashier:bob' WHERE id = 1", 1, "altered"),
-        ("UPDATE audit_log SET at = at - INTERVAL '1 hour' WHERE id = 4", 4, "altered"),
-        ("DELETE FROM audit_log WHERE id = 2", 2, "missing"),
-        ("DELETE FROM audit_log WHERE id = 5", 5, "chain head"),
+        ("UPDATE audit_log SET reason = 'rule 23: nothing to see' WHERE id = 4", 4, "altered"),
+        ("UPDATE audit_log SET details = '{}' WHERE id = 3", 3, "altered"),
+        ("UPDATE audit_log SET actor = 'cashier:bob' WHERE id = 2", 2, "altered"),
+        ("UPDATE audit_log SET at = at - INTERVAL '1 hour' WHERE id = 5", 5, "altered"),
+        ("DELETE FROM audit_log WHERE id = 3", 3, "deleted"),
+        ("DELETE FROM audit_log WHERE id = 6", 6, "chain head"),
     ],
 )
 async def test_tampering_is_named(engine: AsyncEngine, sql: str, bad_id: int, problem: str) -> None:
@@ -94,25 +106,67 @@ async def test_tampering_is_named(engine: AsyncEngine, sql: str, bad_id: int, pr
     assert result.first_bad_id == bad_id
     assert result.problem is not None
     assert problem in result.problem
-    assert result.rows_checked == bad_id - 1
+    assert len(result.findings) == 1, result.findings
 
 
-async def test_recomputed_forgery_is_caught_by_the_next_row(engine: AsyncEngine) -> None:
-    """Re-hashing a forged row does not help: the next row links to the old hash."""
+async def test_forgery_without_the_key_is_named(engine: AsyncEngine) -> None:
+    """Recomputing a row's hash (plain SHA-256, or a MAC under another key) does not help."""
     made = await _append(engine, 3)
     forged = made[1]
-    new_hash = audit.row_hash(
-        prev_hash=forged.prev_hash, id=forged.id, at=forged.at, actor=forged.actor,
-        action=forged.action, subject=forged.subject, reason="forged", details=forged.details,
-    )  # fmt: skip
+    body = audit.row_body(
+        forged.id, forged.at, forged.actor, forged.action, forged.subject, "forged", forged.details
+    )
+    for new_hash in (
+        audit.row_mac(b"k" * 32, forged.prev_hash, body),
+        audit.row_hash(
+            prev_hash=forged.prev_hash, id=forged.id, at=forged.at, actor=forged.actor,
+            action=forged.action, subject=forged.subject, reason="forged", details=forged.details,
+        ),
+    ):  # fmt: skip
+        async with engine.begin() as conn:
+            await conn.execute(
+                text("UPDATE audit_log SET reason = 'forged', hash = :h WHERE id = 3"),
+                {"h": new_hash},
+            )
+        result = await _verify(engine)
+        lines = [f.line() for f in result.findings]
+        assert not result.ok
+        assert "audit_log 3: altered: its MAC does not match its content" in lines
+        assert "audit_log 4: does not link to the row before it" in lines
+
+
+async def test_unkeyed_rewrite_is_refused(engine: AsyncEngine) -> None:
+    """Flipping rows back to the legacy scheme and re-hashing them is named too."""
+    await _append(engine, 2)
     async with engine.begin() as conn:
-        await conn.execute(
-            text("UPDATE audit_log SET reason = 'forged', hash = :h WHERE id = 2"), {"h": new_hash}
-        )
-    result = await _verify(engine)
-    assert (result.ok, result.first_bad_id) == (False, 3)
-    assert result.problem is not None
-    assert "does not link" in result.problem
+        await conn.execute(text("UPDATE audit_log SET keyed = false WHERE id = 3"))
+    lines = [f.line() for f in (await _verify(engine)).findings]
+    assert "audit_log 3: unkeyed row after the chain was keyed" in lines
+
+
+async def test_verify_with_another_key_says_so(engine: AsyncEngine, record_keys: ChainKeys) -> None:
+    await _append(engine, 2)
+    audit.bind_keys(engine, ChainKeys(b"x" * 32))
+    try:
+        result = await _verify(engine)
+    finally:
+        audit.bind_keys(engine, record_keys)
+    assert not result.ok
+    assert result.findings[0].row_id == 1
+    assert "not this key" in result.findings[0].problem
+    assert len(result.findings) == 1
+
+
+async def test_write_without_a_key_is_refused(engine: AsyncEngine, record_keys: ChainKeys) -> None:
+    audit.bind_keys(engine, None)
+    try:
+        async with make_sessionmaker(engine)() as session:
+            with pytest.raises(audit.AuditKeyMissing, match="REELGATE_AUDIT_KEY_FILE"):
+                await audit.record(session, actor="a:b", action="x.y", subject="z")
+    finally:
+        audit.bind_keys(engine, record_keys)
+    async with make_sessionmaker(engine)() as session:
+        assert await session.scalar(select(func.count()).select_from(AuditEntry)) == 0
 
 
 @pytest.mark.parametrize(
@@ -136,7 +190,7 @@ async def test_bad_input_raises_and_writes_nothing(
             await audit.record(session, **values)  # type: ignore[arg-type]
         await session.commit()
     async with make_sessionmaker(engine)() as session:
-        assert await session.scalar(select(func.count()).select_from(AuditEntry)) == 1
+        assert await session.scalar(select(func.count()).select_from(AuditEntry)) == 2
     assert (await _verify(engine)).ok
 
 
@@ -159,7 +213,7 @@ async def test_rolled_back_change_leaves_no_gap(engine: AsyncEngine) -> None:
         await audit.record(session, actor="a", action="b", subject="c")
         await session.rollback()
     made = await _append(engine, 1, prefix="after")
-    assert made[0].id == 3
+    assert made[0].id == 4
     assert (await _verify(engine)).ok
 
 
@@ -178,18 +232,21 @@ async def test_concurrent_writers_keep_one_chain(engine: AsyncEngine) -> None:
     await asyncio.gather(*(writer(w) for w in range(writers)))
     result = await _verify(engine)
     assert result.ok, result.problem
-    assert result.rows_checked == writers * per_writer
+    assert result.rows_checked == writers * per_writer + 1
     async with make_sessionmaker(engine)() as session:
         ids = (await session.execute(select(AuditEntry.id).order_by(AuditEntry.id))).scalars()
-        assert list(ids) == list(range(1, writers * per_writer + 1))
+        assert list(ids) == list(range(1, writers * per_writer + 2))
 
 
-def test_cli_verify_and_show(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_verify_and_show(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], record_keys: ChainKeys
+) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}"
     migrate.upgrade(url)
 
     async def seed() -> None:
         engine = make_engine(url)
+        audit.bind_keys(engine, record_keys)
         try:
             await _append(engine, 4)
         finally:
@@ -197,11 +254,13 @@ def test_cli_verify_and_show(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
     asyncio.run(seed())
     assert cli_main(["audit", "verify", "--database", url]) == 0
-    assert "intact: 4 rows" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "intact: 5 rows, keyed from row 1" in out
+    assert "signed" in out
 
     assert cli_main(["audit", "show", "--database", url, "--json", "--limit", "2"]) == 0
     shown = json.loads(capsys.readouterr().out)
-    assert [r["id"] for r in shown] == [3, 4]
+    assert [r["id"] for r in shown] == [4, 5]
     assert shown[0]["details"]["stage"] == "qualifying"
 
     async def tamper() -> None:
@@ -231,3 +290,36 @@ def test_cli_bad_database_is_one_line(capsys: pytest.CaptureFixture[str]) -> Non
     assert "cannot open" in capsys.readouterr().err
     assert cli_main(["audit", "verify", "--database", "not a url"]) == 2
     assert "not a database URL" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "awkward",
+    [
+        'quote " and backslash \\ and slash /',
+        "new\nline\ttab\rreturn\bback\fform",
+        "control \x01\x1f and del \x7f",
+        "naïve café — 日本語 😀 \u2028 separator",
+        "{'json': [1, 2]}",
+    ],
+)
+async def test_any_text_verifies(engine: AsyncEngine, awkward: str) -> None:
+    """The verifier's body text (built by PostgreSQL itself there) is the writer's, byte
+    for byte, whatever the text holds; and an edit of such a row is still named."""
+    async with make_sessionmaker(engine).begin() as session:
+        await audit.record(
+            session,
+            actor=f"director:{awkward}"[:100],
+            action="note.add",
+            subject=awkward[:200],
+            reason=awkward,
+            details={"text": awkward, "none": None},
+        )
+        await audit.record(session, actor="a:b", action="note.add", subject="plain")
+    result = await _verify(engine)
+    assert result.ok, [f.line() for f in result.findings]
+    async with engine.begin() as conn:
+        await conn.execute(
+            text("UPDATE audit_log SET reason = :r WHERE id = 2"), {"r": awkward + "!"}
+        )
+    lines = [f.line() for f in (await _verify(engine)).findings]
+    assert lines == ["audit_log 2: altered: its MAC does not match its content"]

@@ -10,7 +10,7 @@ import pytest
 import sqlalchemy as sa
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 import storage.models  # noqa: F401  (every table on Base.metadata)
 from gateway.tournament.services.live_standings import qualifier_cut
@@ -18,6 +18,7 @@ from storage import audit, migrate
 from storage.db import Base, make_sessionmaker
 from storage.testing import T0, Builder, EmptyDatabase, unique_id_number
 from storage.tournament import Player, Tournament
+from storage.types import UTCDateTime
 
 # Every revision but head, oldest first: a database may sit at any of them.
 EARLIER = [
@@ -107,22 +108,15 @@ async def test_0002_moves_settings_out_of_the_audit_log(empty_db: EmptyDatabase)
         session.add(player)
         await session.flush()
         subject = f"tournament:{changed.id}"
-        await audit.record(
-            session,
-            actor="d",
-            action="tournament.create",
-            subject=subject,
+        await _legacy_row(
+            session, actor="d", action="tournament.create", subject=subject,
             details={"settings": old_settings},
-        )
+        )  # fmt: skip
         newer = {**old_settings, "prize_places": 5, "postpone_after_s": 2700}
-        await audit.record(
-            session,
-            actor="d",
-            action="tournament.settings",
-            subject=subject,
-            reason="rule 23",
-            details={"settings": newer},
-        )
+        await _legacy_row(
+            session, actor="d", action="tournament.settings", subject=subject,
+            reason="rule 23", details={"settings": newer},
+        )  # fmt: skip
         # A purchase as 0001 wrote it: the package code only in the audit row.
         await session.execute(
             sa.text(
@@ -135,13 +129,10 @@ async def test_0002_moves_settings_out_of_the_audit_log(empty_db: EmptyDatabase)
         purchase_id = (
             await session.execute(sa.text("SELECT max(id) FROM entry_purchases"))
         ).scalar()
-        await audit.record(
-            session,
-            actor="c",
-            action="purchase.sell",
-            subject=f"player:{player.id}",
+        await _legacy_row(
+            session, actor="c", action="purchase.sell", subject=f"player:{player.id}",
             details={"purchase_id": purchase_id, "package": "R300"},
-        )
+        )  # fmt: skip
         ids = (changed.id, plain.id)
 
     await migrate.upgrade_async(engine)
@@ -177,8 +168,66 @@ async def test_0002_moves_settings_out_of_the_audit_log(empty_db: EmptyDatabase)
         (ids[1], 2, "R200", 20000, 4, 0),
     ]
     assert code == "R300"
-    assert chain.ok
-    assert chain.rows_checked == 3
+    # The legacy chain is intact but not yet under the key: not trusted until keyed.
+    assert [f.line() for f in chain.findings] == [
+        "audit_log 3: the chain was never keyed: no row is under the audit key",
+        f"entry_purchases {purchase_id}: inserted without an audit row",
+    ]
+    async with make_sessionmaker(engine).begin() as session:
+        assert await session.run_sync(audit.key_legacy_chain) == 3
+    async with make_sessionmaker(engine)() as session:
+        keyed = await audit.verify(session)
+        genesis = await session.get(audit.AuditEntry, 4)
+    assert keyed.ok, [f.line() for f in keyed.findings]
+    assert keyed.keyed_from == 4
+    assert genesis is not None
+    assert genesis.details_dict()["legacy_rows"] == 3
+    assert keyed.sealed_rows == 1  # the purchase, sealed as it stood when keyed
+    async with engine.begin() as conn:  # a legacy row edited after keying is still named
+        await conn.execute(sa.text("UPDATE audit_log SET actor = 'x' WHERE id = 2"))
+    async with make_sessionmaker(engine)() as session:
+        lines = [f.line() for f in (await audit.verify(session)).findings]
+    assert "audit_log 2: altered: its MAC does not match its content" in lines
+
+
+async def _legacy_row(
+    session: AsyncSession,
+    *,
+    actor: str,
+    action: str,
+    subject: str,
+    reason: str | None = None,
+    details: dict[str, object],
+) -> None:
+    """An audit row as revision 0001 wrote it: plain SHA-256 chain, no key."""
+    head = (
+        await session.execute(sa.text("SELECT last_id, last_hash FROM audit_chain_head"))
+    ).first()
+    last_id, last_hash = (head[0], head[1]) if head else (0, audit.GENESIS_HASH)
+    at = T0 + timedelta(seconds=last_id)
+    text_ = audit.canonical_json(details)
+    digest = audit.row_hash(
+        prev_hash=last_hash, id=last_id + 1, at=at, actor=actor, action=action,
+        subject=subject, reason=reason, details=text_,
+    )  # fmt: skip
+    values = {"i": last_id + 1, "at": at, "a": actor, "ac": action, "s": subject, "r": reason,
+              "d": text_, "p": last_hash, "h": digest}  # fmt: skip
+    await session.execute(
+        sa.text(
+            "INSERT INTO audit_log (id, at, actor, action, subject, reason, details,"
+            " prev_hash, hash) VALUES (:i, :at, :a, :ac, :s, :r, :d, :p, :h)"
+        ).bindparams(sa.bindparam("at", type_=UTCDateTime())),
+        values,
+    )
+    if head is None:
+        await session.execute(
+            sa.text("INSERT INTO audit_chain_head (id, last_id, last_hash) VALUES (1, :i, :h)"),
+            values,
+        )
+    else:
+        await session.execute(
+            sa.text("UPDATE audit_chain_head SET last_id = :i, last_hash = :h"), values
+        )
 
 
 def test_check_without_a_database_compares_models_with_the_revisions(

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gateway.app.configfile import fill_unset, settings_of
-from gateway.app.database import open_engine
+from gateway.app.database import open_engine, require_audit_key
 from gateway.app.options import add_database
 from gateway.errors import OperatorError
 
@@ -160,6 +160,11 @@ async def start_http(
     from gateway.app.monitoring.ops import ProcessOps
 
     db_url, engine = await open_engine(args.database)
+    try:
+        require_audit_key(engine, "the API")
+    except OperatorError:
+        await engine.dispose()
+        raise
     own_ops = None
     if ops is None:
         ops = own_ops = ProcessOps()

@@ -1,17 +1,27 @@
-"""``reelgate audit verify|show``: check and read the tamper-evident audit log."""
+"""``reelgate audit verify|show|keys-init``: check and read the keyed audit log.
+
+``verify`` needs the audit key (it recomputes every MAC) and checks the checkpoints'
+signatures with the public key (``--public-key``, else the ``.pub`` beside the signing
+key); it prints one line per row that differs, was deleted or was inserted, naming the
+table and id, and exits 1 if there is any.  ``show`` only reads: it needs no key.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
 
-from gateway.app.database import guarded, open_engine, safe_url
+from gateway.app.database import guarded, open_engine, resolve, safe_url
 from gateway.app.options import OneLineParser, add_database, add_json
 from gateway.errors import OperatorError
+from gateway.records import chain
+from gateway.records.keys import AUDIT_KEY_ENV, SIGNING_KEY_ENV, KeyPaths, RecordKeyError
+from gateway.records.verify import verify as records_verify
 from storage import audit
 from storage.db import make_sessionmaker
 
@@ -24,9 +34,19 @@ def register(sub: Any) -> None:
         dest="audit_action", required=True, metavar="ACTION", parser_class=OneLineParser
     )
 
-    verify = actions.add_parser("verify", help="recompute the hash chain; exit 1 if broken")
+    verify = actions.add_parser(
+        "verify", help="recompute the keyed chain and every sealed result; exit 1 if broken"
+    )
     _common(verify)
+    verify.add_argument(
+        "--public-key", help="the venue's Ed25519 public key (PEM) the checkpoints are signed by"
+    )
     verify.set_defaults(handler=_verify)
+
+    init = actions.add_parser("keys-init", help="write a new audit key and signing key pair")
+    add_database(init)
+    init.add_argument("--dir", help="folder for the keys (default: <sqlite file>.keys)")
+    init.set_defaults(handler=_keys_init)
 
     show = actions.add_parser("show", help="list the latest audit rows, newest last")
     _common(show)
@@ -41,24 +61,75 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    url, result = asyncio.run(_run_verify(args.database))
+    url, result, signed = asyncio.run(_run_verify(args.database, args.public_key))
     if args.json:
-        print(json.dumps({"database": safe_url(url), **result.as_dict()}))
-    elif result.ok:
-        print(f"audit log intact: {result.rows_checked} rows, last hash {result.last_hash}")
-    else:
-        print(f"audit log BROKEN at row {result.first_bad_id}: {result.problem}")
-        print(f"rows 1..{result.last_id} check out")
-    return 0 if result.ok else 1
+        print(
+            json.dumps(
+                {"database": safe_url(url), "signatures_checked": signed, **result.as_dict()}
+            )
+        )
+        return 0 if result.ok else 1
+    keyed = f", keyed from row {result.keyed_from}" if result.keyed_from else ""
+    points = f"{result.checkpoints} checkpoint(s)"
+    points += " signed" if signed else " (signatures NOT checked: no public key)"
+    if result.ok:
+        print(
+            f"audit log intact: {result.rows_checked} rows{keyed}, {points}, "
+            f"{result.sealed_rows} result rows sealed; last MAC {result.last_hash}"
+        )
+        return 0
+    print(f"audit log BROKEN: {len(result.findings)} finding(s){keyed}, {points}")
+    for finding in result.findings:
+        print(f"  {finding.line()}")
+    return 1
 
 
-async def _run_verify(given: str | None) -> tuple[str, audit.VerifyResult]:
+async def _run_verify(
+    given: str | None, public_key: str | None
+) -> tuple[str, audit.VerifyResult, bool]:
     url, engine = await open_engine(given)
     try:
+        paths = chain.key_paths(url)
+        if audit.keys_of_engine(engine) is None or paths is None:
+            raise OperatorError(
+                f"audit verify needs the audit key: set {AUDIT_KEY_ENV} to the venue's key file"
+            )
+        checker = _checker(Path(public_key) if public_key else paths.public_key, public_key)
         async with make_sessionmaker(engine)() as session:
-            return url, await guarded(url, audit.verify(session))
+            result = await guarded(url, records_verify(session, check_signature=checker))
+            return url, result, checker is not None
     finally:
         await engine.dispose()
+
+
+def _checker(path: Path, given: str | None) -> chain.SignatureChecker | None:
+    if given is None and not path.exists():
+        return None
+    try:
+        return chain.SignatureChecker(path)
+    except RecordKeyError as exc:
+        raise OperatorError(f"--public-key {exc}") from None
+
+
+def _keys_init(args: argparse.Namespace) -> int:
+    if args.dir:
+        folder = Path(args.dir)
+    else:
+        found = chain.sqlite_key_dir(resolve(args.database, create=True))
+        if found is None:
+            raise OperatorError("--dir: say where to keep the keys (the database is not a file)")
+        folder = found
+    paths = KeyPaths.in_directory(folder)
+    try:
+        chain.create_keys(paths)
+        keys = chain.load(paths)
+    except RecordKeyError as exc:
+        raise OperatorError(str(exc)) from None
+    print(f"audit key   {paths.audit_key}  (keep it off the database server; back it up)")
+    print(f"signing key {paths.signing_key}")
+    print(f"public key  {paths.public_key}  fingerprint {keys.fingerprint}")
+    print(f"export {AUDIT_KEY_ENV}={paths.audit_key} {SIGNING_KEY_ENV}={paths.signing_key}")
+    return 0
 
 
 def _show(args: argparse.Namespace) -> int:

@@ -329,6 +329,7 @@ class DrawDesk(DeskCore):
                 subject=f"super9/session/{session_id}",
                 details=session.result,
             )
+            audit.request_checkpoint(db, f"super9 session {session_id} closed")
         async with self._live_lock(session_id):
             self._live.pop(session_id, None)
         await self.publish(session_id)

@@ -45,6 +45,7 @@ from gateway.tournament.services.people import (
     disqualified_sets,
     find_player,
 )
+from gateway.tournament.services.stage_close import close_stage_if_over
 from gateway.tournament.settings import TournamentSettings
 from storage.tournament import Entry, EntryPurchase, Heat, Player, Proxy, Score, Seat, Tournament
 
@@ -334,6 +335,7 @@ async def finish_heat(session: AsyncSession, heat_id: int, *, at: datetime, acto
     heat.ended_at = at
     await session.flush()
     await record(session, actor, "heat.finish", f"heat:{heat.id}", None, ended_at=at)
+    await close_stage_if_over(session, heat, actor=actor, at=at)
     return heat
 
 

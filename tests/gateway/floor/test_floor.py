@@ -95,7 +95,7 @@ async def test_enable_with_exclusions_is_audited_and_disable_clears_them(
     async with sessions() as session:
         check = await audit.verify(session)
         assert check.ok
-        assert check.rows_checked == 3  # enable, exclusion, disable
+        assert check.rows_checked == 4  # the genesis row; enable, exclusion, disable
 
 
 def test_technician_adds_and_moves_machines_from_the_cli(
@@ -130,4 +130,4 @@ def test_technician_adds_and_moves_machines_from_the_cli(
 
     b_machines, actions = asyncio.run(stored())
     assert b_machines == ["B01", "A09"]
-    assert actions == ["floor.add-machine", "floor.move-machine"]
+    assert actions == ["audit.chain_keyed", "floor.add-machine", "floor.move-machine"]

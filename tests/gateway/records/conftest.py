@@ -103,6 +103,14 @@ async def _super9_day(s9: Super9Desk) -> int:
 
 
 @pytest.fixture
+async def desk(engine: AsyncEngine) -> Desk:
+    """The tournament tests' desk on a floor of one bank (the checkpoint tests)."""
+    d = Desk(make_sessionmaker(engine))
+    await d.floor("A", 6)
+    return d
+
+
+@pytest.fixture
 async def venue(engine: AsyncEngine) -> Venue:
     desk = Desk(make_sessionmaker(engine))
     await desk.floor("A", 6)

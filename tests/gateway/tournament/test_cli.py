@@ -285,7 +285,8 @@ def test_bad_input_is_one_line_and_changes_nothing(
     code, out, _ = run("audit", "show", *db, "--json")
     assert code == 0
     actions = [row["action"] for row in json.loads(out)]
-    assert actions == ["user.add", "user.add", "tournament.create"]  # the accounts of `db`
+    # the genesis of the keyed chain, the accounts of `db`, then the command
+    assert actions == ["audit.chain_keyed", "user.add", "user.add", "tournament.create"]
     code, out, _ = run("players", "list", *db, "--json")
     assert json.loads(out) == []
 

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from gateway.records import chain
 from gateway.tournament import services as svc
 from gateway.tournament.rules.enums import SeatStatus, Stage
 from gateway.tournament.rules.violations import RuleViolation
@@ -58,7 +59,9 @@ async def _season(
 ) -> None:
     import storage.models  # noqa: F401
 
-    engine = make_engine(f"sqlite+aiosqlite:///{path}")
+    url = f"sqlite+aiosqlite:///{path}"
+    engine = make_engine(url)
+    chain.bind(engine, url)  # the session's test keys (tests/conftest.py)
     async with engine.begin() as conn:
         await conn.run_sync(Base.metadata.create_all)
     maker = make_sessionmaker(engine)

@@ -16,6 +16,7 @@ import schemathesis
 from hypothesis import HealthCheck, settings
 from sqlalchemy.pool import NullPool
 
+from gateway.records import chain
 from gateway.tournament import services as svc
 from gateway.web.api import create_app
 from storage.db import Base, make_engine, make_sessionmaker
@@ -30,6 +31,7 @@ async def _seed(url: str) -> None:
     import storage.models  # noqa: F401  (every table on Base.metadata)
 
     engine = make_engine(url)
+    chain.bind(engine, url)  # the session's test keys (tests/conftest.py)
     async with engine.begin() as conn:
         await conn.run_sync(Base.metadata.create_all)
     desk = seed.Desk(make_sessionmaker(engine), client=None)  # type: ignore[arg-type]
@@ -55,6 +57,7 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     asyncio.run(_seed(url))
     # Each ASGI call runs on its own event loop: no pooled connection may outlive it.
     engine = make_engine(url, poolclass=NullPool)
+    chain.bind(engine, url)
     APP.state.api.sessions = make_sessionmaker(engine)
     yield
     storage.accounts.HASHER = saved
