@@ -9,20 +9,29 @@ from datetime import UTC, datetime
 
 import pytest
 from argon2 import PasswordHasher
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 import storage.accounts
 from gateway.accounts import service
+from gateway.records import chain
 from storage.database_mark import DatabaseKind, mark
 from storage.db import make_engine, make_sessionmaker
 
 PASSWORD = "correct horse battery"
 
 
+def _keyed_engine(url: str) -> AsyncEngine:
+    """An engine with the session's audit keys bound, as the CLI's opener binds them."""
+    engine = make_engine(url)
+    chain.bind(engine, url)
+    return engine
+
+
 def make_training(url: str) -> None:
     """Mark a freshly migrated database as a training one (``db init --training``)."""
 
     async def go() -> None:
-        engine = make_engine(url)
+        engine = _keyed_engine(url)
         try:
             async with make_sessionmaker(engine)() as session, session.begin():
                 await mark(session, DatabaseKind.TRAINING, at=datetime.now(UTC), by="tests")
@@ -42,7 +51,7 @@ def add_accounts(url: str, *accounts: tuple[str, str]) -> None:
     """Accounts (name, role), each with :data:`PASSWORD`."""
 
     async def go() -> None:
-        engine = make_engine(url)
+        engine = _keyed_engine(url)
         try:
             async with make_sessionmaker(engine)() as session, session.begin():
                 for name, role in accounts:
