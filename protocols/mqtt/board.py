@@ -144,9 +144,9 @@ class BoardCore:
     def link_up(self) -> bool:
         return self.session.connected.is_set()
 
-    @property
-    def queued_events(self) -> int:
-        return len(self._events)
+    def pending_events(self) -> list[tuple[int, BoardEventKind]]:
+        """Events not yet accepted by the broker, oldest first: (seq, kind)."""
+        return [(e.seq, e.kind) for e in self._events]
 
     # -- lifecycle ---------------------------------------------------------------------
     async def start(self, *, wait: bool = True) -> None:
