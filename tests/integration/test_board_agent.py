@@ -164,7 +164,8 @@ async def _check_scores(
 async def test_agent_heat_against_mosquitto(
     journal: Journal, tmp_path: Path, mqtt_url: str
 ) -> None:
-    out, truth, _ = await _agent_heat(journal, tmp_path, mqtt_url, gateway_query="?mqtt5=1&timeout=30")
+    query = "?mqtt5=1&timeout=30"
+    out, truth, _ = await _agent_heat(journal, tmp_path, mqtt_url, gateway_query=query)
     await _check_scores(journal, out, truth)
 
 

@@ -71,7 +71,7 @@ async def test_a_heat_through_the_agent_scores_from_the_egm(
 async def test_door_and_tilt_arrive_in_order_and_fold_into_state(
     broker: EmbeddedBroker, site: str
 ) -> None:
-    async with agents_on_bank(broker.url, site) as (bank, [agent]):
+    async with agents_on_bank(broker.url, site) as (bank, _agents):
         egm = bank.machines[0].machine
         driver = _driver(broker, site, egm.machine_id)
         await driver.open()
