@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 from typing import Any
 
@@ -27,13 +28,17 @@ def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
         "board", help="the interface-board agent: one EGM over SAS, exposed over MQTT"
     )
-    parser.add_argument(
-        "--sas", required=True, help="the EGM: sas+serial:///dev/ttyUSB0?address=1 or sas+tcp://…"
-    )
-    parser.add_argument(
-        "--mqtt", required=True, help="the broker: mqtt://[user:pass@]HOST[:PORT] or mqtts://…"
-    )
-    parser.add_argument("--site", required=True, help="site name, the topic level")
+    # Each may come from the environment instead (the systemd unit's EnvironmentFile):
+    # a broker password in REELGATE_BOARD_MQTT stays out of the process list.
+    for flag, env, text in (
+        ("--sas", "REELGATE_BOARD_SAS", "the EGM: sas+serial:///dev/ttyUSB0?address=1, sas+tcp://…"),
+        ("--mqtt", "REELGATE_BOARD_MQTT", "the broker: mqtt://[user:pass@]HOST[:PORT], mqtts://…"),
+        ("--site", "REELGATE_BOARD_SITE", "site name, the topic level"),
+    ):
+        default = os.environ.get(env)
+        parser.add_argument(
+            flag, default=default, required=default is None, help=f"{text} (or ${env})"
+        )
     parser.add_argument(
         "--board-id", required=True, help="the machine's id on the floor (its topic level)"
     )

@@ -68,3 +68,16 @@ async def test_a_run_serves_the_egm_until_stopped(
         out = capsys.readouterr().out
         assert f"board B07: {egm.endpoint} <-> {broker.url}" in out
         assert "user" not in out
+
+
+def test_flags_may_come_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The systemd unit's EnvironmentFile: the broker URL (and its password) off argv.
+    monkeypatch.setenv("REELGATE_BOARD_SAS", "sas+tcp://127.0.0.1:9?address=1")
+    monkeypatch.setenv("REELGATE_BOARD_MQTT", "tcp://127.0.0.1")
+    monkeypatch.setenv("REELGATE_BOARD_SITE", "ridge")
+    assert main(["board", "--board-id", "A01"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("reelgate: error: --mqtt")
+    assert err.count("\n") == 1
