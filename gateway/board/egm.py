@@ -45,8 +45,8 @@ from protocols.mqtt.codec import BoardEventKind, Command
 log = logging.getLogger(__name__)
 
 _K = MachineEventKind
-# SAS exceptions (as the driver names them) -> board events.  Operator menu, out of
-# service and unnamed codes have no v1 board event; they are logged.
+# SAS exceptions (as the driver names them) -> board events.  Codes the driver does not
+# name (OTHER) have no board event; they are logged.
 BOARD_KIND: dict[MachineEventKind, BoardEventKind] = {
     _K.DOOR_OPENED: BoardEventKind.DOOR_OPENED,
     _K.DOOR_CLOSED: BoardEventKind.DOOR_CLOSED,
@@ -58,6 +58,8 @@ BOARD_KIND: dict[MachineEventKind, BoardEventKind] = {
     _K.GAME_STARTED: BoardEventKind.GAME_STARTED,
     _K.GAME_ENDED: BoardEventKind.GAME_ENDED,
     _K.QUEUE_OVERFLOW: BoardEventKind.QUEUE_OVERFLOW,
+    _K.OPERATOR_MENU: BoardEventKind.OPERATOR_MENU,
+    _K.OUT_OF_SERVICE: BoardEventKind.OUT_OF_SERVICE,
 }
 
 Emit = Callable[[BoardEventKind, bool], None]  # (kind, meters moved)

@@ -44,6 +44,12 @@ def test_exceptions_fold_into_state_and_map_to_board_events() -> None:
 
 def test_codes_without_a_board_event_change_nothing() -> None:
     egm = _egm()
-    assert egm.apply(_ev(K.OPERATOR_MENU, 0x84)) is None
     assert egm.apply(_ev(K.OTHER, 0x3D)) is None
     assert egm.state(1).tournament is None
+
+
+def test_out_of_service_and_operator_menu_reach_the_gateway() -> None:
+    # A malfunction on a wired machine (T20) must be one behind a board too.
+    egm = _egm()
+    assert egm.apply(_ev(K.OUT_OF_SERVICE, 0x86)) is BoardEventKind.OUT_OF_SERVICE
+    assert egm.apply(_ev(K.OPERATOR_MENU, 0x84)) is BoardEventKind.OPERATOR_MENU
