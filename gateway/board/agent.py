@@ -103,6 +103,10 @@ class BoardAgent:
                     log.warning("%s: EGM not answering (%s)", self.egm.machine_id, exc)
                 self.egm_up = False
                 backoff = min(backoff * 2, self.max_backoff)
+            except Exception:  # a bug: logged with its traceback, the loop carries on
+                self.drain_failures += 1
+                log.exception("%s: exception drain failed", self.egm.machine_id)
+                backoff = min(backoff * 2, self.max_backoff)
             await asyncio.sleep(backoff)
 
     async def drain(self) -> None:

@@ -62,6 +62,19 @@ BOARD_KIND: dict[MachineEventKind, BoardEventKind] = {
     _K.OUT_OF_SERVICE: BoardEventKind.OUT_OF_SERVICE,
 }
 
+# SAS exceptions -> the state flag they set.
+_FLAGS: dict[MachineEventKind, tuple[str, bool]] = {
+    _K.DOOR_OPENED: ("door_open", True),
+    _K.DOOR_CLOSED: ("door_open", False),
+    _K.POWER_LOST: ("powered", False),
+    _K.POWER_APPLIED: ("powered", True),
+    _K.TILT: ("tilted", True),
+    _K.HANDPAY_PENDING: ("handpay_pending", True),
+    _K.HANDPAY_RESET: ("handpay_pending", False),
+    _K.GAME_STARTED: ("game_in_progress", True),
+    _K.GAME_ENDED: ("game_in_progress", False),
+}
+
 Emit = Callable[[BoardEventKind, bool], None]  # (kind, meters moved)
 
 
@@ -153,19 +166,8 @@ class EgmMachine:
         """Fold one driver event into the state; the board event it is, if any."""
         s = self.snapshot
         k = event.kind
-        flags: dict[MachineEventKind, tuple[str, bool]] = {
-            _K.DOOR_OPENED: ("door_open", True),
-            _K.DOOR_CLOSED: ("door_open", False),
-            _K.POWER_LOST: ("powered", False),
-            _K.POWER_APPLIED: ("powered", True),
-            _K.TILT: ("tilted", True),
-            _K.HANDPAY_PENDING: ("handpay_pending", True),
-            _K.HANDPAY_RESET: ("handpay_pending", False),
-            _K.GAME_STARTED: ("game_in_progress", True),
-            _K.GAME_ENDED: ("game_in_progress", False),
-        }
-        if k in flags:
-            name, value = flags[k]
+        if k in _FLAGS:
+            name, value = _FLAGS[k]
             setattr(s, name, value)
         if k is _K.GAME_STARTED:
             s.tilted = False  # playing again: SAS reports no "tilt cleared"

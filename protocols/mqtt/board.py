@@ -289,6 +289,9 @@ class BoardCore:
             future = self._running[message.id]
             try:
                 payload = await self._execute(message)
+            except Exception:  # a bug behind one command must not silence the board
+                log.exception("%s: %s failed", self.machine.machine_id, message.cmd.value)
+                payload = None  # no reply: the gateway times out and retries
             finally:
                 self._running.pop(message.id, None)
             if not future.done():
