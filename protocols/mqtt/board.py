@@ -326,8 +326,8 @@ class BoardCore:
             )
         if message.cmd is Command.REPORT_STATE:
             self.republish()
-        elif result is None:  # it changed the machine: publish the newest state and meters
-            self.touch(meters=True)
+        # Otherwise the machine says what a command changed (post_event / touch): a
+        # blanket republish per command costs a bank-wide start two messages a board.
         return codec.encode(codec.Reply(id=message.id, ok=True, at=now(), result=result or {}))
 
     async def _reply_when_done(self, running: asyncio.Future[bytes | None]) -> None:
