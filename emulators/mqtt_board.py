@@ -192,6 +192,10 @@ class MqttBoard:
 
     # -- MQTT -> machine ---------------------------------------------------------------
     async def run(self, cmd: Command, args: dict[str, Any]) -> dict[str, Any] | None:
+        return self.run_now(cmd, args)
+
+    def run_now(self, cmd: Command, args: dict[str, Any]) -> dict[str, Any] | None:
+        """The model answers at once: the core runs it as the command arrives."""
         try:
             return self._run(cmd, args)
         except MachineRefusal as exc:

@@ -27,7 +27,9 @@ Theory of operation:
   and a repeat that arrives while the command still runs gets the same reply when it
   finishes.  A command the machine could not complete for a transient reason (the EGM
   did not answer: :class:`CommandDeferred`) is answered with nothing and not cached:
-  the gateway times out and retries, exactly as it would over SAS.
+  the gateway times out and retries, exactly as it would over SAS.  A machine that
+  answers at once (:class:`ImmediateMachine`, a model in memory) runs each command as
+  it arrives, inside the dispatch; the others run in a worker task.
 * **Resync.**  After every reconnect the session re-subscribes and the core republishes
   status, state and meters and sends what is still queued.
 """
@@ -41,7 +43,7 @@ import time
 from collections import OrderedDict, deque
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from protocols.mqtt import codec
 from protocols.mqtt.client import MqttSession, MqttSettings, MqttUnavailable, WillMessage
@@ -87,6 +89,16 @@ class BoardMachine(Protocol):
         Raises :class:`CommandRefused`, :class:`CommandDeferred`, or ``ValueError``
         (``bad-request``)."""
         ...
+
+
+@runtime_checkable
+class ImmediateMachine(Protocol):
+    """Optional: a machine that runs a command without waiting (a model in memory)."""
+
+    def run_now(self, cmd: Command, args: dict[str, Any]) -> dict[str, Any] | None: ...
+
+
+_Outcome = dict[str, Any] | None | Exception
 
 
 @dataclass(slots=True)
@@ -277,6 +289,9 @@ class BoardCore:
             self.stats.replayed += 1
             self._spawn(self._reply_when_done(running))
             return
+        if isinstance(self.machine, ImmediateMachine):
+            self._run_now(self.machine, message)
+            return
         try:
             self._commands.put_nowait(message)
         except asyncio.QueueFull:
@@ -288,47 +303,62 @@ class BoardCore:
             message = await self._commands.get()
             future = self._running[message.id]
             try:
-                payload = await self._execute(message)
-            except Exception:  # a bug behind one command must not silence the board
-                log.exception("%s: %s failed", self.machine.machine_id, message.cmd.value)
-                payload = None  # no reply: the gateway times out and retries
+                payload = self._reply_for(message, await self._outcome(message))
             finally:
                 self._running.pop(message.id, None)
             if not future.done():
                 future.set_result(payload)
-            if payload is not None:
-                self._replies[message.id] = payload
-                while len(self._replies) > self._reply_limit:
-                    self._replies.popitem(last=False)
-                self._reply_soon(payload)
+            self._keep(message.id, payload)
 
-    async def _execute(self, message: codec.CommandMessage) -> bytes | None:
-        """Run one command; the encoded reply, or None to stay silent (deferred)."""
-        self.stats.commands_executed += 1
-        now = self.machine.now
+    def _run_now(self, machine: ImmediateMachine, message: codec.CommandMessage) -> None:
+        """A machine that answers at once runs the command inside the dispatch, as the
+        message arrives: a bank-wide unlock reaches every emulated board together."""
         try:
-            result = await self.machine.run(message.cmd, message.args)
-        except CommandDeferred as exc:
+            outcome: _Outcome = machine.run_now(message.cmd, message.args)
+        except Exception as exc:  # sorted by _reply_for, as run() errors are
+            outcome = exc
+        self._keep(message.id, self._reply_for(message, outcome))
+
+    def _keep(self, command_id: str, payload: bytes | None) -> None:
+        if payload is None:
+            return
+        self._replies[command_id] = payload
+        while len(self._replies) > self._reply_limit:
+            self._replies.popitem(last=False)
+        self._reply_soon(payload)
+
+    async def _outcome(self, message: codec.CommandMessage) -> _Outcome:
+        try:
+            return await self.machine.run(message.cmd, message.args)
+        except Exception as exc:  # sorted by _reply_for
+            return exc
+
+    def _reply_for(self, message: codec.CommandMessage, outcome: _Outcome) -> bytes | None:
+        """The encoded reply to one command's outcome, or None to stay silent."""
+        self.stats.commands_executed += 1
+        m = self.machine
+        if isinstance(outcome, CommandDeferred):
             self.stats.deferred += 1
-            log.warning("%s: %s not answered: %s", self.machine.machine_id, message.cmd.value, exc)
+            log.warning("%s: %s not answered: %s", m.machine_id, message.cmd.value, outcome)
             return None
-        except CommandRefused as exc:
-            return codec.encode(
-                codec.Reply(
-                    id=message.id, ok=False, at=now(), error=ErrorKind.REFUSED, reason=str(exc)
-                )
+        if isinstance(outcome, CommandRefused | ValueError):  # ValueError: PayloadError too
+            error = ErrorKind.REFUSED if isinstance(outcome, CommandRefused) else (
+                ErrorKind.BAD_REQUEST
             )
-        except ValueError as exc:  # PayloadError too: the board cannot take it as sent
-            return codec.encode(
-                codec.Reply(
-                    id=message.id, ok=False, at=now(), error=ErrorKind.BAD_REQUEST, reason=str(exc)
-                )
+            reply = codec.Reply(
+                id=message.id, ok=False, at=m.now(), error=error, reason=str(outcome)
             )
+            return codec.encode(reply)
+        if isinstance(outcome, BaseException):  # a bug must not silence the board
+            log.error(
+                "%s: %s failed", m.machine_id, message.cmd.value, exc_info=outcome
+            )
+            return None  # no reply: the gateway times out and retries
         if message.cmd is Command.REPORT_STATE:
             self.republish()
         # Otherwise the machine says what a command changed (post_event / touch): a
         # blanket republish per command costs a bank-wide start two messages a board.
-        return codec.encode(codec.Reply(id=message.id, ok=True, at=now(), result=result or {}))
+        return codec.encode(codec.Reply(id=message.id, ok=True, at=m.now(), result=outcome or {}))
 
     async def _reply_when_done(self, running: asyncio.Future[bytes | None]) -> None:
         payload = await asyncio.shield(running)
