@@ -1,5 +1,8 @@
 """An emulated MQTT interface board: a thin MQTT face over :class:`EmulatedMachine`.
 
+The schema half (status and will, ordered events, reply cache, resync) is
+:class:`protocols.mqtt.board.BoardCore`, shared with the interface-board agent that
+fronts a real EGM (``reelgate board``); this module is the machine model behind it.
 What a real board does, and so does this one:
 
 * publishes ``status`` online (retained) on every connect, with a last will of
@@ -17,11 +20,8 @@ What a real board does, and so does this one:
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
-import time
-from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -35,15 +35,11 @@ from emulators.machine import (
     ModelTournamentMeters,
 )
 from protocols.mqtt import codec
-from protocols.mqtt.client import MqttSession, MqttSettings, MqttUnavailable, WillMessage
-from protocols.mqtt.codec import BoardEventKind, Command, ErrorKind, PayloadError
-from protocols.mqtt.topics import Channel, board_topic
+from protocols.mqtt.board import BoardCore, CommandRefused
+from protocols.mqtt.client import MqttSession, MqttSettings
+from protocols.mqtt.codec import BoardEventKind, Command
 
 log = logging.getLogger(__name__)
-
-EVENT_QUEUE = 256
-EVENT_BATCH = 32
-REPLY_CACHE = 128
 
 _EVENT_KIND: dict[Event, BoardEventKind] = {
     Event.SLOT_DOOR_OPENED: BoardEventKind.DOOR_OPENED,
@@ -93,90 +89,57 @@ class HostTimedHeat:
 
 
 class MqttBoard:
+    """An emulated board: the machine model behind the shared :class:`BoardCore`."""
+
     def __init__(self, machine: EmulatedMachine, settings: MqttSettings, site: str) -> None:
         self.machine = machine
         self.site = site
-        self._topic = {ch: board_topic(site, machine.machine_id, ch) for ch in Channel}
-        offline = codec.encode(codec.Status(online=False, at=machine.now()))
-        self.session = MqttSession(
-            settings,
-            client_id=f"board-{site}-{machine.machine_id}",
-            will=WillMessage(self._topic[Channel.STATUS], offline),
-        )
         self.heat_id = ""  # named by the gateway (enter-tournament args.heat), for SNMP
         self.host_heat: HostTimedHeat | None = None  # EGM without tournament mode
         self.last_host_meters = ModelTournamentMeters()
         self.tournament_entries = 0
-        self.commands_executed = 0
-        # Sequence numbers start at the boot time in ms, so they keep growing across a
-        # board restart and the gateway's duplicate filter (seq <= last seen) holds.
-        self._seq = int(time.time() * 1000)
-        self._events: deque[tuple[int, datetime, BoardEventKind]] = deque()
-        self._replies: OrderedDict[str, bytes] = OrderedDict()
-        self._wake = asyncio.Event()
-        self._state_dirty = True
-        self._meters_dirty = True
-        self._announce = True
-        self._pump: asyncio.Task[None] | None = None
-        self._reply_tasks: set[asyncio.Task[None]] = set()
+        self.core = BoardCore(self, settings, site)
+
+    @property
+    def machine_id(self) -> str:
+        return self.machine.machine_id
+
+    @property
+    def session(self) -> MqttSession:
+        return self.core.session
 
     @property
     def link_up(self) -> bool:
-        return self.session.connected.is_set()
+        return self.core.link_up
+
+    @property
+    def commands_executed(self) -> int:
+        return self.core.stats.commands_executed
 
     # -- lifecycle ---------------------------------------------------------------------
     async def start(self) -> None:
         self.machine.subscribe(self._on_machine_event)
-        await self.session.route(self._topic[Channel.CMD], self._on_command)
-        self.session.on_connect(self._on_connect)
-        self._pump = asyncio.create_task(
-            self._publish_loop(), name=f"board-{self.machine.machine_id}"
-        )
-        await self.session.start()
+        await self.core.start()
 
     async def stop(self, *, crash: bool = False) -> None:
         """Stop; with ``crash`` drop the link without a goodbye (the broker sends our will)."""
         with contextlib.suppress(ValueError):
             self.machine.unsubscribe(self._on_machine_event)
-        if self._pump is not None:
-            self._pump.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._pump
-            self._pump = None
-        if crash:
-            await self.session.abort()
-            return
-        with contextlib.suppress(MqttUnavailable):
-            if self.link_up:
-                offline = codec.Status(online=False, at=self.machine.now())
-                await self.session.publish(
-                    self._topic[Channel.STATUS], codec.encode(offline), retain=True
-                )
-        await self.session.close()
-
-    async def _on_connect(self) -> None:
-        self._announce = self._state_dirty = self._meters_dirty = True
-        self._wake.set()
+        await self.core.stop(crash=crash)
 
     # -- machine -> MQTT ---------------------------------------------------------------
-    def _next_seq(self) -> int:
-        self._seq += 1
-        return self._seq
+    def now(self) -> datetime:
+        return self.machine.now()
 
     def _on_machine_event(self, note: ModelEvent) -> None:
         kind = _EVENT_KIND.get(note.event)
+        meters = note.event in _METER_EVENTS
         if kind is not None:
-            if len(self._events) >= EVENT_QUEUE:
-                self._events.popleft()
-                overflow = BoardEventKind.QUEUE_OVERFLOW
-                self._events.append((self._next_seq(), self.machine.now(), overflow))
-            self._events.append((self._next_seq(), self.machine.now(), kind))
-        self._state_dirty = True
-        if note.event in _METER_EVENTS:
-            self._meters_dirty = True
-        self._wake.set()
+            self.core.post_event(kind, meters=meters)
+        else:
+            self.core.touch(meters=meters)
 
-    def state_message(self) -> codec.State:
+    def state(self, seq: int) -> codec.State:
         m = self.machine
         t = m.tournament
         view = None
@@ -196,7 +159,7 @@ class MqttBoard:
                 time_up=False,
             )
         return codec.State(
-            seq=self._next_seq(),
+            seq=seq,
             at=m.now(),
             powered=m.powered,
             locked=m.play_locked,
@@ -208,7 +171,7 @@ class MqttBoard:
             tournament=view,
         )
 
-    def meters_message(self) -> codec.Meters:
+    def meters(self, seq: int) -> codec.Meters:
         m = self.machine
         if self.host_heat is not None:
             tm = self.host_heat.meters(m)
@@ -217,7 +180,7 @@ class MqttBoard:
         else:
             tm = self.last_host_meters
         return codec.Meters(
-            seq=self._next_seq(),
+            seq=seq,
             at=m.now(),
             credits=m.credits,
             in_tournament=m.in_tournament or self.host_heat is not None,
@@ -227,97 +190,21 @@ class MqttBoard:
             credits_won=tm.credits_won,
         )
 
-    async def _publish_loop(self) -> None:
-        """One writer: status, then queued events in order, then the newest state/meters.
-        While the broker is away the pending items stay queued and go out after resync."""
-        while True:
-            await self._wake.wait()
-            self._wake.clear()
-            try:
-                if self._announce:
-                    online = codec.Status(online=True, at=self.machine.now())
-                    await self._send(Channel.STATUS, online, retain=True)
-                    self._announce = False
-                while self._events:
-                    # Pipelined in order (paho queues each publish as it is called); a
-                    # batch that fails stays queued and is sent again after resync.
-                    batch = list(self._events)[:EVENT_BATCH]
-                    await asyncio.gather(
-                        *(
-                            self._send(Channel.EVENT, codec.Event(seq=seq, at=at, kind=kind))
-                            for seq, at, kind in batch
-                        )
-                    )
-                    for _ in batch:
-                        self._events.popleft()
-                if self._state_dirty:
-                    self._state_dirty = False
-                    await self._send(Channel.STATE, self.state_message(), retain=True)
-                if self._meters_dirty:
-                    self._meters_dirty = False
-                    await self._send(Channel.METERS, self.meters_message(), retain=True)
-            except MqttUnavailable:
-                # Resync on reconnect republishes everything; keep the event queue.
-                self._state_dirty = self._meters_dirty = True
-                await self.session.connected.wait()
-                self._wake.set()
-
-    async def _send(
-        self, channel: Channel, message: codec.BoardMessage, *, retain: bool = False
-    ) -> None:
-        await self.session.publish(self._topic[channel], codec.encode(message), retain=retain)
-
     # -- MQTT -> machine ---------------------------------------------------------------
-    def _on_command(self, topic: str, payload: bytes) -> None:
-        message = codec.decode(Channel.CMD, payload)  # PayloadError: counted and dropped
-        if not isinstance(message, codec.CommandMessage):  # pragma: no cover - decode's contract
-            raise PayloadError("cmd: not a command")
-        cached = self._replies.get(message.id)
-        if cached is None:
-            reply = self._execute(message)
-            cached = codec.encode(reply)
-            self._replies[message.id] = cached
-            while len(self._replies) > REPLY_CACHE:
-                self._replies.popitem(last=False)
-        task = asyncio.create_task(self._reply(cached))
-        self._reply_tasks.add(task)
-        task.add_done_callback(self._reply_tasks.discard)
+    async def run(self, cmd: Command, args: dict[str, Any]) -> dict[str, Any] | None:
+        return self.run_now(cmd, args)
 
-    async def _reply(self, payload: bytes) -> None:
-        with contextlib.suppress(MqttUnavailable):  # the gateway resends; we answer from cache
-            await self.session.publish(self._topic[Channel.REPLY], payload)
-
-    def _execute(self, message: codec.CommandMessage) -> codec.Reply:
-        self.commands_executed += 1
+    def run_now(self, cmd: Command, args: dict[str, Any]) -> dict[str, Any] | None:
+        """The model answers at once: the core runs it as the command arrives."""
         try:
-            result = self._run(message.cmd, message.args)
+            return self._run(cmd, args)
         except MachineRefusal as exc:
-            return codec.Reply(
-                id=message.id,
-                ok=False,
-                at=self.machine.now(),
-                error=ErrorKind.REFUSED,
-                reason=str(exc),
-            )
-        except (PayloadError, ValueError) as exc:
-            return codec.Reply(
-                id=message.id,
-                ok=False,
-                at=self.machine.now(),
-                error=ErrorKind.BAD_REQUEST,
-                reason=str(exc),
-            )
-        return codec.Reply(id=message.id, ok=True, at=self.machine.now(), result=result)
+            raise CommandRefused(str(exc)) from None
 
-    def _run(self, cmd: Command, args: dict[str, Any]) -> dict[str, Any]:
-        """Run one command: a reading returns its result; anything else changed the
-        machine (or asked for a republish), so the publisher is woken and ``{}`` answered."""
+    def _run(self, cmd: Command, args: dict[str, Any]) -> dict[str, Any] | None:
+        """Run one command on the model: a reading returns its result, a change None."""
         handler = _COMMANDS.get(cmd)
-        result = handler(self, args) if handler is not None else None
-        if result is not None:
-            return result
-        self._wake.set()
-        return {}
+        return handler(self, args) if handler is not None else None
 
     def _cmd_lock(self, args: dict[str, Any]) -> None:
         self.machine.lock_play()
@@ -348,7 +235,7 @@ class MqttBoard:
     def _cmd_read_meters(self, args: dict[str, Any]) -> dict[str, Any]:
         return {
             k: v
-            for k, v in codec.to_json(self.meters_message()).items()
+            for k, v in codec.to_json(self.meters(0)).items()
             if k not in ("v", "seq", "at")
         }
 
@@ -377,7 +264,7 @@ class MqttBoard:
         }
 
     def _cmd_report_state(self, args: dict[str, Any]) -> None:
-        self._announce = self._state_dirty = self._meters_dirty = True
+        return None  # the core republishes status, state and meters
 
     def _enter_host_timed(self, credits: int, seconds: int) -> None:
         m = self.machine
@@ -411,7 +298,7 @@ class MqttBoard:
         m.transfer_out(m.cashable_credits, m.restricted_credits)
         self.last_host_meters = final
         self.host_heat = None
-        self._meters_dirty = self._state_dirty = True
+        self.core.touch(meters=True)
 
 
 # A handler returns its result (a reading) or None (it changed something: wake the publisher).

@@ -44,6 +44,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "api": ("api", "serve the desks' HTTP API (/api/v1) on a desk host"),
     "signage": ("signage", "serve the leaderboard / Super 9 signage page from the MQTT feed"),
     "sas": ("sas", "talk SAS to one machine"),
+    "board": ("board", "the interface-board agent: one EGM over SAS, exposed over MQTT"),
     "emulate": ("emulate", "run emulated devices on loopback for tests, demos and benchmarks"),
     "demo": ("demo", "run a whole qualifying heat on an emulated bank, no set-up needed"),
 }

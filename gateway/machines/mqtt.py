@@ -60,7 +60,8 @@ log = logging.getLogger(__name__)
 
 EVENT_BACKLOG = 1024
 
-# Board events that are machine events in the gateway's vocabulary; the rest
+# Board events that are machine events in the gateway's vocabulary (those a SAS
+# exception also becomes); the rest
 # (play-locked, credits-changed, tournament-*) only update the cached state.
 _KIND: dict[BoardEventKind, MachineEventKind] = {
     BoardEventKind.DOOR_OPENED: MachineEventKind.DOOR_OPENED,
@@ -73,6 +74,8 @@ _KIND: dict[BoardEventKind, MachineEventKind] = {
     BoardEventKind.GAME_STARTED: MachineEventKind.GAME_STARTED,
     BoardEventKind.GAME_ENDED: MachineEventKind.GAME_ENDED,
     BoardEventKind.QUEUE_OVERFLOW: MachineEventKind.QUEUE_OVERFLOW,
+    BoardEventKind.OPERATOR_MENU: MachineEventKind.OPERATOR_MENU,
+    BoardEventKind.OUT_OF_SERVICE: MachineEventKind.OUT_OF_SERVICE,
 }
 
 

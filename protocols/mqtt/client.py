@@ -179,6 +179,22 @@ class MqttSession:
         # Resolved when the current connection is lost (a fresh one per connection).
         self._lost: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
+    @property
+    def refused(self) -> bool:
+        """The broker refused our credentials; the session stopped trying."""
+        return self._refused.is_set()
+
+    async def wait_settled(self) -> bool:
+        """Wait until connected (True) or refused for good (False); callers bound it."""
+        connected = asyncio.ensure_future(self.connected.wait())
+        refused = asyncio.ensure_future(self._refused.wait())
+        try:
+            await asyncio.wait({connected, refused}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            connected.cancel()
+            refused.cancel()
+        return self.connected.is_set()
+
     # -- registration ------------------------------------------------------------------
     async def route(self, topic_filter: str, handler: Handler) -> None:
         """Deliver messages matching ``topic_filter`` to ``handler`` (now and after every

@@ -66,6 +66,8 @@ class BoardEventKind(enum.Enum):
     TOURNAMENT_TIME_UP = "tournament-time-up"
     CREDITS_CHANGED = "credits-changed"
     QUEUE_OVERFLOW = "queue-overflow"  # the board dropped events (like SAS exception 70)
+    OPERATOR_MENU = "operator-menu"  # SAS 84/85: an attendant in the machine's menu
+    OUT_OF_SERVICE = "out-of-service"  # SAS 86: the EGM took itself out of service
 
 
 class ErrorKind(enum.Enum):

@@ -1,0 +1,121 @@
+"""``reelgate board``: the interface-board agent for one EGM (``docs/mqtt.md``).
+
+Runs on a small Linux board at the machine: SAS to the EGM (serial, or TCP through a
+SAS-over-IP adapter), the v1 MQTT schema to the gateway.  It runs until SIGTERM or
+SIGINT; the broker need not be up at start (events queue until it is), but a broker
+that refuses our credentials ends it with one line and exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+from typing import Any
+
+from gateway.board.agent import MAX_BACKOFF, POLL_INTERVAL, BoardAgent
+from gateway.errors import OperatorError
+from gateway.machines.sas import SasDriver
+from protocols.mqtt.board import EVENT_QUEUE
+from protocols.mqtt.client import MqttSettings
+from protocols.mqtt.topics import Channel, TopicError, board_topic, check_segment
+
+
+def register(sub: Any) -> None:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "board", help="the interface-board agent: one EGM over SAS, exposed over MQTT"
+    )
+    # Each may come from the environment instead (the systemd unit's EnvironmentFile):
+    # a broker password in REELGATE_BOARD_MQTT stays out of the process list.
+    for flag, env, text in (
+        ("--sas", "REELGATE_BOARD_SAS", "the EGM: sas+serial:///dev/ttyUSB0?address=1, sas+tcp://…"),
+        ("--mqtt", "REELGATE_BOARD_MQTT", "the broker: mqtt://[user:pass@]HOST[:PORT], mqtts://…"),
+        ("--site", "REELGATE_BOARD_SITE", "site name, the topic level"),
+    ):
+        default = os.environ.get(env)
+        parser.add_argument(
+            flag, default=default, required=default is None, help=f"{text} (or ${env})"
+        )
+    parser.add_argument(
+        "--board-id", required=True, help="the machine's id on the floor (its topic level)"
+    )
+    parser.add_argument(
+        "--poll-interval",
+        type=float,
+        default=POLL_INTERVAL,
+        help=f"seconds between exception drains (default {POLL_INTERVAL:g}, the SAS cadence)",
+    )
+    parser.add_argument(
+        "--event-queue",
+        type=int,
+        default=EVENT_QUEUE,
+        help=f"events kept while the broker is away (default {EVENT_QUEUE}; oldest dropped)",
+    )
+    parser.set_defaults(handler=_handle)
+
+
+def build_agent(args: argparse.Namespace) -> BoardAgent:
+    """The agent for the parsed flags; every mistake is one :class:`OperatorError` line."""
+    try:
+        board_id = check_segment("board id", args.board_id)
+        board_topic(args.site, board_id, Channel.STATUS)
+    except TopicError as exc:
+        raise OperatorError(f"--site/--board-id: {exc}") from None
+    try:
+        settings = MqttSettings.from_url(args.mqtt)
+    except ValueError as exc:
+        raise OperatorError(f"--mqtt: {exc}") from None
+    try:
+        driver = SasDriver.from_uri(board_id, args.sas)
+    except ValueError as exc:  # EndpointError
+        raise OperatorError(f"--sas: {exc}") from None
+    if not 0.04 <= args.poll_interval <= 10:
+        raise OperatorError("--poll-interval: must be 0.04..10 seconds (SAS: 0.2)")
+    if not 2 <= args.event_queue <= 100_000:
+        raise OperatorError("--event-queue: must be 2..100000 events")
+    return BoardAgent(
+        board_id,
+        driver,
+        settings,
+        args.site,
+        poll_interval=args.poll_interval,
+        max_backoff=MAX_BACKOFF,
+        event_queue=args.event_queue,
+    )
+
+
+def _handle(args: argparse.Namespace) -> int:
+    agent = build_agent(args)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    return asyncio.run(run_board(agent, args.sas))
+
+
+async def run_board(agent: BoardAgent, sas_uri: str, stop: asyncio.Event | None = None) -> int:
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    session = agent.core.session
+    s = session.settings
+    broker = f"{'mqtts' if s.tls else 'mqtt'}://{s.host}:{s.port}"  # never the password
+    await agent.start(wait_for_broker=False)
+    try:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(session.wait_settled(), s.connect_timeout)
+        if session.refused:
+            raise OperatorError(f"--mqtt {broker}: the broker refused us: {session.last_error}")
+        topic = board_topic(agent.core.site, agent.egm.machine_id, Channel.STATUS)
+        print(
+            f"board {agent.egm.machine_id}: {sas_uri} <-> {broker} "
+            f"({topic.rsplit('/', 1)[0]}/…)"
+            + ("" if agent.core.link_up else "; broker not reachable yet, events queue"),
+            flush=True,
+        )
+        await stop.wait()
+    finally:
+        await agent.stop()
+    return 0
