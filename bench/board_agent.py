@@ -110,6 +110,12 @@ async def one_heat(
     }
 
 
+def _driver(machine_id: str, endpoint: str) -> SasDriver:
+    driver = SasDriver.from_uri(machine_id, endpoint)
+    driver.use_aft_host("0123456789abcdef0123456789abcdef01234567", 7001)  # strict AFT EGMs
+    return driver
+
+
 async def run(args: argparse.Namespace, console: Console) -> list[dict[str, float]]:
     site = f"bench{uuid.uuid4().hex[:6]}"
     rows: list[dict[str, float]] = []
@@ -121,14 +127,10 @@ async def run(args: argparse.Namespace, console: Console) -> list[dict[str, floa
             Bank(args.machines, seed=9, no_tournament_support=args.machines // 4, name_prefix="AG")
         )
         agents = [
-            BoardAgent(
-                m.machine.machine_id,
-                SasDriver.from_uri(m.machine.machine_id, m.endpoint),
-                MqttSettings.from_url(url),
-                site,
-            )
+            BoardAgent(m.machine.machine_id, _driver(m.machine.machine_id, m.endpoint),
+                       MqttSettings.from_url(url), site)
             for m in bank.machines
-        ]
+        ]  # fmt: skip
         for agent in agents:
             await agent.start()
             stack.push_async_callback(agent.stop)

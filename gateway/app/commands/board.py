@@ -42,6 +42,18 @@ def register(sub: Any) -> None:
     parser.add_argument(
         "--board-id", required=True, help="the machine's id on the floor (its topic level)"
     )
+    # A host-timed EGM's credits move by AFT: the board registers as its AFT host (LP 73)
+    # with the floor's key and POS ID for this machine (the same values as the floor file).
+    parser.add_argument(
+        "--aft-registration-key",
+        default=os.environ.get("REELGATE_BOARD_AFT_KEY"),
+        help="40 hex digits, the machine's AFT registration key (or $REELGATE_BOARD_AFT_KEY)",
+    )
+    parser.add_argument(
+        "--aft-pos-id",
+        type=int,
+        help="1..4294967295, the AFT POS ID (or $REELGATE_BOARD_AFT_POS_ID)",
+    )
     parser.add_argument(
         "--poll-interval",
         type=float,
@@ -72,6 +84,10 @@ def build_agent(args: argparse.Namespace) -> BoardAgent:
         driver = SasDriver.from_uri(board_id, args.sas)
     except ValueError as exc:  # EndpointError
         raise OperatorError(f"--sas: {exc}") from None
+    pos_id = args.aft_pos_id
+    if pos_id is None:
+        pos_id = _env_int("REELGATE_BOARD_AFT_POS_ID")
+    _use_aft_host(driver, args.aft_registration_key, pos_id)
     if not 0.04 <= args.poll_interval <= 10:
         raise OperatorError("--poll-interval: must be 0.04..10 seconds (SAS: 0.2)")
     if not 2 <= args.event_queue <= 100_000:
@@ -85,6 +101,27 @@ def build_agent(args: argparse.Namespace) -> BoardAgent:
         max_backoff=MAX_BACKOFF,
         event_queue=args.event_queue,
     )
+
+
+def _use_aft_host(driver: SasDriver, key: str | None, pos_id: int | None) -> None:
+    if key is None and pos_id is None:
+        return  # a native-only machine needs no AFT host (a host-timed one will refuse)
+    if key is None or pos_id is None:
+        raise OperatorError("--aft-registration-key and --aft-pos-id go together")
+    try:
+        driver.use_aft_host(key, pos_id)
+    except ValueError as exc:
+        raise OperatorError(f"--aft-registration-key/--aft-pos-id: {exc}") from None
+
+
+def _env_int(name: str) -> int | None:
+    text = os.environ.get(name)
+    if text is None:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise OperatorError(f"${name}: not a number: {text!r}") from None
 
 
 def _handle(args: argparse.Namespace) -> int:

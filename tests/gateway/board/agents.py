@@ -16,6 +16,10 @@ from protocols.sas.endpoint import parse_endpoint
 SPACING = 0.02  # the emulated EGM answers at once; the SAS 200 ms only slows tests
 
 
+AFT_KEY = "0123456789abcdef0123456789abcdef01234567"  # the floor's AFT host identity
+AFT_POS_ID = 7001
+
+
 def make_agent(
     bank: Bank,
     index: int,
@@ -28,6 +32,7 @@ def make_agent(
     machine = bank.machines[index]
     board_id = machine.machine.machine_id
     driver = SasDriver(board_id, parse_endpoint(machine.endpoint), min_spacing=SPACING)
+    driver.use_aft_host(AFT_KEY, AFT_POS_ID)  # the emulated EGMs enforce AFT registration
     settings = MqttSettings.from_url(broker_url)
     return BoardAgent(
         board_id,

@@ -27,6 +27,8 @@ GOOD = ["--sas", "sas+tcp://127.0.0.1:9?address=1", "--mqtt", "mqtt://127.0.0.1:
         ({"--board-id": "A 01"}, "--site/--board-id"),
         ({"--poll-interval": "0.001"}, "--poll-interval"),
         ({"--event-queue": "1"}, "--event-queue"),
+        ({"--aft-pos-id": "7001"}, "--aft-registration-key and --aft-pos-id go together"),
+        ({"--aft-registration-key": "00" * 20, "--aft-pos-id": "7001"}, "not all zero"),
     ],
 )
 def test_operator_mistakes(
@@ -53,6 +55,7 @@ async def test_a_run_serves_the_egm_until_stopped(
         ns = argparse.Namespace(
             sas=egm.endpoint, mqtt=broker.url, site=site, board_id="B07",
             poll_interval=0.05, event_queue=64,
+            aft_registration_key="0123456789abcdef0123456789abcdef01234567", aft_pos_id=7001,
         )
         agent = build_agent(ns)
         stop = asyncio.Event()
