@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gateway.app.options import DEFAULT_SPOOL
 from gateway.errors import OperatorError
@@ -66,15 +66,28 @@ def apply_config(args: argparse.Namespace) -> None:
     given and a file is in effect (the environment alone needs no settings model)."""
     wants_database = hasattr(args, "database") and not args.database
     wants_spool = hasattr(args, "spool") and not args.spool
-    configured = config_path(args) is not None or bool(os.environ.get("REELGATE_SERVE_SPOOL"))
-    if (wants_database or wants_spool) and configured:
+    has_file = config_path(args) is not None
+    configured = has_file or bool(os.environ.get("REELGATE_SERVE_SPOOL"))
+    if (wants_database or wants_spool or has_file) and configured:
         settings = settings_of(args)
         if wants_database:
             args.database = settings.database.url
         if wants_spool:
             args.spool = str(settings.serve.spool)
+        _record_keys_from(settings)
     if hasattr(args, "spool") and not args.spool:
         args.spool = str(DEFAULT_SPOOL)
+
+
+def _record_keys_from(settings: Any) -> None:
+    """``[records]`` names the key files; the audit chain and the exports read them from
+    ``REELGATE_AUDIT_KEY_FILE`` / ``REELGATE_SIGNING_KEY_FILE`` (an explicit variable wins)."""
+    for env, path in (
+        ("REELGATE_AUDIT_KEY_FILE", settings.records.audit_key_file),
+        ("REELGATE_SIGNING_KEY_FILE", settings.records.signing_key_file),
+    ):
+        if path is not None and not os.environ.get(env):
+            os.environ[env] = str(path)
 
 
 def fill_unset(args: argparse.Namespace, values: dict[str, object]) -> None:

@@ -4,7 +4,9 @@ one line naming the file (or variable) and the key for every mistake; ``config c
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from gateway.app import configfile
-from gateway.app.cli import main
+from gateway.app.cli import build_parser, main
 from gateway.app.settings import load_settings, mask_url_password
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -211,3 +213,29 @@ def test_a_quick_command_loads_no_settings_model_without_a_file(tmp_path: Path) 
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, timeout=60, env=env).stdout  # fmt: skip
     assert out.strip() == "False"
+
+
+def test_the_record_keys_named_in_records_are_the_ones_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # [records] audit_key_file / signing_key_file reach the audit chain and the exports;
+    # an explicit REELGATE_*_KEY_FILE variable still wins over the file.
+    monkeypatch.delenv("REELGATE_AUDIT_KEY_FILE", raising=False)
+    monkeypatch.delenv("REELGATE_SIGNING_KEY_FILE", raising=False)
+    keys = tmp_path / "keys"
+    path = _write(
+        tmp_path,
+        f'[records]\naudit_key_file = "{keys / "audit.key"}"\n'
+        f'signing_key_file = "{keys / "signing.key"}"\n',
+    )
+    args = main_args(["tournament", "list", "--config", str(path)])
+    configfile.apply_config(args)
+    assert os.environ["REELGATE_AUDIT_KEY_FILE"] == str(keys / "audit.key")
+    assert os.environ["REELGATE_SIGNING_KEY_FILE"] == str(keys / "signing.key")
+    monkeypatch.setenv("REELGATE_AUDIT_KEY_FILE", "/elsewhere/audit.key")
+    configfile.apply_config(main_args(["tournament", "list", "--config", str(path)]))
+    assert os.environ["REELGATE_AUDIT_KEY_FILE"] == "/elsewhere/audit.key"
+
+
+def main_args(argv: list[str]) -> argparse.Namespace:
+    return build_parser(argv[0]).parse_args(argv)
