@@ -75,13 +75,16 @@ def test_the_gateway_unit_reads_the_configuration() -> None:
     service = _unit("reelgate-serve.service")["Service"]
     assert service["User"] == "reelgate"
     assert service["ExecStart"].endswith("reelgate serve --config /etc/reelgate/reelgate.toml")
+    assert service["ExecStartPre"].endswith("reelgate config check --config /etc/reelgate/reelgate.toml")
 
 
 def test_the_board_agent_unit_beside_it() -> None:
     unit = _unit("reelgate-board@.service")
     service = unit["Service"]
     assert service["User"] == "reelgate"
-    assert service["ExecStart"].endswith("reelgate board --config /etc/reelgate/board-%i.toml")
+    # one instance per EGM; its port, broker and AFT identity in the instance's env file
+    assert service["ExecStart"].endswith("reelgate board --board-id %i")
+    assert service["EnvironmentFile"] == "/etc/reelgate/board-%i.env"
     assert service["SupplementaryGroups"] == "dialout"
     assert unit["Install"]["WantedBy"] == "multi-user.target"
 
