@@ -75,7 +75,8 @@ def test_the_gateway_unit_reads_the_configuration() -> None:
     service = _unit("reelgate-serve.service")["Service"]
     assert service["User"] == "reelgate"
     assert service["ExecStart"].endswith("reelgate serve --config /etc/reelgate/reelgate.toml")
-    assert service["ExecStartPre"].endswith("reelgate config check --config /etc/reelgate/reelgate.toml")
+    checked = "reelgate config check --config /etc/reelgate/reelgate.toml"
+    assert service["ExecStartPre"].endswith(checked)  # a bad edit stops the start
 
 
 def test_the_board_agent_unit_beside_it() -> None:
