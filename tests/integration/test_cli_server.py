@@ -24,10 +24,11 @@ from sqlalchemy import select
 from gateway.accounts import service
 from gateway.app.cli import main
 from storage import audit
-from storage.db import make_engine, make_sessionmaker
+from storage.db import make_sessionmaker
 from storage.floor import FloorBank, FloorMachine
 
 from ..gateway.training_db import PASSWORD, cheap_hashes
+from ..keyed_engine import make_engine
 
 ANN, BEN = "8001015009087", "8101015009086"
 START_S = 30.0  # bound on the API's start-up and shut-down

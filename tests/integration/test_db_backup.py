@@ -16,12 +16,13 @@ from sqlalchemy import func, select, text
 from sqlalchemy.engine import make_url
 
 from gateway.app.cli import main
-from storage.db import make_engine, make_sessionmaker
+from storage.db import make_sessionmaker
 from storage.journal import HeatRun, Journal, RunState
 from storage.lease import BankLease
 from storage.tournament import Tournament
 from tests.conftest import POSTGRES_URL
 
+from ..keyed_engine import make_engine
 from .conftest import _admin
 
 
