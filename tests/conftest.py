@@ -11,9 +11,10 @@ subprocess finds it) and bound to every ``engine``.
 
 from __future__ import annotations
 
+import logging
 import os
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,29 @@ def record_keys(tmp_path_factory: pytest.TempPathFactory) -> ChainKeys:
     os.environ[AUDIT_KEY_ENV] = str(paths.audit_key)
     os.environ[SIGNING_KEY_ENV] = str(paths.signing_key)
     return chain.load(paths)
+
+
+@pytest.fixture(autouse=True)
+def restore_logging() -> Iterator[None]:
+    """Undo what an in-process ``serve`` or ``api`` did to the root logger.
+
+    Those commands put one handler on the root bound to the ``sys.stderr`` of the moment,
+    which under capture is the test's own stream, closed when the test ends; a later test's
+    log line would then print a logging error into its captured output.
+    """
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    levels = {name: logging.getLogger(name).level for name in logging.root.manager.loggerDict}
+    yield
+    for handler in list(root.handlers):
+        if handler not in handlers:
+            root.removeHandler(handler)
+    for handler in handlers:
+        if handler not in root.handlers:
+            root.addHandler(handler)
+    root.setLevel(level)
+    for name, old in levels.items():
+        logging.getLogger(name).setLevel(old)
 
 
 @pytest.fixture(params=_BACKENDS)

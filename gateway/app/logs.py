@@ -11,8 +11,8 @@ around a heat, ``account`` around an API request: :func:`structlog.contextvars.b
 and those passed with the line (``extra={"machine": ...}``).
 
 Third-party loggers are held at warning (:data:`QUIET`): Alembic's per-revision lines,
-the brokers' and uvicorn's chatter and asyncio's debug notes say nothing an operator acts
-on.
+the brokers', uvicorn's and the HTTP client's chatter and asyncio's debug notes say
+nothing an operator acts on.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ QUIET = (
     "uvicorn",
     "uvicorn.access",
     "uvicorn.error",
-    "aiohttp.access",
+    "httpx",  # the CLI's --server client: one line per request
+    "httpcore",
     "sqlalchemy",
     "pysnmp",
     "transitions",  # amqtt's state machines
@@ -56,7 +57,7 @@ def configure_logging(
     zone = ZoneInfo(settings.venue.time_zone)
     name = (level or settings.log.level).upper()
     threshold = logging.getLevelNamesMapping().get(name, logging.INFO)
-    handler = logging.StreamHandler(stream or sys.stderr)
+    handler: logging.Handler = logging.StreamHandler(stream) if stream else _Stderr()
     handler.setFormatter(formatter(settings.log.format, zone))
     root = logging.getLogger()
     for old in list(root.handlers):
@@ -66,6 +67,18 @@ def configure_logging(
     for noisy in QUIET:
         logging.getLogger(noisy).setLevel(max(logging.WARNING, threshold))
     return handler
+
+
+class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to the standard error of the moment, not of the hour it was configured.
+
+    A command run in-process (tests, an embedding host) may swap ``sys.stderr`` after
+    configuring the log; a handler bound to the old stream would then write to a closed file.
+    """
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
 
 
 def formatter(fmt: str, zone: ZoneInfo) -> logging.Formatter:
