@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -72,6 +73,9 @@ def _registry_driver(machine_id: str, endpoint: str) -> MachineDriver:
     return open_driver(machine_id, endpoint)
 
 
+FINISHED_KEPT = 64  # heat outcomes kept in memory
+
+
 @dataclass(slots=True)
 class LiveHeat:
     heat_id: int
@@ -109,7 +113,9 @@ class Scheduler:
         self.live: dict[str, LiveHeat] = {}
         # Banks busy with something else (recovery at start): no new heat until done.
         self.busy: dict[str, asyncio.Task[None]] = {}
-        self.finished: list[HeatOutcome] = []
+        # The latest outcomes, for the process that drives this scheduler (demo, tests):
+        # bounded, since a serve runs for months; the storage keeps every result.
+        self.finished: deque[HeatOutcome] = deque(maxlen=FINISHED_KEPT)
         # Told of each heat reaped, with its bank (metrics); must not raise or block.
         self.on_finished: list[Callable[[str, HeatOutcome], None]] = []
         self._not_before: dict[int, datetime] = {}  # heat -> earliest retry after a restart
