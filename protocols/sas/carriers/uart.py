@@ -24,8 +24,9 @@ then: the time to notice "transmitter empty" + one termios call + the write of t
 * :meth:`TermiosUart.drain` instead polls ``TIOCSERGETLSR`` every ``poll_interval``
   (50 µs): ``TIOCSER_TEMT`` is the UART's own "transmitter empty", and the serial core
   clears it while bytes are still in the kernel's buffer.  On a 16550-class port
-  (on-board or PCIe) the switch then costs about 0.1-0.2 ms: the gap stays well under
-  5 ms whatever the kernel's HZ.
+  (on-board or PCIe) the switch then costs about 0.1-0.2 ms (estimated: poll interval,
+  sleep overshoot, one termios call; not measured on hardware): well under 5 ms whatever
+  the kernel's HZ.
 * A port without ``TIOCSERGETLSR`` (a pseudo-terminal, most USB adapters) falls back to
   ``tcdrain`` -- with the jiffy granularity above, and on USB with a driver-dependent idea
   of "sent".  FTDI chips answer ``TIOCSERGETLSR`` but each answer, like each parity
