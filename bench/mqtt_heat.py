@@ -71,6 +71,7 @@ async def serve_boards(count: int, broker_url: str, site: str, pace: float) -> i
         broker_url = embedded.url
     settings = MqttSettings.from_url(broker_url)
     unlocks: dict[str, list[float]] = {}
+    received = _stamp_unlock_receipts()
     boards: list[MqttBoard] = []
     for i in range(count):
         machine = EmulatedMachine(f"MQ-{i + 1:03d}", seed=10_000 + i)
@@ -88,8 +89,10 @@ async def serve_boards(count: int, broker_url: str, site: str, pace: float) -> i
     base, _, query = broker_url.partition("?")
     suffix = f"?{query}" if query else ""
     endpoints = [
-        {"machine": b.machine.machine_id,
-         "endpoint": f"{base}/{site}/{b.machine.machine_id}{suffix}"}
+        {
+            "machine": b.machine.machine_id,
+            "endpoint": f"{base}/{site}/{b.machine.machine_id}{suffix}",
+        }
         for b in boards
     ]
     print(json.dumps({"ready": True, "machines": endpoints}), flush=True)
@@ -99,9 +102,10 @@ async def serve_boards(count: int, broker_url: str, site: str, pace: float) -> i
             if not line or line == "quit":
                 break
             if line == "unlocks":
-                print(json.dumps({"unlocks": unlocks}), flush=True)
+                print(json.dumps({"unlocks": unlocks, "received": received}), flush=True)
                 for v in unlocks.values():
                     v.clear()
+                received.clear()
             else:
                 print(json.dumps({"error": f"unknown command {line!r}"}), flush=True)
     finally:
@@ -114,10 +118,98 @@ async def serve_boards(count: int, broker_url: str, site: str, pace: float) -> i
     return 0
 
 
+def _is_unlock(payload: bytes) -> bool:
+    return b'"cmd":"unlock"' in payload
+
+
+def _stamp_unlock_receipts() -> dict[str, list[float]]:
+    """Board side of the start profile: per command topic, when the unlock was parsed off
+    the socket (paho's callback: aiomqtt's, or the session's own where it takes messages
+    from paho directly) and when our session dispatched it."""
+    import aiomqtt
+
+    from protocols.mqtt import client as mqtt_client
+
+    received: dict[str, list[float]] = {}
+
+    def note(topic: str, payload: bytes) -> None:
+        if _is_unlock(payload) and topic not in received:
+            received[topic] = [time.monotonic()]  # the start's; not a later release
+
+    on_message = aiomqtt.Client._on_message
+
+    def parsed(self: Any, client: Any, userdata: Any, message: Any) -> None:
+        note(message.topic, message.payload)
+        on_message(self, client, userdata, message)
+
+    aiomqtt.Client._on_message = parsed  # type: ignore[method-assign]
+    early: Any = getattr(mqtt_client, "_EarlyMessages", None)
+    if early is not None:
+        receive = early.receive
+
+        def parsed_direct(self: Any, topic: str, payload: bytes) -> None:
+            note(topic, payload)
+            receive(self, topic, payload)
+
+        early.receive = parsed_direct
+    dispatch = mqtt_client.MqttSession._dispatch
+
+    def dispatched(self: mqtt_client.MqttSession, topic: str, payload: bytes) -> None:
+        if _is_unlock(payload) and len(received.get(topic, ())) == 1:
+            received[topic].append(time.monotonic())
+        dispatch(self, topic, payload)
+
+    mqtt_client.MqttSession._dispatch = dispatched  # type: ignore[method-assign]
+    return received
+
+
+def _stamp_unlock_sends() -> list[float]:
+    """Gateway side of the start profile: when each unlock was handed to the client."""
+    from protocols.mqtt.client import MqttSession
+
+    sent: list[float] = []
+    publish_now = MqttSession.publish_now
+
+    def stamped(self: MqttSession, topic: str, payload: bytes, **kw: Any) -> None:
+        publish_now(self, topic, payload, **kw)
+        if _is_unlock(payload):
+            sent.append(time.monotonic())
+
+    MqttSession.publish_now = stamped  # type: ignore[method-assign]
+    return sent
+
+
+def start_profile(
+    sent: list[float], stamps: dict[str, list[float]], received: dict[str, list[float]]
+) -> dict[str, float]:
+    """Where the MQTT start skew goes (ms): the gateway's burst (first to last unlock
+    handed over), the broker's fan-out (spread of the boards' socket reads), the board
+    code (socket read -> our dispatch -> play enabled, worst board)."""
+    plays = sorted(times[0] for times in stamps.values() if times)
+    reads = sorted(r[0] for r in received.values())
+    lags = [r[1] - r[0] for r in received.values() if len(r) == 2]
+    ms = 1000.0
+    return {
+        "burst": (max(sent) - min(sent)) * ms if sent else float("nan"),
+        "first_read": (reads[0] - min(sent)) * ms if sent and reads else float("nan"),
+        "read_spread": (reads[-1] - reads[0]) * ms if reads else float("nan"),
+        "read_to_dispatch": max(lags) * ms if lags else float("nan"),
+        "last_read_to_play": (plays[-1] - reads[-1]) * ms if plays and reads else float("nan"),
+    }
+
+
 class BoardProcess:
     def __init__(self, count: int, broker_url: str, pace: float) -> None:
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--serve-boards", str(count),
-               "--site", f"bench{uuid.uuid4().hex[:8]}", "--pace", str(pace)]
+        cmd = [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--serve-boards",
+            str(count),
+            "--site",
+            f"bench{uuid.uuid4().hex[:8]}",
+            "--pace",
+            str(pace),
+        ]
         if broker_url:
             cmd += ["--broker", broker_url]
         self.proc = subprocess.Popen(
@@ -189,7 +281,7 @@ def _skew_ms(stamps: dict[str, list[float]]) -> float:
 
 
 async def one_heat(
-    sas: BankProcess, mqtt: BoardProcess, folder: Path, seconds: int
+    sas: BankProcess, mqtt: BoardProcess, folder: Path, seconds: int, sent: list[float]
 ) -> dict[str, float]:
     url = f"sqlite+aiosqlite:///{folder / f'bench-{time.time_ns()}.db'}"
     engine = make_engine(url)
@@ -211,6 +303,7 @@ async def one_heat(
             raise RuntimeError(f"could not open {len(failed)} links: {failed[:3]}")
         await asyncio.to_thread(sas.ask, "unlocks")  # clear earlier stamps
         await asyncio.to_thread(mqtt.ask, "unlocks")
+        sent.clear()
         runner = HeatRunner(JournalWriter(journal, folder / "spool"), links)
         out = await runner.run_new("MIX", sorted(links), credits=1000, seconds=seconds)
     finally:
@@ -228,9 +321,12 @@ async def one_heat(
         done = [t.scored_at for m, t in timed.items() if m.startswith(kind) and t.scored_at]
         return (max(done) - ends).total_seconds() * 1000
 
+    boards = await asyncio.to_thread(mqtt.ask, "unlocks")
+    profile = start_profile(sent, boards["unlocks"], boards["received"])
     return {
         "sas_skew": _skew_ms((await asyncio.to_thread(sas.ask, "unlocks"))["unlocks"]),
-        "mqtt_skew": _skew_ms((await asyncio.to_thread(mqtt.ask, "unlocks"))["unlocks"]),
+        "mqtt_skew": _skew_ms(boards["unlocks"]),
+        **profile,
         "sas_scores": collected("SAS"),
         "mqtt_scores": collected("MQ"),
         "stored": (out.committed_at - ends).total_seconds() * 1000,
@@ -243,8 +339,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sas", type=int, default=200, help="SAS machines")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--seconds", type=int, default=3, help="heat length")
-    parser.add_argument("--broker", default=os.environ.get("REELGATE_MQTT_URL", ""),
-                        help="MQTT broker URL (default: REELGATE_MQTT_URL, else embedded)")
+    parser.add_argument(
+        "--broker",
+        default=os.environ.get("REELGATE_MQTT_URL", ""),
+        help="MQTT broker URL (default: REELGATE_MQTT_URL, else embedded)",
+    )
     parser.add_argument("--pace", type=float, default=1.0, help="seconds between spins")
     parser.add_argument("--serve-boards", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--site", default="bench", help=argparse.SUPPRESS)
@@ -255,24 +354,30 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--runs >= 1, --mqtt and --sas 1..500")
     console = Console()
     rows: list[dict[str, float]] = []
+    sent = _stamp_unlock_sends()
     with BankProcess(args.sas, players=True, pace=args.pace, prefix="SAS") as sas:
         mqtt = BoardProcess(args.mqtt, args.broker, args.pace)
         try:
             with tempfile.TemporaryDirectory() as tmp:
                 for i in range(args.runs):
-                    r = asyncio.run(one_heat(sas, mqtt, Path(tmp), args.seconds))
+                    r = asyncio.run(one_heat(sas, mqtt, Path(tmp), args.seconds, sent))
                     rows.append(r)
                     console.print(
                         f"  heat {i + 1}: skew SAS {r['sas_skew']:.1f} ms / MQTT "
                         f"{r['mqtt_skew']:.1f} ms; scores SAS {r['sas_scores']:.0f} ms / MQTT "
-                        f"{r['mqtt_scores']:.0f} ms; stored {r['stored']:.0f} ms"
+                        f"{r['mqtt_scores']:.0f} ms; stored {r['stored']:.0f} ms\n"
+                        f"    MQTT start: gateway burst {r['burst']:.1f} ms, first board read "
+                        f"+{r['first_read']:.1f} ms, reads spread {r['read_spread']:.1f} ms, "
+                        f"read -> dispatch <= {r['read_to_dispatch']:.1f} ms, last read -> "
+                        f"last play-enabled {r['last_read_to_play']:.1f} ms; load "
+                        f"{os.getloadavg()[0]:.2f}"
                     )
         finally:
             mqtt.close()
     broker = args.broker or "embedded amqtt"
     table = Table(
         title=f"{args.mqtt} MQTT + {args.sas} SAS machines, one heat ({broker}); "
-        f"median of {args.runs} (worst)"
+        f"median of {args.runs} (worst); load average {os.getloadavg()[0]:.2f}"
     )
     for col in ("machines", "start skew ms", "score collection ms", "end -> stored ms"):
         table.add_column(col, justify="right")

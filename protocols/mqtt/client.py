@@ -28,6 +28,7 @@ import ssl
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import aiomqtt
@@ -39,6 +40,27 @@ log = logging.getLogger(__name__)
 
 Handler = Callable[[str, bytes], None]
 ConnectCallback = Callable[[], Awaitable[None]]
+
+
+class _EarlyMessages:
+    """Holds messages until :meth:`flush`, then passes each straight to ``dispatch``."""
+
+    __slots__ = ("_dispatch", "_held")
+
+    def __init__(self, dispatch: Handler) -> None:
+        self._dispatch = dispatch
+        self._held: list[tuple[str, bytes]] | None = []
+
+    def receive(self, topic: str, payload: bytes) -> None:
+        if self._held is None:
+            self._dispatch(topic, payload)
+        else:
+            self._held.append((topic, payload))
+
+    def flush(self) -> None:
+        held, self._held = self._held or [], None
+        for topic, payload in held:
+            self._dispatch(topic, payload)
 
 
 class MqttUnavailable(ConnectionError):
@@ -381,6 +403,7 @@ class MqttSession:
                 async with self._make_client() as client:
                     self._lost = asyncio.get_running_loop().create_future()
                     self._client = client
+                    early = self._receive_from_paho(client)
                     for topic_filter, _ in list(self._routes):
                         await client.subscribe(topic_filter, qos=1)
                     self.stats.connects += 1
@@ -390,11 +413,11 @@ class MqttSession:
                         task = asyncio.create_task(self._guard(callback))
                         self._callbacks.add(task)
                         task.add_done_callback(self._callbacks.discard)
-                    async for message in client.messages:
-                        payload = message.payload
-                        if not isinstance(payload, bytes | bytearray):
-                            payload = str(payload).encode() if payload is not None else b""
-                        self._dispatch(message.topic.value, bytes(payload))
+                    early.flush()
+                    gone = client._disconnected
+                    await asyncio.wait({gone})
+                    cause = None if gone.cancelled() else gone.exception()
+                    raise aiomqtt.MqttError("disconnected from the broker") from cause
             except aiomqtt.MqttError as exc:
                 self.last_error = str(exc)
                 if isinstance(exc, aiomqtt.MqttCodeError) and _refusal(exc):
@@ -412,6 +435,22 @@ class MqttSession:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._closing.wait(), delay)
             delay = min(delay * 2, self.settings.reconnect_max)
+
+    def _receive_from_paho(self, client: aiomqtt.Client) -> _EarlyMessages:
+        """Dispatch each message from paho's own callback, as it is parsed off the socket.
+        aiomqtt's message iterator costs a task, an ``asyncio.wait`` and three loop turns
+        per message, each behind every other ready callback of the process: at a
+        bank-wide start that hop was most of an emulated board's delay (200 boards share
+        one process).  Messages arriving while we subscribe are held until the session
+        is connected, as the iterator held them."""
+        early = _EarlyMessages(self._dispatch)
+
+        def on_message(_client: Any, _userdata: Any, message: Any) -> None:
+            early.receive(message.topic, bytes(message.payload or b""))
+
+        paho: Any = client._client
+        paho.on_message = on_message
+        return early
 
     async def _guard(self, callback: ConnectCallback) -> None:
         try:

@@ -68,6 +68,12 @@ def register(kinds: Any) -> None:
         help="the last K machines refuse AFT registration (a preflight blocker)",
     )
     parser.add_argument(
+        "--enforce-gap",
+        action="store_true",
+        help="drop a host message with more than 5 ms between two of its bytes, as a real "
+        "EGM does (off by default: a network path may deliver one message in late pieces)",
+    )
+    parser.add_argument(
         "--serial",
         action="append",
         default=[],
@@ -134,6 +140,7 @@ async def _serve(args: argparse.Namespace) -> int:
         aft_lax=args.aft_lax,
         aft_refuse=args.aft_refuse,
         loop_size=args.loop_size,
+        enforce_gap=args.enforce_gap,
     )
     try:
         machines = await bank.start()

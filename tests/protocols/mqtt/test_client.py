@@ -30,7 +30,12 @@ def test_topic_matching(pattern: str, topic: str, expected: bool) -> None:
 def test_settings_from_url() -> None:
     s = MqttSettings.from_url("mqtt://ops:s%40cret@127.0.0.1:1884?mqtt5=1")
     assert (s.host, s.port, s.username, s.password, s.mqtt5, s.tls) == (
-        "127.0.0.1", 1884, "ops", "s@cret", True, False
+        "127.0.0.1",
+        1884,
+        "ops",
+        "s@cret",
+        True,
+        False,
     )
     t = MqttSettings.from_url("mqtts://127.0.0.1?ca=/etc/ca.pem&insecure=1")
     assert (t.port, t.tls, t.ca_file, t.tls_insecure) == (8883, True, "/etc/ca.pem", True)
@@ -143,3 +148,21 @@ async def test_embedded_broker_reports_its_port_and_keeps_it_across_a_restart() 
         await running.restart()
         assert running.port == port
         assert running.running
+
+
+def test_messages_read_while_subscribing_wait_for_the_connection_then_pass_straight() -> None:
+    """The session takes messages from paho's callback as they are parsed; those arriving
+    before it is connected (retained ones, during subscribe) are held, in order."""
+    from protocols.mqtt.client import _EarlyMessages
+
+    seen: list[tuple[str, bytes]] = []
+    early = _EarlyMessages(lambda topic, payload: seen.append((topic, payload)))
+    early.receive("a/state", b"1")
+    early.receive("b/state", b"2")
+    assert seen == []
+    early.flush()
+    assert seen == [("a/state", b"1"), ("b/state", b"2")]
+    early.receive("a/cmd", b"3")  # connected: dispatched at once, no queue
+    assert seen[-1] == ("a/cmd", b"3")
+    early.flush()  # a second flush is harmless
+    assert len(seen) == 3

@@ -18,6 +18,7 @@ from protocols.sas.carriers import (
     serve_tcp,
     split_wakeup,
 )
+from protocols.sas.carriers.uart import CMSPAR, TermiosUart
 from protocols.sas.endpoint import Endpoint, EndpointError, parse_endpoint
 
 
@@ -117,6 +118,11 @@ def test_split_wakeup_marks_only_escaped_bytes() -> None:
     assert list(split_wakeup(b"\x01\xff\xff\x02")) == [(False, b"\x01\xff\x02")]
     # a chirp: the address alone with the wakeup bit
     assert list(split_wakeup(b"\xff\x00\x05")) == [(True, b"\x05")]
+    # a sync general poll and the next poll's address: one MARK run, then the body
+    assert list(split_wakeup(b"\xff\x00\x80\xff\x00\x01\x01\x51\x08")) == [
+        (True, b"\x80\x01"),
+        (False, b"\x01\x51\x08"),
+    ]
     with pytest.raises(ValueError, match="ends inside an FF escape"):
         list(split_wakeup(b"\x01\xff"))
     with pytest.raises(ValueError, match="bad escape FF 07"):
@@ -130,11 +136,13 @@ async def test_serial_carrier_over_a_pty_sets_parity_and_parmrk() -> None:
     master, slave = os.openpty()
     calls: list[bool] = []
 
-    def record_parity(fd: int, wakeup: bool) -> None:
-        calls.append(wakeup)
+    class RecordParity(TermiosUart):
+        def set_wakeup(self, wakeup: bool) -> None:
+            calls.append(wakeup)
+            super().set_wakeup(wakeup)
 
     try:
-        carrier = await open_serial(os.ttyname(slave), set_parity=record_parity)
+        carrier = await open_serial(os.ttyname(slave), uart=RecordParity)
         try:
             attrs = termios.tcgetattr(carrier.port.fileno())
             assert attrs[0] & termios.PARMRK
@@ -153,6 +161,9 @@ async def test_serial_carrier_over_a_pty_sets_parity_and_parmrk() -> None:
                         out += os.read(master, 64)
             assert bytes(out) == b"\x01\x01\x51\x08"
             assert calls == [True, False]
+            cflag = termios.tcgetattr(carrier.port.fileno())[2]
+            assert cflag & CMSPAR  # stick parity (a pty clears PARENB itself: no wire)
+            assert not cflag & termios.PARODD  # SPACE after the body
         finally:
             await carrier.aclose()
     finally:
