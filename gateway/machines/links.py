@@ -23,6 +23,7 @@ from tenacity import (
 )
 
 from gateway.machines.driver import TRANSIENT_ERRORS, DriverError, LinkDown, MachineDriver
+from gateway.machines.fd_room import make_room_for
 
 T = TypeVar("T")
 
@@ -95,6 +96,7 @@ async def open_links(
     open_timeout_s: float = 3.0,
 ) -> tuple[dict[str, MachineLink], dict[str, str]]:
     """Open a link per machine (id -> endpoint).  Returns the links and who failed to open."""
+    make_room_for(len(machines))  # a file per link: past 1,024 on a big floor
     links = {m: MachineLink(m, factory(m, uri)) for m, uri in machines.items()}
 
     async def opening(link: MachineLink) -> None:

@@ -172,3 +172,39 @@ async def test_director_pause_resume_then_abort_releases_without_scores(
     assert RunState.PAUSED in steps
     assert steps[-1] is RunState.ABORTED
     assert all(not m.in_tournament and m.play_enabled() for m in bank.machines)
+
+
+class _PacedDriver(DirectDriver):
+    """A driver that paces its own polls (as SAS does) and counts who asks how much."""
+
+    reads = 0
+
+    @property
+    def min_spacing(self) -> float:
+        self.reads += 1
+        return 0.05
+
+
+async def test_watchers_take_the_poll_spacing_once_not_per_poll(
+    journal: Journal, tmp_path: Path
+) -> None:
+    """Each watcher asks, before every poll, whether the end is a spacing away; asking
+    every link each time made a thousand-machine heat quadratic (a second of CPU per
+    poll round).  The spacing is read a fixed number of times per heat, however many
+    polls the watchers make."""
+    bank = Bank(6)
+    paced = {m.machine_id: _PacedDriver(m) for m in bank.machines}
+    links = {mid: MachineLink(mid, d) for mid, d in paced.items()}
+    runner = HeatRunner(JournalWriter(journal, tmp_path / "spool"), links, poll_interval_s=0.01)
+    stop = asyncio.Event()
+    players = asyncio.create_task(_players(bank.machines, stop))
+    try:
+        out = await runner.run_new("A", bank.ids, credits=500, seconds=1)
+    finally:
+        stop.set()
+        await players
+    assert out.state is RunState.CLOSED
+    # arming, the quiet time before the end, the watchers' start: a few reads per link
+    # (each isinstance check on the capability reads it too), none per poll
+    assert all(d.reads <= 12 for d in paced.values()), [d.reads for d in paced.values()]
+    assert all(d.calls.count("poll_events") >= 1 for d in paced.values())
