@@ -3,6 +3,7 @@
     python bench/heat.py                 # banks of 10, 50 and 200 machines, 3 runs each
     python bench/heat.py --sizes 10 --runs 5
     python bench/heat.py --sizes 1000    # four emulator processes of 250 machines
+    python bench/heat.py --sizes 1000 --recoveries 1 --no-players
 
 The emulated machines run in processes of their own (``bench/bank_host.py``, at most
 ``--per-process`` machines each, 250 by default) and are reached over SAS/TCP on loopback,
@@ -173,6 +174,7 @@ def bench_size(
     batch: bool,
     per_process: int,
     players: bool = True,
+    kills: int | None = None,
 ) -> dict[str, Any]:
     skews: list[float] = []
     stored: list[float] = []
@@ -199,7 +201,7 @@ def bench_size(
                     f"min poll gap {gap:.1f} ms sent / {arrived:.1f} ms received ({where}; "
                     f"load {os.getloadavg()[0]:.1f})"
                 )
-            for i in range(runs):
+            for i in range(runs if kills is None else kills):
                 r = one_recovery(folder)
                 recoveries.append(r)
                 console.print(f"  {n} machines, recovery {i + 1}: in control after {r:.2f} s")
@@ -222,6 +224,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="heats and kills per size")
     parser.add_argument("--seconds", type=int, default=3, help="heat length")
     parser.add_argument(
+        "--recoveries", type=int, default=None, help="SIGKILL recoveries per size (default: --runs)"
+    )
+    parser.add_argument(
         "--no-players",
         action="store_true",
         help="nobody presses spin: the end is one events poll and one meter read per machine",
@@ -242,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--runs >= 1 and sizes 1..1000")
     if args.per_process < 1:
         parser.error("--per-process >= 1")
+    if args.recoveries is not None and args.recoveries < 0:
+        parser.error("--recoveries >= 0")
     console = Console()
     rows = [
         bench_size(
@@ -253,6 +260,7 @@ def main(argv: list[str] | None = None) -> int:
             batch=not args.emulator_writes_at_once,
             per_process=args.per_process,
             players=not args.no_players,
+            kills=args.recoveries,
         )
         for n in args.sizes
     ]
@@ -275,6 +283,8 @@ def main(argv: list[str] | None = None) -> int:
         table.add_column(col, justify="right")
 
     def cell(values: list[float], fmt: str, worst: Any = max) -> str:
+        if not values:
+            return "-"
         return f"{format(statistics.median(values), fmt)} ({format(worst(values), fmt)})"
 
     for r in rows:
