@@ -275,6 +275,17 @@ class Host:
         return {"error": f"unknown command {line!r}"}
 
 
+def floor_toml(machines: list[dict[str, Any]], bank: str = "A", *, aft: bool = True) -> str:
+    """A floor file of one bank holding ``machines`` (their ``describe()`` records)."""
+    rows = ",\n".join(
+        f'  {{ id = "{m["machine"]}", endpoint = "{m["endpoint"]}" }}' for m in machines
+    )
+    head = f'[[bank]]\nname = "{bank}"\n'
+    if aft:
+        head += f'aft_registration_key = "{AFT_KEY}"\naft_pos_id = {AFT_POS_ID}\n'
+    return f"{head}machines = [\n{rows},\n]\n"
+
+
 class BankProcess:
     """The parent's side: start this module as a child process and talk to it."""
 
@@ -337,13 +348,7 @@ class BankProcess:
     def floor_toml(self, bank: str = "A", *, aft: bool = True) -> str:
         """A floor file of one bank with every machine; ``aft``: with the gateway's AFT
         registration key and POS ID for the bank (host-timed machines need them)."""
-        rows = ",\n".join(
-            f'  {{ id = "{m["machine"]}", endpoint = "{m["endpoint"]}" }}' for m in self.machines
-        )
-        head = f'[[bank]]\nname = "{bank}"\n'
-        if aft:
-            head += f'aft_registration_key = "{AFT_KEY}"\naft_pos_id = {AFT_POS_ID}\n'
-        return f"{head}machines = [\n{rows},\n]\n"
+        return floor_toml(self.machines, bank, aft=aft)
 
     def close(self) -> None:
         if self.proc.poll() is None:
@@ -357,6 +362,68 @@ class BankProcess:
                 self.proc.wait(timeout=5)
 
     def __enter__(self) -> BankProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class BankGroup:
+    """Many machines spread over several bank processes (at most ``per_process`` each),
+    asked as one bank: a floor of a thousand machines is not one box, and one emulator
+    loop serving them all would measure the emulator, not the gateway.  Machine names
+    carry their process's number (``EMU2-017``); with one process they are as
+    :class:`BankProcess` names them."""
+
+    def __init__(self, machines: int, *, per_process: int = 250, **options: Any) -> None:
+        if machines < 1 or per_process < 1:
+            raise ValueError("machines and per_process must be positive")
+        count = -(-machines // per_process)  # ceiling: as even a spread as whole numbers allow
+        sizes = [machines // count + (1 if i < machines % count else 0) for i in range(count)]
+        prefix = str(options.pop("prefix", "EMU"))
+        self.banks: list[BankProcess] = []
+        try:
+            for i, size in enumerate(sizes):
+                name = prefix if count == 1 else f"{prefix}{i + 1}"
+                self.banks.append(BankProcess(size, prefix=name, **options))
+        except BaseException:
+            self.close()
+            raise
+        self.machines = [m for b in self.banks for m in b.machines]
+
+    @property
+    def pids(self) -> list[int]:
+        return [b.proc.pid for b in self.banks]
+
+    def ask(self, command: str) -> dict[str, Any]:
+        """One command to every process (all sent before any reply is read, so they work
+        at once); per-machine maps are merged, lists joined, an error returned as is."""
+        for b in self.banks:
+            assert b.proc.stdin is not None
+            b.proc.stdin.write(command + "\n")
+            b.proc.stdin.flush()
+        merged: dict[str, Any] = {}
+        for b in self.banks:
+            reply = b._read()
+            if "error" in reply:
+                return reply
+            for key, value in reply.items():
+                if isinstance(value, dict):
+                    merged.setdefault(key, {}).update(value)
+                elif isinstance(value, list):
+                    merged.setdefault(key, []).extend(value)
+                else:
+                    merged[key] = value
+        return merged
+
+    def floor_toml(self, bank: str = "A", *, aft: bool = True) -> str:
+        return floor_toml(self.machines, bank, aft=aft)
+
+    def close(self) -> None:
+        for b in self.banks:
+            b.close()
+
+    def __enter__(self) -> BankGroup:
         return self
 
     def __exit__(self, *exc: object) -> None:

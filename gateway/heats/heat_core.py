@@ -129,6 +129,7 @@ class HeatCore:
         self.directives: asyncio.Queue[Directive] = asyncio.Queue()
         self._stop_watch = asyncio.Event()
         self._watchers: list[asyncio.Task[None]] = []
+        self._quiet_s = 0.05  # the watchers' quiet time before the end (set as they start)
         self._results: dict[str, HeatScore] = {}
         self._handling: list[asyncio.Task[None]] = []  # malfunctions being handled
         # Scores whose credit-meter cross-check failed, with the flag journaled for each.

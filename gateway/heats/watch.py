@@ -40,6 +40,9 @@ class Watching(HeatCore):
 
     def _start_watchers(self) -> None:
         self._stop_watch.clear()
+        # Taken once per start, not per poll: every watcher asks before each poll, and
+        # asking every link of a thousand-machine bank each time is quadratic.
+        self._quiet_s = self._spacing() + 0.05
         self._watchers = [
             asyncio.create_task(self._watch(m), name=f"watch-{m}")
             for m in self._seats_in({MachineState.PLAYING})
@@ -61,7 +64,7 @@ class Watching(HeatCore):
         if self.ends_at is None:
             return False
         left = (self.ends_at - datetime.now(UTC)).total_seconds()
-        return left < self._spacing() + 0.05
+        return left < self._quiet_s
 
     async def _watch(self, machine_id: str) -> None:
         link = self.links[machine_id]

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -13,6 +16,7 @@ from emulators.machine import EmulatedMachine, MachineRefusal
 from gateway.heats.runner import Command, HeatOutcome, HeatRunner
 from gateway.heats.spool import JournalWriter
 from gateway.machines.links import MachineLink
+from gateway.scores import TournamentMeters
 from storage.db import make_sessionmaker
 from storage.journal import Journal, MachineState, RunState
 
@@ -172,3 +176,68 @@ async def test_director_pause_resume_then_abort_releases_without_scores(
     assert RunState.PAUSED in steps
     assert steps[-1] is RunState.ABORTED
     assert all(not m.in_tournament and m.play_enabled() for m in bank.machines)
+
+
+class _PacedDriver(DirectDriver):
+    """A driver that paces its own polls (as SAS does) and counts who asks how much."""
+
+    reads = 0
+
+    @property
+    def min_spacing(self) -> float:
+        self.reads += 1
+        return 0.05
+
+
+async def test_watchers_take_the_poll_spacing_once_not_per_poll(
+    journal: Journal, tmp_path: Path
+) -> None:
+    """Each watcher asks, before every poll, whether the end is a spacing away; asking
+    every link each time made a thousand-machine heat quadratic (a second of CPU per
+    poll round).  The spacing is read a fixed number of times per heat, however many
+    polls the watchers make."""
+    bank = Bank(6)
+    paced = {m.machine_id: _PacedDriver(m) for m in bank.machines}
+    links = {mid: MachineLink(mid, d) for mid, d in paced.items()}
+    runner = HeatRunner(JournalWriter(journal, tmp_path / "spool"), links, poll_interval_s=0.01)
+    stop = asyncio.Event()
+    players = asyncio.create_task(_players(bank.machines, stop))
+    try:
+        out = await runner.run_new("A", bank.ids, credits=500, seconds=1)
+    finally:
+        stop.set()
+        await players
+    assert out.state is RunState.CLOSED
+    # arming, the quiet time before the end, the watchers' start: a few reads per link
+    # (each isinstance check on the capability reads it too), none per poll
+    assert all(d.reads <= 12 for d in paced.values()), [d.reads for d in paced.values()]
+    assert all(d.calls.count("poll_events") >= 1 for d in paced.values())
+
+
+class _MetersOnly:
+    """Tournament meters (SAS LP 99) that answer only once ``barrier`` is full: every
+    machine must be asked before any answers."""
+
+    def __init__(self, barrier: asyncio.Barrier, games: int) -> None:
+        self.barrier, self.games = barrier, games
+
+    async def tournament_meters(self) -> TournamentMeters:
+        await self.barrier.wait()
+        return TournamentMeters(self.games, 0, self.games, 0)
+
+
+async def test_proof_of_play_after_the_end_is_read_from_every_machine_at_once(
+    journal: Journal, tmp_path: Path
+) -> None:
+    """T20: resumed after the end, a heat stands on each machine's own games played; a
+    thousand machines asked one after another would wait a round trip each."""
+    barrier = asyncio.Barrier(3)  # A04 acknowledged its unlock: proven, not asked
+    drivers = {f"A0{i}": _MetersOnly(barrier, games=i) for i in range(1, 5)}
+    links = {m: MachineLink(m, d) for m, d in drivers.items()}  # type: ignore[arg-type]
+    for link in links.values():
+        link.opened = True
+    runner = HeatRunner(JournalWriter(journal, tmp_path / "spool"), links)
+    runner.view = cast(Any, SimpleNamespace(unlocked={"A04": datetime.now(UTC)}))
+    async with asyncio.timeout(5):  # asked one by one, the first would wait forever
+        counts = await runner._games_played(list(drivers))
+    assert counts == {"A01": 1, "A02": 2, "A03": 3}
