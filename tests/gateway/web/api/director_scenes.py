@@ -72,8 +72,9 @@ async def qualifying_over(d: Desk) -> None:
     await _score(d, d.ids["scored_seat"], 1500)
     async with svc.unit_of_work(d.sessions) as s:
         await set_schedule(
-            s, d.ids["tournament"], Stage.QUALIFYING, {1: 100000}, actor="director", now=NOW
-        )
+            s, d.ids["tournament"], Stage.QUALIFYING, {1: 100000}, actor="director", now=NOW,
+            reason="advertised",
+        )  # fmt: skip
 
 
 async def qualifying_over_with_a_semi(d: Desk) -> None:
