@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Path, Query, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.accounts.roles import Permission as P
@@ -81,11 +81,14 @@ def _roll_call(call: svc.RollCall) -> RollCallOut:
 
 @router.get("/heats/{key}", openapi_extra=needs(P.HEAT_READ))
 async def show(
-    request: Request, key: Key, all: bool = False, me: Caller = who(P.HEAT_READ)
+    request: Request,
+    key: Key,
+    everything: Annotated[bool, Query(alias="all")] = False,
+    me: Caller = who(P.HEAT_READ),
 ) -> HeatShowOut:
     """A heat and its seats with their scores (``all``: moved and cancelled seats too)."""
     heat = await get(me.session, Heat, key, "heat")
-    seats = await svc.heat_seats(me.session, heat.id, include_inactive=all)
+    seats = await svc.heat_seats(me.session, heat.id, include_inactive=everything)
     summary = heat_out(await summarise_heat(me.session, heat))
     return HeatShowOut(heat=summary, seats=[_seat_row(s) for s in seats])
 
