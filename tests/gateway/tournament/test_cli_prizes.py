@@ -74,12 +74,20 @@ def test_t15_prizes_commands_and_the_standings_show_them(
         "tournament.prize-receipt); its password is asked"
     )
     assert "--witness" in fails(*pay, "--signer", ANN, "--witness", "Floor Lee")
-    assert "--witness" in fails(*pay, "--signer", ANN, "--witness", "cleo")  # a cashier
+    assert "must be director, supervisor, not cashier" in fails(
+        *pay, "--signer", ANN, "--witness", "cleo"
+    )
     assert "rule 15: prizes are not transferable" in fails(
         *pay, "--signer", BEN, "--witness", "sam"
     )
     paid = ok(*pay, "--signer", ANN, "--witness", "sam", "--now", "2026-11-02 19:00")
     assert (paid["amount_cents"], paid["signer"], paid["witness"]) == (106667, ANN, "sam")
+    [row] = [
+        r for r in ok("audit", "show", "--limit", "5") if r["action"] == "tournament.prizes.paid"
+    ]
+    assert row["details"]["second_person"] == {
+        "account": "sam", "role": "supervisor", "for": "tournament.prize-receipt"
+    }  # fmt: skip
 
     standings = ok("tournament", "standings", *q)
     assert [
