@@ -1,7 +1,8 @@
 """The director's tournament desk, as ``reelgate tournament ...`` does it: show, record a
-decision (T23), card draws for ties (T19: physical cards keyed in, or a seeded digital
-deal), verify the recorded draws, seat a final stage by draw (T14), expire unused
-entries (T5–T8).  Each handler calls the CLI command's service with its arguments."""
+decision (T23), the ties to draw and card draws for them (T19: physical cards keyed in,
+or a seeded digital deal), verify the recorded draws, seat a final stage by draw (T14),
+expire unused entries (T5–T8).  Each handler calls the CLI command's service with its
+arguments."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ from gateway.web.api.director_models import (
     VerifyOut,
 )
 from gateway.web.api.models import REF_PATTERN, Body, TournamentOut
+from gateway.web.api.models import Stage as StageName
 from gateway.web.api.routes import needs
 
 router = APIRouter(tags=["tournament desk"])
@@ -73,6 +75,17 @@ def _faces(cards: dict[int, Card]) -> dict[int, str]:
 async def _still_tied(s: AsyncSession, tid: int, stage: Stage, credits: int) -> list[TieOut]:
     table = await svc.stage_standings(s, tid, stage)
     return [TieOut.model_validate(t) for t in table.ties_to_draw if t.credits == credits]
+
+
+@router.get("/tournaments/{ref}/ties", openapi_extra=needs(P.TOURNAMENT_READ))
+async def ties(
+    request: Request, ref: Ref, stage: StageName, me: Caller = who(P.TOURNAMENT_READ)
+) -> list[TieOut]:
+    """T19: the ties of a stage that a card draw must break (``tournament standings``
+    prints the same lines): each tie's score, shared place, entries and next round."""
+    t = await find_tournament(me.session, ref)
+    table = await svc.stage_standings(me.session, t.id, Stage(stage))
+    return [TieOut.model_validate(x) for x in table.ties_to_draw]
 
 
 @router.post("/tournaments/{ref}/draws/cards", openapi_extra=needs(P.TOURNAMENT_DRAW))

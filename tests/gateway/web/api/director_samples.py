@@ -96,6 +96,7 @@ SAMPLES: dict[tuple[str, str], Any] = {
         {"stage": "qualifying", "credits": 1500, "seed": SEED},
     ),
     ("get", f"{T}/verify-draws"): lambda d: (f"{SPRING}/verify-draws", None),
+    ("get", f"{T}/ties"): lambda d: (f"{SPRING}/ties?stage=qualifying", None),
     ("post", f"{T}/seat-draw"): lambda d: (
         f"{SPRING}/seat-draw",
         {"stage": "semi-final", "seed": SEED},

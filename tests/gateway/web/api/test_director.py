@@ -189,6 +189,10 @@ async def test_decisions_draws_and_verify_t19_t23(desk: Desk) -> None:
     digital = {"stage": "qualifying", "credits": 1500, "seed": SEED}
     await _refused(desk, "post", f"{spring}/draws/digital", digital, 19, "no unresolved tie")
     await scene.tied_at_the_top(desk)
+    tied = (await _call(desk, "get", f"{spring}/ties?stage=qualifying", None, "cashier")).json()
+    assert [(t["place"], t["credits"], t["next_round"], len(t["entry_ids"])) for t in tied] == [
+        (1, 1500, 1, 2)
+    ]
     entries = [desk.ids["spare_entry"], desk.ids["spare_entry"]]
     cards = {"stage": "qualifying", "credits": 1500, "cards": [{"entry": e, "card": "QH"}
                                                                 for e in entries]}  # fmt: skip
@@ -199,6 +203,7 @@ async def test_decisions_draws_and_verify_t19_t23(desk: Desk) -> None:
     assert r.status_code == 200, r.text
     assert r.json()["seed"] == SEED
     assert r.json()["still_tied"] == []
+    assert (await _call(desk, "get", f"{spring}/ties?stage=qualifying", None)).json() == []
     verified = await _call(desk, "get", f"{spring}/verify-draws", None, "auditor")
     assert verified.json() == {"ok": True, "problems": []}
 
