@@ -88,9 +88,10 @@ PERMISSIONS: dict[Permission, frozenset[Role]] = {
     Permission.HEAT_DIRECT: frozenset({R.DIRECTOR, R.TECHNICIAN}),
     # T22: the floor's roll call before a heat; the director may take it too.
     Permission.HEAT_ROLL_CALL: frozenset({R.DIRECTOR, R.SUPERVISOR}),
-    # What the director does around a heat: move or cancel it (T10), begin and finish
-    # it (T16, T22), its incidents (T20-T21: malfunction, restart, postpone, the added
-    # heat's seat draw), proxy forms (T16) and reinstating a forfeited seat (T23).
+    # What the director does around a heat (moving or cancelling it is heat.schedule,
+    # T10): begin and finish it (T16, T22), its incidents (T20-T21: malfunction,
+    # restart, postpone, the added heat's seat draw), proxy forms (T16) and
+    # reinstating a forfeited seat (T23).
     Permission.HEAT_CONDUCT: frozenset({R.DIRECTOR}),
     Permission.BANK_READ: frozenset({R.TECHNICIAN, R.DIRECTOR, R.SUPERVISOR, R.AUDITOR}),
     # Whoever checked the machine clears its SNMP trap marks (``reelgate bank clear-mark``).

@@ -1,8 +1,9 @@
 """What the director does around a heat, as ``reelgate heat ...`` does it: show, move
-or cancel it (T10), the roll call (T22), begin and finish it (T16, T22), its incidents
-(T20–T21: malfunction, restart, postpone, the added heat's seat draw), proxy forms (T16)
-and reinstating a forfeited seat (T23).  Each handler calls the CLI command's service
-with the same arguments; the request's clock is the write's time."""
+or cancel it (T10, ``heat.schedule``), the roll call (T22), begin and finish it (T16,
+T22), its incidents (T20–T21: malfunction, restart, postpone, the added heat's seat
+draw), proxy forms (T16) and reinstating a forfeited seat (T23).  Each handler calls
+the CLI command's service with the same arguments; the request's clock is the write's
+time."""
 
 from __future__ import annotations
 
@@ -93,9 +94,9 @@ async def show(
     return HeatShowOut(heat=summary, seats=[_seat_row(s) for s in seats])
 
 
-@router.post("/heats/{key}/reschedule", openapi_extra=needs(P.HEAT_CONDUCT))
+@router.post("/heats/{key}/reschedule", openapi_extra=needs(P.HEAT_SCHEDULE))
 async def reschedule(
-    request: Request, key: Key, body: RescheduleIn, me: Principal = who(P.HEAT_CONDUCT)
+    request: Request, key: Key, body: RescheduleIn, me: Principal = who(P.HEAT_SCHEDULE)
 ) -> HeatOut:
     """T10: move a heat not yet run, announced at least the notice period before."""
 
@@ -115,9 +116,9 @@ async def reschedule(
     return HeatOut(**await actions.perform(api_of(request), me, run, body))
 
 
-@router.post("/heats/{key}/cancel", openapi_extra=needs(P.HEAT_CONDUCT))
+@router.post("/heats/{key}/cancel", openapi_extra=needs(P.HEAT_SCHEDULE))
 async def cancel(
-    request: Request, key: Key, body: CancelIn, me: Principal = who(P.HEAT_CONDUCT)
+    request: Request, key: Key, body: CancelIn, me: Principal = who(P.HEAT_SCHEDULE)
 ) -> CancelOut:
     """T10: drop a heat not yet run; qualifying entries are handed back unused."""
 
