@@ -26,6 +26,8 @@ APPROVERS: dict[Permission, frozenset[Role]] = {
     Permission.SUPER9_MANUAL_SPIN: frozenset({R.SUPERVISOR, R.PROMOTION_DIRECTOR}),
     Permission.SUPER9_NUMBERS: frozenset({R.PROMOTION_DIRECTOR}),
     Permission.SUPER9_PRIZE_RECEIPT: frozenset({R.SUPERVISOR, R.PROMOTION_DIRECTOR}),
+    # T15: the witness of a tournament prize payout is the approving account.
+    Permission.TOURNAMENT_PRIZE_RECEIPT: frozenset({R.SUPERVISOR, R.DIRECTOR}),
 }
 
 

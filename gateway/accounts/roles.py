@@ -26,6 +26,11 @@ class Permission(StrEnum):
     TOURNAMENT_READ = "tournament.read"
     TOURNAMENT_CREATE = "tournament.create"
     TOURNAMENT_SETTINGS = "tournament.settings"
+    TOURNAMENT_DECIDE = "tournament.decide"
+    TOURNAMENT_DRAW = "tournament.draw"
+    TOURNAMENT_EXPIRE = "tournament.expire"
+    TOURNAMENT_PRIZES = "tournament.prizes"
+    TOURNAMENT_PRIZE_RECEIPT = "tournament.prize-receipt"
     PLAYER_READ = "player.read"
     PLAYER_ADD = "player.add"
     PLAYER_REINSTATE = "player.reinstate"
@@ -36,6 +41,8 @@ class Permission(StrEnum):
     HEAT_REGISTER = "heat.register"
     HEAT_MANUAL_SCORE = "heat.manual-score"
     HEAT_DIRECT = "heat.direct"
+    HEAT_ROLL_CALL = "heat.roll-call"
+    HEAT_CONDUCT = "heat.conduct"
     BANK_READ = "bank.read"
     BANK_CLEAR_MARK = "bank.clear-mark"
     SUPER9_READ = "super9.read"
@@ -61,6 +68,14 @@ PERMISSIONS: dict[Permission, frozenset[Role]] = {
     Permission.TOURNAMENT_READ: _EVERYONE,
     Permission.TOURNAMENT_CREATE: frozenset({R.DIRECTOR}),
     Permission.TOURNAMENT_SETTINGS: frozenset({R.DIRECTOR}),
+    # The director's decisions (T23), card and seat draws (T19, T14, T21), expiring
+    # unused entries (T5-T8) and the prize schedule and surplus (T15).
+    Permission.TOURNAMENT_DECIDE: frozenset({R.DIRECTOR}),
+    Permission.TOURNAMENT_DRAW: frozenset({R.DIRECTOR}),
+    Permission.TOURNAMENT_EXPIRE: frozenset({R.DIRECTOR}),
+    Permission.TOURNAMENT_PRIZES: frozenset({R.DIRECTOR}),
+    # T15: the cash desk (or the director) pays a prize; a second account witnesses it.
+    Permission.TOURNAMENT_PRIZE_RECEIPT: frozenset({R.CASHIER, R.DIRECTOR}),
     Permission.PLAYER_READ: _DESKS | {R.AUDITOR},
     Permission.PLAYER_ADD: _DESKS,
     Permission.PLAYER_REINSTATE: frozenset({R.DIRECTOR}),
@@ -71,6 +86,13 @@ PERMISSIONS: dict[Permission, frozenset[Role]] = {
     Permission.HEAT_REGISTER: _DESKS,
     Permission.HEAT_MANUAL_SCORE: frozenset({R.DIRECTOR, R.SUPERVISOR}),
     Permission.HEAT_DIRECT: frozenset({R.DIRECTOR, R.TECHNICIAN}),
+    # T22: the floor's roll call before a heat; the director may take it too.
+    Permission.HEAT_ROLL_CALL: frozenset({R.DIRECTOR, R.SUPERVISOR}),
+    # What the director does around a heat (moving or cancelling it is heat.schedule,
+    # T10): begin and finish it (T16, T22), its incidents (T20-T21: malfunction,
+    # restart, postpone, the added heat's seat draw), proxy forms (T16) and
+    # reinstating a forfeited seat (T23).
+    Permission.HEAT_CONDUCT: frozenset({R.DIRECTOR}),
     Permission.BANK_READ: frozenset({R.TECHNICIAN, R.DIRECTOR, R.SUPERVISOR, R.AUDITOR}),
     # Whoever checked the machine clears its SNMP trap marks (``reelgate bank clear-mark``).
     Permission.BANK_CLEAR_MARK: frozenset({R.TECHNICIAN}),

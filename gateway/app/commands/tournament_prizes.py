@@ -1,8 +1,9 @@
 """``reelgate tournament prizes ...``: T15 prizes of a stage.
 
 schedule (the advertised minimum per place), apportion (the director's decision on the
-surplus, every cent accounted for), pay (the winner signs, keying their ID or card; a
-witness countersigns) and list (each place: advertised, surplus, who holds it, paid).
+surplus, every cent accounted for), pay (the winner signs, keying their ID or card; the
+witness is a second account that types its password, as with ``super9 sign``) and list
+(each place: advertised, surplus, who holds it, paid).
 The same lines are added to ``reelgate tournament standings``.
 """
 
@@ -14,9 +15,11 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from gateway.accounts.roles import Permission
 from gateway.app.database import run
 from gateway.app.identity import host_actor
-from gateway.app.options import OneLineParser, add_common, now_of
+from gateway.app.keyed import second_name
+from gateway.app.options import OneLineParser, add_common, add_second, now_of
 from gateway.app.output import emit, rands
 from gateway.errors import OperatorError
 from gateway.tournament.rules.enums import Stage
@@ -64,7 +67,8 @@ def register(actions: Any) -> None:
     p.add_argument("--place", type=int, required=True)
     p.add_argument("--signer", required=True, help="the ID or card number the winner keys")
     p.add_argument("--signature", required=True, help="signature / receipt reference")
-    p.add_argument("--witness", required=True, help="who witnessed (not the winner)")
+    # The witness is a second account that types its password (dual control).
+    add_second(p, Permission.TOURNAMENT_PRIZE_RECEIPT, option="--witness", dest="witness")
     p.set_defaults(handler=_pay)
 
     p = sub.add_parser("list", help="each prize place: advertised, surplus, holder, paid")
@@ -141,7 +145,7 @@ def _pay(args: argparse.Namespace) -> int:
         t = await find_tournament(session, args.tournament)
         payout = await pay_prize(
             session, t.id, Stage(args.stage), args.place, signer=args.signer,
-            signature=args.signature, witness=args.witness, actor=host_actor(),
+            signature=args.signature, witness=second_name(args), actor=host_actor(),
             now=now_of(args, t.venue_tz),
         )  # fmt: skip
         return {

@@ -20,8 +20,11 @@ from gateway.web.api.routes import (
     cashup,
     desk,
     floor,
+    heat_desk,
+    prizes,
     super9_table,
     super9_tickets,
+    tournament_desk,
     tournaments,
 )
 
@@ -48,7 +51,19 @@ def create_app(
     app.state.api = api
     errors.install(app)
     training.install(app)
-    modules = (accounts, tournaments, desk, floor, audit, cashup, super9_table, super9_tickets)
+    modules = (
+        accounts,
+        tournaments,
+        desk,
+        floor,
+        audit,
+        cashup,
+        super9_table,
+        super9_tickets,
+        heat_desk,
+        tournament_desk,
+        prizes,
+    )
     for module in modules:
         app.include_router(module.router, prefix=PREFIX)
     if ops is not None:

@@ -22,7 +22,7 @@ def test_t15_prizes_commands_and_the_standings_show_them(
     url = f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}"
     _seed_floor(url)
     cheap_hashes(monkeypatch)
-    add_accounts(url, ("dana", "director"))
+    add_accounts(url, ("dana", "director"), ("sam", "supervisor"), ("cleo", "cashier"))
     type_passwords(monkeypatch, *[PASSWORD] * 10)
     db = ["--database", url]
 
@@ -67,13 +67,27 @@ def test_t15_prizes_commands_and_the_standings_show_them(
     split = ok(*prizes, "apportion", *q, "--surplus-cents", "10001", "--weights", "2,1",
                "--reason", "larger field")  # fmt: skip
     assert [(x["place"], x["surplus_cents"]) for x in split["prizes"]] == [(1, 6667), (2, 3334)]
+    pay = (*prizes, "pay", *q, "--place", "1", "--signature", "slip 9")
+    # The witness is an authenticated second account (dual control), not free text.
+    assert fails(*pay, "--signer", ANN) == (
+        "reelgate: error: --witness: name the second person's account (dual control, "
+        "tournament.prize-receipt); its password is asked"
+    )
+    assert "--witness" in fails(*pay, "--signer", ANN, "--witness", "Floor Lee")
+    assert "must be director, supervisor, not cashier" in fails(
+        *pay, "--signer", ANN, "--witness", "cleo"
+    )
     assert "rule 15: prizes are not transferable" in fails(
-        *prizes, "pay", *q, "--place", "1", "--signer", BEN, "--signature", "slip 9",
-        "--witness", "Floor Lee",
-    )  # fmt: skip
-    paid = ok(*prizes, "pay", *q, "--place", "1", "--signer", ANN, "--signature", "slip 9",
-              "--witness", "Floor Lee", "--now", "2026-11-02 19:00")  # fmt: skip
-    assert (paid["amount_cents"], paid["signer"]) == (106667, ANN)
+        *pay, "--signer", BEN, "--witness", "sam"
+    )
+    paid = ok(*pay, "--signer", ANN, "--witness", "sam", "--now", "2026-11-02 19:00")
+    assert (paid["amount_cents"], paid["signer"], paid["witness"]) == (106667, ANN, "sam")
+    [row] = [
+        r for r in ok("audit", "show", "--limit", "5") if r["action"] == "tournament.prizes.paid"
+    ]
+    assert row["details"]["second_person"] == {
+        "account": "sam", "role": "supervisor", "for": "tournament.prize-receipt"
+    }  # fmt: skip
 
     standings = ok("tournament", "standings", *q)
     assert [

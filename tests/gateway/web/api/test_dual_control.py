@@ -12,7 +12,7 @@ from gateway.accounts.roles import PERMISSIONS, Permission
 from gateway.errors import OperatorError
 from gateway.tournament import services as svc
 from tests.gateway.web.api.conftest import NOW, PASSWORD, Desk
-from tests.gateway.web.api.test_permissions import SAMPLES
+from tests.gateway.web.api.test_permissions import PREPARE, SAMPLES
 
 DUAL = {
     Permission.TOURNAMENT_SETTINGS: ("patch", "/api/v1/tournaments/{ref}/settings"),
@@ -25,6 +25,10 @@ DUAL = {
         "post",
         "/api/v1/super9/sessions/{key}/prizes/{serial}/receipt",
     ),
+    Permission.TOURNAMENT_PRIZE_RECEIPT: (
+        "post",
+        "/api/v1/tournaments/{ref}/prizes/{stage}/places/{place}/receipt",
+    ),
 }
 
 
@@ -34,6 +38,8 @@ def test_every_dual_permission_is_covered() -> None:
 
 async def _request(desk: Desk, permission: Permission, requester: str) -> int:
     method, path = DUAL[permission]
+    if (method, path) in PREPARE:
+        await PREPARE[(method, path)](desk)
     url, body = SAMPLES[(method, path)](desk)
     r = await desk.client.request(method.upper(), url, json=body, headers=desk.auth(requester))
     assert r.status_code == 202, r.text

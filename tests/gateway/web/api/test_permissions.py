@@ -11,6 +11,7 @@ import pytest
 from gateway.accounts import roles_doc
 from gateway.accounts.roles import PERMISSIONS, Permission, Role
 from gateway.web.api import create_app
+from tests.gateway.web.api import director_samples
 from tests.gateway.web.api.conftest import Desk
 
 S9 = "/api/v1/super9"
@@ -146,7 +147,10 @@ SAMPLES: dict[tuple[str, str], Any] = {
     ("get", "/api/v1/audit"): lambda d: ("/api/v1/audit", None),
     ("get", "/api/v1/cashup"): lambda d: ("/api/v1/cashup?date=2026-11-18", None),
     **SUPER9,
+    **director_samples.SAMPLES,
 }
+# The scene a sample needs before it can succeed (the seeded desk has not got it).
+PREPARE = director_samples.PREPARE
 
 
 def _guarded() -> list[tuple[str, str, Permission]]:
@@ -173,6 +177,8 @@ def test_docs_roles_md_is_generated_from_the_table() -> None:
 
 @pytest.mark.parametrize(("method", "path", "permission"), GUARDED, ids=lambda v: str(v))
 async def test_endpoint_permissions(desk: Desk, method: str, path: str, permission: str) -> None:
+    if (method, path) in PREPARE:
+        await PREPARE[(method, path)](desk)
     url, body = SAMPLES[(method, path)](desk)
     allowed = PERMISSIONS[Permission(permission)]
 
