@@ -12,7 +12,8 @@ position and MAC; writers serialise on it (``SELECT ... FOR UPDATE`` on PostgreS
 SQLite transactions are already ``BEGIN IMMEDIATE``), so positions are gapless and the
 chain never forks.  The head also reveals a truncated tail.  The lock is held until the
 caller's transaction ends: record in the same transaction as the change and commit
-promptly (the per-write cost is one locked read, one insert and one HMAC).
+promptly (the cost is one locked read per transaction, then per row one insert, one
+head update and one HMAC).
 
 **Where the key comes from.**  Storage never reads a key file or the environment.  The
 gateway's one database opener binds a :class:`ChainKeys` to the engine
@@ -65,7 +66,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
-from sqlalchemy.orm import Mapped, Session, mapped_column
+from sqlalchemy.orm import Mapped, Session, SessionTransaction, mapped_column
 
 from storage.chain_errors import AuditKeyMissing as AuditKeyMissing  # re-exported
 from storage.db import Base
@@ -79,6 +80,7 @@ _MAX_TEXT = {"actor": 100, "action": 100, "subject": 200}
 _KEYS_OPTION = "reelgate_chain_keys"
 _CHECKPOINT_INFO = "reelgate_checkpoint"
 _LAST_ACTOR_INFO = "reelgate_last_actor"
+_HEAD_INFO = "reelgate_chain_head"  # (transaction that locked it, the head row)
 GENESIS_INFO = "reelgate_seal_everything"  # storage.seals seals every result row then
 _KEY_ID_LABEL = b"reelgate audit key id"
 
@@ -116,6 +118,7 @@ def annotated(**facts: Any) -> Iterator[None]:
         yield
     finally:
         ANNOTATION.reset(token)
+
 
 class AuditEntry(Base):
     __tablename__ = "audit_log"
@@ -275,8 +278,38 @@ def _check_text(field_name: str, value: str) -> None:
         raise ValueError(f"audit {field_name} longer than {_MAX_TEXT[field_name]} characters")
 
 
+def _innermost(session: Session) -> SessionTransaction | None:
+    return session.get_nested_transaction() or session.get_transaction()
+
+
+def _still_locked(session: Session) -> AuditChainHead | None:
+    """The head this transaction locked already, if the lock is still its own: taken in
+    the transaction in progress or one enclosing it (a savepoint rolled back releases the
+    row locks taken inside it), and the row still in the session.  Nobody else can have
+    changed it since; its attributes are our own (reloaded if a rollback expired them)."""
+    held = session.info.get(_HEAD_INFO)
+    if held is None:
+        return None
+    taken_in, head = held
+    transaction = _innermost(session)
+    while transaction is not None:
+        if transaction is taken_in:
+            return head if taken_in.is_active and head in session else None
+        transaction = transaction.parent
+    return None
+
+
 def _lock_head(session: Session) -> AuditChainHead:
-    """Lock the chain head for this transaction, creating it on the very first record."""
+    """Lock the chain head for this transaction, creating it on the very first record.
+    A transaction recording several rows (a change and its seal) locks it once."""
+    head = _still_locked(session)
+    if head is None:
+        head = _select_head(session)
+        session.info[_HEAD_INFO] = (_innermost(session), head)
+    return head
+
+
+def _select_head(session: Session) -> AuditChainHead:
     locked = select(AuditChainHead).where(AuditChainHead.id == 1).with_for_update()
     locked = locked.execution_options(populate_existing=True)
     head = session.execute(locked).scalar_one_or_none()
@@ -421,6 +454,7 @@ def last_actor(session: Session) -> str | None:
 def forget_transaction(session: Session) -> None:
     session.info.pop(_LAST_ACTOR_INFO, None)
     session.info.pop(_CHECKPOINT_INFO, None)
+    session.info.pop(_HEAD_INFO, None)
 
 
 def request_checkpoint(session: AsyncSession | Session, reason: str) -> None:

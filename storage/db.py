@@ -15,8 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import MetaData, event
+from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import DeclarativeBase
+
+from storage import sqlite_driver
 
 DEFAULT_SQLITE_PATH = Path("reelgate.db")
 
@@ -67,6 +70,9 @@ def make_engine(url: str | None = None, *, schema: str | None = None, **kwargs: 
     """
     resolved = database_url(url)
     if is_sqlite(resolved):
+        if make_url(resolved).get_driver_name() == "aiosqlite":
+            # One hand-off to the connection's thread per statement, not four.
+            kwargs.setdefault("module", sqlite_driver.dbapi())
         engine = create_async_engine(resolved, **kwargs)
         _configure_sqlite(engine)
         return engine

@@ -32,13 +32,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
     Integer,
     Row,
+    Select,
     and_,
+    bindparam,
     func,
     literal,
     literal_column,
@@ -54,7 +57,9 @@ from storage.tournament import CardDraw, Disqualification, Entry, Exclusion, Pla
 DEFAULT_LIMIT = 100
 
 
-def _eligible(tournament_id: int, stage: Stage, as_of: datetime) -> list[ColumnElement[bool]]:
+def _eligible(
+    tournament_id: ColumnElement[int], stage: ColumnElement[Stage], as_of: ColumnElement[datetime]
+) -> list[ColumnElement[bool]]:
     """WHERE terms of an eligible score (T2 / T20 disqualifications, exclusions)."""
     player_dq = (
         select(literal(1))
@@ -75,7 +80,7 @@ def _eligible(tournament_id: int, stage: Stage, as_of: datetime) -> list[ColumnE
     ]
 
 
-def on_exclusion_register(as_of: datetime) -> ColumnElement[bool]:
+def on_exclusion_register(as_of: datetime | ColumnElement[datetime]) -> ColumnElement[bool]:
     """The score's player is on an exclusion register that had started by ``as_of`` and
     had not ended before the score was played (T2: "prior to or during")."""
     return (
@@ -107,6 +112,17 @@ async def top_scores(
     on the same credits)."""
     if limit < 1:
         raise ValueError("limit must be at least 1")
+    values = {"tournament_id": tournament_id, "stage": stage, "as_of": as_of}
+    query = _top_scores_query(int(limit))
+    rows: Sequence[Row[Any]] = (await session.execute(query, values)).all()
+    return rows
+
+
+@lru_cache(maxsize=16)
+def _top_scores_query(limit: int) -> Select[Any]:
+    """The statement of :func:`top_scores` for one ``limit``, built once: putting a CTE,
+    a union and their column proxies together costs milliseconds of CPU, more than
+    running it.  Tournament, stage and instant are bound parameters."""
     eligible = (
         select(
             Score.entry_id,
@@ -116,25 +132,30 @@ async def top_scores(
             Score.seat_id,
         )
         .join(Entry, Entry.id == Score.entry_id)
-        .where(*_eligible(tournament_id, stage, as_of))
+        .where(
+            *_eligible(
+                bindparam("tournament_id", type_=Score.tournament_id.type),
+                bindparam("stage", type_=Score.stage.type),
+                bindparam("as_of", type_=Exclusion.valid_from.type),
+            )
+        )
     )
     # The best ``limit`` entries: an index walk that stops after ``limit`` eligible rows.
     # The limit is inlined so PostgreSQL plans for it even with a generic (cached) plan.
     head = (
         eligible.order_by(Score.final_credits.desc())
-        .limit(literal_column(str(int(limit)), Integer))
+        .limit(literal_column(str(limit), Integer))
         .cte("head")
     )
     # ...plus the rest of the tie group at the boundary: an equality lookup on the index.
     boundary = select(func.min(head.c.final_credits)).scalar_subquery()
     top = union(select(head), eligible.where(Score.final_credits == boundary)).subquery("top")
     by_credits = top.c.final_credits.desc()
-    query = select(
+    return select(
         top,
         func.rank().over(order_by=by_credits).label("score_place"),
         func.count().over(partition_by=top.c.final_credits).label("tie_size"),
     ).order_by(by_credits, top.c.entry_id)
-    return (await session.execute(query)).all()
 
 
 async def tie_draws(

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select, text
+from sqlalchemy import event, func, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.app.cli import main as cli_main
@@ -215,6 +215,49 @@ async def test_rolled_back_change_leaves_no_gap(engine: AsyncEngine) -> None:
     made = await _append(engine, 1, prefix="after")
     assert made[0].id == 4
     assert (await _verify(engine)).ok
+
+
+def _head_reads(engine: AsyncEngine) -> list[str]:
+    """The statements that read the chain head, as they are sent (a list that grows)."""
+    seen: list[str] = []
+
+    def note(_c: object, _cur: object, statement: str, *_rest: object) -> None:
+        if statement.lstrip().startswith("SELECT") and "FROM audit_chain_head" in statement:
+            seen.append(statement)
+
+    event.listen(engine.sync_engine, "before_cursor_execute", note)
+    return seen
+
+
+async def test_a_transaction_locks_the_head_once(engine: AsyncEngine) -> None:
+    await _append(engine, 1)  # the genesis row is written: the head exists
+    reads = _head_reads(engine)
+    made = await _append(engine, 3, prefix="one-lock")
+    assert len(reads) == 1
+    assert [e.id for e in made] == [3, 4, 5]
+    assert (await _verify(engine)).ok
+
+
+async def test_a_savepoint_rolled_back_keeps_the_chain_gapless(engine: AsyncEngine) -> None:
+    """Rows recorded in a rolled-back savepoint vanish; the head goes back with them (a
+    dual-control trial run does this).  After a savepoint is rolled back the head is
+    locked afresh: a lock taken inside it is released with it."""
+    await _append(engine, 1)
+    reads = _head_reads(engine)
+    async with make_sessionmaker(engine).begin() as session:
+        trial = await session.begin_nested()
+        await audit.record(session, actor="desk:ann", action="trial", subject="x:1")
+        await trial.rollback()
+        after_trial = await audit.record(session, actor="desk:ann", action="kept", subject="x:2")
+        nested = await session.begin_nested()
+        await audit.record(session, actor="desk:ann", action="trial", subject="x:3")
+        await nested.rollback()
+        last = await audit.record(session, actor="desk:ann", action="kept", subject="x:4")
+    assert len(reads) == 3  # in the first savepoint, then after each rollback of one
+    assert (after_trial.id, last.id) == (3, 4)
+    result = await _verify(engine)
+    assert result.ok, result.problem
+    assert result.rows_checked == 4
 
 
 async def test_concurrent_writers_keep_one_chain(engine: AsyncEngine) -> None:

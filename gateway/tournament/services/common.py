@@ -73,15 +73,23 @@ async def find_tournament(session: AsyncSession, ref: str | int) -> Tournament:
 
 async def load_settings(session: AsyncSession, tournament: Tournament) -> TournamentSettings:
     """The tournament's settings, from its row, its settings row and its packages."""
-    extra = await session.get(TournamentSetting, tournament.id)
-    rows = (
-        await session.execute(
-            select(TournamentPackage)
-            .where(TournamentPackage.tournament_id == tournament.id)
-            .order_by(TournamentPackage.position)
-        )
-    ).scalars()
-    packages = tuple(Package(p.code, p.price_cents, p.seats, p.casino_credit_cents) for p in rows)
+    # One round trip for the three (every sale, registration and standings read asks).
+    query = (
+        select(TournamentSetting, TournamentAttendance, TournamentPackage)
+        .select_from(Tournament)
+        .outerjoin(TournamentSetting, TournamentSetting.tournament_id == Tournament.id)
+        .outerjoin(TournamentAttendance, TournamentAttendance.tournament_id == Tournament.id)
+        .outerjoin(TournamentPackage, TournamentPackage.tournament_id == Tournament.id)
+        .where(Tournament.id == tournament.id)
+        .order_by(TournamentPackage.position)
+    )
+    rows = (await session.execute(query)).all()
+    extra, roll_call = (rows[0][0], rows[0][1]) if rows else (None, None)
+    packages = tuple(
+        Package(p.code, p.price_cents, p.seats, p.casino_credit_cents)
+        for _, _, p in rows
+        if p is not None
+    )
     changes: dict[str, Any] = {
         "venue_zone": tournament.venue_tz,
         "seat_price_cents": tournament.entry_price_cents,
@@ -99,7 +107,6 @@ async def load_settings(session: AsyncSession, tournament: Tournament) -> Tourna
         changes["postpone_after"] = timedelta(seconds=extra.postpone_after_seconds)
         changes["reschedule_notice"] = timedelta(seconds=extra.reschedule_notice_seconds)
         changes["top_player_excluded"] = extra.top_player_excluded
-    roll_call = await session.get(TournamentAttendance, tournament.id)
     if roll_call is not None:  # no row: the default (T22, auto)
         changes["unmarked_at_start"] = roll_call.unmarked_at_start
     return TournamentSettings(**changes)
@@ -170,8 +177,13 @@ def heat_label(heat: Heat) -> str:
     return f"{heat.stage.value} heat {heat.number}"
 
 
-async def heat_facts(session: AsyncSession, heat: Heat) -> HeatFacts:
-    numbers = await seat_numbers(session, heat.bank_name)
+async def heat_facts(
+    session: AsyncSession, heat: Heat, numbers: dict[int, str] | None = None
+) -> HeatFacts:
+    """What the seating rules need of a heat; ``numbers`` its bank's :func:`seat_numbers`
+    when the caller has read them already."""
+    if numbers is None:
+        numbers = await seat_numbers(session, heat.bank_name)
     return HeatFacts(
         heat_id=heat.id,
         label=heat_label(heat),

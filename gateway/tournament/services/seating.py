@@ -88,10 +88,10 @@ async def register_for_heat(
             )
         ).scalars()
     )
-    facts = await heat_facts(session, heat)
+    machines = await seat_numbers(session, heat.bank_name)
+    facts = await heat_facts(session, heat, machines)
     number = check_registration(facts, now, await occupied_numbers(session, heat.id), player_heats)
     entry = await _entry_for(session, tournament, player, heat, entry_id, settings)
-    machines = await seat_numbers(session, heat.bank_name)
     seat = Seat(
         heat_id=heat.id,
         stage=heat.stage,
