@@ -50,3 +50,9 @@ def open_driver(machine_id: str, endpoint_uri: str) -> MachineDriver:
         return factory(machine_id, endpoint_uri)
     except ValueError as exc:
         raise OperatorError(f"machine {machine_id}: {exc}") from None
+
+
+def check_endpoint(machine_id: str, endpoint: str) -> None:
+    """Parse an endpoint with its driver (the driver made is never opened), so a bad one
+    is refused in one line before it is stored."""
+    open_driver(machine_id, endpoint)

@@ -27,8 +27,12 @@ from gateway.errors import OperatorError
 from gateway.floor.model import BankSpec, MachineSpec
 from gateway.floor.snmp import SnmpSecrets
 from gateway.floor.store import add_machine, move_machine, set_bank_enabled
-from gateway.heats import states
-from gateway.heats.bank_readiness import normal_play, refuse_blocked, refuse_heat_under_way
+from gateway.heats.bank_readiness import (
+    normal_play,
+    refuse_blocked,
+    refuse_heat_under_way,
+    refuse_machine_in_heat,
+)
 from gateway.heats.ownership import hold_banks
 from gateway.heats.preflight import MachineCheck, add_health, check_bank
 from storage import aft as aft_store
@@ -221,11 +225,7 @@ async def _floor_change(args: argparse.Namespace, action: str) -> MachineSpec:
         check_endpoint(args.machine, args.endpoint)
     ctx = await GatewayContext.open(database=args.database, floor_path=args.floor, spool=args.spool)
     try:
-        for run in await ctx.journal.unsettled_runs():
-            if not states.is_terminal(run.state) and args.machine in run.machines:
-                raise OperatorError(
-                    f"machine {args.machine} is in heat run {run.id} ({run.state.value})"
-                )
+        await refuse_machine_in_heat(ctx.journal, args.machine)
         if action == "floor.add-machine":
             return await add_machine(
                 ctx.sessions,

@@ -17,11 +17,14 @@ from gateway.web.api.ops import install as install_ops
 from gateway.web.api.routes import (
     accounts,
     audit,
+    cashier,
     cashup,
     desk,
     floor,
+    super9_settings,
     super9_table,
     super9_tickets,
+    technician,
     tournaments,
 )
 
@@ -48,7 +51,19 @@ def create_app(
     app.state.api = api
     errors.install(app)
     training.install(app)
-    modules = (accounts, tournaments, desk, floor, audit, cashup, super9_table, super9_tickets)
+    modules = (
+        accounts,
+        tournaments,
+        desk,
+        cashier,
+        floor,
+        technician,
+        audit,
+        cashup,
+        super9_table,
+        super9_tickets,
+        super9_settings,
+    )
     for module in modules:
         app.include_router(module.router, prefix=PREFIX)
     if ops is not None:
