@@ -5,13 +5,17 @@ it is left out with a reason, and every change is audited under the token's acco
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 
 import httpx
+import pytest
 from sqlalchemy import select
 
 from gateway.accounts import service
+from gateway.app.cli import main
 from gateway.app.context import GatewayContext
 from gateway.tournament.services import unit_of_work
 from storage.audit import AuditEntry
@@ -53,6 +57,8 @@ async def _floor(gw: ConsoleGateway) -> tuple[bool, dict[str, str | None], list[
 
 async def test_check_enable_and_disable_through_the_gateways_api(
     start_gateway: Callable[[Prepare | None], Awaitable[ConsoleGateway]],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     gw = await start_gateway(_tokens)
     api = gw.url.removesuffix("/console") + "/api/v1"
@@ -96,6 +102,14 @@ async def test_check_enable_and_disable_through_the_gateways_api(
         assert r.json()["stuck"] == []
         assert set(r.json()["back_in_play"]) == {"A-001", "A-002", "A-003"}
         assert (await _floor(gw))[0] is False
+
+        # The CLI on a desk host checks the same way, with the token (--server).
+        monkeypatch.setenv("REELGATE_TOKEN", TOKENS["technician"])
+        capsys.readouterr()
+        argv = ["bank", "check", "A", "--server", api, "--json"]
+        assert await asyncio.to_thread(main, argv) == 1  # a machine is blocked
+        checked = json.loads(capsys.readouterr().out)
+        assert [m["ready"] for m in checked["machines"]] == [True, False, True]
 
         r = await client.post("/banks/Z/check", headers=tech)
         assert r.status_code == 404
