@@ -238,3 +238,22 @@ async def test_a_machine_a_heat_run_holds_is_not_moved(desk: Desk) -> None:
     row = await _machine(desk, "A03")
     assert row is not None
     assert row.bank_name == "A"
+
+
+@pytest.mark.parametrize(
+    "endpoint",
+    [
+        "mqtt://",
+        "mqtt://127.0.0.1:1/%zz",
+        "sas+tcp://:::",
+        "sas+tcp://127.0.0.1:99999",
+        "sas+tcp://127.0.0.1:1?address=300",
+        "sas+serial://x",
+        "sas+tcp://[::1",
+    ],
+)
+async def test_a_malformed_endpoint_is_one_line_never_stored(desk: Desk, endpoint: str) -> None:
+    r = await _post(desk, "/banks/A/machines", {"machine": "A09", "endpoint": endpoint})
+    assert r.status_code == 422, r.text
+    assert r.json()["error"].startswith(("machine A09: ", "endpoint: ")), r.json()
+    assert await _machine(desk, "A09") is None
