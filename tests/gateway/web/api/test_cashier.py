@@ -233,6 +233,10 @@ async def test_a_tournaments_entries_and_one_players(desk: Desk) -> None:
     [
         ("/tournaments/Autumn/entries", "tournament 'Autumn'"),
         ("/tournaments/Spring/entries?player=0000000000000", "player '0000000000000' does not"),
+        # Digits to str.isdigit, not to int: a name, never a 500.
+        ("/tournaments/\u00b2/entries", "tournament '\u00b2' does not exist"),
+        ("/tournaments/Spring/entries?player=\u00b2\u00b3", "player '\u00b2\u00b3' does not exist"),
+        ("/tournaments/1234567890123456789012/entries", "tournament '1234567890123456789012'"),
     ],
 )
 async def test_entries_refusals(desk: Desk, url: str, error: str) -> None:
