@@ -3,7 +3,9 @@
 
 ``enable`` and ``disable`` drive the bank's machines, so they hold its lease while they
 do (:mod:`gateway.heats.ownership`): with the bank held by another process (``reelgate
-serve``, a test heat) they refuse in one line, exit 2, and change nothing."""
+serve``, a test heat) they refuse in one line, exit 2, and change nothing.  With
+``--server URL`` (a token) the gateway serving the bank checks, enables or disables it
+through its API (``/api/v1/banks/A/...``), and the floor's rows change through the API."""
 
 from __future__ import annotations
 
