@@ -34,6 +34,8 @@ class Permission(StrEnum):
     PLAYER_READ = "player.read"
     PLAYER_ADD = "player.add"
     PLAYER_REINSTATE = "player.reinstate"
+    PLAYER_DISQUALIFY = "player.disqualify"
+    PLAYER_EXCLUSIONS = "player.import-exclusions"
     ENTRY_SELL = "entry.sell"
     ENTRY_REFUND = "entry.refund"
     HEAT_READ = "heat.read"
@@ -45,8 +47,10 @@ class Permission(StrEnum):
     HEAT_CONDUCT = "heat.conduct"
     BANK_READ = "bank.read"
     BANK_CLEAR_MARK = "bank.clear-mark"
+    BANK_FLOOR = "bank.floor"
     SUPER9_READ = "super9.read"
     SUPER9_SESSIONS = "super9.sessions"
+    SUPER9_SETTINGS = "super9.settings"
     SUPER9_SELL = "super9.sell"
     SUPER9_HAND_IN = "super9.hand-in"
     SUPER9_NUMBERS = "super9.change-numbers"
@@ -79,6 +83,10 @@ PERMISSIONS: dict[Permission, frozenset[Role]] = {
     Permission.PLAYER_READ: _DESKS | {R.AUDITOR},
     Permission.PLAYER_ADD: _DESKS,
     Permission.PLAYER_REINSTATE: frozenset({R.DIRECTOR}),
+    # A disqualification is a director's decision (T23); an exclusion register (T2, T3)
+    # is loaded by Guest Relations or whoever runs the floor.
+    Permission.PLAYER_DISQUALIFY: frozenset({R.DIRECTOR}),
+    Permission.PLAYER_EXCLUSIONS: frozenset({R.DESK, R.DIRECTOR, R.SUPERVISOR}),
     Permission.ENTRY_SELL: frozenset({R.CASHIER, R.SUPERVISOR}),
     Permission.ENTRY_REFUND: frozenset({R.CASHIER, R.SUPERVISOR}),
     Permission.HEAT_READ: _EVERYONE,
@@ -96,6 +104,8 @@ PERMISSIONS: dict[Permission, frozenset[Role]] = {
     Permission.BANK_READ: frozenset({R.TECHNICIAN, R.DIRECTOR, R.SUPERVISOR, R.AUDITOR}),
     # Whoever checked the machine clears its SNMP trap marks (``reelgate bank clear-mark``).
     Permission.BANK_CLEAR_MARK: frozenset({R.TECHNICIAN}),
+    # The floor's rows: adding a machine to a bank, moving it or changing its endpoint.
+    Permission.BANK_FLOOR: frozenset({R.TECHNICIAN}),
     Permission.SUPER9_READ: frozenset(
         {R.PROMOTION_DIRECTOR, R.DEALER, R.SUPERVISOR, R.AUDITOR, R.CASHIER, R.DESK}
     ),
@@ -103,6 +113,7 @@ PERMISSIONS: dict[Permission, frozenset[Role]] = {
     # Relations takes hand-ins (6, 10), the Promotion Director keeps the top copies (11)
     # and signs off number changes (23), the dealer and supervisor run the table (18).
     Permission.SUPER9_SESSIONS: frozenset({R.PROMOTION_DIRECTOR, R.SUPERVISOR}),
+    Permission.SUPER9_SETTINGS: frozenset({R.PROMOTION_DIRECTOR}),
     Permission.SUPER9_SELL: frozenset({R.CASHIER}),
     Permission.SUPER9_HAND_IN: frozenset({R.DESK, R.PROMOTION_DIRECTOR}),
     Permission.SUPER9_NUMBERS: frozenset({R.DESK, R.PROMOTION_DIRECTOR}),

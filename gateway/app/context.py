@@ -28,6 +28,7 @@ from gateway.floor.store import load_floor, sync_floor
 from gateway.heats.spool import JournalWriter
 from gateway.machines.driver import MachineDriver
 from gateway.machines.links import MachineLink, close_links, open_links
+from gateway.machines.registry import check_endpoint
 from storage.db import make_sessionmaker
 from storage.journal import Journal
 
@@ -60,13 +61,6 @@ def snmp_secrets_for(
     secrets = load_snmp_secrets(path, floor_path=floor_path)
     resolve_snmp(machines, secrets)
     return secrets
-
-
-def check_endpoint(machine_id: str, endpoint: str) -> None:
-    """Parse an endpoint with the driver registry (the driver made is never opened)."""
-    from gateway.machines.registry import open_driver
-
-    open_driver(machine_id, endpoint)
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """Readying and standing down a bank, shared by ``reelgate bank`` and the console: the
 refusal of an enable while a machine is blocked, the refusal of a disable while a heat is
-under way, and the return of one machine to normal play."""
+under way, the refusal of a floor change to a machine a heat holds, and the return of one
+machine to normal play."""
 
 from __future__ import annotations
 
@@ -33,6 +34,13 @@ async def refuse_heat_under_way(journal: Journal, bank: str) -> None:
                 f"bank {bank}: heat run {run.id} is {run.state.value}; "
                 "abort it (or let it close) before disabling the bank"
             )
+
+
+async def refuse_machine_in_heat(journal: Journal, machine_id: str) -> None:
+    """A machine a heat run still holds is not added, moved or re-pointed under it."""
+    for run in await journal.unsettled_runs():
+        if not states.is_terminal(run.state) and machine_id in run.machines:
+            raise OperatorError(f"machine {machine_id} is in heat run {run.id} ({run.state.value})")
 
 
 async def normal_play(link: MachineLink) -> bool:

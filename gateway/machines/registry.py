@@ -38,7 +38,10 @@ def open_driver(machine_id: str, endpoint_uri: str) -> MachineDriver:
     Raises :class:`OperatorError` for an unknown scheme or a malformed URI, so a
     floor-plan mistake is one clear line naming the machine.
     """
-    scheme = urlsplit(endpoint_uri.strip()).scheme.lower()
+    try:
+        scheme = urlsplit(endpoint_uri.strip()).scheme.lower()
+    except ValueError as exc:  # e.g. an unclosed IPv6 bracket
+        raise OperatorError(f"machine {machine_id}: endpoint {endpoint_uri!r}: {exc}") from None
     factory = FACTORIES.get(scheme)
     if factory is None:
         known = ", ".join(f"{s}://" for s in sorted(FACTORIES))
@@ -50,3 +53,9 @@ def open_driver(machine_id: str, endpoint_uri: str) -> MachineDriver:
         return factory(machine_id, endpoint_uri)
     except ValueError as exc:
         raise OperatorError(f"machine {machine_id}: {exc}") from None
+
+
+def check_endpoint(machine_id: str, endpoint: str) -> None:
+    """Parse an endpoint with its driver (the driver made is never opened), so a bad one
+    is refused in one line before it is stored."""
+    open_driver(machine_id, endpoint)

@@ -3,7 +3,9 @@
 
 ``enable`` and ``disable`` drive the bank's machines, so they hold its lease while they
 do (:mod:`gateway.heats.ownership`): with the bank held by another process (``reelgate
-serve``, a test heat) they refuse in one line, exit 2, and change nothing."""
+serve``, a test heat) they refuse in one line, exit 2, and change nothing.  With
+``--server URL`` (a token) the gateway serving the bank checks, enables or disables it
+through its API (``/api/v1/banks/A/...``), and the floor's rows change through the API."""
 
 from __future__ import annotations
 
@@ -23,12 +25,18 @@ from gateway.app.commands.serve import add_snmp_secrets_argument, snmp_secrets
 from gateway.app.context import GatewayContext, bank_links, check_endpoint, close_links
 from gateway.app.identity import host_actor
 from gateway.app.options import add_gateway, add_json, add_write
+from gateway.app.output import emit
+from gateway.app.remote import call
 from gateway.errors import OperatorError
 from gateway.floor.model import BankSpec, MachineSpec
 from gateway.floor.snmp import SnmpSecrets
 from gateway.floor.store import add_machine, move_machine, set_bank_enabled
-from gateway.heats import states
-from gateway.heats.bank_readiness import normal_play, refuse_blocked, refuse_heat_under_way
+from gateway.heats.bank_readiness import (
+    normal_play,
+    refuse_blocked,
+    refuse_heat_under_way,
+    refuse_machine_in_heat,
+)
 from gateway.heats.ownership import hold_banks
 from gateway.heats.preflight import MachineCheck, add_health, check_bank
 from storage import aft as aft_store
@@ -46,7 +54,14 @@ def register(sub: Any) -> None:
     add_gateway(check, floor_required=False)
     add_json(check)
     add_snmp_secrets_argument(check)
-    check.set_defaults(handler=_check)
+    check.add_argument(
+        "--server",
+        metavar="URL",
+        help="check through the API of the gateway serving the bank (token: $REELGATE_TOKEN "
+        "or --token-file)",
+    )
+    check.add_argument("--token-file", metavar="FILE", help="file holding the API token")
+    check.set_defaults(handler=_check, remote=_remote_check)
 
     enable = actions.add_parser("enable", help="enable a bank whose machines pass the check")
     enable.add_argument("bank")
@@ -60,7 +75,7 @@ def register(sub: Any) -> None:
     add_write(enable, now=False)
     add_json(enable)
     add_snmp_secrets_argument(enable)
-    enable.set_defaults(handler=_enable)
+    enable.set_defaults(handler=_enable, remote=_remote_enable)
 
     add = actions.add_parser("add-machine", help="add a machine to a bank (stored)")
     add.add_argument("bank")
@@ -79,7 +94,7 @@ def register(sub: Any) -> None:
     add.add_argument("--aft-pos-id", type=int, metavar="N", help="the gateway's AFT POS ID for it")
     add_gateway(add, floor_required=False)
     add_write(add, now=False)
-    add.set_defaults(handler=_add_machine)
+    add.set_defaults(handler=_add_machine, remote=_remote_add_machine)
 
     move = actions.add_parser("move-machine", help="move a machine to another bank/endpoint")
     move.add_argument("machine")
@@ -87,13 +102,13 @@ def register(sub: Any) -> None:
     move.add_argument("--endpoint", help="its new endpoint")
     add_gateway(move, floor_required=False)
     add_write(move, now=False)
-    move.set_defaults(handler=_move_machine)
+    move.set_defaults(handler=_move_machine, remote=_remote_move_machine)
 
     disable = actions.add_parser("disable", help="return every machine to normal play")
     disable.add_argument("bank")
     add_gateway(disable, floor_required=False)
     add_write(disable, now=False)
-    disable.set_defaults(handler=_disable)
+    disable.set_defaults(handler=_disable, remote=_remote_disable)
     bank_marks.register(actions)  # clear-mark
 
 
@@ -221,11 +236,7 @@ async def _floor_change(args: argparse.Namespace, action: str) -> MachineSpec:
         check_endpoint(args.machine, args.endpoint)
     ctx = await GatewayContext.open(database=args.database, floor_path=args.floor, spool=args.spool)
     try:
-        for run in await ctx.journal.unsettled_runs():
-            if not states.is_terminal(run.state) and args.machine in run.machines:
-                raise OperatorError(
-                    f"machine {args.machine} is in heat run {run.id} ({run.state.value})"
-                )
+        await refuse_machine_in_heat(ctx.journal, args.machine)
         if action == "floor.add-machine":
             return await add_machine(
                 ctx.sessions,
@@ -272,6 +283,59 @@ async def _run_disable(args: argparse.Namespace) -> list[str]:
         return [m for m, ok in zip(links, results, strict=True) if not ok]
     finally:
         await ctx.close()
+
+
+# -- through the API (--server): the running gateway drives the bank -----------------------
+
+
+def _remote_checks(args: argparse.Namespace, data: dict[str, Any], title: str) -> int:
+    return emit(
+        args,
+        data,
+        ["machine", "ready", "blocks"],
+        [[m["machine"], "yes" if m["ready"] else "NO", "; ".join(m["blockers"]) or "ok"]
+         for m in data["machines"]],
+        title=title,
+    )  # fmt: skip
+
+
+def _remote_check(args: argparse.Namespace) -> int:
+    data = call(args, "POST", f"/banks/{args.bank}/check", {})
+    _remote_checks(args, data, f"bank {args.bank} check")
+    return 0 if data["ready"] else 1
+
+
+def _remote_enable(args: argparse.Namespace) -> int:
+    data = call(args, "POST", f"/banks/{args.bank}/enable", {"exclude": _exclusions(args)})
+    return _remote_checks(args, data, f"bank {args.bank} enabled")
+
+
+def _remote_disable(args: argparse.Namespace) -> int:
+    data = call(args, "POST", f"/banks/{args.bank}/disable", {})
+    if data["stuck"]:
+        print(f"bank {args.bank} disabled; NOT back in normal play: {', '.join(data['stuck'])}")
+        return 1
+    print(f"bank {args.bank} disabled; every machine back in normal play")
+    return 0
+
+
+def _remote_add_machine(args: argparse.Namespace) -> int:
+    body: dict[str, Any] = {"machine": args.machine, "endpoint": args.endpoint}
+    for key in ("snmp", "aft_registration_key", "aft_pos_id"):
+        if getattr(args, key) is not None:
+            body[key] = getattr(args, key)
+    data = call(args, "POST", f"/banks/{args.bank}/machines", body)
+    print(f"machine {data['machine']} added to bank {data['bank']} at position {data['position']}")
+    return 0
+
+
+def _remote_move_machine(args: argparse.Namespace) -> int:
+    if args.to_bank is None and args.endpoint is None:
+        raise OperatorError("move-machine: give --to BANK and/or --endpoint URI")
+    body = {k: v for k, v in (("to", args.to_bank), ("endpoint", args.endpoint)) if v is not None}
+    data = call(args, "POST", f"/machines/{args.machine}/move", body)
+    print(f"machine {data['machine']} now in bank {data['bank']} at {data['endpoint']}")
+    return 0
 
 
 def _print_checks(checks: list[MachineCheck], *, as_json: bool) -> None:

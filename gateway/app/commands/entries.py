@@ -7,9 +7,9 @@ Clauses: docs/rules.md#t5 to #t9, #t20, #t23.
 from __future__ import annotations
 
 import argparse
+from dataclasses import asdict
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.accounts.roles import Permission
@@ -22,7 +22,7 @@ from gateway.clocks import deadlines
 from gateway.tournament import services as svc
 from gateway.tournament.rules.enums import PurchaseKind
 from gateway.tournament.services.common import find_tournament
-from storage.tournament import Entry, EntryPurchase, Player
+from gateway.tournament.services.entry_list import list_entries
 
 
 def register(sub: Any) -> None:
@@ -114,32 +114,8 @@ def _refund(args: argparse.Namespace) -> int:
 
 def _list(args: argparse.Namespace) -> int:
     async def work(session: AsyncSession) -> tuple[list[dict[str, Any]], str]:
-        t = await find_tournament(session, args.tournament)
-        query = (
-            select(Entry, EntryPurchase, Player.name)
-            .join(EntryPurchase, EntryPurchase.id == Entry.purchase_id)
-            .join(Player, Player.id == Entry.player_id)
-            .where(Entry.tournament_id == t.id)
-            .order_by(Entry.id)
-        )
-        if args.player:
-            player = await svc.find_player(session, args.player)
-            query = query.where(Entry.player_id == player.id)
-        rows = [
-            {
-                "entry": e.id,
-                "player": e.player_id,
-                "player_name": name,
-                "status": e.status,
-                "kind": p.kind,
-                "package": p.package_code,
-                "purchase": p.id,
-                "purchased_at": p.purchased_at,
-                "valid_until": p.valid_until,
-            }
-            for e, p, name in (await session.execute(query)).all()
-        ]
-        return rows, t.venue_tz
+        zone, found = await list_entries(session, args.tournament, args.player or None)
+        return [asdict(row) for row in found], zone
 
     data, zone = run(args, work)
     return emit(

@@ -7,6 +7,8 @@ Clauses: docs/rules.md#t1 to #t4, #t20, #t23.
 from __future__ import annotations
 
 import argparse
+import csv
+import io
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ from gateway.app.database import run
 from gateway.app.identity import host_actor
 from gateway.app.options import OneLineParser, add_common, add_second, now_of, parse_date
 from gateway.app.output import emit
-from gateway.app.remote import remote_add_player
+from gateway.app.remote import call, remote_add_player
 from gateway.errors import OperatorError
 from gateway.tournament import services as svc
 from gateway.tournament.services.common import find_tournament
@@ -57,7 +59,7 @@ def register(sub: Any) -> None:
     p.add_argument("file", type=Path)
     p.add_argument("--source", help="where the list came from (default: the file name)")
     p.add_argument("--zone", default="Africa/Johannesburg", help="zone of dates in the file")
-    p.set_defaults(handler=_import)
+    p.set_defaults(handler=_import, remote=_remote_import)
 
     p = actions.add_parser("disqualify", help="disqualify a player or one entry (rules 2, 20, 23)")
     add_common(p, read=True)
@@ -66,7 +68,7 @@ def register(sub: Any) -> None:
     p.add_argument("--rule", type=int, required=True, choices=[1, 2, 3, 12, 20, 23])
     p.add_argument("--reason", required=True)
     p.add_argument("--entry", type=int, help="only this entry")
-    p.set_defaults(handler=_disqualify)
+    p.set_defaults(handler=_disqualify, remote=_remote_disqualify)
 
     p = actions.add_parser("reinstate", help="revoke a disqualification (rule 23)")
     add_common(p, read=True)
@@ -202,13 +204,17 @@ def _show(args: argparse.Namespace) -> int:
     return emit(args, data, columns, [[x[k] for k in keys] for x in data["seats"]])
 
 
-def _import(args: argparse.Namespace) -> int:
+def _read_register(path: Path) -> str:
     try:
-        text = args.file.read_text(encoding="utf-8-sig")
+        return path.read_text(encoding="utf-8-sig")
     except OSError as exc:
-        raise OperatorError(f"{args.file}: cannot read ({exc.strerror})") from exc
+        raise OperatorError(f"{path}: cannot read ({exc.strerror})") from exc
     except UnicodeDecodeError:
-        raise OperatorError(f"{args.file}: not UTF-8 text") from None
+        raise OperatorError(f"{path}: not UTF-8 text") from None
+
+
+def _import(args: argparse.Namespace) -> int:
+    text = _read_register(args.file)
 
     async def work(session: AsyncSession) -> dict[str, Any]:
         result = await svc.import_exclusions(
@@ -244,6 +250,38 @@ def _disqualify(args: argparse.Namespace) -> int:
         return {"disqualification": dq.id, "player": dq.player_id, "rule": dq.rule}
 
     return emit(args, run(args, work))
+
+
+def _remote_import(args: argparse.Namespace) -> int:
+    """The register's rows, checked here first as the file is (a bad line is named by its
+    line), then sent as they are; the API checks them again and stores them."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    from gateway.tournament.rules.exclusion_csv import parse_exclusion_csv
+
+    text = _read_register(args.file)
+    try:
+        zone = ZoneInfo(args.zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise OperatorError(f"--zone: {args.zone!r} is not a time zone") from None
+    parse_exclusion_csv(text, zone)
+    header, *lines = list(csv.reader(io.StringIO(text.lstrip("\ufeff"), newline="")))
+    names = [h.strip() for h in header]
+    rows = [
+        {k: v.strip() for k, v in zip(names, line, strict=True) if v.strip()}
+        for line in lines
+        if any(cell.strip() for cell in line)
+    ]
+    body = {"source": args.source or args.file.name, "zone": args.zone, "rows": rows}
+    return emit(args, call(args, "POST", "/exclusions/imports", body))
+
+
+def _remote_disqualify(args: argparse.Namespace) -> int:
+    body: dict[str, Any] = {"player": args.player, "rule": args.rule, "reason": args.reason}
+    if args.entry is not None:
+        body["entry"] = args.entry
+    path = f"/tournaments/{args.tournament}/disqualifications"
+    return emit(args, call(args, "POST", path, body))
 
 
 def _reinstate(args: argparse.Namespace) -> int:

@@ -103,6 +103,7 @@ def register(sub: Any) -> None:
     p = action("set", "change settings: KEY=VALUE ...", _set)
     p.add_argument("pairs", nargs="+", metavar="KEY=VALUE")
     p.add_argument("--reason", required=True)
+    p.set_defaults(remote=_remote_set)
 
     p = action("open", "start the draw of a session", _open)
     p.add_argument("--session-at", required=True, help=f"session start: {TIME_HELP}")
@@ -342,13 +343,31 @@ def _coerce(key: str, text: str) -> Any:
     return text
 
 
-def _set(args: argparse.Namespace) -> int:
+def _changes(args: argparse.Namespace) -> dict[str, Any]:
     changes: dict[str, Any] = {}
     for pair in args.pairs:
         key, sep, value = pair.partition("=")
         if not sep:
             raise OperatorError(f"{pair!r}: write KEY=VALUE")
         changes[key.strip()] = _coerce(key.strip(), value.strip())
+    return changes
+
+
+def _remote_set(args: argparse.Namespace) -> int:
+    """Through the API (``--server``): changed under the token's account."""
+    from gateway.app.remote import call
+
+    changes = _changes(args)
+    if "verification_fields" in changes:  # the CLI's comma-separated text, as a list
+        text = str(changes["verification_fields"])
+        changes["verification_fields"] = [v.strip() for v in text.split(",") if v.strip()]
+    new = call(args, "PATCH", "/super9/settings", {"changes": changes, "reason": args.reason})
+    print("\n".join(f"{k} = {new[k]}" for k in changes))
+    return 0
+
+
+def _set(args: argparse.Namespace) -> int:
+    changes = _changes(args)
     new = _run(
         args,
         lambda d: d.change_settings(

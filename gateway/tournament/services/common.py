@@ -58,10 +58,19 @@ async def get(session: AsyncSession, model: type[T], key: int, what: str) -> T:
     return row
 
 
+def row_id(text: str) -> int | None:
+    """``text`` as a row id: ASCII digits only ("²" is a digit to ``str.isdigit`` but not
+    to ``int``) and short enough for a BIGINT."""
+    if text.isascii() and text.isdigit() and len(text) <= 18:
+        return int(text)
+    return None
+
+
 async def find_tournament(session: AsyncSession, ref: str | int) -> Tournament:
     """A tournament by id or by name."""
-    if isinstance(ref, int) or str(ref).isdigit():
-        row = await session.get(Tournament, int(ref))
+    number = ref if isinstance(ref, int) else row_id(ref)
+    if number is not None:
+        row = await session.get(Tournament, number)
     else:
         row = (
             await session.execute(select(Tournament).where(Tournament.name == ref))

@@ -29,6 +29,7 @@ from gateway.tournament.services.common import (
     record,
     require_actor,
     require_reason,
+    row_id,
 )
 from storage.tournament import Disqualification, Entry, Exclusion, Player, Tournament
 
@@ -54,8 +55,8 @@ async def find_player(session: AsyncSession, ref: int | str) -> Player:
         if len(matches) > 1:
             raise RuleViolation(None, f"player {text!r} matches an ID and a card: use the ID")
         player = matches[0] if matches else None
-        if player is None and text.isdigit() and len(text) <= 18:
-            player = await session.get(Player, int(text))
+        if player is None and (number := row_id(text)) is not None:
+            player = await session.get(Player, number)
     if player is None:
         raise RuleViolation(None, f"player {ref!r} does not exist")
     return player

@@ -17,13 +17,16 @@ from gateway.web.api.ops import install as install_ops
 from gateway.web.api.routes import (
     accounts,
     audit,
+    cashier,
     cashup,
     desk,
     floor,
     heat_desk,
     prizes,
+    super9_settings,
     super9_table,
     super9_tickets,
+    technician,
     tournament_desk,
     tournaments,
 )
@@ -55,7 +58,9 @@ def create_app(
         accounts,
         tournaments,
         desk,
+        cashier,
         floor,
+        technician,
         audit,
         cashup,
         super9_table,
@@ -63,6 +68,7 @@ def create_app(
         heat_desk,
         tournament_desk,
         prizes,
+        super9_settings,
     )
     for module in modules:
         app.include_router(module.router, prefix=PREFIX)

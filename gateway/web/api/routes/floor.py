@@ -3,9 +3,10 @@ to the running gateway, queued through the journal (:mod:`gateway.heats.orders`)
 technician clearing a machine's SNMP trap marks (:class:`storage.marks.MarkStore`, the
 same call as ``reelgate bank clear-mark``).
 
-Enabling and disabling a bank talks to its machines, which only the process holding the
-bank may do; the API does not offer it (``reelgate bank enable|disable`` does).  Clearing
-marks needs no such process: the marks are rows, and preflight re-reads them."""
+Checking, enabling and disabling a bank talk to its machines, which only the process
+holding the bank may do: :mod:`.technician` offers them through the running gateway when
+the API runs inside ``reelgate serve``.  Clearing marks needs no such process: the marks
+are rows, and preflight re-reads them."""
 
 from __future__ import annotations
 
