@@ -65,6 +65,15 @@ class Api:
         return self._writers.setdefault(id(asyncio.get_running_loop()), asyncio.Lock())
 
 
+async def learn_training(api: Api, session: AsyncSession) -> bool:
+    """Whether the database is a training one, read in ``session``'s transaction the first
+    time and kept (the mark never changes once written): the API's header, the console's
+    banner."""
+    if api.training is None:
+        api.training = await is_training(session)
+    return api.training
+
+
 def api_of(request: Request) -> Api:
     found: Api = request.app.state.api
     return found
@@ -117,8 +126,7 @@ def require(permission: Permission | None) -> Callable[[Request], AsyncIterator[
         async with turn, api.sessions() as session, session.begin():
             if reads:
                 await session.connection(execution_options=READ_ONLY)
-            if api.training is None:
-                api.training = await is_training(session)
+            await learn_training(api, session)
             who = await authenticate(request, session, api.clock())
             if permission is not None and not allowed(who.role, permission):
                 raise ApiError(403, f"permission: role {who.role.value} may not {permission.value}")

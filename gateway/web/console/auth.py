@@ -7,7 +7,9 @@ The console signs in with the same accounts and sessions as the API
 the session's CSRF token in a hidden ``csrf`` field.  As in the API, one transaction per
 request: the dependency opens it, authenticates inside it, and commits after the handler
 (a GET only reads).  A page the role may not open answers 403 with a page saying so; a
-request without a session is sent to the sign-in page.
+request without a session is sent to the sign-in page.  The first transaction also
+reads whether the database is a training one (``Api.training``, as the API's header
+does): every page then carries the TRAINING banner (``base.html``).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from gateway.accounts import service
 from gateway.accounts.roles import Permission, allowed
 from gateway.accounts.service import Principal
-from gateway.web.api.auth import Caller, api_of
+from gateway.web.api.auth import Api, Caller, api_of, learn_training
 from storage.db import READ_ONLY
 
 COOKIE = "reelgate_console"
@@ -82,6 +84,7 @@ async def identify(request: Request, permission: Permission | None) -> Principal
     api = api_of(request)
     async with api.sessions() as session, session.begin():
         await session.connection(execution_options=READ_ONLY)
+        await learn_training(api, session)
         who, _ = await _principal(request, session)
     if permission is not None and not allowed(who.role, permission):
         raise PageForbidden(f"role {who.role.value} may not {permission.value}", who)
@@ -109,6 +112,7 @@ def page(
             async with api.sessions() as session:
                 async with session.begin():
                     await session.connection(execution_options=READ_ONLY)
+                    await learn_training(api, session)
                     who, csrf = await _principal(request, session)
                 _check(who, csrf, form, permission, reads)
                 yield Viewer(who.user_id, who.name, who.role, session, csrf=csrf, form=form)
@@ -117,6 +121,7 @@ def page(
         async with turn, api.sessions() as session, session.begin():
             if reads:
                 await session.connection(execution_options=READ_ONLY)
+            await learn_training(api, session)
             who, csrf = await _principal(request, session)
             _check(who, csrf, form, permission, reads)
             yield Viewer(who.user_id, who.name, who.role, session, csrf=csrf, form=form)
@@ -131,6 +136,16 @@ def _check(
         raise PageForbidden("the form is out of date (CSRF); reload the page", who, csrf)
     if permission is not None and not allowed(who.role, permission):
         raise PageForbidden(f"role {who.role.value} may not {permission.value}", who, csrf)
+
+
+async def training(api: Api) -> bool:
+    """The database's mark for a page rendered outside any viewer's transaction (sign-in):
+    known after the first request, else read in a short read-only transaction."""
+    if api.training is not None:
+        return api.training
+    async with api.sessions() as session, session.begin():
+        await session.connection(execution_options=READ_ONLY)
+        return await learn_training(api, session)
 
 
 async def read_fresh(me: Viewer) -> None:

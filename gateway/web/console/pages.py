@@ -11,13 +11,14 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from gateway.accounts import service
 from gateway.accounts.service import LoginFailed
 from gateway.tournament.services.common import unit_of_work
-from gateway.web.api.auth import api_of
+from gateway.web.api.auth import api_of, learn_training
 from gateway.web.console.auth import (
     COOKIE,
     COOKIE_PATH,
     PageForbidden,
     SignInNeeded,
     Viewer,
+    training,
     viewer,
 )
 from gateway.web.console.state import console_of
@@ -35,6 +36,7 @@ def _safe_next(target: str) -> str:
 @router.get("/login", response_class=HTMLResponse)
 async def login_page(request: Request, next: str = "/console/") -> Response:
     pages = console_of(request).pages
+    await training(api_of(request))  # the banner, before anyone has signed in
     return pages.render(request, "login.html", None, next=_safe_next(next), name="")
 
 
@@ -48,6 +50,7 @@ async def login(
     api = api_of(request)
     failure: LoginFailed | None = None
     async with unit_of_work(api.sessions) as session:
+        await learn_training(api, session)
         try:
             done = await service.login(session, name, password, api.clock())
         except LoginFailed as exc:

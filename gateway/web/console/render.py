@@ -16,6 +16,7 @@ from fastapi.templating import Jinja2Templates
 from gateway.accounts.roles import Permission as P
 from gateway.accounts.roles import allowed
 from gateway.accounts.service import Principal
+from gateway.web.api.auth import api_of
 
 TEMPLATES = Path(__file__).with_name("templates")
 STATIC = Path(__file__).with_name("static")
@@ -91,7 +92,10 @@ class Pages:
         active: str = "",
         **context: Any,
     ) -> HTMLResponse:
-        context.update(who=who, active=active, zone=self.zone.key)
+        # A training database (read by the request's dependency, or by the sign-in page):
+        # every page says so.
+        training = bool(api_of(request).training)
+        context.update(who=who, active=active, zone=self.zone.key, training=training)
         context.setdefault("csrf", getattr(who, "csrf", ""))
         context.setdefault("ok", request.query_params.get("ok", "")[:300])
         context.setdefault("error", "")
