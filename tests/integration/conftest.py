@@ -2,10 +2,11 @@
 database of its own (created and dropped here) when ``REELGATE_DATABASE_URL`` names a
 server.  Each is migrated with ``reelgate db upgrade``, as an operator would.
 
-Browsers for the end-to-end tests: ``browser`` (one Debian chromium for the whole
-session, driven by Playwright; never a downloaded browser) and ``page`` (a fresh context
-and page per test).  Playwright objects belong to the event loop that made them, so a
-test using them runs in the session's loop, and so must its async fixtures::
+Browsers for the end-to-end tests (:mod:`tests.browser`, shared with the console's
+suite): ``browser`` (one Debian chromium for the whole session, driven by Playwright;
+never a downloaded browser) and ``page`` (a fresh context and page per test).
+Playwright objects belong to the event loop that made them, so a test using them runs
+in the session's loop, and so must its async fixtures::
 
     pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -20,19 +21,17 @@ why, when the chromium binary is absent (``REELGATE_CHROMIUM`` names another one
 from __future__ import annotations
 
 import asyncio
-import os
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
-from playwright.async_api import Browser, Page, async_playwright
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 from gateway.app.cli import main
 from storage.db import make_engine
+from tests.browser import SCREEN, browser_fixture, page_fixture
 from tests.conftest import POSTGRES_URL
 
 _BACKENDS = ["sqlite"] + (["postgresql"] if POSTGRES_URL.startswith("postgresql") else [])
@@ -65,32 +64,6 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
-CHROMIUM = os.environ.get("REELGATE_CHROMIUM", "/usr/bin/chromium")
-
-
-@pytest_asyncio.fixture(scope="session", loop_scope="session")
-async def browser() -> AsyncIterator[Browser]:
-    if not os.access(CHROMIUM, os.X_OK):
-        pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium)")
-    async with async_playwright() as p:
-        found = await p.chromium.launch(executable_path=CHROMIUM)
-        try:
-            yield found
-        finally:
-            await found.close()
-
-
-@pytest_asyncio.fixture(loop_scope="session")
-async def page(browser: Browser) -> AsyncIterator[Page]:
-    # bypass_csp: Playwright's polling (wait_for_function) evaluates strings, which a
-    # strict Content-Security-Policy forbids; the policy itself is checked over HTTP.
-    context = await browser.new_context(viewport={"width": 1920, "height": 1080}, bypass_csp=True)
-    found = await context.new_page()
-    found.set_default_timeout(15_000)
-    errors: list[str] = []
-    found.on("pageerror", lambda exc: errors.append(str(exc)))
-    try:
-        yield found
-    finally:
-        await context.close()
-    assert errors == [], f"the page threw: {errors}"
+# One chromium for the session, a fresh screen-sized page per test (tests.browser).
+browser = browser_fixture(scope="session", loop_scope="session")
+page = page_fixture(SCREEN, loop_scope="session", bypass_csp=True)

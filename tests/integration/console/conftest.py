@@ -3,13 +3,13 @@
 ``console_gateway`` starts an emulated bank (SAS over loopback TCP), writes its floor
 file, seeds one account per role (password :data:`PASSWORD`), and runs ``reelgate serve
 --http 127.0.0.1:0`` in the test's event loop; the console is at ``gateway.url``.
-``page`` is a fresh Playwright page in Debian's chromium (never a downloaded browser)."""
+``page`` is a fresh tablet-sized Playwright page in Debian's chromium (never a
+downloaded browser; :mod:`tests.browser`, shared with the signage suite)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from argon2 import PasswordHasher
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Page
 
 import storage.accounts
 from emulators.bank import Bank
@@ -28,8 +28,8 @@ from gateway.app.context import GatewayContext
 from gateway.heats.scheduler import Scheduler
 from gateway.tournament.services import unit_of_work
 from gateway.web.fanout import FanoutFeed
+from tests.browser import TABLET, browser_fixture, page_fixture
 
-CHROMIUM = os.environ.get("REELGATE_CHROMIUM", "/usr/bin/chromium")
 PASSWORD = "correct horse battery"
 ACCOUNTS = [r.value for r in Role] + ["supervisor2"]
 
@@ -130,25 +130,10 @@ async def start_gateway(
         await bank.close()
 
 
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as p:
-        found = await p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            yield found
-        finally:
-            await found.close()
-
-
-@pytest.fixture
-async def page(browser: Browser) -> AsyncIterator[Page]:
-    context = await browser.new_context(viewport={"width": 1180, "height": 820})  # a tablet
-    found = await context.new_page()
-    found.set_default_timeout(15_000)
-    try:
-        yield found
-    finally:
-        await context.close()
+# A chromium per test, in the test's own loop (the gateway runs there too), and a
+# tablet-sized page (tests.browser).
+browser = browser_fixture()
+page = page_fixture(TABLET)
 
 
 async def sign_in(page: Page, base: str, account: str) -> None:
