@@ -29,6 +29,7 @@ from gateway.tournament.services.prizes import (
     PrizeLine,
     apportion_surplus,
     pay_prize,
+    payout_facts,
     prize_lines,
     set_schedule,
 )
@@ -148,14 +149,7 @@ def _pay(args: argparse.Namespace) -> int:
             signature=args.signature, witness=second_name(args), actor=host_actor(),
             now=now_of(args, t.venue_tz),
         )  # fmt: skip
-        return {
-            "place": payout.place,
-            "entry_id": payout.entry_id,
-            "amount_cents": payout.amount_cents,
-            "signer": payout.signer,
-            "witness": payout.witness,
-            "paid_at": payout.paid_at,
-        }
+        return payout_facts(payout)
 
     return emit(args, run(args, work))
 

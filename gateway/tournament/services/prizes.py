@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -269,6 +270,18 @@ async def pay_prize(
         rule=RULE,
     )
     return payout
+
+
+def payout_facts(payout: PrizePayout) -> dict[str, Any]:
+    """What a payout answers, the same from the command line and the API."""
+    return {
+        "place": payout.place,
+        "entry_id": payout.entry_id,
+        "amount_cents": payout.amount_cents,
+        "signer": payout.signer,
+        "witness": payout.witness,
+        "paid_at": payout.paid_at,
+    }
 
 
 async def prize_lines(

@@ -19,6 +19,7 @@ from gateway.tournament.services.common import find_tournament
 from gateway.tournament.services.prizes import (
     apportion_surplus,
     pay_prize,
+    payout_facts,
     prize_lines,
     set_schedule,
 )
@@ -138,14 +139,7 @@ async def _pay(s: AsyncSession, b: PrizePay, actor: str, now: datetime) -> dict[
         s, t.id, Stage(b.stage), b.place, signer=b.signer, signature=b.signature,
         witness=b.witness or "", actor=actor, now=now,
     )  # fmt: skip
-    return {
-        "place": payout.place,
-        "entry_id": payout.entry_id,
-        "amount_cents": payout.amount_cents,
-        "signer": payout.signer,
-        "witness": payout.witness,
-        "paid_at": payout.paid_at,
-    }
+    return payout_facts(payout)
 
 
 @router.post(
