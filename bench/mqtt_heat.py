@@ -57,7 +57,7 @@ from storage.journal import Journal, RunState  # noqa: E402
 
 
 # -- child: the MQTT boards ---------------------------------------------------------------
-async def serve_boards(count: int, broker_url: str, site: str, pace: float) -> int:
+async def serve_boards(count: int, broker_url: str, site: str, pace: float, first: int = 1) -> int:
     from emulators.machine import EmulatedMachine, Event, ModelEvent
     from emulators.mqtt_board import MqttBoard
     from emulators.player import Players
@@ -73,7 +73,7 @@ async def serve_boards(count: int, broker_url: str, site: str, pace: float) -> i
     unlocks: dict[str, list[float]] = {}
     received = _stamp_unlock_receipts()
     boards: list[MqttBoard] = []
-    for i in range(count):
+    for i in range(first - 1, first - 1 + count):
         machine = EmulatedMachine(f"MQ-{i + 1:03d}", seed=10_000 + i)
         times = unlocks.setdefault(machine.machine_id, [])
 
@@ -199,12 +199,14 @@ def start_profile(
 
 
 class BoardProcess:
-    def __init__(self, count: int, broker_url: str, pace: float) -> None:
+    def __init__(self, count: int, broker_url: str, pace: float, first: int = 1) -> None:
         cmd = [
             sys.executable,
             str(Path(__file__).resolve()),
             "--serve-boards",
             str(count),
+            "--first",
+            str(first),
             "--site",
             f"bench{uuid.uuid4().hex[:8]}",
             "--pace",
@@ -244,6 +246,35 @@ class BoardProcess:
                 self.proc.wait(timeout=5)
 
 
+class BoardGroup:
+    """The MQTT boards split over several processes (a floor's boards are devices of
+    their own; one interpreter serving every board's MQTT client reads them in turn)."""
+
+    def __init__(self, count: int, broker_url: str, pace: float, processes: int) -> None:
+        sizes = [count // processes + (1 if i < count % processes else 0) for i in range(processes)]
+        firsts = [1 + sum(sizes[:i]) for i in range(processes)]
+        self.parts: list[BoardProcess] = []
+        try:
+            for size, first in zip(sizes, firsts, strict=True):
+                self.parts.append(BoardProcess(size, broker_url, pace, first))
+        except BaseException:
+            self.close()
+            raise
+        self.machines = [m for part in self.parts for m in part.machines]
+
+    def ask(self, command: str) -> dict[str, Any]:
+        merged: dict[str, Any] = {"unlocks": {}, "received": {}}
+        for part in self.parts:
+            answer = part.ask(command)
+            for key in merged:
+                merged[key].update(answer.get(key, {}))
+        return merged
+
+    def close(self) -> None:
+        for part in self.parts:
+            part.close()
+
+
 # -- parent: the gateway ------------------------------------------------------------------
 class Timed:
     """Delegates to a driver and notes when its last score read finished."""
@@ -281,7 +312,7 @@ def _skew_ms(stamps: dict[str, list[float]]) -> float:
 
 
 async def one_heat(
-    sas: BankProcess, mqtt: BoardProcess, folder: Path, seconds: int, sent: list[float]
+    sas: BankProcess, mqtt: BoardGroup, folder: Path, seconds: int, sent: list[float]
 ) -> dict[str, float]:
     url = f"sqlite+aiosqlite:///{folder / f'bench-{time.time_ns()}.db'}"
     engine = make_engine(url)
@@ -345,18 +376,26 @@ def main(argv: list[str] | None = None) -> int:
         help="MQTT broker URL (default: REELGATE_MQTT_URL, else embedded)",
     )
     parser.add_argument("--pace", type=float, default=1.0, help="seconds between spins")
+    parser.add_argument(
+        "--board-processes", type=int, default=1, help="processes the MQTT boards are split over"
+    )
     parser.add_argument("--serve-boards", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--first", type=int, default=1, help=argparse.SUPPRESS)
     parser.add_argument("--site", default="bench", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve_boards:
-        return asyncio.run(serve_boards(args.serve_boards, args.broker, args.site, args.pace))
+        return asyncio.run(
+            serve_boards(args.serve_boards, args.broker, args.site, args.pace, args.first)
+        )
     if args.runs < 1 or not 1 <= args.mqtt <= 500 or not 1 <= args.sas <= 500:
         parser.error("--runs >= 1, --mqtt and --sas 1..500")
+    if not 1 <= args.board_processes <= min(8, args.mqtt):
+        parser.error("--board-processes 1..8, at most one per board")
     console = Console()
     rows: list[dict[str, float]] = []
     sent = _stamp_unlock_sends()
     with BankProcess(args.sas, players=True, pace=args.pace, prefix="SAS") as sas:
-        mqtt = BoardProcess(args.mqtt, args.broker, args.pace)
+        mqtt = BoardGroup(args.mqtt, args.broker, args.pace, args.board_processes)
         try:
             with tempfile.TemporaryDirectory() as tmp:
                 for i in range(args.runs):
@@ -376,7 +415,8 @@ def main(argv: list[str] | None = None) -> int:
             mqtt.close()
     broker = args.broker or "embedded amqtt"
     table = Table(
-        title=f"{args.mqtt} MQTT + {args.sas} SAS machines, one heat ({broker}); "
+        title=f"{args.mqtt} MQTT ({args.board_processes} board processes) + {args.sas} SAS "
+        f"machines, one heat ({broker}); "
         f"median of {args.runs} (worst); load average {os.getloadavg()[0]:.2f}"
     )
     for col in ("machines", "start skew ms", "score collection ms", "end -> stored ms"):
