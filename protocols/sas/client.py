@@ -51,6 +51,7 @@ from protocols.sas.aft import (
 )
 from protocols.sas.aft_registration import AftRegister, AftRegistrationCode, AftRegistrationReply
 from protocols.sas.carriers import Carrier
+from protocols.sas.codec import FramedPoll, frame_poll
 from protocols.sas.endpoint import SERIAL_SCHEME, Endpoint, parse_endpoint
 from protocols.sas.line import LineLost, LineNotReady, PollFailure, SasLine
 from protocols.sas.link import LinkSettings, PollFailed
@@ -133,11 +134,12 @@ class SasNotReady(SasClientError):
 class PreparedPoll:
     """A poll framed ahead of time; :meth:`fire` sends it at once (see the module doc)."""
 
-    __slots__ = ("_client", "fired", "poll")
+    __slots__ = ("_client", "fired", "framed", "poll")
 
-    def __init__(self, client: SasClient, poll: HostMessage) -> None:
+    def __init__(self, client: SasClient, framed: FramedPoll) -> None:
         self._client = client
-        self.poll = poll
+        self.framed = framed
+        self.poll = framed.poll
         self.fired = False
 
     def fire(self) -> Coroutine[Any, Any, EgmMessage]:
@@ -145,7 +147,7 @@ class PreparedPoll:
         Raises :class:`SasNotReady` or :class:`SasLinkLost` without sending anything."""
         if self.fired:
             raise RuntimeError("a prepared poll is fired once")
-        waiter = self._client._fire(self.poll)
+        waiter = self._client._fire(self.framed)
         self.fired = True
         return self._client._settle_prepared(self.poll, waiter)
 
@@ -324,10 +326,10 @@ class SasClient:
         """Frame ``poll`` now, send nothing; :meth:`PreparedPoll.fire` sends it later."""
         if poll.addr != self.address:
             raise ValueError(f"poll for address {poll.addr}, client is {self.address}")
-        poll.encode()  # a bad field raises here, ahead of the moment that matters
-        return PreparedPoll(self, poll)
+        # framed now: a bad field raises here, and the burst sends without encoding
+        return PreparedPoll(self, frame_poll(poll))
 
-    def _fire(self, poll: HostMessage) -> asyncio.Future[EgmMessage]:
+    def _fire(self, poll: FramedPoll) -> asyncio.Future[EgmMessage]:
         """The synchronous half of :meth:`_exchange`, for a prepared poll: refuse unless
         this EGM is free and out of its spacing; written at once when the line is free,
         else first in line after the poll that holds it (another EGM's, on a loop)."""

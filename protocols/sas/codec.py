@@ -8,6 +8,7 @@ input; the framers turn those into events.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 from protocols.sas import aft, aft_registration
@@ -158,6 +159,24 @@ def decode_reply(frame: bytes, poll: m.HostMessage) -> m.EgmMessage:
 def encode_host_message(msg: m.HostMessage) -> bytes:
     """Escaped wire bytes of a host message, wakeup bit on its first byte."""
     return escape(msg.encode(), wakeup=True)
+
+
+@dataclass(frozen=True, slots=True)
+class FramedPoll:
+    """A host message encoded once: its frame (CRC included) and its escaped wire bytes.
+
+    Encoding and the CRC cost more than the write itself; a poll framed ahead (the heat's
+    start and end bursts) is sent without either, and a plain poll is framed only once."""
+
+    poll: m.HostMessage
+    frame: bytes
+    wire: bytes
+
+
+def frame_poll(poll: m.HostMessage) -> FramedPoll:
+    """Frame ``poll`` now (a field it cannot carry raises here)."""
+    frame = poll.encode()
+    return FramedPoll(poll, frame, escape(frame, wakeup=True))
 
 
 def encode_egm_message(msg: m.EgmMessage) -> bytes:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from protocols.sas.carriers import Carrier
+from protocols.sas.codec import FramedPoll, frame_poll
 from protocols.sas.errors import ProtocolError
 from protocols.sas.line_schedule import SAS_CHAR_TIME, LineSchedule, Ticket, Urgency
 from protocols.sas.link import HostLink, LinkSettings, PollFailed, PollReply, Retrying
@@ -61,7 +62,7 @@ class LineUser(Protocol):
 @dataclass(slots=True)
 class _Pending:
     ticket: Ticket
-    poll: HostMessage
+    poll: FramedPoll  # framed once, when it was queued
     reply: asyncio.Future[EgmMessage]
 
 
@@ -139,20 +140,21 @@ class SasLine:
 
     # -- exchanges -----------------------------------------------------------------------
     def exchange(
-        self, address: int, poll: HostMessage, urgency: Urgency = Urgency.NORMAL
+        self, address: int, poll: HostMessage | FramedPoll, urgency: Urgency = Urgency.NORMAL
     ) -> asyncio.Future[EgmMessage]:
         """Queue ``poll``; the future resolves with the answer.  Cancelling it before its
         turn withdraws the poll; after the send the link settles it in its own time."""
         if self.closed:
             raise LineLost(f"line closed (address {address})")
         reply: asyncio.Future[EgmMessage] = self._loop.create_future()
+        framed = poll if isinstance(poll, FramedPoll) else frame_poll(poll)
         ticket = self.schedule.submit(address, urgency)
-        self._pending[ticket.number] = _Pending(ticket, poll, reply)
+        self._pending[ticket.number] = _Pending(ticket, framed, reply)
         reply.add_done_callback(lambda f: self._forget(ticket, f))
         self._dispatch()
         return reply
 
-    def fire(self, address: int, poll: HostMessage) -> asyncio.Future[EgmMessage]:
+    def fire(self, address: int, poll: FramedPoll) -> asyncio.Future[EgmMessage]:
         """A prepared poll: out now if the line is free, else urgent in firing order."""
         if self.closed:
             raise LineLost(f"line closed (address {address})")
@@ -183,7 +185,7 @@ class SasLine:
     def _transmit(self, pending: _Pending, now: float) -> None:
         address = pending.ticket.address
         wire = self._link.send(pending.poll, now)
-        self.schedule.sent(address, len(pending.poll.encode()), now)
+        self.schedule.sent(address, len(pending.poll.frame), now)
         self._in_flight = pending
         for user in self._users.get(address, ()):
             user.note_send(now)

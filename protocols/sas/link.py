@@ -61,7 +61,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from protocols.sas.codec import encode_egm_message, encode_host_message
+from protocols.sas.codec import FramedPoll, encode_egm_message, encode_host_message, frame_poll
 from protocols.sas.errors import (
     LinkStateError,
     ProtocolError,
@@ -306,13 +306,15 @@ class HostLink(_Link):
     def stray_bytes(self) -> int:
         return self._parser.stray
 
-    def send(self, poll: HostMessage, now: float) -> bytes:
-        """Queue ``poll`` (and a sync first if it repeats the previous poll); returns the
-        bytes to write.  Raises :class:`LinkStateError` while another poll is in flight."""
-        frame = poll.encode()
+    def send(self, message: HostMessage | FramedPoll, now: float) -> bytes:
+        """Queue a poll (and a sync first if it repeats the previous poll); returns the
+        bytes to write.  Raises :class:`LinkStateError` while another poll is in flight.
+        A :class:`FramedPoll` is sent as framed, without encoding it again."""
+        framed = message if isinstance(message, FramedPoll) else frame_poll(message)
+        poll, frame = framed.poll, framed.frame
         if poll.addr == 0:  # broadcast / sync: nobody answers, and it acknowledges all
             self._go(HostInput.SEND_BROADCAST)
-            self._out += encode_host_message(poll)
+            self._out += framed.wire
             self._last_frame = None
             self._last_failed = False
             return self.data_to_send()
@@ -323,7 +325,7 @@ class HostLink(_Link):
         if sync:
             self._out += _SYNC_WIRE
         self._poll = poll
-        self._wire = encode_host_message(poll)
+        self._wire = framed.wire
         self._frame_len = len(frame)
         self._last_frame = frame
         self._tries = 0
@@ -485,11 +487,12 @@ class EgmLink(_Link):
         super().__init__(settings)
         if not 1 <= address <= 127:
             raise ValueError(f"EGM address must be 1..127, not {address}")
-        self._fast: dict[bytes, HostMessage] = {}
+        self._fast: dict[bytes, FramedPoll] = {}  # by wire bytes; framed once, here
         for poll in fast_polls:
             if poll.addr != address:
                 raise ValueError(f"fast poll {poll!r} is not for address {address}")
-            self._fast[encode_host_message(poll)] = poll
+            framed = frame_poll(poll)
+            self._fast[framed.wire] = framed
         self.fast_hits = 0  # chunks taken by the fast path
         self._last_rx = now  # when the previous bytes arrived (inter-byte gap rule)
         self.address = address
@@ -528,10 +531,10 @@ class EgmLink(_Link):
                     self._events.append(err)
             self._last_rx = now
         if self._fast:
-            msg = self._fast.get(data)
-            if msg is not None and self._parser.idle:
+            framed = self._fast.get(data)
+            if framed is not None and self._parser.idle:
                 self.fast_hits += 1
-                self._on_message(msg, now)
+                self._on_message(framed.poll, now, framed.frame)
                 return
         for ev in self._parser.feed(data):
             if isinstance(ev, OtherAddress):
@@ -571,8 +574,9 @@ class EgmLink(_Link):
             self._events.append(ExceptionAcked(self._unacked))
             self._unacked = None
 
-    def _on_message(self, msg: HostMessage, now: float) -> None:
-        frame = msg.encode()
+    def _on_message(self, msg: HostMessage, now: float, frame: bytes | None = None) -> None:
+        if frame is None:
+            frame = msg.encode()
         if msg.addr == 0:  # broadcast: act, never answer; it is an implied ACK
             self._implied_ack(now)
             if isinstance(msg, LongPoll):

@@ -109,6 +109,37 @@ async def test_a_prepared_poll_fires_once(bank: Bank) -> None:
         await driver.close()
 
 
+async def test_a_poll_is_encoded_once_and_a_prepared_one_not_at_fire(
+    bank: Bank, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Encoding and the CRC cost more than the write: the burst must not pay them."""
+    b = bank.machines[0]
+    driver = driver_for(b)
+    await driver.open()
+    encoded: list[str] = []
+    for cls in (Startup, SendCurrentCredits):
+        plain = cls.encode
+
+        def counting(self: object, plain: object = plain, name: str = cls.__name__) -> bytes:
+            encoded.append(name)
+            return plain(self)  # type: ignore[operator, no-any-return]
+
+        monkeypatch.setattr(cls, "encode", counting)
+    try:
+        await asyncio.sleep(0.02)
+        encoded.clear()
+        trigger = driver.prepare_unlock()
+        assert encoded == ["Startup"]  # framed (and checked) when prepared
+        await trigger()
+        assert encoded == ["Startup"]  # sent without encoding again
+        await asyncio.sleep(0.02)
+        encoded.clear()
+        assert await driver.credits() == b.machine.credits
+        assert encoded == ["SendCurrentCredits"]  # a plain poll: framed once
+    finally:
+        await driver.close()
+
+
 async def test_prepare_unlock_needs_an_open_link(bank: Bank) -> None:
     driver = driver_for(bank.machines[0])
     with pytest.raises(LinkDown, match="not open"):
