@@ -253,7 +253,10 @@ class SasLine:
         now = self._loop.time()
         users = self._users.get(ev.poll.addr, ())
         if isinstance(ev, PollReply):
-            self.schedule.done(len(ev.reply.encode()), now)
+            # the reply's length only counts in line time (a loop); encoding it again
+            # (CRC and all) just to measure it cost every poll on a line of its own
+            chars = len(ev.reply.encode()) if self.schedule.char_time else 0
+            self.schedule.done(chars, now)
             for user in users:
                 user.note_reply()
             if flight is not None and not flight.reply.done():
