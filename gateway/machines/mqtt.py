@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import math
 import uuid
@@ -213,7 +214,9 @@ class BoardHub:
         batch.sent = True
         if self._batches.get((batch.site, batch.cmd)) is batch:
             del self._batches[(batch.site, batch.cmd)]
-        message = BankCommand(id=batch.id, cmd=batch.cmd, at=datetime.now(UTC), targets=batch.fired)
+        message = BankCommand(
+            id=batch.id, cmd=batch.cmd, at=datetime.now(UTC), targets=tuple(batch.fired)
+        )
         try:
             # QoS 0: the fast path; a board that misses it gets its own (QoS 1) command
             self.session.publish_now(bank_topic(batch.site), encode_bank(message), qos=0)
@@ -226,28 +229,24 @@ class BoardHub:
 class _BankBatch:
     """One bank-wide command in the making (see :meth:`BoardHub.bank_batch`)."""
 
-    __slots__ = ("cmd", "fired", "hub", "id", "numbers", "sent", "site")
+    __slots__ = ("cmd", "fired", "hub", "id", "sent", "site")
 
     def __init__(self, hub: BoardHub, site: str, cmd: Command) -> None:
         self.hub, self.site, self.cmd = hub, site, cmd
         self.id = uuid.uuid4().hex
-        self.numbers = 0
-        self.fired: dict[str, int] = {}
+        self.fired: dict[str, int] = {}  # machine -> its place: its share's number
         self.sent = False
 
-    def number(self) -> int:
-        self.numbers += 1
-        return self.numbers - 1
-
-    def fire(self, machine: str, number: int) -> bool:
-        """Name ``machine`` in the publish (sent on the loop's next turn); False if the
-        batch already left (the caller sends that board its own command)."""
-        if self.sent:
-            return False
+    def fire(self, machine: str) -> int | None:
+        """Name ``machine`` in the publish (sent on the loop's next turn) and return its
+        number; None if the batch already left or names it (the caller sends that board
+        its own)."""
+        if self.sent or machine in self.fired:
+            return None
         if not self.fired:
             asyncio.get_running_loop().call_soon(self.hub._send_batch, self)
-        self.fired[machine] = number
-        return True
+        number = self.fired[machine] = len(self.fired)
+        return number
 
 
 @dataclass(slots=True)
@@ -440,19 +439,20 @@ class MqttMachineDriver:
         """This board's share of the bank-wide command: its own command and id framed
         now (for the fallback and resends); fired, it joins the bank's one publish."""
         batch = hub.bank_batch(self.endpoint.site, cmd)
-        number = batch.number()
-        message = codec.CommandMessage(
-            id=member_id(batch.id, number), cmd=cmd, at=datetime.now(UTC)
-        )
-        payload = self._encoded(message)
+        framed = codec.CommandMessage(id=member_id(batch.id, 0), cmd=cmd, at=datetime.now(UTC))
+        self._encoded(framed)  # checked now; the id is the board's place, known when fired
         loop = asyncio.get_running_loop()
 
         def trigger() -> Awaitable[None]:
             if not hub.session.connected.is_set():
                 raise LinkDown(f"{self.machine_id}: broker not connected")
+            number = batch.fire(self.endpoint.machine)
+            own = uuid.uuid4().hex if number is None else member_id(batch.id, number)
+            message = dataclasses.replace(framed, id=own)
+            payload = codec.encode(message)  # ~5 us; sent only if the board needs its own
             future: asyncio.Future[codec.Reply] = loop.create_future()
             self._pending[message.id] = _Pending(payload, future)
-            if batch.fire(self.endpoint.machine, number):
+            if number is not None:
                 self.stats.bank += 1
                 return self._acked_bank(hub, message, future)
             try:  # the bank's publish already left: this board's own command now

@@ -4,15 +4,15 @@ Topic ``reelgate/v1/<site>/boards/cmd`` (gateway -> boards, QoS 0, never retaine
 board of the site subscribes to it beside its own ``cmd`` topic.  Payload::
 
     {"v": 1, "id": "9f3c...", "cmd": "unlock", "at": "...",
-     "targets": {"MQ-001": 0, "MQ-002": 1, ...}}
+     "targets": ["MQ-001", "MQ-002", ...]}
 
-A board named in ``targets`` runs the command as if it had come on its own ``cmd`` topic
-with the correlation id ``<id>.<n>`` (its number in ``targets``) and answers on its own
-``reply`` topic; a board not named ignores the message.  So the reply, the reply cache
-and the replay of repeats are exactly the per-board command's, and the gateway can send
-the same command to one board alone, under the same id, when that board has not
-answered the bank-wide one in time (it joined late, missed it over a reconnect): the
-board runs it once either way.
+A board named in ``targets`` runs the command as if it had come on its own ``cmd`` topic,
+with the correlation id ``<id>.<n>`` (``n``: its place in ``targets``, from 0), and
+answers on its own ``reply`` topic; a board not named ignores the message.  So the
+reply, the reply cache and the replay of repeats are exactly the per-board command's,
+and the gateway can send the same command to one board alone, under the same id, when
+that board has not answered the bank-wide one in time (it joined late, missed it over
+a reconnect): the board runs it once either way.
 
 Why one topic per site rather than one per bank: nothing to learn or to lose (a board
 that restarts is subscribed again at once), and the heat's boards are named in the
@@ -28,7 +28,7 @@ Sans-I/O: bytes in, typed messages out; a bad payload is :class:`PayloadError`.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
 from protocols.mqtt import safejson
@@ -37,7 +37,7 @@ from protocols.mqtt.topics import VERSION, check_segment, site_prefix
 
 BANK_COMMANDS = frozenset({Command.LOCK, Command.UNLOCK})
 MAX_TARGETS = 2000  # boards one message may name; a site's floor, with room
-MAX_BANK_PAYLOAD = 64 * 1024  # ~20 bytes a board: 2,000 boards fit
+MAX_BANK_PAYLOAD = 64 * 1024  # ~10 bytes a board: 2,000 boards fit
 ID_MAX = 48  # so that ``<id>.<n>`` stays within a command id's 64 characters
 
 
@@ -55,12 +55,16 @@ class BankCommand:
     id: str
     cmd: Command
     at: datetime
-    targets: dict[str, int] = field(default_factory=dict)  # machine -> its number
+    # The boards named, each once; a board's place is its share's number.  A list, not
+    # a map of numbers: every board decodes the whole message, and a list of strings
+    # decodes ~6x faster (no number per board through the bounded parser).
+    targets: tuple[str, ...] = ()
 
     def for_machine(self, machine: str) -> CommandMessage | None:
         """This board's command (its own correlation id), or None if not named."""
-        number = self.targets.get(machine)
-        if number is None:
+        try:
+            number = self.targets.index(machine)
+        except ValueError:
             return None
         return CommandMessage(id=member_id(self.id, number), cmd=self.cmd, at=self.at)
 
@@ -80,12 +84,14 @@ def encode_bank(message: BankCommand) -> bytes:
     _check(message)
     for machine in message.targets:
         check_segment("machine", machine)
+    if len(set(message.targets)) != len(message.targets):
+        raise PayloadError("bank.targets: a board named twice")
     body = {
         "v": VERSION,
         "id": message.id,
         "cmd": message.cmd.value,
         "at": message.at.isoformat(),
-        "targets": message.targets,
+        "targets": list(message.targets),
     }
     return json.dumps(body, separators=(",", ":")).encode()
 
@@ -117,12 +123,9 @@ def decode_bank(payload: bytes) -> BankCommand:
     if at is None:
         raise PayloadError("bank.at: not an ISO 8601 timestamp")
     targets = data.get("targets")
-    if not isinstance(targets, dict):
-        raise PayloadError("bank.targets: expected a JSON object")
-    # Keys are strings by JSON; a board only looks its own name up, so only the numbers
-    # are checked here (one pass, a few microseconds for a bank).
-    if not all(type(n) is int and n >= 0 for n in targets.values()):
-        raise PayloadError("bank.targets: each board's number must be an integer >= 0")
-    message = BankCommand(id=raw_id, cmd=cmd, at=at, targets=targets)
+    if not isinstance(targets, list) or not all(type(t) is str for t in targets):
+        raise PayloadError("bank.targets: expected a list of machine names")
+    # A board only looks its own name up: the names are not checked one by one here.
+    message = BankCommand(id=raw_id, cmd=cmd, at=at, targets=tuple(targets))
     _check(message)
     return message
