@@ -104,7 +104,8 @@ async def test_a_board_that_misses_the_bank_wide_start_gets_its_own_after_the_de
         await d.lock()
     try:
         await asyncio.gather(*[t() for t in [d.prepare_unlock() for d in drivers]])
-        assert not hearing.machine.play_locked and not deaf.machine.play_locked
+        assert not hearing.machine.play_locked
+        assert not deaf.machine.play_locked
         assert [d.stats.bank_fallbacks for d in drivers] == [0, 1]
         assert (deaf.core.stats.bank_commands, hearing.core.stats.bank_commands) == (0, 1)
     finally:
@@ -142,6 +143,7 @@ async def test_bank_0_sends_each_board_its_own_start(boards: Boards) -> None:
         await driver.identity()
         await driver.prepare_unlock()()
         assert driver.stats.bank == 0
-        assert driver._hub is not None and driver._hub.stats.bank_publishes == 0
+        assert driver._hub is not None
+        assert driver._hub.stats.bank_publishes == 0
     finally:
         await driver.close()

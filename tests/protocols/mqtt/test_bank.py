@@ -22,7 +22,7 @@ from protocols.mqtt.bank import (
 )
 from protocols.mqtt.client import MqttSettings
 from protocols.mqtt.codec import Command, PayloadError
-from protocols.mqtt.topics import TopicError
+from protocols.mqtt.topics import Channel, TopicError
 
 AT = datetime(2026, 12, 1, 18, 0, tzinfo=UTC)
 NOWHERE = MqttSettings("127.0.0.1", 1)  # never connected
@@ -58,7 +58,7 @@ def test_a_share_is_a_valid_per_board_command() -> None:
         f"M{MAX_TARGETS - 1}"
     )
     assert mine is not None
-    assert codec.decode(codec.Channel.CMD, codec.encode(mine)) == mine
+    assert codec.decode(Channel.CMD, codec.encode(mine)) == mine
 
 
 @pytest.mark.parametrize(
@@ -129,7 +129,7 @@ async def test_identity_says_the_board_takes_bank_wide_commands() -> None:
     try:
         ask = codec.CommandMessage(id="i1", cmd=Command.IDENTITY, at=AT)
         core._on_command("t", codec.encode(ask))
-        reply = codec.decode(codec.Channel.REPLY, core._replies["i1"])
+        reply = codec.decode(Channel.REPLY, core._replies["i1"])
         assert isinstance(reply, codec.Reply)
         assert reply.result["bank_commands"] is True
     finally:
