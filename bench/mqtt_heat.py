@@ -357,8 +357,9 @@ async def one_heat(
         raise RuntimeError(f"heat ended {out.state.value}: {out.notes[:5]}")
     scored = len(await journal.results(out.run_id))
     await engine.dispose()
-    if scored != len(links):
-        raise RuntimeError(f"only {scored} of {len(links)} scores stored")
+    # A score lost at the end (a loaded machine's read timing out) is counted, not fatal:
+    # the start was measured on every machine all the same.
+    lost = len(links) - scored
     ends = out.ends_at
 
     def collected(kind: str) -> float:
@@ -374,6 +375,7 @@ async def one_heat(
         "sas_scores": collected("SAS"),
         "mqtt_scores": collected("MQ"),
         "stored": (out.committed_at - ends).total_seconds() * 1000,
+        "lost": float(lost),
     }
 
 
@@ -424,7 +426,8 @@ def main(argv: list[str] | None = None) -> int:
                     console.print(
                         f"  heat {i + 1}: skew SAS {r['sas_skew']:.1f} ms / MQTT "
                         f"{r['mqtt_skew']:.1f} ms; scores SAS {r['sas_scores']:.0f} ms / MQTT "
-                        f"{r['mqtt_scores']:.0f} ms; stored {r['stored']:.0f} ms\n"
+                        f"{r['mqtt_scores']:.0f} ms; stored {r['stored']:.0f} ms; scores lost "
+                        f"{r['lost']:.0f}\n"
                         f"    MQTT start: gateway burst {r['burst']:.1f} ms, first board read "
                         f"+{r['first_read']:.1f} ms, reads spread {r['read_spread']:.1f} ms, "
                         f"read -> dispatch <= {r['read_to_dispatch']:.1f} ms, last read -> "
@@ -451,6 +454,14 @@ def main(argv: list[str] | None = None) -> int:
     table.add_row(f"{args.mqtt} MQTT", cell("mqtt_skew", ".1f"), cell("mqtt_scores", ".0f"), stored)
     table.add_row(f"{args.sas} SAS", cell("sas_skew", ".1f"), cell("sas_scores", ".0f"), stored)
     console.print(table)
+    ratios = [r["mqtt_skew"] / r["sas_skew"] for r in rows if r["sas_skew"] > 0]
+    if ratios:
+        each = ", ".join(f"{x:.1f}" for x in ratios)
+        lost = sum(r["lost"] for r in rows)
+        console.print(
+            f"MQTT/SAS start skew: median {statistics.median(ratios):.2f}x (per heat {each}); "
+            f"scores lost {lost:.0f}"
+        )
     return 0
 
 
