@@ -391,7 +391,18 @@ class BoardCore:
             await self._reply(payload)
 
     def _reply_soon(self, payload: bytes) -> None:
-        self._spawn(self._reply(payload))
+        """Send a reply on the loop's next turn, handed straight to the MQTT client.
+
+        Nothing waits for its PUBACK: a reply the broker never got is a command the
+        gateway sends again (same id, after its timeout or our reconnect), answered from
+        the cache.  Not awaiting it saves a task, futures and loop turns per reply (most
+        of a board's work for a bank-wide start, where one process serves many boards),
+        and the next turn lets the other commands already read run first."""
+        asyncio.get_running_loop().call_soon(self._reply_now, payload)
+
+    def _reply_now(self, payload: bytes) -> None:
+        with contextlib.suppress(MqttUnavailable):  # the gateway resends; we answer from cache
+            self.session.publish_now(self._topic[Channel.REPLY], payload)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)
