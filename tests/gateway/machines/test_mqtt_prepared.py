@@ -147,3 +147,25 @@ async def test_bank_0_sends_each_board_its_own_start(boards: Boards) -> None:
         assert driver._hub.stats.bank_publishes == 0
     finally:
         await driver.close()
+
+
+async def test_a_share_fired_after_the_bank_publish_left_goes_to_its_board_alone(
+    boards: Boards,
+) -> None:
+    emulated = [await boards.add(n) for n in ("B40", "B41")]
+    drivers = [mqtt_driver(boards, n) for n in ("B40", "B41")]
+    for d in drivers:
+        await d.open()
+        await d.identity()
+        await d.lock()
+    try:
+        first, late = (d.prepare_unlock() for d in drivers)
+        started = first()
+        await asyncio.sleep(0)  # the loop's next turn: the bank's publish leaves
+        await asyncio.gather(started, late())
+        assert not any(b.machine.play_locked for b in emulated)
+        assert [d.stats.bank for d in drivers] == [1, 0]  # the late one went alone
+        assert [d.stats.bank_fallbacks for d in drivers] == [0, 0]
+    finally:
+        for d in drivers:
+            await d.close()
