@@ -219,7 +219,9 @@ class BoardHub:
         )
         try:
             # QoS 0: the fast path; a board that misses it gets its own (QoS 1) command
-            self.session.publish_now(bank_topic(batch.site), encode_bank(message), qos=0)
+            self.session.publish_now(
+                bank_topic(batch.site), encode_bank(message), qos=0, flush=True
+            )
         except MqttUnavailable as exc:
             log.info("bank-wide %s not sent (%s); boards get theirs alone", batch.cmd.value, exc)
             return
