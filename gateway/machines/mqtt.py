@@ -51,9 +51,10 @@ from gateway.machines.driver import (
     ProtocolFault,
     TournamentSupport,
 )
+from gateway.machines.mqtt_bank import BANK_DEADLINE, BankBatches
 from gateway.scores import HeatScore, TournamentMeters
 from protocols.mqtt import codec
-from protocols.mqtt.bank import BankCommand, bank_topic, encode_bank, member_id
+from protocols.mqtt.bank import member_id
 from protocols.mqtt.client import MqttSession, MqttSettings, MqttUnavailable
 from protocols.mqtt.codec import BoardEventKind, Command, ErrorKind
 from protocols.mqtt.topics import (
@@ -68,10 +69,6 @@ from protocols.mqtt.topics import (
 log = logging.getLogger(__name__)
 
 EVENT_BACKLOG = 1024
-# How long a board named in a bank-wide command has to answer it before it is sent the
-# same command (same id) alone: boards answer in milliseconds, a bank of 200 within
-# ~0.1 s near idle; a board that missed the bank's publish starts at most this late.
-BANK_DEADLINE = 0.5
 
 # Board events that are machine events in the gateway's vocabulary (those a SAS
 # exception also becomes); the rest
@@ -128,7 +125,6 @@ class HubStats:
     unknown_machine: int = 0
     late_replies: int = 0
     resent_commands: int = 0
-    bank_publishes: int = 0  # bank-wide commands sent (one each for a bank's start/end)
 
 
 class BoardHub:
@@ -145,7 +141,7 @@ class BoardHub:
         self._users = 0
         self._lock = asyncio.Lock()
         self._routing = asyncio.Lock()
-        self._batches: dict[tuple[str, Command], _BankBatch] = {}
+        self.banks = BankBatches(self.session)  # bank-wide commands (mqtt_bank)
 
     @classmethod
     async def acquire(cls, settings: MqttSettings) -> BoardHub:
@@ -198,57 +194,6 @@ class BoardHub:
     async def _on_connect(self) -> None:
         for driver in list(self._drivers.values()):
             await driver._resend_pending()
-
-    # -- bank-wide commands (protocols.mqtt.bank) -----------------------------------------
-    def bank_batch(self, site: str, cmd: Command) -> _BankBatch:
-        """The bank-wide ``cmd`` being gathered for ``site``: the drivers prepared before
-        it leaves join it, and every one fired in the same pass of the event loop (the
-        heat runner's trigger loop) goes out in its one publish."""
-        key = (site, cmd)
-        batch = self._batches.get(key)
-        if batch is None or batch.sent:
-            batch = self._batches[key] = _BankBatch(self, site, cmd)
-        return batch
-
-    def _send_batch(self, batch: _BankBatch) -> None:
-        batch.sent = True
-        if self._batches.get((batch.site, batch.cmd)) is batch:
-            del self._batches[(batch.site, batch.cmd)]
-        message = BankCommand(
-            id=batch.id, cmd=batch.cmd, at=datetime.now(UTC), targets=tuple(batch.fired)
-        )
-        try:
-            # QoS 0: the fast path; a board that misses it gets its own (QoS 1) command
-            self.session.publish_now(
-                bank_topic(batch.site), encode_bank(message), qos=0, flush=True
-            )
-        except MqttUnavailable as exc:
-            log.info("bank-wide %s not sent (%s); boards get theirs alone", batch.cmd.value, exc)
-            return
-        self.stats.bank_publishes += 1
-
-
-class _BankBatch:
-    """One bank-wide command in the making (see :meth:`BoardHub.bank_batch`)."""
-
-    __slots__ = ("cmd", "fired", "hub", "id", "sent", "site")
-
-    def __init__(self, hub: BoardHub, site: str, cmd: Command) -> None:
-        self.hub, self.site, self.cmd = hub, site, cmd
-        self.id = uuid.uuid4().hex
-        self.fired: dict[str, int] = {}  # machine -> its place: its share's number
-        self.sent = False
-
-    def fire(self, machine: str) -> int | None:
-        """Name ``machine`` in the publish (sent on the loop's next turn) and return its
-        number; None if the batch already left or names it (the caller sends that board
-        its own)."""
-        if self.sent or machine in self.fired:
-            return None
-        if not self.fired:
-            asyncio.get_running_loop().call_soon(self.hub._send_batch, self)
-        number = self.fired[machine] = len(self.fired)
-        return number
 
 
 @dataclass(slots=True)
@@ -440,7 +385,7 @@ class MqttMachineDriver:
     def _prepare_bank(self, hub: BoardHub, cmd: Command) -> Callable[[], Awaitable[None]]:
         """This board's share of the bank-wide command: its own command and id framed
         now (for the fallback and resends); fired, it joins the bank's one publish."""
-        batch = hub.bank_batch(self.endpoint.site, cmd)
+        batch = hub.banks.batch(self.endpoint.site, cmd)
         framed = codec.CommandMessage(id=member_id(batch.id, 0), cmd=cmd, at=datetime.now(UTC))
         self._encoded(framed)  # checked now; the id is the board's place, known when fired
         loop = asyncio.get_running_loop()

@@ -29,7 +29,8 @@ from gateway.heats.hooks import Progress, ProgressNote
 from gateway.heats.runner import HeatOutcome, HeatRunner
 from gateway.heats.spool import JournalWriter
 from gateway.machines.links import MachineLink
-from gateway.machines.mqtt import BANK_DEADLINE, MqttMachineDriver
+from gateway.machines.mqtt import MqttMachineDriver
+from gateway.machines.mqtt_bank import BANK_DEADLINE
 from gateway.machines.registry import open_driver
 from protocols.mqtt.broker import EmbeddedBroker
 from protocols.mqtt.client import MqttSettings

@@ -74,10 +74,10 @@ async def test_boards_that_say_so_start_and_stop_from_one_bank_wide_publish(
         assert all(b.machine.play_locked for b in emulated)  # prepared: nothing sent yet
         await asyncio.gather(*[t() for t in triggers])
         assert not any(b.machine.play_locked for b in emulated)
-        assert hub.stats.bank_publishes == 1
+        assert hub.banks.publishes == 1
         await asyncio.gather(*[t() for t in [d.prepare_lock() for d in drivers]])
         assert all(b.machine.play_locked for b in emulated)
-        assert hub.stats.bank_publishes == 2
+        assert hub.banks.publishes == 2
         assert [d.stats.bank for d in drivers] == [2] * len(drivers)
         assert [d.stats.bank_fallbacks for d in drivers] == [0] * len(drivers)
         assert [b.core.stats.bank_commands for b in emulated] == [2] * len(drivers)
@@ -144,7 +144,7 @@ async def test_bank_0_sends_each_board_its_own_start(boards: Boards) -> None:
         await driver.prepare_unlock()()
         assert driver.stats.bank == 0
         assert driver._hub is not None
-        assert driver._hub.stats.bank_publishes == 0
+        assert driver._hub.banks.publishes == 0
     finally:
         await driver.close()
 
