@@ -364,6 +364,8 @@ async def one_heat(
 
     def collected(kind: str) -> float:
         done = [t.scored_at for m, t in timed.items() if m.startswith(kind) and t.scored_at]
+        if not done:  # every score of that kind lost (counted in "lost")
+            return float("nan")
         return (max(done) - ends).total_seconds() * 1000
 
     boards = await asyncio.to_thread(mqtt.ask, "unlocks")
