@@ -14,6 +14,13 @@ again.  A broker restart mid-heat therefore costs a delay, never a lost or doubl
 command, and scores are read from the board's tournament meters, not from anything the
 broker kept.
 
+The heat's start and end (prepared unlock and lock) go to the boards that said they
+can take them (``identity``: ``bank_commands``) as *one* bank-wide publish naming them
+all (:mod:`protocols.mqtt.bank`): the broker routes it once and writes it to every
+board's connection, instead of routing 200 publishes one after the other.  Each board
+still answers on its own reply topic, under its own correlation id; one that has not
+answered within ``bank_deadline`` gets the same command, same id, on its own topic.
+
 A command whose fields the v1 schema refuses is never sent (:class:`MachineRefused`),
 and neither a board's ``refused`` nor its ``bad-request`` reply is retried.
 """
@@ -22,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import math
 import uuid
@@ -43,8 +51,10 @@ from gateway.machines.driver import (
     ProtocolFault,
     TournamentSupport,
 )
+from gateway.machines.mqtt_bank import BANK_DEADLINE, BankBatches
 from gateway.scores import HeatScore, TournamentMeters
 from protocols.mqtt import codec
+from protocols.mqtt.bank import member_id
 from protocols.mqtt.client import MqttSession, MqttSettings, MqttUnavailable
 from protocols.mqtt.codec import BoardEventKind, Command, ErrorKind
 from protocols.mqtt.topics import (
@@ -85,6 +95,7 @@ class MqttEndpoint:
     site: str
     machine: str
     command_timeout: float = 3.0  # ``?timeout=S``; a board answers in milliseconds
+    bank: bool = True  # ``?bank=0``: the heat's start and end go to this board alone
 
     @classmethod
     def parse(cls, uri: str) -> MqttEndpoint:
@@ -105,6 +116,7 @@ class MqttEndpoint:
             site=check_segment("site", path[0]),
             machine=check_segment("machine", path[1]),
             command_timeout=timeout,
+            bank=parse_qs(parts.query).get("bank", ["1"])[-1] != "0",
         )
 
 
@@ -129,6 +141,7 @@ class BoardHub:
         self._users = 0
         self._lock = asyncio.Lock()
         self._routing = asyncio.Lock()
+        self.banks = BankBatches(self.session)  # bank-wide commands (mqtt_bank)
 
     @classmethod
     async def acquire(cls, settings: MqttSettings) -> BoardHub:
@@ -211,15 +224,26 @@ class CommandStats:
     timeouts: int = 0
     refused: int = 0  # the board's refused and bad-request replies
     resent: int = 0
+    bank: int = 0  # commands sent as this board's share of a bank-wide one
+    bank_fallbacks: int = 0  # ... and sent to it alone, unanswered by the deadline
 
 
 class MqttMachineDriver:
     def __init__(
-        self, machine_id: str, endpoint: MqttEndpoint, *, command_timeout: float | None = None
+        self,
+        machine_id: str,
+        endpoint: MqttEndpoint,
+        *,
+        command_timeout: float | None = None,
+        bank_deadline: float = BANK_DEADLINE,
     ) -> None:
         self.machine_id = machine_id
         self.endpoint = endpoint
         self.command_timeout = command_timeout or endpoint.command_timeout
+        self.bank_deadline = bank_deadline
+        # The board said (identity) that it takes bank-wide commands; until then, and
+        # for boards that never say so, the start and end go to it alone.
+        self.bank_commands = False
         self.view = BoardView()
         self.stats = CommandStats()
         self._hub: BoardHub | None = None
@@ -334,6 +358,8 @@ class MqttMachineDriver:
         hub = self._hub
         if hub is None or not hub.session.connected.is_set():
             raise LinkDown(f"{self.machine_id}: broker not connected")
+        if self.bank_commands and self.endpoint.bank:
+            return self._prepare_bank(hub, cmd)
         # ``at`` is when the command was framed; the board acts on arrival either way
         message = codec.CommandMessage(id=uuid.uuid4().hex, cmd=cmd, at=datetime.now(UTC))
         payload = self._encoded(message)
@@ -354,6 +380,54 @@ class MqttMachineDriver:
     async def _acked(
         self, message: codec.CommandMessage, future: asyncio.Future[codec.Reply]
     ) -> None:
+        await self._reply(message, future)
+
+    def _prepare_bank(self, hub: BoardHub, cmd: Command) -> Callable[[], Awaitable[None]]:
+        """This board's share of the bank-wide command: its own command and id framed
+        now (for the fallback and resends); fired, it joins the bank's one publish."""
+        batch = hub.banks.batch(self.endpoint.site, cmd)
+        framed = codec.CommandMessage(id=member_id(batch.id, 0), cmd=cmd, at=datetime.now(UTC))
+        self._encoded(framed)  # checked now; the id is the board's place, known when fired
+        loop = asyncio.get_running_loop()
+
+        def trigger() -> Awaitable[None]:
+            if not hub.session.connected.is_set():
+                raise LinkDown(f"{self.machine_id}: broker not connected")
+            number = batch.fire(self.endpoint.machine)
+            own = uuid.uuid4().hex if number is None else member_id(batch.id, number)
+            message = dataclasses.replace(framed, id=own)
+            payload = codec.encode(message)  # ~5 us; sent only if the board needs its own
+            future: asyncio.Future[codec.Reply] = loop.create_future()
+            self._pending[message.id] = _Pending(payload, future)
+            if number is not None:
+                self.stats.bank += 1
+                return self._acked_bank(hub, message, future)
+            try:  # the bank's publish already left: this board's own command now
+                hub.session.publish_now(self._cmd_topic, payload, expiry_s=self._expiry)
+            except MqttUnavailable as exc:
+                self._pending.pop(message.id, None)
+                raise LinkDown(f"{self.machine_id}: {exc}") from None
+            return self._acked(message, future)
+
+        return trigger
+
+    async def _acked_bank(
+        self, hub: BoardHub, message: codec.CommandMessage, future: asyncio.Future[codec.Reply]
+    ) -> None:
+        """The reply to this board's share; unanswered by the deadline (it missed the
+        publish: joined late, reconnecting), the same command goes to it alone, same id,
+        so it runs once either way; then the usual timeout and the runner's retry."""
+        await asyncio.wait({future}, timeout=self.bank_deadline)
+        pending = self._pending.get(message.id)
+        if not future.done() and pending is not None:
+            pending.sent += 1
+            self.stats.bank_fallbacks += 1
+            log.info(
+                "%s: no reply to the bank-wide %s in %g s; sent to the board alone",
+                self.machine_id, message.cmd.value, self.bank_deadline,
+            )  # fmt: skip
+            with contextlib.suppress(MqttUnavailable):
+                await hub.session.publish(self._cmd_topic, pending.payload, expiry_s=self._expiry)
         await self._reply(message, future)
 
     def _encoded(self, message: codec.CommandMessage) -> bytes:
@@ -427,6 +501,7 @@ class MqttMachineDriver:
     # -- MachineDriver -----------------------------------------------------------------
     async def identity(self) -> MachineIdentity:
         r = await self._command(Command.IDENTITY)
+        self.bank_commands = r.get("bank_commands") is True  # optional in v1: old boards
         try:
             return MachineIdentity(
                 game_id=str(r["game_id"]),

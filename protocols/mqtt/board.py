@@ -30,6 +30,11 @@ Theory of operation:
   the gateway times out and retries, exactly as it would over SAS.  A machine that
   answers at once (:class:`ImmediateMachine`, a model in memory) runs each command as
   it arrives, inside the dispatch; the others run in a worker task.
+* **Bank-wide commands.**  The core also listens on the site's bank topic
+  (:mod:`protocols.mqtt.bank`): a heat's start or end naming this board runs as its own
+  command under its share's correlation id, so the cache and the reply are the same, and
+  the per-board copy the gateway may send after it is answered from the cache.  The
+  ``identity`` reply says ``bank_commands: true``.
 * **Resync.**  After every reconnect the session re-subscribes and the core republishes
   status, state and meters and sends what is still queued.
 """
@@ -46,6 +51,7 @@ from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from protocols.mqtt import codec
+from protocols.mqtt.bank import bank_topic, decode_bank
 from protocols.mqtt.client import MqttSession, MqttSettings, MqttUnavailable, WillMessage
 from protocols.mqtt.codec import BoardEventKind, Command, ErrorKind, PayloadError
 from protocols.mqtt.topics import Channel, board_topic
@@ -107,6 +113,7 @@ class BoardStats:
     replayed: int = 0  # repeats answered from the reply cache
     deferred: int = 0  # commands left unanswered (machine not answering)
     events_dropped: int = 0  # the counted gap of queue-overflow
+    bank_commands: int = 0  # bank-wide commands that named this board
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +174,7 @@ class BoardCore:
         """Subscribe to commands and connect (``wait``: until the broker answers, else
         :class:`MqttUnavailable`; without it the board keeps trying in the background)."""
         await self.session.route(self._topic[Channel.CMD], self._on_command)
+        await self.session.route(bank_topic(self.site), self._on_bank_command)
         self.session.on_connect(self._on_connect)
         name = f"board-{self.machine.machine_id}"
         self._tasks = [
@@ -281,6 +289,17 @@ class BoardCore:
         message = codec.decode(Channel.CMD, payload)  # PayloadError: counted and dropped
         if not isinstance(message, codec.CommandMessage):  # pragma: no cover - decode's contract
             raise PayloadError("cmd: not a command")
+        self._accept(message)
+
+    def _on_bank_command(self, topic: str, payload: bytes) -> None:
+        """A bank-wide command (:mod:`protocols.mqtt.bank`): ours if it names us, then
+        run and answered as the per-board command with our share's correlation id."""
+        mine = decode_bank(payload).for_machine(self.machine.machine_id)
+        if mine is not None:
+            self.stats.bank_commands += 1
+            self._accept(mine)
+
+    def _accept(self, message: codec.CommandMessage) -> None:
         cached = self._replies.get(message.id)
         if cached is not None:
             self.stats.replayed += 1
@@ -358,6 +377,10 @@ class BoardCore:
             return None  # no reply: the gateway times out and retries
         if message.cmd is Command.REPORT_STATE:
             self.republish()
+        if message.cmd is Command.IDENTITY and isinstance(outcome, dict):
+            # The core takes bank-wide commands for every machine behind it: say so, so
+            # the gateway sends them only to boards that do (others get theirs alone).
+            outcome = {**outcome, "bank_commands": True}
         # Otherwise the machine says what a command changed (post_event / touch): a
         # blanket republish per command costs a bank-wide start two messages a board.
         return codec.encode(codec.Reply(id=message.id, ok=True, at=m.now(), result=outcome or {}))
@@ -368,7 +391,18 @@ class BoardCore:
             await self._reply(payload)
 
     def _reply_soon(self, payload: bytes) -> None:
-        self._spawn(self._reply(payload))
+        """Send a reply on the loop's next turn, handed straight to the MQTT client.
+
+        Nothing waits for its PUBACK: a reply the broker never got is a command the
+        gateway sends again (same id, after its timeout or our reconnect), answered from
+        the cache.  Not awaiting it saves a task, futures and loop turns per reply (most
+        of a board's work for a bank-wide start, where one process serves many boards),
+        and the next turn lets the other commands already read run first."""
+        asyncio.get_running_loop().call_soon(self._reply_now, payload)
+
+    def _reply_now(self, payload: bytes) -> None:
+        with contextlib.suppress(MqttUnavailable):  # the gateway resends; we answer from cache
+            self.session.publish_now(self._topic[Channel.REPLY], payload)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)

@@ -284,12 +284,21 @@ class MqttSession:
 
     # -- traffic -----------------------------------------------------------------------
     def publish_now(
-        self, topic: str, payload: bytes, *, qos: int = 1, expiry_s: int | None = None
+        self,
+        topic: str,
+        payload: bytes,
+        *,
+        qos: int = 1,
+        expiry_s: int | None = None,
+        flush: bool = False,
     ) -> None:
         """Hand one message to the MQTT client at once, with no await before it: for a
         burst that must leave together (a bank's start).  The caller learns of delivery
         from the other side's reply, not from the PUBACK (which paho still handles).
-        Raises :class:`MqttUnavailable` when not connected; nothing is queued then."""
+        Raises :class:`MqttUnavailable` when not connected; nothing is queued then.
+        ``flush``: write it to the socket now rather than on the loop's next writable
+        turn (behind every callback already queued: at a heat's start, the 400 acks the
+        runner starts awaiting); for one message that must leave at once."""
         client = self._client
         if client is None or not self.connected.is_set() or self._lost.done():
             raise MqttUnavailable(f"could not publish to {topic}: broker unavailable")
@@ -299,10 +308,13 @@ class MqttSession:
             properties.MessageExpiryInterval = max(1, int(expiry_s))
         # aiomqtt's publish awaits before it hands the message over; paho's own call is
         # synchronous (aiomqtt ignores the PUBACK of a message id it did not send)
-        info = client._client.publish(topic, payload, qos=qos, properties=properties)
+        paho: Any = client._client
+        info = paho.publish(topic, payload, qos=qos, properties=properties)
         if info.rc != 0:
             raise MqttUnavailable(f"could not publish to {topic}: client error {info.rc}")
         self.stats.published += 1
+        if flush:
+            paho.loop_write()  # paho's own writer; a short write leaves the rest queued
 
     async def publish(
         self,

@@ -119,6 +119,7 @@ async def _agent_heat(
             for link in links.values():
                 await link.close()
             connects = min(a.core.session.stats.connects for a in agents)
+            bank_commands = min(a.core.stats.bank_commands for a in agents)
             for agent in agents:
                 await agent.stop()
         truth = {m: x.last_tournament_meters for m, x in egms.items() if x is not host_timed}
@@ -133,6 +134,8 @@ async def _agent_heat(
         for egm in egms.values():  # back in normal play, no credits left (T12, T18)
             assert not egm.in_tournament
             assert egm.credits == 0
+    # Every agent took the heat's start and end from the bank-wide commands.
+    assert bank_commands >= 2
     return out, truth, connects
 
 

@@ -2,6 +2,8 @@
 driven by the real heat runner (gateway/heats) through the one driver interface.
 
 * against Mosquitto (``REELGATE_MQTT_URL``, MQTT 5 for the gateway's session);
+* the heat's start and end go bank-wide (one publish each for the boards), and a board
+  that misses that publish is started and stopped by its own command after the deadline;
 * a broker restart mid-heat loses no score: a second Mosquitto process on a free
   loopback port that the test kills and starts again (or, without the binary, the
   embedded broker restarted).
@@ -27,6 +29,8 @@ from gateway.heats.hooks import Progress, ProgressNote
 from gateway.heats.runner import HeatOutcome, HeatRunner
 from gateway.heats.spool import JournalWriter
 from gateway.machines.links import MachineLink
+from gateway.machines.mqtt import MqttMachineDriver
+from gateway.machines.mqtt_bank import BANK_DEADLINE
 from gateway.machines.registry import open_driver
 from protocols.mqtt.broker import EmbeddedBroker
 from protocols.mqtt.client import MqttSettings
@@ -53,9 +57,12 @@ async def _mixed_heat(
     *,
     gateway_query: str = "",
     mid_heat: Callable[[], Awaitable[None]] | None = None,
-) -> tuple[HeatOutcome, dict[str, ModelTournamentMeters], int]:
-    """Run one heat; returns the outcome, each machine's own meters for the heat and the
-    boards' fewest connects."""
+    deaf: frozenset[str] = frozenset(),
+) -> tuple[HeatOutcome, dict[str, ModelTournamentMeters], int, dict[str, tuple[int, int]]]:
+    """Run one heat; returns the outcome, each machine's own meters for the heat, the
+    boards' fewest connects and per board the commands the gateway sent as its share of a
+    bank-wide one and those it then sent alone.  ``deaf`` boards never see a bank-wide
+    command (a board that joined late or was reconnecting as it went out)."""
     site = f"t{uuid.uuid4().hex[:10]}"
     settings = MqttSettings.from_url(broker_url)
     # MQ3's EGM has no tournament mode: its board runs the heat host-timed.
@@ -65,6 +72,7 @@ async def _mixed_heat(
         )
         for i in (1, 2, 3)
     ]
+    _deafen([b for b in boards if b.machine.machine_id in deaf])
     async with Bank(2, name_prefix="SAS", seed=7) as sas:
         for board in boards:
             await board.start()
@@ -109,6 +117,7 @@ async def _mixed_heat(
             runner = HeatRunner(writer, links, progress=progress, poll_interval_s=0.1)
             out = await runner.run_new("MIX", sorted(machines), credits=CREDITS, seconds=HEAT_S)
             await injector
+            bank = _bank_stats(links)
         finally:
             play.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -125,7 +134,26 @@ async def _mixed_heat(
         assert not machine.in_tournament
         assert not machine.play_locked
         assert machine.credits == 0
-    return out, truth, min(b.session.stats.connects for b in boards)
+    return out, truth, min(b.session.stats.connects for b in boards), bank
+
+
+def _deafen(boards: list[MqttBoard]) -> None:
+    """These boards never hear a bank-wide command (set before they subscribe)."""
+
+    def ignore(topic: str, payload: bytes) -> None:
+        return None
+
+    for board in boards:
+        board.core._on_bank_command = ignore  # type: ignore[method-assign]
+
+
+def _bank_stats(links: dict[str, MachineLink]) -> dict[str, tuple[int, int]]:
+    """Per MQTT board: shares of bank-wide commands sent, and those then sent alone."""
+    return {
+        m: (link.driver.stats.bank, link.driver.stats.bank_fallbacks)
+        for m, link in links.items()
+        if isinstance(link.driver, MqttMachineDriver)
+    }
 
 
 def _games(machine: EmulatedMachine) -> int:
@@ -163,8 +191,12 @@ async def _check_every_score_stored(
 async def test_mixed_bank_full_heat_against_mosquitto(
     journal: Journal, tmp_path: Path, mqtt_url: str
 ) -> None:
-    out, machines, _ = await _mixed_heat(journal, tmp_path, mqtt_url, gateway_query="?mqtt5=1")
+    out, machines, _, bank = await _mixed_heat(
+        journal, tmp_path, mqtt_url, gateway_query="?mqtt5=1"
+    )
     await _check_every_score_stored(journal, out, machines)
+    # Start and end (and any pause) went bank-wide to every board; none needed its own.
+    assert all(sent >= 2 and fallbacks == 0 for sent, fallbacks in bank.values()), bank
     assert {m: s.support for m, s in out.seats.items() if m.startswith("MQ")} == {
         "MQ1": "native",
         "MQ2": "native",
@@ -182,7 +214,7 @@ async def test_broker_restart_mid_heat_loses_no_score(
         private = Mosquitto(tmp_path)
         private.start()
         try:
-            out, machines, connects = await _mixed_heat(
+            out, machines, connects, _ = await _mixed_heat(
                 journal,
                 tmp_path,
                 private.url,
@@ -193,8 +225,27 @@ async def test_broker_restart_mid_heat_loses_no_score(
             private.stop()
     else:
         async with EmbeddedBroker() as embedded:
-            out, machines, connects = await _mixed_heat(
+            out, machines, connects, _ = await _mixed_heat(
                 journal, tmp_path, embedded.url, mid_heat=embedded.restart
             )
     assert connects >= 2  # every board really lost the broker mid-heat and came back
     await _check_every_score_stored(journal, out, machines)
+
+
+@pytest.mark.mosquitto
+async def test_a_board_that_misses_the_bank_wide_start_and_end_still_plays_its_heat(
+    journal: Journal, tmp_path: Path, mqtt_url: str
+) -> None:
+    """No machine silently left out: MQ2 never sees a bank-wide command; the gateway sends
+    it its own unlock and lock (same ids) after the deadline, and its score is stored."""
+    out, machines, _, bank = await _mixed_heat(
+        journal, tmp_path, mqtt_url, gateway_query="?mqtt5=1", deaf=frozenset({"MQ2"})
+    )
+    await _check_every_score_stored(journal, out, machines)
+    sent, fallbacks = bank["MQ2"]
+    assert sent >= 2
+    assert fallbacks == sent  # every share of MQ2's went again, alone
+    assert all(f == 0 for m, (_, f) in bank.items() if m != "MQ2"), bank
+    ack_ms = out.seats["MQ2"].unlock_ack_ms
+    assert ack_ms is not None
+    assert ack_ms >= BANK_DEADLINE * 1000  # started, late: after its own unlock went

@@ -13,6 +13,14 @@ from typing import Any
 import pytest
 
 from protocols.mqtt import codec
+from protocols.mqtt.bank import (
+    BANK_COMMANDS,
+    ID_MAX,
+    MAX_TARGETS,
+    BankCommand,
+    bank_topic,
+    encode_bank,
+)
 from protocols.mqtt.codec import BoardEventKind, Command, ErrorKind
 from protocols.mqtt.schema import load
 from protocols.mqtt.topics import RETAINED, Channel
@@ -35,8 +43,8 @@ SAMPLES: dict[Channel, codec.BoardMessage] = {
 
 
 def test_one_definition_per_channel() -> None:
-    assert set(SCHEMA["$defs"]) == {c.value for c in Channel}
-    assert set(SCHEMA["x-topics"]) == {c.value for c in Channel}
+    assert set(SCHEMA["$defs"]) == {c.value for c in Channel} | {"bank-cmd"}
+    assert set(SCHEMA["x-topics"]) == {c.value for c in Channel} | {"bank-cmd"}
     for channel in Channel:
         assert SCHEMA["x-topics"][channel.value]["retained"] is (channel in RETAINED)
 
@@ -60,3 +68,15 @@ def test_enums_match_the_codec() -> None:
 def test_state_fields_match_the_dataclass() -> None:
     fields = set(SCHEMA["$defs"]["state"]["properties"]) - {"v"}
     assert fields == set(codec.State.__dataclass_fields__)
+
+
+def test_the_bank_wide_command_matches_its_codec() -> None:
+    definition: dict[str, Any] = SCHEMA["$defs"]["bank-cmd"]
+    message = BankCommand(id="b", cmd=Command.UNLOCK, at=AT, targets=("MQ-001",))
+    body = json.loads(encode_bank(message))
+    assert set(body) == set(definition["properties"]) == set(definition["required"])
+    assert definition["properties"]["cmd"]["enum"] == sorted(c.value for c in BANK_COMMANDS)
+    assert definition["properties"]["id"]["maxLength"] == ID_MAX
+    assert definition["properties"]["targets"]["maxItems"] == MAX_TARGETS
+    topic = SCHEMA["x-topics"]["bank-cmd"]["topic"]
+    assert topic.replace("{site}", "s1") == bank_topic("s1")
