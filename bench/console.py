@@ -22,6 +22,7 @@ import bisect
 import statistics
 import sys
 import tempfile
+import time
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -86,19 +87,27 @@ async def _prepare(ctx: GatewayContext, seats: int, seconds: int, machines: list
             await svc.register_for_heat(s, heat.id, idn, actor="bench", now=now)
 
 
-def _latencies(log: list[list[Any]], seen: list[list[Any]]) -> tuple[list[float], int]:
-    """Per page update, the time since the machine's change to that value."""
+def _latencies(
+    log: list[list[Any]], seen: list[list[Any]], offset: float
+) -> tuple[list[float], int]:
+    """Per credit change the page showed, the time from the change (machine clock,
+    monotonic s) to its first showing (page clock, epoch ms; ``offset`` = epoch -
+    monotonic).  A cell written again with the value it already shows is a re-render,
+    not a change: only the first showing of each change counts."""
     changes: dict[tuple[str, int], list[float]] = {}
     for machine, credits, at in log:
         changes.setdefault((machine, int(credits)), []).append(float(at))
     out: list[float] = []
+    shown: set[tuple[str, int, int]] = set()
     for machine, text, t_ms in seen:
         if not str(text).isdigit():
             continue
+        at = t_ms / 1000 - offset
         times = changes.get((machine, int(text)), [])
-        i = bisect.bisect_right(times, t_ms / 1000) - 1
-        if i >= 0:
-            out.append(t_ms - times[i] * 1000)
+        i = bisect.bisect_right(times, at) - 1
+        if i >= 0 and (machine, int(text), i) not in shown:
+            shown.add((machine, int(text), i))
+            out.append((at - times[i]) * 1000)
     return out, len(log)
 
 
@@ -169,6 +178,7 @@ async def _measure(
             await asyncio.sleep(0.1)
         await asyncio.to_thread(bank.ask, "players on")
         await asyncio.to_thread(bank.ask, "credit-log")  # from here on
+        offset = time.time() - time.monotonic()  # the page's epoch ms onto the machines' clock
         for _ in range(3000):  # bounded: until the heat is over
             if scheduler.finished:
                 break
@@ -176,7 +186,7 @@ async def _measure(
         log = (await asyncio.to_thread(bank.ask, "credit-log"))["credit_log"]
         seen = await page.evaluate("() => window.__seen")
         await browser.close()
-    values, changes = _latencies(log, seen)
+    values, changes = _latencies(log, seen, offset)
     return {
         "changes": changes,
         "shown": len(values),
@@ -191,8 +201,19 @@ def main() -> int:
     parser.add_argument("--seats", type=int, default=200)
     parser.add_argument("--seconds", type=int, default=40)
     parser.add_argument("--chromium", default="/usr/bin/chromium")
+    parser.add_argument(
+        "--profile", metavar="HTML", help="profile this process (pyinstrument, if installed)"
+    )
     args = parser.parse_args()
-    r = asyncio.run(run(args.seats, args.seconds, args.chromium))
+    if args.profile:
+        from pyinstrument import Profiler
+
+        with Profiler(async_mode="disabled") as profiler:
+            r = asyncio.run(run(args.seats, args.seconds, args.chromium))
+        Path(args.profile).write_text(profiler.output_html())
+        print(profiler.output_text(unicode=False, show_all=False)[:6000])
+    else:
+        r = asyncio.run(run(args.seats, args.seconds, args.chromium))
     table = Table(title="machine credit change → console live heat page")
     for col in ("seats", "credit changes", "shown on the page", "p50", "p99", "max"):
         table.add_column(col)
