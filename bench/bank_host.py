@@ -239,7 +239,9 @@ class Host:
         """The credit log since the last read, per machine as [time, credits], then
         forgets it."""
         log, self.credit_log = self.credit_log, []
-        out: dict[str, list[tuple[float, int]]] = {b.machine.machine_id: [] for b in self.bank.machines}
+        out: dict[str, list[tuple[float, int]]] = {
+            b.machine.machine_id: [] for b in self.bank.machines
+        }
         for machine_id, credits, at in log:
             out[machine_id].append((at, credits))
         return out
