@@ -221,7 +221,8 @@ async def test_client_reads_every_games_bet_and_win_from_general_polls() -> None
         result = machine.spin(bet=3)
         reports = await p.client.reports()
         assert [r.code for r in reports] == [0x7E, 0x7F]
-        assert isinstance(reports[0], RealTimeEvent) and isinstance(reports[1], RealTimeEvent)
+        assert isinstance(reports[0], RealTimeEvent)
+        assert isinstance(reports[1], RealTimeEvent)
         assert reports[0].credits_wagered == 3
         assert reports[1].win == result.win
         assert await p.client.credits() == 100 - 3 + result.win
