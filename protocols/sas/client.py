@@ -210,6 +210,7 @@ class SasClient:
         self.line = line
         self.carrier = line.carrier
         self._min_spacing = min_spacing
+        self._paced_spacing = min_spacing  # restored when real-time reporting ends
         self.busy_tries = busy_tries
         self.stats = ClientStats()
         self.capabilities_cache: Capabilities | None = None
@@ -454,12 +455,20 @@ class SasClient:
 
     async def real_time_reporting(self, enable: bool) -> None:
         """LP 0E: real-time event reporting on or off; from its ACK on, general polls are
-        framed accordingly.  An EGM without it stays silent: :class:`SasTimeout`."""
+        framed accordingly.  An EGM without it stays silent: :class:`SasTimeout`.
+
+        While it is on, polls to the EGM may be 40 ms apart (sas.md §1: an EGM with
+        real-time events supports the 40 ms rate), so the polls that drain several
+        events, or ask again after an event answered in place of a reply, follow at
+        once; the caller's own cadence is its affair."""
         await self._command(RealTimeReporting(self.address, enable))
         if enable:
             self.line.real_time.add(self.address)
+            self._paced_spacing = self._min_spacing
+            self.min_spacing = min(self._min_spacing, SAS_MIN_SPACING_REAL_TIME)
         else:
             self.line.real_time.discard(self.address)
+            self.min_spacing = self._paced_spacing
 
     async def lock(self) -> None:
         """LP 01: lock out play (a game in progress completes first)."""
