@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import bisect
+import gc
 import os
 import statistics
 import sys
@@ -52,6 +53,30 @@ GOAL_P99_MS = 300.0
 # gateway runs in this process, so its feed is stamped here (see _stamp_publishes).
 PUBLISHED: list[tuple[float, str, int]] = []
 CPU: dict[str, float] = {}  # share of one core during the heat, per process
+LAG: list[float] = []  # the gateway's event loop: how late a 20 ms sleep woke (ms)
+GC_MS: list[float] = []  # the collector's full passes in this process during the heat
+
+
+def _time_collections() -> None:
+    started: list[float] = []
+
+    def note(phase: str, info: dict[str, int]) -> None:
+        if info.get("generation") != 2:
+            return
+        if phase == "start":
+            started[:] = [time.perf_counter()]
+        elif started:
+            GC_MS.append((time.perf_counter() - started[0]) * 1000)
+
+    gc.callbacks.append(note)
+
+
+async def _sample_lag(stop: asyncio.Event) -> None:
+    loop = asyncio.get_running_loop()
+    while not stop.is_set():  # bounded by the heat: stopped when it is over
+        t = loop.time()
+        await asyncio.sleep(0.02)
+        LAG.append((loop.time() - t - 0.02) * 1000)
 
 
 def _stamp_publishes() -> None:
@@ -143,8 +168,8 @@ def _latencies(
 
 def _gateway_part(log: list[list[Any]]) -> list[float]:
     """Per change, the time to the first seat message the gateway published with its
-    value (the SAS poll that learnt it, the watcher, the feed); overtaken changes, whose
-    value was never published before the next change, are left out."""
+    value (the SAS poll that learnt it, the watcher, the feed).  A change overtaken by a
+    later one (a later value of the machine published first) is left out."""
     by_machine: dict[str, list[tuple[float, int]]] = {}
     for t, machine, credits in PUBLISHED:
         by_machine.setdefault(machine, []).append((t, credits))
@@ -156,13 +181,13 @@ def _gateway_part(log: list[list[Any]]) -> list[float]:
         pubs = by_machine.get(machine, [])
         times = [p[0] for p in pubs]
         for i, (at, credits) in enumerate(seq):
-            until = seq[i + 1][0] if i + 1 < len(seq) else float("inf")
+            later = {v for _, v in seq[i + 1 : i + 20]} - {credits}
             for t, value in pubs[bisect.bisect_left(times, at) :]:
                 if value == credits:
                     out.append((t - at) * 1000)
                     break
-                if t > until + 5:
-                    break
+                if value in later:
+                    break  # overtaken
     return out
 
 
@@ -232,6 +257,9 @@ async def _measure(
                 break
             await asyncio.sleep(0.1)
         cpu0 = (time.process_time(), _cpu_seconds(bank.proc.pid), time.monotonic())
+        lag_stop = asyncio.Event()
+        lag_task = asyncio.create_task(_sample_lag(lag_stop))
+        GC_MS.clear()
         await asyncio.to_thread(bank.ask, "players on")
         await asyncio.to_thread(bank.ask, "credit-log")  # from here on
         offset = time.time() - time.monotonic()  # the page's epoch ms onto the machines' clock
@@ -240,6 +268,8 @@ async def _measure(
                 break
             await asyncio.sleep(0.1)
         log = (await asyncio.to_thread(bank.ask, "credit-log"))["credit_log"]
+        lag_stop.set()
+        await lag_task
         wall = time.monotonic() - cpu0[2]
         CPU["gateway"] = (time.process_time() - cpu0[0]) / wall
         CPU["bank"] = (_cpu_seconds(bank.proc.pid) - cpu0[1]) / wall
@@ -268,6 +298,7 @@ def main() -> int:
     )
     args = parser.parse_args()
     _stamp_publishes()
+    _time_collections()
     if args.profile:
         from pyinstrument import Profiler
 
@@ -279,7 +310,8 @@ def main() -> int:
         r = asyncio.run(run(args.seats, args.seconds, args.chromium))
     table = Table(title="machine credit change → console live heat page")
     cols = ("seats", "credit changes", "shown on the page", "p50", "p99", "max",
-            "change → published p50 / p99", "CPU gateway / bank")  # fmt: skip
+            "change → published p50 / p99", "CPU gateway / bank",
+            "loop lag p50 / p99")  # fmt: skip
     for col in cols:
         table.add_column(col)
     table.add_row(
@@ -287,8 +319,11 @@ def main() -> int:
         f"{r['p50']:.0f} ms", f"{r['p99']:.0f} ms", f"{r['max']:.0f} ms",
         f"{r['gw50']:.0f} / {r['gw99']:.0f} ms",
         f"{CPU.get('gateway', 0):.0%} / {CPU.get('bank', 0):.0%}",
+        f"{_pct(LAG, 0.5):.0f} / {_pct(LAG, 0.99):.0f} ms" if LAG else "-",
     )  # fmt: skip
     Console().print(table)
+    if GC_MS:
+        print(f"full collections in the heat: {len(GC_MS)}, longest {max(GC_MS):.0f} ms")
     print(f"goal: p99 <= {GOAL_P99_MS:.0f} ms including the 200 ms SAS poll")
     return 0
 
