@@ -412,12 +412,16 @@ class HostLink(_Link):
             for ev in self._parser.gap():
                 self._on_reply_event(ev, now)
             return
-        if self._real_time and isinstance(self._poll, GeneralPoll):
+        if self._tries >= self.settings.max_tries and self._real_time and isinstance(
+            self._poll, GeneralPoll
+        ):
             # SAS 6.02 §12.6: in RTE mode an EGM with nothing to report sends nothing.
-            # Whether it still answers at all is for its long polls to show.
+            # Only after every try: a slow answer is taken by a repeat, never left to
+            # land on the next poll.  Whether it still answers is for its long polls.
             self._go(HostInput.REPLY)
             self._parser.expect(None)
-            self._events.append(PollReply(self._poll, ExceptionReply(self._poll.addr, 0), 1))
+            reply = ExceptionReply(self._poll.addr, 0)
+            self._events.append(PollReply(self._poll, reply, self._tries))
             self._finish()
             return
         if self._tries >= self.settings.max_tries:

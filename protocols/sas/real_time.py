@@ -18,8 +18,8 @@ follows from its code, so a code not in the table is framed by the line going qu
 
 "No activity" in RTE mode: §12.6 says 00 and 1F are not reported (nothing is sent);
 one EGM platform answers ``addr FF 00 CRC``.  The host takes both as no activity
-(:mod:`protocols.sas.link` settles a silent general poll in RTE mode at its first reply
-timeout); the emulator sends the frame.
+(:mod:`protocols.sas.link` settles a general poll in RTE mode that every try met with
+silence as no activity, not as a timeout); the emulator sends the frame.
 """
 
 from __future__ import annotations
