@@ -277,13 +277,18 @@ async def _measure(
         CPU["bank"] = (_cpu_seconds(bank.proc.pid) - cpu0[1]) / wall
         seen = await page.evaluate("() => window.__seen")
         await browser.close()
+    # The watchers go quiet a poll spacing before the end (the lock must find idle
+    # links): a change in the heat's last second is shown with the scores.  Timed apart.
+    cutoff = max((float(at) for _, _, at in log), default=0.0) - 1.0
     values, changes = _latencies(log, seen, offset)
+    play, _ = _latencies([x for x in log if float(x[2]) < cutoff], seen, offset)
     gateway = _gateway_part(log)
     return {
         "changes": changes,
         "shown": len(values),
         "p50": statistics.median(values) if values else float("nan"),
         "p99": _pct(values, 0.99) if values else float("nan"),
+        "play99": _pct(play, 0.99) if play else float("nan"),
         "max": max(values) if values else float("nan"),
         "gw50": statistics.median(gateway) if gateway else float("nan"),
         "gw99": _pct(gateway, 0.99) if gateway else float("nan"),
@@ -311,15 +316,16 @@ def main() -> int:
     else:
         r = asyncio.run(run(args.seats, args.seconds, args.chromium))
     table = Table(title="machine credit change → console live heat page")
-    cols = ("seats", "credit changes", "shown on the page", "p50", "p99", "max",
+    cols = ("seats", "credit changes", "shown on the page", "p50", "p99",
+            "p99 but the last second", "max",
             "change → published p50 / p99", "CPU gateway / bank",
             "loop lag p50 / p99")  # fmt: skip
     for col in cols:
         table.add_column(col)
     table.add_row(
         str(args.seats), str(int(r["changes"])), str(int(r["shown"])),
-        f"{r['p50']:.0f} ms", f"{r['p99']:.0f} ms", f"{r['max']:.0f} ms",
-        f"{r['gw50']:.0f} / {r['gw99']:.0f} ms",
+        f"{r['p50']:.0f} ms", f"{r['p99']:.0f} ms", f"{r['play99']:.0f} ms",
+        f"{r['max']:.0f} ms", f"{r['gw50']:.0f} / {r['gw99']:.0f} ms",
         f"{CPU.get('gateway', 0):.0%} / {CPU.get('bank', 0):.0%}",
         f"{_pct(LAG, 0.5):.0f} / {_pct(LAG, 0.99):.0f} ms" if LAG else "-",
     )  # fmt: skip
