@@ -145,12 +145,13 @@ async def _prepare(ctx: GatewayContext, seats: int, seconds: int, machines: list
 
 
 def _latencies(
-    log: list[list[Any]], seen: list[list[Any]], offset: float
+    log: list[list[Any]], seen: list[list[Any]], offset: float, before: float = float("inf")
 ) -> tuple[list[float], int]:
     """Per credit change the page showed, the time from the change (machine clock,
     monotonic s) to its first showing (page clock, epoch ms; ``offset`` = epoch -
     monotonic).  A cell written again with the value it already shows is a re-render,
-    not a change: only the first showing of each change counts."""
+    not a change: only the first showing of each change counts.  ``before``: time only
+    the changes made before this machine-clock time."""
     changes: dict[tuple[str, int], list[float]] = {}
     for machine, credits, at in log:
         changes.setdefault((machine, int(credits)), []).append(float(at))
@@ -164,7 +165,8 @@ def _latencies(
         i = bisect.bisect_right(times, at) - 1
         if i >= 0 and (machine, int(text), i) not in shown:
             shown.add((machine, int(text), i))
-            out.append((at - times[i]) * 1000)
+            if times[i] < before:
+                out.append((at - times[i]) * 1000)
     return out, len(log)
 
 
@@ -281,7 +283,7 @@ async def _measure(
     # links): a change in the heat's last second is shown with the scores.  Timed apart.
     cutoff = max((float(at) for _, _, at in log), default=0.0) - 1.0
     values, changes = _latencies(log, seen, offset)
-    play, _ = _latencies([x for x in log if float(x[2]) < cutoff], seen, offset)
+    play, _ = _latencies(log, seen, offset, before=cutoff)
     gateway = _gateway_part(log)
     return {
         "changes": changes,
