@@ -14,7 +14,8 @@ answers one JSON line per command read from stdin:
     corrupt ID N       the next N data replies of machine ID get a wrong CRC
     flip ID RATE [SEED]  flip one bit in RATE (0..1) of machine ID's reply bytes (seeded)
     credits            per machine, [machine-clock time, credit meter] of every change
-                       since the previous ``credits`` (then forgets them)
+                       since the previous ``credits`` or ``credit-log`` (then forgets them)
+    credit-log         the same changes as one list of [machine, credit meter, time]
     exits              per machine, the credit meter it had when it last left tournament
                        mode (taken on the machine's side, as it left), then forgets them
     bill ID CREDITS    a player inserts a bill (cashable credits on the meter)
@@ -37,7 +38,6 @@ import asyncio
 import gc
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -63,16 +63,14 @@ class Host:
         self.last_poll: dict[str, float] = {}
         self.min_gap: dict[str, float] = {}
         self.exit_credits: dict[str, int] = {}
-        # (machine, credit meter, wall-clock time) at every credit change: the start of a
-        # change's path to a screen (bench/console.py).
+        # One log of every credit change, (machine, credit meter, machine clock =
+        # monotonic s): where a change's path to a screen starts (bench/console.py and
+        # bench/signage.py read it, each read forgetting what it returned).
         self.credit_log: list[tuple[str, int, float]] = []
-        self.machine_of = {b.machine.machine_id: b.machine for b in bank.machines}
         self.last_credits: dict[str, int] = {}
-        self.credit_changes: dict[str, list[tuple[float, int]]] = {}
         for b in bank.machines:
             mid = b.machine.machine_id
             self.unlock_times[mid] = []
-            self.credit_changes[mid] = []
             b.machine.subscribe(self._listener(mid, b.machine))
             b.face.on_poll = self._poll_watch(mid)
             self._watch_exits(b.machine)
@@ -104,21 +102,16 @@ class Host:
     def _listener(self, machine_id: str, machine: Any) -> Any:
         times = self.unlock_times[machine_id]
         last = self.last_credits
-        changes = self.credit_changes[machine_id]
 
         def on_event(note: ModelEvent) -> None:
             if note.event is Event.PLAY_ENABLED:
                 times.append(note.at)
-            elif note.event in _METER_EVENTS:
-                credits = machine.credits
-                if not changes or changes[-1][1] != credits:
-                    changes.append((note.at, credits))
-            if note.event in _METER_EVENTS and len(self.credit_log) < 1_000_000:
+            elif note.event in _METER_EVENTS and len(self.credit_log) < 1_000_000:
                 # A spin takes the bet at the press and adds the win at the game's end.
-                credits = self.machine_of[machine_id].credits
+                credits = machine.credits
                 if last.get(machine_id) != credits:
                     last[machine_id] = credits
-                    self.credit_log.append((machine_id, credits, time.time()))
+                    self.credit_log.append((machine_id, credits, note.at))
 
         return on_event
 
@@ -242,13 +235,16 @@ class Host:
         self.last_poll.clear()
         return {"spacing": gaps}
 
-    def _take(self, what: str) -> dict[str, list[Any]]:
-        """The machines' stamps of one kind since the last ask, then forgets them."""
-        kept: dict[str, Any] = self.unlock_times if what == "unlocks" else self.credit_changes
-        data = {k: list(v) for k, v in kept.items()}
-        for v in kept.values():
-            v.clear()
-        return data
+    def _credits_by_machine(self) -> dict[str, list[tuple[float, int]]]:
+        """The credit log since the last read, per machine as [time, credits], then
+        forgets it."""
+        log, self.credit_log = self.credit_log, []
+        out: dict[str, list[tuple[float, int]]] = {
+            b.machine.machine_id: [] for b in self.bank.machines
+        }
+        for machine_id, credits, at in log:
+            out[machine_id].append((at, credits))
+        return out
 
     def command(self, line: str) -> dict[str, Any]:
         words = line.split()
@@ -261,7 +257,7 @@ class Host:
         if len(words) == 1 and cmd in ("state", "unlocks", "credit-log", "spacing"):
             return self._report(cmd)
         if cmd == "credits":
-            return {cmd: self._take(cmd)}
+            return {cmd: self._credits_by_machine()}
         if cmd == "fault" and len(words) == 3:
             return self._fault(words[1], words[2])
         if cmd == "aft" and len(words) in (3, 4):

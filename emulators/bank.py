@@ -103,9 +103,11 @@ class Bank:
         aft_lax: bool = False,
         aft_refuse: int = 0,
         loop_size: int = 1,
+        no_real_time: int = 0,
     ) -> None:
         """``loop_size`` > 1: machines share ports, that many to a multi-drop loop at
-        addresses 1..``loop_size`` (``address`` is then unused)."""
+        addresses 1..``loop_size`` (``address`` is then unused).  The last
+        ``no_real_time`` machines have no real-time event reporting (silent to LP 0E)."""
         if count < 1:
             raise ValueError("a bank needs at least one machine")
         assets = list(asset_numbers or range(DEFAULT_ASSET_BASE, DEFAULT_ASSET_BASE + count))
@@ -117,6 +119,8 @@ class Bank:
             raise ValueError(f"--aft-refuse must be 0..{count}")
         if not 0 <= no_tournament_support <= count:
             raise ValueError(f"--no-tournament-support must be 0..{count}")
+        if not 0 <= no_real_time <= count:
+            raise ValueError(f"--no-real-time must be 0..{count}")
         if base_port and not 1024 <= base_port <= 65535 - (count - 1):
             raise ValueError(f"base port {base_port} + {count} machines leaves 1024..65535")
         if not 1 <= address <= 127:
@@ -135,6 +139,7 @@ class Bank:
         self.aft_lax = aft_lax
         self.aft_refuse = aft_refuse
         self.loop_size = loop_size
+        self.no_real_time = no_real_time
         self.machines: list[BankMachine] = []
         self.serial_machines: list[SerialMachine] = []
         self.players: Players | None = None
@@ -180,6 +185,7 @@ class Bank:
                 outbox=self.outbox,
                 enforce_gap=self.enforce_gap,
                 aft=self._aft_settings(i),
+                real_time=i < self.count - self.no_real_time,
             )
             faces.append((i, machine, face))
         port = self.base_port + indices[0] // self.loop_size if self.base_port else 0

@@ -168,6 +168,10 @@ class EmulatedMachine:
         self.handpay_pending = False
         self.powered = True
         self.game_in_progress = False
+        # The latest game's bet and win, for the protocol faces' reports of its start and
+        # end (SAS real-time events 7E / 7F carry them).
+        self.last_bet = 0
+        self.last_win = 0
         self._game: _PendingGame | None = None  # the game in progress, if it takes time
         self.tournament: TournamentState | None = None
         self.last_tournament_meters = ModelTournamentMeters()
@@ -185,6 +189,12 @@ class EmulatedMachine:
             listener(note)
 
     # -- state queries ---------------------------------------------------------------
+    @property
+    def coin_in(self) -> int:
+        """Credits wagered so far: the tournament's while in tournament mode."""
+        t = self.tournament
+        return t.meters.credits_wagered if t is not None else self.meters.coin_in
+
     @property
     def credits(self) -> int:
         """The credit meter a player sees: tournament credits while in tournament mode."""
@@ -360,6 +370,7 @@ class EmulatedMachine:
         if self.credits < bet:
             raise MachineRefusal("not enough credits")
         self.game_in_progress = True
+        self.last_bet = bet
         stops = tuple(self._rng.randrange(len(_REEL)) for _ in range(3))
         win = bet * _line_pay(stops)
         # The wager is taken at the press, as on a real EGM (coin-in / credits wagered
@@ -381,6 +392,7 @@ class EmulatedMachine:
     def _finish(self, win: int) -> None:
         """A game's end: the win lands on the credit meter and the game meters move (the
         bet was wagered at the start)."""
+        self.last_win = win
         t = self.tournament
         if t is not None:
             t.credits += win

@@ -234,9 +234,7 @@ class MqttBoard:
 
     def _cmd_read_meters(self, args: dict[str, Any]) -> dict[str, Any]:
         return {
-            k: v
-            for k, v in codec.to_json(self.meters(0)).items()
-            if k not in ("v", "seq", "at")
+            k: v for k, v in codec.to_json(self.meters(0)).items() if k not in ("v", "seq", "at")
         }
 
     def _cmd_read_credits(self, args: dict[str, Any]) -> dict[str, Any]:

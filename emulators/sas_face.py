@@ -59,6 +59,7 @@ from protocols.sas import (
     Nack,
     PollHandled,
     ProtocolError,
+    RealTimeEvent,
     RemoteHandpayReset,
     SasException,
     SendCurrentCredits,
@@ -342,10 +343,13 @@ class SasFace:
         outbox: ReplyOutbox | None = None,
         enforce_gap: bool = False,
         aft: AftSettings | None = None,
+        real_time: bool = True,
     ) -> None:
         """``enforce_gap``: discard a host message with a pause of more than 5 ms (the
         settings' ``inter_byte_gap``) between its bytes, as a real EGM does.  ``aft``: the
-        EGM's asset number and how strict its AFT is (:mod:`emulators.sas_aft`)."""
+        EGM's asset number and how strict its AFT is (:mod:`emulators.sas_aft`).
+        ``real_time``: the EGM supports real-time event reporting (LP 0E); when the host
+        turns it on, every game's start and end go out with their bet and win."""
         if enforce_gap:
             settings = dataclasses.replace(settings or LinkSettings(), enforce_gap=True)
         self.machine = machine
@@ -355,7 +359,12 @@ class SasFace:
         self.answers = PollAnswers(machine, address, zone, aft=aft)
         self._loop = asyncio.get_running_loop()
         self.link = EgmLink(
-            address, self, self._loop.time(), settings, fast_polls=fast_polls(address)
+            address,
+            self,
+            self._loop.time(),
+            settings,
+            fast_polls=fast_polls(address),
+            real_time_capable=real_time,
         )
         self.answers.aft.post = self.link.post_exception
         self.carrier: Carrier | None = None
@@ -380,10 +389,24 @@ class SasFace:
     def _on_machine_event(self, note: ModelEvent) -> None:
         code = EXCEPTION_CODES.get(note.event)
         if code is not None:
-            self.link.post_exception(code)
+            self.link.post_exception(code, data=self._event_data(note.event))
+
+    def _event_data(self, event: Event) -> bytes:
+        """What the event's real-time frame carries (kept with it in the queue, as the
+        host may turn RTE on before it reads the event)."""
+        m = self.machine
+        if event is Event.GAME_STARTED:
+            wagered = min(m.last_bet, 9999)
+            return RealTimeEvent.game_started(self.address, wagered, m.coin_in % 10**8).data
+        if event is Event.GAME_ENDED:
+            return RealTimeEvent.game_ended(self.address, min(m.last_win, 10**8 - 1)).data
+        return b""
 
     # -- carriers ------------------------------------------------------------------------
     def attach(self, carrier: Carrier) -> None:
+        # A new connection is a new host session: it starts with RTE off, as a board
+        # that lost its host does (the host turns it on again if it wants it).
+        self.link.real_time = False
         old, self.carrier = self.carrier, carrier
         if old is not None and not old.closed:
             old.close()

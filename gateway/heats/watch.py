@@ -3,6 +3,13 @@
 A machine that stops answering past the retry budget, tilts or loses power leaves the
 heat (T20/T21, :meth:`HeatCore._malfunction`); the heat goes on for the others.
 The watchers stop a poll spacing before the end, so the end's lock finds idle links.
+
+Live credits: a driver with :class:`~gateway.machines.capabilities.LiveCredits` (SAS
+real-time event reporting) learns every game's bet and win from the event polls it
+makes anyway, so the credits shown move within one poll of the change; the credit
+meter is read about once a second only, as the base those events move and to know the
+machine still answers long polls.  Any other driver's meter is read every other turn,
+as before.  A seat's credits are noted only when they change.
 """
 
 from __future__ import annotations
@@ -13,7 +20,9 @@ from datetime import UTC, datetime
 
 from gateway.heats.heat_core import HeatCore, _why
 from gateway.heats.hooks import Progress
+from gateway.machines.capabilities import LiveCredits
 from gateway.machines.driver import TRANSIENT_ERRORS, DriverError, MachineEventKind
+from gateway.machines.links import MachineLink
 from storage.journal import MachineState
 
 # Events that end a machine's part in a heat (T20: a malfunction of a slot machine),
@@ -33,6 +42,11 @@ MALFUNCTION_EVENTS = frozenset(
 # LINK_DOWN is not here: a link that stays down shows as a machine that stops answering,
 # and a broker restart (every MQTT board "offline" a moment) is no machine's fault.
 TRAP_MALFUNCTION_EVENTS = MALFUNCTION_EVENTS | {MachineEventKind.LINK_DOWN}
+
+# With live credits, the meter is read every this many turns (about a second): the base
+# of the events, and the sign that the machine still answers (a real-time EGM with
+# nothing to report may stay silent to a general poll).
+BASE_READ_TURNS = 5
 
 
 class Watching(HeatCore):
@@ -68,7 +82,13 @@ class Watching(HeatCore):
 
     async def _watch(self, machine_id: str) -> None:
         link = self.links[machine_id]
+        try:
+            live = await self._start_live(link)
+        except TRANSIENT_ERRORS as exc:
+            self._spawn_malfunction(machine_id, f"stopped answering: {_why(exc)}")
+            return
         tick = 0
+        shown: int | None = None
         while not self._stop_watch.is_set() and not self._quiet_before_end():
             if self.out.seats[machine_id].state is MachineState.MALFUNCTION:
                 return  # marked from outside (an SNMP trap): out of the heat
@@ -79,8 +99,9 @@ class Watching(HeatCore):
                 if bad:
                     self._spawn_malfunction(machine_id, f"machine reported {bad[0].kind.value}")
                     return
-                if tick % 2 == 0 and not (self._stop_watch.is_set() or self._quiet_before_end()):
-                    credits = await link.call(link.driver.credits)
+                credits = await self._credits(link, live, tick)
+                if credits is not None and credits != shown:
+                    shown = credits
                     self._emit(Progress.CREDITS, machine_id=machine_id, value=credits)
             except TRANSIENT_ERRORS as exc:
                 self._spawn_malfunction(machine_id, f"stopped answering: {_why(exc)}")
@@ -90,3 +111,27 @@ class Watching(HeatCore):
             tick += 1
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop_watch.wait(), self.poll_interval_s)
+
+    @staticmethod
+    async def _start_live(link: MachineLink) -> bool:
+        """Live credits from the machine's own reports, if its driver can (once a heat)."""
+        driver = link.driver
+        if not isinstance(driver, LiveCredits):
+            return False
+        try:
+            return await link.call(driver.start_live_credits)
+        except TRANSIENT_ERRORS:
+            raise
+        except DriverError:
+            return False  # refused: read the meter as any driver's
+
+    async def _credits(self, link: MachineLink, live: bool, tick: int) -> int | None:
+        """This turn's credits: the live value, or a read of the meter when it is due."""
+        driver = link.driver
+        value = driver.live_credits() if live and isinstance(driver, LiveCredits) else None
+        due = tick % BASE_READ_TURNS == 0 if live else tick % 2 == 0
+        if (value is None or due) and not (self._stop_watch.is_set() or self._quiet_before_end()):
+            if value is None and live and tick % 2:
+                return None  # base lost: read it on the next even turn, as without
+            value = await link.call(driver.credits)
+        return value

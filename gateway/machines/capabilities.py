@@ -45,6 +45,24 @@ class TournamentMeterReader(Protocol):
 
 
 @runtime_checkable
+class LiveCredits(Protocol):
+    """A driver whose machine can report each game's bet and win as it happens (SAS
+    real-time event reporting, LP 0E): the heat's live credit display then follows from
+    the event polls alone, with no meter read per change.  Only the live display: a
+    seat's score is still read from the meters at the heat's end."""
+
+    async def start_live_credits(self) -> bool:
+        """Turn the reporting on and read the credit meter once, as the base the games'
+        bets and wins move; False when the machine cannot (read :meth:`credits` then)."""
+        ...
+
+    def live_credits(self) -> int | None:
+        """The credit meter as of the events drained so far; None while it is not known
+        (reporting off, or events lost): read the meter."""
+        ...
+
+
+@runtime_checkable
 class PacedLink(Protocol):
     """A driver that spaces its own polls (SAS: at least 200 ms between polls to a machine)."""
 

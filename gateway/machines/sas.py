@@ -84,6 +84,7 @@ from gateway.machines.driver import (
     TournamentSupport,
 )
 from gateway.machines.sas_aft import AftHost, AftSession
+from gateway.machines.sas_live import LiveMeter
 from gateway.machines.scoring import credits_won
 from gateway.machines.suspect_bytes import POWER_LOST, ExceptionGate
 from gateway.scores import HeatScore, TournamentMeters
@@ -97,6 +98,7 @@ from protocols.sas.client import (
     SAS_MIN_SPACING,
     ClientStats,
     PreparedPoll,
+    Report,
     SasClient,
     SasClientError,
     SasLinkLost,
@@ -182,6 +184,13 @@ class SasDriver:
         self._gate = ExceptionGate(on_suspect=self._log_suspect)
         self._in_heat = False  # the gate holds malfunction codes only while seated in a heat
         self._earlier = LinkCounters()  # counters of the clients this driver closed
+        # Real-time event reporting (capabilities.LiveCredits): wanted for this heat,
+        # supported by the machine (None: not asked yet), the meter it keeps, and the
+        # events a base read met (reported, but already in the base).
+        self._live_wanted = False
+        self._live_supported: bool | None = None
+        self._live = LiveMeter()
+        self._counted: list[Report] = []
 
     @property
     def suspect_bytes(self) -> int:
@@ -241,6 +250,7 @@ class SasDriver:
                 min_spacing=self.min_spacing,
             )
             self._client = client
+            self._live.lose()  # a new connection starts with real-time reporting off
         return client
 
     @asynccontextmanager
@@ -294,7 +304,41 @@ class SasDriver:
 
     async def credits(self) -> int:
         async with self._errors():
-            return await (await self._connected()).credits()
+            c = await self._connected()
+            return await self._live_base(c) if c.real_time else await c.credits()
+
+    # -- capabilities.LiveCredits ----------------------------------------------------------
+    async def start_live_credits(self) -> bool:
+        """LP 0E on, then LP 1A as the base (:mod:`gateway.machines.sas_live`).  A machine
+        that stays silent to LP 0E has no real-time reporting: False, asked once."""
+        if self._live_supported is False:
+            return False
+        async with self._errors():
+            return await self._start_live(await self._connected())
+
+    async def _start_live(self, c: SasClient) -> bool:
+        if not c.real_time:
+            try:
+                await c.real_time_reporting(True)
+            except (SasTimeout, SasRefused):
+                self._live_supported = False
+                log.info(
+                    "machine %s: no real-time event reporting; credits by LP 1A", self.machine_id
+                )
+                return False
+        self._live_supported = self._live_wanted = True
+        await self._live_base(c)
+        return True
+
+    async def _live_base(self, c: SasClient) -> int:
+        credits = await c.credits()
+        self._counted += c.take_held()  # met by this read: in its value already
+        self._live.base(credits)
+        return credits
+
+    def live_credits(self) -> int | None:
+        c = self._client
+        return self._live.value if c is not None and c.real_time else None
 
     async def lock(self) -> None:
         async with self._errors():
@@ -397,6 +441,10 @@ class SasDriver:
         self._in_heat = False
         async with self._errors():
             c = await self._connected()
+            if c.real_time:  # the live display is over: one-byte exceptions again
+                await c.real_time_reporting(False)
+            self._live_wanted = False
+            self._live.lose()
             await c.lock()
             if await self._support_mode(c) is TournamentSupport.NATIVE:
                 await c.exit_tournament()
@@ -485,7 +533,13 @@ class SasDriver:
     async def poll_events(self) -> list[MachineEvent]:
         async with self._errors():
             c = await self._connected()
-            codes = await c.events()
+            if self._live_wanted and not c.real_time:
+                await self._start_live(c)  # reconnected: turn the reporting on again
+            reports = await c.reports()
+            for report in reports:
+                self._live.apply(report)
+            codes = [r.code for r in (*self._counted, *reports)]
+            self._counted = []
             if self._in_heat:
                 codes = self._gate.admit(codes)
         codes += await self._confirm_by_status(c)
@@ -514,7 +568,6 @@ class SasDriver:
         if confirmed:
             self._status_base = now  # a later byte needs the meter to move again
         return confirmed
-
 
 
 def _counters(stats: ClientStats) -> LinkCounters:

@@ -48,6 +48,8 @@ link state machines in :mod:`protocols.sas.link` (h11 style, ``now`` passed in):
 Frames without escaping: ``msg.encode()``; ``decode_host_frame(frame)`` and
 ``decode_reply(frame, poll)`` raise typed :class:`ProtocolError` subclasses.
 LP 8C's layout is an assumption [A] isolated in :mod:`protocols.sas.tournament_layout`.
+Real-time event reporting (LP 0E, event frames ``addr FF code data CRC``) is in
+:mod:`protocols.sas.real_time`.
 """
 
 from protocols.sas.aft import (
@@ -157,6 +159,12 @@ from protocols.sas.messages import (
     VersionReply,
 )
 from protocols.sas.polls import POLLS, PollSpec, PollType, ReplyKind
+from protocols.sas.real_time import (
+    REAL_TIME_DATA_LENGTHS,
+    RealTimeEvent,
+    RealTimeReporting,
+    decode_real_time,
+)
 from protocols.sas.wire import Chunk, StreamDecoder, escape
 
 __all__ = [
@@ -164,6 +172,7 @@ __all__ = [
     "HOST_MESSAGES",
     "HOST_TRANSITIONS",
     "POLLS",
+    "REAL_TIME_DATA_LENGTHS",
     "REPLIES",
     "SYNC",
     "TOURNAMENT_METER_CODES",
@@ -224,6 +233,8 @@ __all__ = [
     "PollSpec",
     "PollType",
     "ProtocolError",
+    "RealTimeEvent",
+    "RealTimeReporting",
     "RemoteHandpayReset",
     "ReplyKind",
     "ReplyParser",
@@ -260,6 +271,7 @@ __all__ = [
     "crc16_kermit",
     "crc_bytes",
     "decode_host_frame",
+    "decode_real_time",
     "decode_reply",
     "describe_exception",
     "describe_registration_status",

@@ -68,6 +68,7 @@ from protocols.sas.messages import (
     GamingMachineMetersReply,
     GeneralPoll,
     HostMessage,
+    LongPoll,
     MachineInfoReply,
     MetersReply,
     SendCurrentCredits,
@@ -85,6 +86,7 @@ from protocols.sas.messages import (
     TournamentMode,
     VersionReply,
 )
+from protocols.sas.real_time import RealTimeEvent, RealTimeReporting
 
 SAS_MIN_SPACING = 0.200  # seconds between polls to one EGM (sas.md §1)
 SAS_MIN_SPACING_REAL_TIME = 0.040  # for EGMs with real-time event reporting
@@ -180,6 +182,8 @@ class ClientStats:
 
 
 _R = TypeVar("_R", bound=EgmMessage)
+Report = ExceptionReply | RealTimeEvent
+"""What a general poll reads: one exception byte, or a real-time event frame."""
 
 
 class SasClient:
@@ -208,6 +212,7 @@ class SasClient:
         self.line = line
         self.carrier = line.carrier
         self._min_spacing = min_spacing
+        self._paced_spacing = min_spacing  # restored when real-time reporting ends
         self.busy_tries = busy_tries
         self.stats = ClientStats()
         self.capabilities_cache: Capabilities | None = None
@@ -215,7 +220,9 @@ class SasClient:
         self._lock = asyncio.Lock()
         self.last_poll_at = 0.0  # loop time the latest request went out
         self.chirps: deque[float] = deque(maxlen=32)  # loop-break chirps seen (loop time)
-        self._held_codes: deque[int] = deque()  # exception codes read outside events()
+        # Exceptions read outside reports(): by capabilities(), and the events a
+        # real-time EGM sent in place of a long poll's reply.
+        self._held: deque[Report] = deque()
         self._left = False
         line.join(address, self, min_spacing)
 
@@ -254,6 +261,12 @@ class SasClient:
     @property
     def closed(self) -> bool:
         return self._left or self.line.closed
+
+    @property
+    def real_time(self) -> bool:
+        """The EGM reports events in real time (LP 0E acknowledged): general polls are
+        answered with event frames (:mod:`protocols.sas.real_time`)."""
+        return self.address in self.line.real_time
 
     async def close(self) -> None:
         """Leave the line; the last EGM to leave closes the port."""
@@ -315,12 +328,31 @@ class SasClient:
 
     async def _request(self, poll: HostMessage, tries: int) -> EgmMessage:
         async with self._lock:
-            for _ in range(tries):
+            busy = events = 0
+            while True:  # bounded: busy by ``tries``, events by the queue's bound
                 reply = await self._exchange(poll)
+                if isinstance(reply, RealTimeEvent) and isinstance(poll, LongPoll):
+                    events += 1
+                    self._hold(reply, events, poll)
+                    continue  # ask again; the line's sync ahead of the repeat ACKs the event
                 if not isinstance(reply, Busy):
                     return reply
                 self.stats.busy += 1
-            raise SasBusy(f"address {self.address} busy to LP {_name(poll)} after {tries} tries")
+                busy += 1
+                if busy >= tries:
+                    raise SasBusy(
+                        f"address {self.address} busy to LP {_name(poll)} after {tries} tries"
+                    )
+
+    def _hold(self, event: RealTimeEvent, count: int, poll: HostMessage) -> None:
+        """A real-time EGM reported ``event`` in place of ``poll``'s reply (SAS 6.02
+        §12.3-12.4): keep it for the next :meth:`reports`; the poll goes again."""
+        if count > MAX_EVENTS_PER_DRAIN:
+            raise SasProtocolFault(
+                f"address {self.address}: LP {_name(poll)} answered by events only"
+            )
+        if event.code:
+            self._held.append(event)
 
     def prepare(self, poll: HostMessage) -> PreparedPoll:
         """Frame ``poll`` now, send nothing; :meth:`PreparedPoll.fire` sends it later."""
@@ -348,6 +380,9 @@ class SasClient:
         self, poll: HostMessage, waiter: asyncio.Future[EgmMessage]
     ) -> EgmMessage:
         reply = await self._answer(waiter)
+        if isinstance(reply, RealTimeEvent) and isinstance(poll, LongPoll):
+            self._hold(reply, 1, poll)  # an event first: ask again the ordinary way
+            return await self._request(poll, self.busy_tries)
         if isinstance(reply, Busy):  # ask again after the spacing, as request() would
             self.stats.busy += 1
             if self.busy_tries == 1:
@@ -383,23 +418,59 @@ class SasClient:
         await self._expect(poll, Ack)
 
     # -- typed polls -----------------------------------------------------------------------
+    async def report(self) -> Report:
+        """One general poll: the exception at the head of the EGM's queue (code 0 = none),
+        as one byte, or as an event frame with its data when the EGM reports in real
+        time.  The next poll implicitly acknowledges it (the link handles that)."""
+        reply = await self.request(GeneralPoll(self.address))
+        if not isinstance(reply, ExceptionReply | RealTimeEvent):
+            raise SasProtocolFault(
+                f"address {self.address}: {type(reply).__name__} to a general poll"
+            )
+        return reply
+
     async def general_poll(self) -> int:
-        """One general poll: the exception code at the head of the EGM's queue (0 = none).
-        The next poll implicitly acknowledges it (the link handles that)."""
-        reply = await self._expect(GeneralPoll(self.address), ExceptionReply)
-        return reply.code
+        """One general poll: the exception code at the head of the EGM's queue (0 = none)."""
+        return (await self.report()).code
+
+    async def reports(self, limit: int = MAX_EVENTS_PER_DRAIN) -> list[Report]:
+        """General-poll until the queue is empty (no activity) or ``limit`` exceptions
+        were read.  Those read earlier by other calls (see :meth:`capabilities`, and the
+        events a real-time EGM sent in place of a reply) come first."""
+        out = self.take_held()
+        while len(out) < limit:
+            reply = await self.report()
+            if reply.code == 0x00:
+                break
+            out.append(reply)
+        return out
+
+    def take_held(self) -> list[Report]:
+        """The exceptions read outside :meth:`reports` since it last ran (then forgotten)."""
+        out = list(self._held)
+        self._held.clear()
+        return out
 
     async def events(self, limit: int = MAX_EVENTS_PER_DRAIN) -> list[int]:
-        """General-poll until the queue is empty (00) or ``limit`` codes were read.  Codes
-        read earlier by other calls (see :meth:`capabilities`) come first."""
-        codes = list(self._held_codes)
-        self._held_codes.clear()
-        while len(codes) < limit:
-            code = await self.general_poll()
-            if code == 0x00:
-                break
-            codes.append(code)
-        return codes
+        """:meth:`reports`, the exception codes alone."""
+        return [r.code for r in await self.reports(limit)]
+
+    async def real_time_reporting(self, enable: bool) -> None:
+        """LP 0E: real-time event reporting on or off; from its ACK on, general polls are
+        framed accordingly.  An EGM without it stays silent: :class:`SasTimeout`.
+
+        While it is on, polls to the EGM may be 40 ms apart (sas.md §1: an EGM with
+        real-time events supports the 40 ms rate), so the polls that drain several
+        events, or ask again after an event answered in place of a reply, follow at
+        once; the caller's own cadence is its affair."""
+        await self._command(RealTimeReporting(self.address, enable))
+        if enable:
+            self.line.real_time.add(self.address)
+            self._paced_spacing = self._min_spacing
+            self.min_spacing = min(self._min_spacing, SAS_MIN_SPACING_REAL_TIME)
+        else:
+            self.line.real_time.discard(self.address)
+            self.min_spacing = self._paced_spacing
 
     async def lock(self) -> None:
         """LP 01: lock out play (a game in progress completes first)."""
@@ -442,9 +513,9 @@ class SasClient:
                 reply = await self.features(0)
                 features = reply.features
             except SasTimeout:
-                code = await self.general_poll()  # raises again if the link is dead
-                if code:
-                    self._held_codes.append(code)
+                report = await self.report()  # raises again if the link is dead
+                if report.code:
+                    self._held.append(report)
                 features = bytes(6)
             self.capabilities_cache = Capabilities(
                 tournament=bool(features[0] & TOURNAMENT_SUPPORTED_BIT),

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from protocols.sas import aft, aft_registration
+from protocols.sas import aft, aft_registration, real_time
 from protocols.sas import messages as m
 from protocols.sas.crc import check_crc
 from protocols.sas.errors import (
@@ -28,6 +28,7 @@ from protocols.sas.wire import escape
 HOST_MESSAGES: dict[int, type[m.LongPoll]] = {
     0x01: m.Shutdown,
     0x02: m.Startup,
+    0x0E: real_time.RealTimeReporting,
     0x0F: m.SendMeters,
     0x1A: m.SendCurrentCredits,
     0x1C: m.SendGamingMachineMeters,
@@ -125,11 +126,15 @@ def decode_host_frame(frame: bytes) -> m.HostMessage:
 
 
 def decode_reply(frame: bytes, poll: m.HostMessage) -> m.EgmMessage:
-    """A complete, unescaped EGM reply to ``poll`` -> message (host side)."""
+    """A complete, unescaped EGM reply to ``poll`` -> message (host side).  An event
+    frame (``addr FF ...``, real-time reporting) is decoded whatever the poll was."""
     addr = poll.addr
     n = len(frame)
     if n == 0:
         raise LengthError("empty reply")
+    if n >= 5 and frame[0] == addr and frame[1] == real_time.REAL_TIME_EVENT:
+        # RTE: a general poll's answer, or an event in place of a long poll's reply
+        return real_time.decode_real_time(frame, addr)
     if isinstance(poll, m.GeneralPoll):
         if n != 1:
             raise LengthError("a general poll answer is one byte", frame)

@@ -61,6 +61,7 @@ from protocols.sas.messages import (
     Nack,
 )
 from protocols.sas.polls import POLLS, PollType, ReplyKind
+from protocols.sas.real_time import REAL_TIME_EVENT, data_length, decode_real_time
 from protocols.sas.wire import StreamDecoder
 
 
@@ -178,11 +179,12 @@ class HostFrameParser:
 class ReplyParser:
     """Host side: the EGM's answer to the poll given to :meth:`expect`."""
 
-    __slots__ = ("_buf", "_decoder", "_poll", "stray")
+    __slots__ = ("_buf", "_decoder", "_poll", "_real_time", "stray")
 
     def __init__(self) -> None:
         self._decoder = StreamDecoder()
         self._poll: HostMessage | None = None
+        self._real_time = False
         self._buf = bytearray()
         self.stray = 0
 
@@ -210,11 +212,14 @@ class ReplyParser:
             and POLLS[poll.command()].reply is ReplyKind.ACK
         )
 
-    def expect(self, poll: HostMessage | None) -> None:
-        """Frame the next reply as an answer to ``poll`` (None: nothing is awaited)."""
+    def expect(self, poll: HostMessage | None, *, real_time: bool = False) -> None:
+        """Frame the next reply as an answer to ``poll`` (None: nothing is awaited).
+        ``real_time``: the EGM reports events in real time (LP 0E), so a general poll's
+        answer that starts with its address is an event frame, not one exception byte."""
         if poll is not None and poll.addr == 0:
             poll = None  # broadcasts and the sync general poll have no reply
         self._poll = poll
+        self._real_time = real_time
         self._buf = bytearray()
 
     def feed(self, data: bytes | bytearray) -> list[ReplyEvent]:
@@ -255,7 +260,34 @@ class ReplyParser:
             and POLLS[poll.command()].reply is ReplyKind.ACK
         ):
             return [Ack(poll.addr)]
+        if len(buf) >= 5 and buf[1] == REAL_TIME_EVENT and data_length(buf[2]) is None:
+            # an event of a code we cannot frame by length: the quiet line ended it
+            try:
+                return [decode_real_time(buf, poll.addr)]
+            except ProtocolError as exc:
+                return [exc]
         return [TruncatedFrameError("reply cut short by the inter-byte gap", buf)]
+
+    def _event_frame(self, out: list[ReplyEvent]) -> None:
+        """``addr FF code [data] CRC``: its length follows from the code; an unknown
+        code waits for :meth:`gap`."""
+        buf = self._buf
+        assert self._poll is not None
+        if len(buf) < 3:
+            return
+        if buf[1] != REAL_TIME_EVENT:
+            err = UnexpectedReplyError(f"byte {buf[1]:02X} where an event frame has FF", buf)
+            self._done(out, err, len(buf))
+            return
+        want = data_length(buf[2])
+        if want is None or len(buf) < 5 + want:
+            return
+        need = 5 + want
+        try:
+            event: ReplyEvent = decode_real_time(bytes(buf[:need]), self._poll.addr)
+        except ProtocolError as exc:
+            event = exc
+        self._done(out, event, need)
 
     def _done(self, out: list[ReplyEvent], event: ReplyEvent, used: int) -> None:
         self.stray += len(self._buf) - used
@@ -268,7 +300,10 @@ class ReplyParser:
         buf = self._buf
         addr = poll.addr
         if isinstance(poll, GeneralPoll):
-            self._done(out, ExceptionReply(addr, buf[0]), 1)
+            if self._real_time and buf[0] == addr:
+                self._event_frame(out)
+            else:  # one exception byte (a lone 00 in RTE mode too: no activity)
+                self._done(out, ExceptionReply(addr, buf[0]), 1)
             return
         assert isinstance(poll, LongPoll)
         first = buf[0]
@@ -283,6 +318,9 @@ class ReplyParser:
             return  # a lone address: ACK, or the start of busy / a data reply
         if buf[1] == 0:
             self._done(out, Busy(addr), 2)
+            return
+        if buf[1] == REAL_TIME_EVENT:  # RTE: a pending event answers in place of the reply
+            self._event_frame(out)
             return
         code = poll.command()
         spec = POLLS[code]

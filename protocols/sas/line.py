@@ -89,6 +89,9 @@ class SasLine:
         self._lost: Exception | None = None
         self._on_close = on_close
         self.shared = False  # more than one address has joined (a multi-drop loop)
+        # Addresses whose EGM reports events in real time (LP 0E): their general polls
+        # are framed as such (protocols.sas.real_time).
+        self.real_time: set[int] = set()
         carrier.set_handlers(self._on_data, self._on_lost)
 
     # -- who is on the line ------------------------------------------------------------
@@ -184,7 +187,7 @@ class SasLine:
 
     def _transmit(self, pending: _Pending, now: float) -> None:
         address = pending.ticket.address
-        wire = self._link.send(pending.poll, now)
+        wire = self._link.send(pending.poll, now, real_time=address in self.real_time)
         self.schedule.sent(address, len(pending.poll.frame), now)
         self._in_flight = pending
         for user in self._users.get(address, ()):
@@ -288,4 +291,3 @@ class PollFailure(Exception):
     def __init__(self, event: PollFailed) -> None:
         super().__init__(event.reason)
         self.event = event
-

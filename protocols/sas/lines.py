@@ -79,9 +79,7 @@ class LinePool:
             await line.close()
 
 
-_POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LinePool] = (
-    weakref.WeakKeyDictionary()
-)
+_POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LinePool] = weakref.WeakKeyDictionary()
 
 
 def shared_lines() -> LinePool:

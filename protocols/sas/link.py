@@ -71,6 +71,7 @@ from protocols.sas.errors import (
 from protocols.sas.exception_codes import SasException
 from protocols.sas.framer import HostFrameParser, OtherAddress, ReplyParser
 from protocols.sas.messages import (
+    Ack,
     Chirp,
     EgmMessage,
     ExceptionReply,
@@ -79,6 +80,7 @@ from protocols.sas.messages import (
     LongPoll,
     Nack,
 )
+from protocols.sas.real_time import RealTimeEvent, RealTimeReporting
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,6 +289,7 @@ class HostLink(_Link):
         self._last_frame: bytes | None = None  # frame of the previous poll sent
         self._last_failed = False  # the previous poll got no good reply
         self._tries = 0
+        self._real_time = False  # the poll in flight goes to an EGM in RTE mode
         self._deadline: float | None = None
         self._quiet_cap = 0.0  # latest retry time while the line keeps babbling
 
@@ -306,10 +309,14 @@ class HostLink(_Link):
     def stray_bytes(self) -> int:
         return self._parser.stray
 
-    def send(self, message: HostMessage | FramedPoll, now: float) -> bytes:
+    def send(
+        self, message: HostMessage | FramedPoll, now: float, *, real_time: bool = False
+    ) -> bytes:
         """Queue a poll (and a sync first if it repeats the previous poll); returns the
         bytes to write.  Raises :class:`LinkStateError` while another poll is in flight.
-        A :class:`FramedPoll` is sent as framed, without encoding it again."""
+        A :class:`FramedPoll` is sent as framed, without encoding it again.
+        ``real_time``: the EGM has real-time event reporting on (LP 0E), so a general
+        poll may be answered by an event frame, or by nothing at all (no activity)."""
         framed = message if isinstance(message, FramedPoll) else frame_poll(message)
         poll, frame = framed.poll, framed.frame
         if poll.addr == 0:  # broadcast / sync: nobody answers, and it acknowledges all
@@ -325,6 +332,7 @@ class HostLink(_Link):
         if sync:
             self._out += _SYNC_WIRE
         self._poll = poll
+        self._real_time = real_time
         self._wire = framed.wire
         self._frame_len = len(frame)
         self._last_frame = frame
@@ -338,7 +346,7 @@ class HostLink(_Link):
         assert self._poll is not None
         self._tries += 1
         self._out += self._wire
-        self._parser.expect(self._poll)
+        self._parser.expect(self._poll, real_time=self._real_time)
         s = self.settings
         self._deadline = now + self._frame_len * s.byte_time + s.reply_timeout
 
@@ -408,6 +416,18 @@ class HostLink(_Link):
             for ev in self._parser.gap():
                 self._on_reply_event(ev, now)
             return
+        if self._tries >= self.settings.max_tries and self._real_time and isinstance(
+            self._poll, GeneralPoll
+        ):
+            # SAS 6.02 §12.6: in RTE mode an EGM with nothing to report sends nothing.
+            # Only after every try: a slow answer is taken by a repeat, never left to
+            # land on the next poll.  Whether it still answers is for its long polls.
+            self._go(HostInput.REPLY)
+            self._parser.expect(None)
+            reply = ExceptionReply(self._poll.addr, 0)
+            self._events.append(PollReply(self._poll, reply, self._tries))
+            self._finish()
+            return
         if self._tries >= self.settings.max_tries:
             self._go(HostInput.GIVE_UP)
             self._events.append(PollFailed(self._poll, self._tries, "timeout", None))
@@ -436,39 +456,47 @@ class EgmHandler(Protocol):
 
 class ExceptionQueue:
     """The EGM's exception FIFO: priority events first, oldest dropped on overflow and 70
-    reported next (sas.md §1)."""
+    reported next (sas.md §1).  Each entry keeps the data its real-time event frame
+    carries (:mod:`protocols.sas.real_time`), sent only while RTE is on."""
 
     def __init__(self, size: int = 20) -> None:
         self.size = size
-        self._normal: deque[int] = deque()
-        self._priority: deque[int] = deque()
+        self._normal: deque[tuple[int, bytes]] = deque()
+        self._priority: deque[tuple[int, bytes]] = deque()
         self.overflowed = False
 
     def __len__(self) -> int:
         return len(self._normal) + len(self._priority)
 
-    def post(self, code: int, priority: bool = False) -> None:
+    def post(self, code: int, priority: bool = False, data: bytes = b"") -> None:
         if len(self) >= self.size:
             (self._normal or self._priority).popleft()
             self.overflowed = True
-        (self._priority if priority else self._normal).append(code)
+        (self._priority if priority else self._normal).append((code, data))
 
-    def peek(self) -> int:
+    def _head(self) -> tuple[int, bytes]:
         if self.overflowed:
-            return SasException.EXCEPTION_BUFFER_OVERFLOW
+            return SasException.EXCEPTION_BUFFER_OVERFLOW, b""
         if self._priority:
             return self._priority[0]
         if self._normal:
             return self._normal[0]
-        return SasException.NO_ACTIVITY
+        return SasException.NO_ACTIVITY, b""
+
+    def peek(self) -> int:
+        return self._head()[0]
+
+    def peek_event(self) -> tuple[int, bytes]:
+        """The head's code and its real-time data."""
+        return self._head()
 
     def remove(self, code: int) -> None:
         """Drop ``code`` once the host has acknowledged it (if it is still at the head)."""
         if code == SasException.EXCEPTION_BUFFER_OVERFLOW and self.overflowed:
             self.overflowed = False
-        elif self._priority and self._priority[0] == code:
+        elif self._priority and self._priority[0][0] == code:
             self._priority.popleft()
-        elif self._normal and self._normal[0] == code:
+        elif self._normal and self._normal[0][0] == code:
             self._normal.popleft()
 
 
@@ -483,7 +511,10 @@ class EgmLink(_Link):
         settings: LinkSettings | None = None,
         *,
         fast_polls: Iterable[HostMessage] = (),
+        real_time_capable: bool = True,
     ) -> None:
+        """``real_time_capable``: the EGM answers LP 0E and then reports in real time
+        (else LP 0E goes to the handler, which may stay silent: unsupported)."""
         super().__init__(settings)
         if not 1 <= address <= 127:
             raise ValueError(f"EGM address must be 1..127, not {address}")
@@ -499,6 +530,8 @@ class EgmLink(_Link):
         self.handler = handler
         self.state = EgmState.UP
         self.queue = ExceptionQueue(self.settings.exception_queue_size)
+        self.real_time_capable = real_time_capable
+        self.real_time = False  # RTE on (LP 0E): events go out as event frames
         self._parser = HostFrameParser(address)
         self._last_frame: bytes | None = None  # last poll we answered
         self._last_reply = b""  # its escaped reply, resent on repeat
@@ -516,11 +549,12 @@ class EgmLink(_Link):
                 f"EGM link: {event.value!r} in state {self.state.value!r}"
             ) from None
 
-    def post_exception(self, code: int, priority: bool = False) -> None:
-        """Queue an exception for the host's next general poll."""
+    def post_exception(self, code: int, priority: bool = False, data: bytes = b"") -> None:
+        """Queue an exception for the host's next general poll; ``data``: what its
+        real-time event frame carries (7E, 7F: :mod:`protocols.sas.real_time`)."""
         if not 0 < code <= 0xFF:
             raise ValueError(f"exception code must be 01..FF, not {code}")
-        self.queue.post(code, priority)
+        self.queue.post(code, priority, data)
 
     def receive_data(self, data: bytes, now: float) -> None:
         if not data:
@@ -589,14 +623,7 @@ class EgmLink(_Link):
             self._events.append(PollHandled(msg, None, True))
             return
         self._implied_ack(now)
-        reply: EgmMessage | None
-        if isinstance(msg, GeneralPoll):
-            code = self.queue.peek()
-            reply = ExceptionReply(self.address, code)
-            self._unacked = code if code != SasException.NO_ACTIVITY else None
-        else:
-            assert isinstance(msg, LongPoll)
-            reply = self.handler.handle(msg)
+        reply = self._reply(msg)
         if reply is None:  # unsupported: silence, nothing to repeat or acknowledge
             self._events.append(PollHandled(msg, None, False))
             return
@@ -608,6 +635,23 @@ class EgmLink(_Link):
             self._awaiting_ack = True
             self._unacked_since = now
         self._events.append(PollHandled(msg, reply, False))
+
+    def _reply(self, msg: HostMessage) -> EgmMessage | None:
+        code, data = self.queue.peek_event()
+        pending = code != SasException.NO_ACTIVITY
+        if isinstance(msg, GeneralPoll):
+            self._unacked = code if pending else None
+            if self.real_time:  # no activity too, as one platform sends it (real_time.py)
+                return RealTimeEvent(self.address, code, data if pending else b"")
+            return ExceptionReply(self.address, code)
+        assert isinstance(msg, LongPoll)
+        if isinstance(msg, RealTimeReporting) and self.real_time_capable:
+            self.real_time = msg.enable
+            return Ack(self.address)
+        if self.real_time and pending:  # SAS 6.02 §12.3: the event before any reply
+            self._unacked = code
+            return RealTimeEvent(self.address, code, data)
+        return self.handler.handle(msg)
 
     def next_deadline(self) -> float | None:
         s = self.settings

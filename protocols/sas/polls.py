@@ -63,6 +63,7 @@ _ACK, _FIX, _LEN = ReplyKind.ACK, ReplyKind.FIXED, ReplyKind.LENGTH_BYTE
 _TABLE = (
     PollSpec(0x01, "shutdown (lock out play)", _S, 4, _ACK),
     PollSpec(0x02, "startup (enable play)", _S, 4, _ACK),
+    PollSpec(0x0E, "enable/disable real time event reporting", _S, 5, _ACK),
     PollSpec(0x0F, "send meters 10 to 15", _R, 2, _FIX, 2 + 6 * 4 + 2),
     PollSpec(0x1A, "send current credits", _R, 2, _FIX, 2 + 4 + 2),
     PollSpec(0x1C, "send gaming machine meters", _R, 2, _FIX, 2 + 8 * 4 + 2),

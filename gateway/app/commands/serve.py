@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import logging
 import signal
 from collections.abc import Callable, Iterable
@@ -265,6 +266,11 @@ async def serve(
             )  # fmt: skip
             if on_ready is not None:
                 on_ready(serving)
+            # What was built to serve (modules, the ORM's mappings, the app, the links)
+            # lives as long as the process: keep it out of the collector's full passes,
+            # which at 200 machines took 100-650 ms and stalled every machine's polls.
+            gc.collect()
+            gc.freeze()
             await gateway.run(stop)
     finally:
         if http is not None:

@@ -60,6 +60,7 @@ HOST_STRATEGIES: list[tuple[type, st.SearchStrategy[Any]]] = [
     *(b(cls, addrs) for cls in SIMPLE_POLLS),
     b(sas.SetDateTime, st.integers(0, 127), wall),
     b(sas.SendEnabledFeatures, addrs, games),
+    b(sas.RealTimeReporting, addrs, st.booleans()),
     b(sas.SendTournamentMeters, addrs, games),
     b(sas.SendTournamentMeter, addrs, st.sampled_from(sas.TOURNAMENT_METER_CODES), games),
     b(

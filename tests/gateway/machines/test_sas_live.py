@@ -1,0 +1,122 @@
+"""Live credits from SAS real-time events (capabilities.LiveCredits) against an emulated
+bank over TCP: the bets and wins of every game move the credits with no meter read; a
+machine without real-time reporting falls back to reads; the score still comes from the
+meters."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from emulators.bank import Bank, BankMachine
+from gateway.machines.capabilities import LiveCredits
+from gateway.machines.sas import SasDriver
+from gateway.machines.sas_live import LiveMeter
+from protocols.sas import ExceptionReply, RealTimeEvent, SasException
+from protocols.sas.endpoint import parse_endpoint
+
+
+@pytest.fixture
+async def bank() -> AsyncIterator[Bank]:
+    async with Bank(2, seed=4, no_real_time=1) as b:
+        yield b
+
+
+def driver_for(b: BankMachine) -> SasDriver:
+    return SasDriver(b.machine.machine_id, parse_endpoint(b.endpoint), min_spacing=0.005)
+
+
+async def test_every_game_moves_the_live_credits_without_a_meter_read(bank: Bank) -> None:
+    b = bank.machines[0]
+    driver = driver_for(b)
+    assert isinstance(driver, LiveCredits)
+    await driver.open()
+    try:
+        await driver.enter_tournament(1000, 60)
+        await driver.unlock()
+        assert await driver.start_live_credits()
+        assert driver.live_credits() == 1000
+        polls_before = driver.link_counters().polls
+        for _ in range(5):
+            b.machine.spin(bet=2)
+            events = await driver.poll_events()
+            assert [e.code for e in events] == [0x7E, 0x7F]
+            assert driver.live_credits() == b.machine.credits
+        # general polls only: each drain is two events and the no-activity answer
+        assert driver.link_counters().polls - polls_before == 15
+        score = await driver.heat_score()  # the score: still read from the meters
+        assert score.credits == b.machine.credits
+        await driver.exit_tournament()
+        assert driver.live_credits() is None
+        assert not b.face.link.real_time
+    finally:
+        await driver.close()
+
+
+async def test_events_a_base_read_met_are_not_counted_twice(bank: Bank) -> None:
+    b = bank.machines[0]
+    driver = driver_for(b)
+    await driver.open()
+    try:
+        await driver.enter_tournament(500, 60)
+        await driver.unlock()
+        assert await driver.start_live_credits()
+        b.machine.spin(bet=3)  # 7E and 7F wait in the queue ...
+        assert await driver.credits() == b.machine.credits  # ... and answer LP 1A first
+        events = await driver.poll_events()
+        assert [e.code for e in events] == [0x7E, 0x7F]  # still reported, once
+        assert driver.live_credits() == b.machine.credits  # but not applied again
+    finally:
+        await driver.close()
+
+
+async def test_reporting_is_turned_on_again_after_a_reconnect(bank: Bank) -> None:
+    b = bank.machines[0]
+    driver = driver_for(b)
+    await driver.open()
+    try:
+        await driver.enter_tournament(500, 60)
+        await driver.unlock()
+        assert await driver.start_live_credits()
+        b.face.drop_connection()
+        await driver.close()  # the next call connects afresh
+        assert driver.live_credits() is None
+        await driver.poll_events()
+        assert b.face.link.real_time
+        assert driver.live_credits() == b.machine.credits
+    finally:
+        await driver.close()
+
+
+async def test_a_machine_without_real_time_reporting_falls_back(bank: Bank) -> None:
+    b = bank.machines[1]
+    driver = driver_for(b)
+    await driver.open()
+    try:
+        await driver.enter_tournament(700, 60)
+        await driver.unlock()
+        assert not await driver.start_live_credits()
+        assert not await driver.start_live_credits()  # asked once, not again
+        b.machine.spin()
+        assert [e.code for e in await driver.poll_events()] == [0x7E, 0x7F]
+        assert driver.live_credits() is None
+        assert await driver.credits() == b.machine.credits
+    finally:
+        await driver.close()
+
+
+def test_live_meter_follows_bets_and_wins_and_forgets_on_lost_events() -> None:
+    meter = LiveMeter()
+    meter.apply(RealTimeEvent.game_started(1, 5, 0))
+    assert meter.value is None  # no base yet
+    meter.base(100)
+    meter.apply(RealTimeEvent.game_started(1, 5, 0))
+    meter.apply(RealTimeEvent(1, SasException.SLOT_DOOR_CLOSED))
+    meter.apply(RealTimeEvent.game_ended(1, 20))
+    assert meter.value == 115
+    meter.apply(ExceptionReply(1, SasException.EXCEPTION_BUFFER_OVERFLOW))
+    assert meter.value is None  # events lost: read again
+    meter.base(3)
+    meter.apply(RealTimeEvent.game_started(1, 5, 0))
+    assert meter.value is None  # below zero cannot be
