@@ -67,6 +67,7 @@ class GatewaySettings:
     lease_period_s: float = DEFAULT_PERIOD.total_seconds()
     standby: bool = False  # wait for each bank's lease instead of refusing to start
     expect_standby: bool = False  # a standby shares the database (ownership trade-off)
+    venue: str | None = None  # multi-venue: serve this venue's banks of a central database
 
 
 class RunningGateway:
@@ -121,8 +122,9 @@ class RunningGateway:
     async def _open(self) -> None:
         s = self.settings
         self.ctx = ctx = await GatewayContext.open(
-            database=s.database, floor_path=s.floor, spool=s.spool, upgrade=s.upgrade
-        )
+            database=s.database, floor_path=s.floor, spool=s.spool, upgrade=s.upgrade,
+            venue=s.venue,
+        )  # fmt: skip
         try:
             require_audit_key(ctx.engine, "the gateway")
         except OperatorError:

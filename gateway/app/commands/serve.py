@@ -75,6 +75,12 @@ def register(sub: Any) -> None:
     )
     parser.add_argument("--site", help="site name in the MQTT feed tree (default [venue] name)")
     parser.add_argument(
+        "--venue",
+        metavar="NAME",
+        help="multi-venue tournament on a central database: serve only this venue's banks "
+        "(the floor file's banks are stamped with it); the feed's site too unless --site",
+    )
+    parser.add_argument(
         "--signage-port",
         type=int,
         default=None,
@@ -131,11 +137,14 @@ def configured(args: argparse.Namespace) -> argparse.Namespace:
     fill_unset(args, {
         "database": s.database.url, "floor": s.serve.floor, "spool": s.serve.spool,
         "poll_interval": s.serve.poll_interval, "tick": s.serve.tick, "log_level": s.log.level,
-        "mqtt": s.mqtt.url or "", "site": s.venue.name, "signage_port": s.signage.port,
+        "mqtt": s.mqtt.url or "", "signage_port": s.signage.port,
         "signage_host": s.signage.host, "snmp_traps": s.serve.snmp_traps,
         "snmp_secrets": s.serve.snmp_secrets, "lease_period": s.serve.lease_period,
         "standby": s.serve.standby, "expect_standby": s.serve.expect_standby,
+        "venue": s.serve.venue,
     })  # fmt: skip
+    if getattr(args, "site", None) is None:
+        args.site = args.venue or s.venue.name
     from gateway.app.commands.api import configured_http
 
     configured_http(args)
@@ -164,6 +173,13 @@ def check_arguments(args: argparse.Namespace) -> None:
             check_segment("site", args.site)
         except TopicError as exc:
             raise OperatorError(f"--site: {exc}") from None
+    if args.venue is not None:
+        from protocols.mqtt.topics import TopicError, check_segment
+
+        try:
+            check_segment("venue", args.venue)
+        except TopicError as exc:
+            raise OperatorError(f"--venue: {exc}") from None
     trap_host(args.snmp_traps)
     period = getattr(args, "lease_period", DEFAULT_PERIOD.total_seconds())
     if not 0.3 <= period <= 600:
@@ -234,6 +250,7 @@ async def serve(
         lease_period_s=getattr(args, "lease_period", DEFAULT_PERIOD.total_seconds()),
         standby=getattr(args, "standby", False),
         expect_standby=getattr(args, "expect_standby", False),
+        venue=getattr(args, "venue", None),
     )
     if settings.floor:  # the whole file, endpoints included, before any feed or socket
         from gateway.app.context import load_floor_seed
