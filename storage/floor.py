@@ -74,4 +74,4 @@ async def venues_of_entries(
         .outerjoin(FloorBank, FloorBank.name == Heat.bank_name)
         .where(Score.tournament_id == tournament_id, Score.stage == stage, Score.entry_id.in_(ids))
     )
-    return {entry_id: venue for entry_id, venue in rows.tuples()}
+    return {entry_id: venue for entry_id, venue in rows}

@@ -32,7 +32,7 @@ from gateway.floor.model import Floor
 from gateway.heats.hooks import ProgressSink
 from gateway.heats.recovery import recover_bank
 from gateway.heats.runner import Command, HeatOutcome, HeatRunner
-from gateway.heats.spool import JournalWriter
+from gateway.heats.spool import JournalWriter, is_outage
 from gateway.heats.supervisor import BankSupervisor
 from gateway.machines.driver import MachineDriver
 from gateway.machines.links import MachineLink
@@ -132,11 +132,17 @@ class Scheduler:
         }
 
     async def run(self, stop: asyncio.Event) -> None:
+        away = False  # the database unreachable at the last tick
         while not stop.is_set():
             try:
                 await self.tick()
-            except Exception:  # one bad tick must not stop the floor; it is logged
-                log.exception("scheduler tick failed")
+                away = False
+            except Exception as exc:  # one bad tick must not stop the floor; it is logged
+                if not is_outage(exc):
+                    log.exception("scheduler tick failed")
+                elif not away:  # a venue cut off from the centre: said once, not per tick
+                    log.warning("scheduler: database unreachable (%s); heats under way go on", exc)
+                away = is_outage(exc)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), self.tick_s)
         for live in list(self.live.values()):
