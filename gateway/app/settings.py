@@ -166,6 +166,9 @@ class ServeSection(Section):
     snmp_traps: str = "127.0.0.1:0"
     # Multi-venue: the venue whose banks this gateway serves in a shared central database.
     venue: str | None = None
+    # Synchronised starts (one heat across gateways): the lead, and the host clock limit.
+    start_lead: Annotated[float, Field(ge=0, le=60)] = 0.0
+    max_clock_offset: Annotated[float, Field(gt=0, le=10_000)] = 50.0  # ms
 
     @field_validator("venue")
     @classmethod
