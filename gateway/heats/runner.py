@@ -190,7 +190,9 @@ class HeatRunner(FloorActions, Watching, Collecting):
         self.ends_at = now + timedelta(seconds=self.view.seconds)
         self.out.started_at, self.out.ends_at = now, self.ends_at
         playing = {m: MachineState.PLAYING for m in self._seats_in({MachineState.ARMED})}
-        started = EffectIn(EffectKind.STARTED, now)  # T22: the announced start
+        # T22: the announced start.  A synchronised start gives the tournament the agreed
+        # instant itself (the centre's clock): never a moment before the scheduled start.
+        started = EffectIn(EffectKind.STARTED, self.start_at.at if self.start_at else now)
         return S.RUNNING, {
             "started_at": now,
             "ends_at": self.ends_at,

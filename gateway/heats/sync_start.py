@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 
 from gateway.clocks.central import ClockOffset
 
-JOURNAL_LEAD = timedelta(milliseconds=150)  # RUNNING is journaled this far ahead
+JOURNAL_LEAD = timedelta(milliseconds=500)  # RUNNING journaled this far ahead (a loaded host)
 SPIN_S = 0.004  # the last few ms are spun, not slept (a sleep wakes up to ~1 ms late)
 
 

@@ -20,6 +20,7 @@ from gateway.heats.scheduler import Scheduler
 from gateway.heats.spool import JournalWriter
 from gateway.heats.sync_start import SyncPolicy, SyncStart
 from storage.db import make_sessionmaker
+from storage.effects import EffectIn, EffectKind
 from storage.journal import Journal, RunState
 from storage.tournament import Heat
 
@@ -36,6 +37,14 @@ async def test_the_unlocks_leave_at_the_agreed_instant_by_this_hosts_clock(
     agreed = datetime.now(UTC) + timedelta(seconds=1)
     start = SyncStart(agreed, offset)
     runner = HeatRunner(writer, bank.links, poll_interval_s=0.05, start_at=start)
+    effects_written: list[EffectIn] = []
+    step = writer.step
+
+    async def recording_step(run_id: int, state: RunState, **kw: Any) -> None:
+        effects_written.extend(kw.get("effects", ()))
+        await step(run_id, state, **kw)
+
+    writer.step = recording_step  # type: ignore[method-assign]
     out = await runner.run_new("A", bank.ids, credits=500, seconds=1)
 
     assert out.state is RunState.CLOSED
@@ -50,6 +59,10 @@ async def test_the_unlocks_leave_at_the_agreed_instant_by_this_hosts_clock(
     assert "-20.0 ms" in armed
     running_at = next(at for state, at, _ in steps if state is RunState.RUNNING)
     assert running_at <= local  # journaled before the floor is touched
+    started = next(e.at for e in effects_written if e.kind is EffectKind.STARTED)
+    # T22: the tournament is told the agreed instant itself (the centre's clock), so a host
+    # clock behind the centre's never starts the heat before its advertised time.
+    assert started == agreed
 
 
 async def test_armed_too_late_fires_at_once_and_says_so(
