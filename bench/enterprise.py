@@ -228,7 +228,8 @@ async def _states(database: str, spool: Path, heat_ids: list[int]) -> dict[int, 
             )
             out: dict[int, list[RunState]] = {h: [] for h in heat_ids}
             for heat_id, state in rows:
-                out[heat_id].append(state)
+                if heat_id is not None:
+                    out[heat_id].append(state)
             return out
     finally:
         await ctx.close()
