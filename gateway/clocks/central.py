@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from storage.clock import database_now
 
 DEFAULT_LIMIT_MS = 50.0  # more than this from the centre: the host's NTP needs a look
-DEFAULT_SAMPLES = 5
+DEFAULT_SAMPLES = 9
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +57,16 @@ class ClockOffset:
             f"(+/- {self.error_s * 1000:.1f} ms), over the {limit_ms:g} ms limit: check NTP"
         ]
 
+    @property
+    def correction_s(self) -> float:
+        """What to correct by: the offset, or 0 when it is within its own error (a loaded
+        host's scheduling delays the reads unevenly; correcting by that noise would move
+        a start that was right -- hosts on NTP are within a millisecond or two)."""
+        return self.offset_s if abs(self.offset_s) > self.error_s else 0.0
+
     def local(self, central: datetime) -> datetime:
         """The instant ``central`` (by the database's clock) as this host's clock reads it."""
-        return central + timedelta(seconds=self.offset_s)
+        return central + timedelta(seconds=self.correction_s)
 
 
 def best(samples: Iterable[Sample]) -> ClockOffset:

@@ -53,3 +53,8 @@ def test_an_offset_over_the_limit_is_a_preflight_blocker() -> None:
 def test_the_central_instant_by_this_hosts_clock() -> None:
     ahead = ClockOffset(0.012, 0.0)  # this host reads 12 ms more than the centre
     assert ahead.local(T0) == T0 + _ms(12)
+
+
+def test_an_offset_within_its_own_error_is_not_corrected_for() -> None:
+    assert ClockOffset(0.004, 0.006).local(T0) == T0  # could be zero: left alone
+    assert ClockOffset(-0.030, 0.002).local(T0) == T0 - _ms(30)
