@@ -67,8 +67,12 @@ from gateway.tournament.services import (  # noqa: E402
     sell_entries,
     unit_of_work,
 )
-from gateway.tournament.services.setup import create_tournament, schedule_heat  # noqa: E402
-from gateway.tournament.settings import TournamentSettings  # noqa: E402
+from gateway.tournament.services.setup import (  # noqa: E402
+    create_tournament,
+    reschedule_heat,
+    schedule_heat,
+)
+from gateway.tournament.settings import TournamentSettings, Validity  # noqa: E402
 from storage import audit, effects  # noqa: E402
 from storage.effects import EffectKind, HeatEffect  # noqa: E402
 from storage.journal import HeatResult, HeatRun, RunState  # noqa: E402
@@ -179,7 +183,9 @@ async def _players(database: str, spool: Path, count: int) -> tuple[int, list[st
     try:
         now = datetime.now(UTC)
         async with unit_of_work(ctx.sessions) as s:
-            t = await create_tournament(s, "Statewide", TournamentSettings(), actor="bench")
+            t = await create_tournament(
+                s, "Statewide", TournamentSettings(validity=Validity.HOURS_48), actor="bench"
+            )
             tournament = t.id
         ids = [f"{7000000000000 + i:013d}" for i in range(count)]
         for start in range(0, count, BATCH):
@@ -196,15 +202,16 @@ async def _players(database: str, spool: Path, count: int) -> tuple[int, list[st
 
 
 async def _heats(database: str, venues: list[Venue], tournament: int, ids: list[str],
-                 starts_at: datetime, seconds: int) -> None:  # fmt: skip
-    """A heat per venue's bank, all at ``starts_at``; every seat taken."""
+                 seconds: int) -> None:  # fmt: skip
+    """A heat per venue's bank, hours ahead (no gateway picks it up yet); every seat
+    taken."""
     ctx = await GatewayContext.open(database=database, floor_path=None, spool=venues[0].spool)
     try:
         now = datetime.now(UTC)
         async with unit_of_work(ctx.sessions) as s:
             for v in venues:
                 heat = await schedule_heat(
-                    s, tournament, stage=Stage.QUALIFYING, starts_at=starts_at,
+                    s, tournament, stage=Stage.QUALIFYING, starts_at=now + timedelta(hours=6),
                     bank_name=v.bank_name, duration_seconds=seconds, starting_credits=CREDITS,
                     actor="bench", now=now, number=v.number,
                 )  # fmt: skip
@@ -215,6 +222,23 @@ async def _heats(database: str, venues: list[Venue], tournament: int, ids: list[
                 for i in range(start, min(start + BATCH, len(ids))):
                     heat_id = venues[i // per].heat_id
                     await register_for_heat(s, heat_id, ids[i], actor="bench", now=now)
+    finally:
+        await ctx.close()
+
+
+async def _move_to(database: str, venues: list[Venue], starts_at: datetime) -> None:
+    """Every venue's heat moved to ``starts_at`` (T10, announced the day before), so the
+    gateways pick them up only once every seat is taken (seating 1,000 takes minutes)."""
+    ctx = await GatewayContext.open(database=database, floor_path=None, spool=venues[0].spool)
+    try:
+        now = datetime.now(UTC)
+        async with unit_of_work(ctx.sessions) as s:
+            for v in venues:
+                await reschedule_heat(
+                    s, v.heat_id, new_start=starts_at, announced_via="bench",
+                    announced_at=now - timedelta(days=1), reason="the benchmark starts now",
+                    actor="bench", now=now,
+                )  # fmt: skip
     finally:
         await ctx.close()
 
@@ -349,13 +373,10 @@ def trial(server: str, folder: Path, args: argparse.Namespace, console: Console)
             for v in venues:
                 _until(f"{v.name} serving", 120, lambda v=v: any(
                     "serving 1 bank" in line for line in v.log), venues)  # fmt: skip
-            took = time.monotonic()
             tournament, ids = asyncio.run(_players(database, venues[0].spool, per * n))
-            took = time.monotonic() - took  # seating takes about as long as this did
-            starts_at = datetime.now(UTC) + timedelta(seconds=args.start_lead + 3 + 1.5 * took)
-            asyncio.run(_heats(database, venues, tournament, ids, starts_at, args.seconds))
-            if datetime.now(UTC) > starts_at - timedelta(seconds=args.start_lead):
-                console.print("  [yellow]seating ran past the pick-up: heats started late[/yellow]")
+            asyncio.run(_heats(database, venues, tournament, ids, args.seconds))
+            starts_at = datetime.now(UTC) + timedelta(seconds=args.start_lead + 2)
+            asyncio.run(_move_to(database, venues, starts_at))
             heat_ids = [v.heat_id for v in venues]
 
             def running() -> bool:
