@@ -297,6 +297,8 @@ class HeatRunner(FloorActions, Watching, Collecting):
         left = (at - datetime.now(UTC)).total_seconds()
         if left > SPIN_S:
             await asyncio.sleep(left - SPIN_S)
+        elif left < 0:  # arming or the RUNNING commit ran past it: say by how much
+            log.warning("synchronised start: fired %.0f ms after the agreed instant", -left * 1000)
         return perf_deadline(at, datetime.now(UTC), time.perf_counter())
 
     def _restore_baselines(self) -> None:
