@@ -34,7 +34,7 @@ async def test_the_unlocks_leave_at_the_agreed_instant_by_this_hosts_clock(
     bank = Bank(3, prepared=True)
     writer = JournalWriter(journal, tmp_path / "spool")
     offset = ClockOffset(-0.020, 0.001)  # this host's clock 20 ms behind the centre's
-    agreed = datetime.now(UTC) + timedelta(seconds=1)
+    agreed = datetime.now(UTC) + timedelta(seconds=3)  # room to arm on a loaded host
     start = SyncStart(agreed, offset)
     runner = HeatRunner(writer, bank.links, poll_interval_s=0.05, start_at=start)
     effects_written: list[EffectIn] = []
