@@ -2,16 +2,24 @@
 
 The floor file seeds these rows; after that the database is the truth, so a machine a
 technician adds or moves at run time survives a restart (see :mod:`gateway.floor`).
+
+In a multi-venue tournament every venue's gateway is a client of one central database;
+``floor_bank.venue`` says whose banks are whose, so each gateway loads (and leases) only
+its own.  NULL is the single-venue installation: its one gateway serves every bank.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 
-from sqlalchemy import BigInteger, Boolean, ForeignKey, Integer, String, Text
+from sqlalchemy import BigInteger, Boolean, ForeignKey, Integer, String, Text, select
+from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped, mapped_column
 
 from storage.db import Base
+from storage.enums import Stage
+from storage.tournament import Heat, Score
 from storage.types import UTCDateTime
 
 
@@ -23,6 +31,8 @@ class FloorBank(Base):
     enabled: Mapped[bool] = mapped_column(Boolean, default=False, nullable=False)
     enabled_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     enabled_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    # The venue (site) whose gateway serves the bank; NULL: the only venue (revision 0015).
+    venue: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class FloorMachine(Base):
@@ -49,3 +59,19 @@ class FloorMachine(Base):
     aft_pos_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
 
+
+async def venues_of_entries(
+    session: AsyncSession, tournament_id: int, stage: Stage, entry_ids: Iterable[int]
+) -> dict[int, str | None]:
+    """Where each entry played its score of the stage: the venue of the bank of the heat
+    (None: the only venue, or a bank the floor no longer has)."""
+    ids = sorted(set(entry_ids))
+    if not ids:
+        return {}
+    rows = await session.execute(
+        select(Score.entry_id, FloorBank.venue)
+        .join(Heat, Heat.id == Score.heat_id)
+        .outerjoin(FloorBank, FloorBank.name == Heat.bank_name)
+        .where(Score.tournament_id == tournament_id, Score.stage == stage, Score.entry_id.in_(ids))
+    )
+    return {entry_id: venue for entry_id, venue in rows}

@@ -71,6 +71,7 @@ class GatewayContext:
     journal: Journal
     writer: JournalWriter
     floor: Floor
+    venue: str | None = None  # multi-venue: the venue whose banks this gateway serves
 
     @classmethod
     async def open(
@@ -80,9 +81,11 @@ class GatewayContext:
         floor_path: str | None,
         spool: str | Path | None = DEFAULT_SPOOL,
         upgrade: bool = False,
+        venue: str | None = None,
     ) -> GatewayContext:
         """Open a database at this Reelgate's revision (``upgrade``: migrate it first,
-        for tests and the demo's own fresh file)."""
+        for tests and the demo's own fresh file).  ``venue``: a venue's gateway on a
+        shared central database, which sees (and leases) its own venue's banks only."""
         seed = load_floor_seed(floor_path) if floor_path else None  # validate before writing
         if upgrade:
             await upgrade_database(database)
@@ -92,14 +95,19 @@ class GatewayContext:
             journal = Journal(sessions)
             writer = JournalWriter(journal, spool or DEFAULT_SPOOL)  # None: a parser not run by cli
             await guarded(url, writer.flush())  # anything kept during an outage goes in first
-            floor = await guarded(url, sync_floor(sessions, seed) if seed else load_floor(sessions))
+            floor = await guarded(
+                url,
+                sync_floor(sessions, seed, venue=venue)
+                if seed
+                else load_floor(sessions, venue=venue),
+            )
         except BaseException:
             await engine.dispose()
             raise
-        return cls(url, engine, sessions, journal, writer, floor)
+        return cls(url, engine, sessions, journal, writer, floor, venue)
 
     async def reload_floor(self) -> Floor:
-        self.floor = await load_floor(self.sessions)
+        self.floor = await load_floor(self.sessions, venue=self.venue)
         return self.floor
 
     def bank(self, name: str) -> BankSpec:

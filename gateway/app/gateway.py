@@ -33,11 +33,13 @@ from typing import TYPE_CHECKING, Any
 from gateway.app.context import GatewayContext, bank_links, close_links, snmp_secrets_for
 from gateway.app.database import require_audit_key
 from gateway.app.options import DEFAULT_SPOOL, trap_host
+from gateway.clocks.central import DEFAULT_LIMIT_MS, central_offset
 from gateway.errors import OperatorError
 from gateway.heats.live_feed import HeatFeeds, scheduler_heat_of_run
 from gateway.heats.ownership import BankOwnership, this_process
 from gateway.heats.scheduler import Scheduler
 from gateway.heats.supervisor import BankSupervisor
+from gateway.heats.sync_start import SyncPolicy
 from gateway.tournament.bridge import TournamentBridge
 from storage.lease import DEFAULT_PERIOD, StaleOwner
 
@@ -67,6 +69,9 @@ class GatewaySettings:
     lease_period_s: float = DEFAULT_PERIOD.total_seconds()
     standby: bool = False  # wait for each bank's lease instead of refusing to start
     expect_standby: bool = False  # a standby shares the database (ownership trade-off)
+    venue: str | None = None  # multi-venue: serve this venue's banks of a central database
+    start_lead_s: float = 0.0  # > 0: synchronised starts, heats picked up this far ahead
+    max_clock_offset_ms: float = DEFAULT_LIMIT_MS  # host clock vs the central database's
 
 
 class RunningGateway:
@@ -109,6 +114,13 @@ class RunningGateway:
     ) -> None:
         await self.close()
 
+    def _sync_policy(self, ctx: GatewayContext) -> SyncPolicy | None:
+        """Synchronised starts (a heat across gateways), measured against the centre."""
+        s = self.settings
+        if s.start_lead_s <= 0:
+            return None
+        return SyncPolicy(s.start_lead_s, s.max_clock_offset_ms, lambda: central_offset(ctx.engine))
+
     async def _publish_about(self, ctx: GatewayContext) -> None:
         """Retained ``about``: whether this is a training database, for every screen."""
         from storage.database_mark import is_training
@@ -121,8 +133,9 @@ class RunningGateway:
     async def _open(self) -> None:
         s = self.settings
         self.ctx = ctx = await GatewayContext.open(
-            database=s.database, floor_path=s.floor, spool=s.spool, upgrade=s.upgrade
-        )
+            database=s.database, floor_path=s.floor, spool=s.spool, upgrade=s.upgrade,
+            venue=s.venue,
+        )  # fmt: skip
         try:
             require_audit_key(ctx.engine, "the gateway")
         except OperatorError:
@@ -142,7 +155,7 @@ class RunningGateway:
         self._tournament = tournament = TournamentBridge(ctx.sessions, actor=s.actor)
         self.scheduler = Scheduler(
             ctx, self.links, tournament=tournament, supervisors=self.supervisors,
-            tick_s=s.tick_s, ownership=ownership,
+            tick_s=s.tick_s, ownership=ownership, synchronised=self._sync_policy(ctx),
         )  # fmt: skip
         if self.feed is not None:
             await self._publish_about(ctx)

@@ -164,6 +164,23 @@ class ServeSection(Section):
     lease_period: Annotated[float, Field(ge=0.3, le=600)] = DEFAULT_PERIOD.total_seconds()
     snmp_secrets: Path | None = None
     snmp_traps: str = "127.0.0.1:0"
+    # Multi-venue: the venue whose banks this gateway serves in a shared central database.
+    venue: str | None = None
+    # Synchronised starts (one heat across gateways): the lead, and the host clock limit.
+    start_lead: Annotated[float, Field(ge=0, le=60)] = 0.0
+    max_clock_offset: Annotated[float, Field(gt=0, le=10_000)] = 50.0  # ms
+
+    @field_validator("venue")
+    @classmethod
+    def _venue(cls, value: str | None) -> str | None:
+        from protocols.mqtt.topics import TopicError, check_segment
+
+        if value is None:
+            return None
+        try:
+            return check_segment("venue", value)
+        except TopicError as exc:
+            raise ValueError(str(exc)) from None
 
     @field_validator("snmp_traps")
     @classmethod

@@ -18,7 +18,6 @@ if TYPE_CHECKING:  # imported when used: pysnmp is slow to load and the CLI load
     pass
 
 
-
 from gateway.floor.model import (
     ENDPOINT_PATTERN,
     NAME_PATTERN,
@@ -31,15 +30,24 @@ from gateway.floor.model import (
 from gateway.floor.snmp import SECRETS_HINT, parse_snmp_parts
 
 
-async def sync_floor(sessions: async_sessionmaker[AsyncSession], seed: Floor) -> Floor:
-    """Seed unknown banks and machines from the file, then return the stored floor."""
+async def sync_floor(
+    sessions: async_sessionmaker[AsyncSession], seed: Floor, *, venue: str | None = None
+) -> Floor:
+    """Seed unknown banks and machines from the file, then return the stored floor.
+
+    ``venue``: this gateway serves one venue of a shared (central) database.  The file's
+    banks are stamped with it (a bank no venue claimed yet is claimed) and only that
+    venue's banks are returned; a bank of the file that another venue serves is refused in
+    one line, before anything is written."""
     now = datetime.now(UTC)
     async with sessions.begin() as session:
-        known_banks = set((await session.scalars(select(FloorBank.name))).all())
+        stored = {b.name: b for b in (await session.scalars(select(FloorBank))).all()}
+        if venue is not None:
+            _claim(stored, seed, venue)
         known_machines = set((await session.scalars(select(FloorMachine.machine_id))).all())
         for bank in seed.banks.values():
-            if bank.name not in known_banks:
-                session.add(FloorBank(name=bank.name, enabled=False))
+            if bank.name not in stored:
+                session.add(FloorBank(name=bank.name, enabled=False, venue=venue))
         await session.flush()
         for bank in seed.banks.values():
             for m in bank.machines:
@@ -60,7 +68,21 @@ async def sync_floor(sessions: async_sessionmaker[AsyncSession], seed: Floor) ->
                     row = await session.get(FloorMachine, m.id)
                     if row is not None:
                         _seed_missing(row, m, now)
-    return await load_floor(sessions)
+    return await load_floor(sessions, venue=venue)
+
+
+def _claim(stored: Mapping[str, FloorBank], seed: Floor, venue: str) -> None:
+    """Stamp the file's stored banks with ``venue``; refuse one that is another's."""
+    for name in seed.banks:
+        row = stored.get(name)
+        if row is None:
+            continue
+        if row.venue is not None and row.venue != venue:
+            raise OperatorError(
+                f"bank {name} is served by venue {row.venue!r}, not {venue!r}: "
+                "rename the bank in this venue's floor file"
+            )
+        row.venue = venue
 
 
 def _seed_missing(row: FloorMachine, m: MachineSpec, now: datetime) -> None:
@@ -73,14 +95,19 @@ def _seed_missing(row: FloorMachine, m: MachineSpec, now: datetime) -> None:
         row.updated_at = now
 
 
-async def load_floor(sessions: async_sessionmaker[AsyncSession]) -> Floor:
+async def load_floor(
+    sessions: async_sessionmaker[AsyncSession], *, venue: str | None = None
+) -> Floor:
+    """The stored floor; ``venue``: only the banks that venue's gateway serves."""
     async with sessions() as session:
-        banks = (await session.scalars(select(FloorBank).order_by(FloorBank.name))).all()
-        machines = (
-            await session.scalars(
-                select(FloorMachine).order_by(FloorMachine.bank_name, FloorMachine.position)
-            )
-        ).all()
+        query = select(FloorBank).order_by(FloorBank.name)
+        if venue is not None:
+            query = query.where(FloorBank.venue == venue)
+        banks = (await session.scalars(query)).all()
+        mine = select(FloorMachine).order_by(FloorMachine.bank_name, FloorMachine.position)
+        if venue is not None:
+            mine = mine.where(FloorMachine.bank_name.in_([b.name for b in banks]))
+        machines = (await session.scalars(mine)).all()
     by_bank: dict[str, list[MachineSpec]] = {b.name: [] for b in banks}
     for m in machines:
         by_bank[m.bank_name].append(
@@ -274,4 +301,3 @@ async def _next_position(session: AsyncSession, bank: str) -> int:
         select(func.max(FloorMachine.position)).where(FloorMachine.bank_name == bank)
     )
     return int(current or 0) + 1
-

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 from gateway.heats.heat_core import HeatCore, _why
+from gateway.heats.sync_start import spin_until
 from gateway.machines.capabilities import HeatBaseline, PreparedLock, PreparedUnlock, Trigger
 from gateway.machines.driver import TRANSIENT_ERRORS, DriverError
 from storage.journal import MachineState
@@ -72,7 +73,7 @@ class FloorActions(HeatCore):
         )
         return silent
 
-    async def _fire(self) -> None:
+    async def _fire(self, *, at: float | None = None) -> None:
         """Unlock every armed machine together: one gather, no retries on the first try.
 
         A driver may offer ``prepare_unlock()``: everything done ahead (frame built, link
@@ -82,7 +83,7 @@ class FloorActions(HeatCore):
         gather, each its own coroutine, which also leaves in one pass of the event loop.
         """
         targets = self._seats_in({MachineState.ARMED, MachineState.PLAYING})
-        fired = self._trigger_all(targets, _prepared_unlock)
+        fired = self._trigger_all(targets, _prepared_unlock, at=at)
         t0 = time.perf_counter()
 
         async def unlock(machine_id: str) -> float:
@@ -116,11 +117,17 @@ class FloorActions(HeatCore):
             seat.state = MachineState.PLAYING
 
     def _trigger_all(
-        self, targets: list[str], prepare: Callable[[object], Trigger | None]
+        self,
+        targets: list[str],
+        prepare: Callable[[object], Trigger | None],
+        *,
+        at: float | None = None,
     ) -> dict[str, Awaitable[None]]:
         """Fire a prepared command (:mod:`gateway.machines.capabilities`) at every target
         whose driver offers it, in one tight loop; returns the acknowledgements to await.
-        A machine whose link is not ready (nothing sent) is left to the plain path."""
+        A machine whose link is not ready (nothing sent) is left to the plain path.
+        ``at``: a synchronised start's instant (perf counter), spun to once the frames
+        are built."""
         triggers: list[tuple[str, Trigger]] = []
         for machine_id in targets:
             with contextlib.suppress(DriverError):
@@ -131,6 +138,8 @@ class FloorActions(HeatCore):
         collecting = gc.isenabled()
         gc.disable()  # no collector pause in the middle of the burst (a bounded loop)
         try:
+            if at is not None:
+                spin_until(at)
             for machine_id, trigger in triggers:
                 with contextlib.suppress(DriverError):
                     fired[machine_id] = trigger()  # sends now; an awaitable for the ACK

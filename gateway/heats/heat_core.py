@@ -22,6 +22,7 @@ from typing import Any
 from gateway.feed import FeedPublisher
 from gateway.heats.hooks import Progress, ProgressNote, ProgressSink, TournamentSide
 from gateway.heats.spool import JournalWriter
+from gateway.heats.sync_start import SyncStart
 from gateway.machines.capabilities import (
     min_spacing,
 )
@@ -107,8 +108,12 @@ class HeatCore:
         late_grace_s: float = 2.0,
         game_end_wait_s: float = 30.0,
         stop_after: RunState | None = None,
+        start_at: SyncStart | None = None,
     ) -> None:
         self.writer = writer
+        # A synchronised start (a heat across gateways): fire at this instant, not at once.
+        self.start_at = start_at
+        self._fire_at: datetime | None = None  # that instant by this host's clock, once armed
         self.links = links
         if tournament is None:  # every path drains: a tournament heat's effects never wait
             from gateway.tournament.bridge import TournamentBridge

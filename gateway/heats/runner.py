@@ -45,6 +45,8 @@ credits or time no machine can carry (:mod:`gateway.heat_limits`) is never armed
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -58,6 +60,7 @@ from gateway.heats.decisions import is_system_failure, unproven_seats
 from gateway.heats.floor_actions import FloorActions
 from gateway.heats.heat_core import _LIVE, Command, Directive, HeatOutcome, MachineOutcome
 from gateway.heats.hooks import Progress, run_fields
+from gateway.heats.sync_start import JOURNAL_LEAD, SPIN_S, perf_deadline
 from gateway.heats.watch import TRAP_MALFUNCTION_EVENTS, Watching
 from gateway.machines.capabilities import HeatBaseline
 from gateway.machines.driver import (
@@ -69,6 +72,7 @@ from storage.effects import EffectIn, EffectKind
 from storage.journal import MachineState, RunState, RunView
 
 S = RunState
+log = logging.getLogger(__name__)
 Step = tuple[RunState | None, dict[str, Any]]  # the next state, and what to journal with it
 
 # How long before the end the ENDING step is journaled (a commit takes a few ms).
@@ -166,6 +170,8 @@ class HeatRunner(FloorActions, Watching, Collecting):
         return await actions[state]()
 
     async def _scheduled(self) -> Step:
+        if self.start_at is not None:  # the agreed instant, journaled before arming
+            return S.ARMED, {"note": self.start_at.note()}
         return S.ARMED, {}
 
     async def _armed(self) -> Step:
@@ -180,17 +186,39 @@ class HeatRunner(FloorActions, Watching, Collecting):
             )
         # Let every link's poll spacing run out, so no unlock waits on its link.
         await asyncio.sleep(self._spacing())
-        now = datetime.now(UTC)
+        now = await self._await_start()
         self.ends_at = now + timedelta(seconds=self.view.seconds)
         self.out.started_at, self.out.ends_at = now, self.ends_at
         playing = {m: MachineState.PLAYING for m in self._seats_in({MachineState.ARMED})}
-        started = EffectIn(EffectKind.STARTED, now)  # T22: the announced start
+        # T22: the announced start.  A synchronised start gives the tournament the agreed
+        # instant itself (the centre's clock): never a moment before the scheduled start.
+        started = EffectIn(EffectKind.STARTED, self.start_at.at if self.start_at else now)
         return S.RUNNING, {
             "started_at": now,
             "ends_at": self.ends_at,
             "seats": playing,
             "effects": [started],
         }
+
+    async def _await_start(self) -> datetime:
+        """The heat's start: now, or (synchronised) the agreed instant by this host's
+        clock, waited for to just ahead of it so RUNNING is journaled before it comes."""
+        now = datetime.now(UTC)
+        if self.start_at is None:
+            return now
+        at = self.start_at.local
+        ahead = (at - now - JOURNAL_LEAD).total_seconds()
+        if ahead > 0:
+            await asyncio.sleep(ahead)
+        elif at < now:
+            log.warning(
+                "synchronised start missed by %.0f ms (armed too late): firing now",
+                (now - at).total_seconds() * 1000,
+            )
+            self.start_at = None
+            return now
+        self._fire_at = at
+        return at
 
     async def _ending(self) -> Step:
         if self.resumed and self.ends_at is not None:
@@ -233,7 +261,7 @@ class HeatRunner(FloorActions, Watching, Collecting):
             # Recovery has just interrogated every machine: let the poll spacing run out,
             # so the unlocks leave in one tight loop again (else each waits on its link).
             await asyncio.sleep(self._spacing())
-        await self._fire()
+        await self._fire(at=None if self.resumed else await self._until_burst())
         self._start_watchers()
         self._in_control()
         await self._record_unlocks()
@@ -259,6 +287,19 @@ class HeatRunner(FloorActions, Watching, Collecting):
         if directive.command is Command.RESTART:
             return self._restart(directive.reason or "director restart (T20)")
         raise AssertionError(f"unexpected directive {directive}")  # pragma: no cover
+
+    async def _until_burst(self) -> float | None:
+        """Sleep to a few ms before the agreed instant; the burst spins the rest (its
+        frames are built first).  None: fire at once."""
+        at, self._fire_at = self._fire_at, None
+        if at is None:
+            return None
+        left = (at - datetime.now(UTC)).total_seconds()
+        if left > SPIN_S:
+            await asyncio.sleep(left - SPIN_S)
+        elif left < 0:  # arming or the RUNNING commit ran past it: say by how much
+            log.warning("synchronised start: fired %.0f ms after the agreed instant", -left * 1000)
+        return perf_deadline(at, datetime.now(UTC), time.perf_counter())
 
     def _restore_baselines(self) -> None:
         """Hand each machine's journaled entry meters back to a driver that scores from

@@ -32,8 +32,9 @@ from gateway.floor.model import Floor
 from gateway.heats.hooks import ProgressSink
 from gateway.heats.recovery import recover_bank
 from gateway.heats.runner import Command, HeatOutcome, HeatRunner
-from gateway.heats.spool import JournalWriter
+from gateway.heats.spool import JournalWriter, is_outage
 from gateway.heats.supervisor import BankSupervisor
+from gateway.heats.sync_start import SyncPolicy, SyncStart
 from gateway.machines.driver import MachineDriver
 from gateway.machines.links import MachineLink
 from gateway.tournament.bridge import TournamentBridge
@@ -98,8 +99,11 @@ class Scheduler:
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         open_driver: DriverFactory = _registry_driver,
         ownership: BankOwner | None = None,
+        synchronised: SyncPolicy | None = None,
     ) -> None:
         self.ctx = ctx
+        self.synchronised = synchronised
+        self._clock_blocked: set[int] = set()  # heats held back by this host's clock
         self.open_driver = open_driver
         self.links = links
         self.tournament = tournament or TournamentBridge(ctx.sessions)
@@ -132,11 +136,17 @@ class Scheduler:
         }
 
     async def run(self, stop: asyncio.Event) -> None:
+        away = False  # the database unreachable at the last tick
         while not stop.is_set():
             try:
                 await self.tick()
-            except Exception:  # one bad tick must not stop the floor; it is logged
-                log.exception("scheduler tick failed")
+                away = False
+            except Exception as exc:  # one bad tick must not stop the floor; it is logged
+                if not is_outage(exc):
+                    log.exception("scheduler tick failed")
+                elif not away:  # a venue cut off from the centre: said once, not per tick
+                    log.warning("scheduler: database unreachable (%s); heats under way go on", exc)
+                away = is_outage(exc)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), self.tick_s)
         for live in list(self.live.values()):
@@ -188,7 +198,8 @@ class Scheduler:
                 continue
             if await self._settle_leftovers(bank.name, now) or not bank.enabled:
                 continue
-            heat = await self._due(bank.name, now)
+            lead = timedelta(seconds=self.synchronised.lead_s if self.synchronised else 0)
+            heat = await self._due(bank.name, now + lead)
             if heat is not None:
                 await self.start(heat)
 
@@ -299,6 +310,9 @@ class Scheduler:
             log.warning("heat %s due on bank %s but nobody is seated", heat.id, bank.name)
             self._not_before[heat.id] = self.now() + timedelta(seconds=self.restart_pause_s)
             return None
+        synced = await self._synchronised_start(heat)
+        if synced is False:
+            return None
         links = await self._ensure_links(bank.name, seated)
         runner = HeatRunner(
             self.ctx.writer,
@@ -306,6 +320,7 @@ class Scheduler:
             tournament=self.tournament,
             feed=self.feed,
             progress=self.progress,
+            start_at=synced if isinstance(synced, SyncStart) else None,
         )
         supervisor = self.supervisors.get(bank.name)
         if supervisor is not None:
@@ -328,6 +343,28 @@ class Scheduler:
             extra={"bank": bank.name, "heat": heat.id, "machines": seated},
         )  # fmt: skip
         return live
+
+    async def _synchronised_start(self, heat: Heat) -> SyncStart | bool:
+        """A heat picked up ahead of its start fires at its scheduled instant (the one
+        every gateway reads from the centre); False: this host's clock is a blocker, the
+        heat waits here until it is back in limit (one line each time it is found)."""
+        policy, now = self.synchronised, self.now()
+        if policy is None or (heat.scheduled_start <= now and heat.id not in self._clock_blocked):
+            return True
+        offset = await policy.measure()
+        blockers = offset.blockers(policy.limit_ms)
+        if blockers:
+            self._clock_blocked.add(heat.id)
+            self._not_before[heat.id] = now + timedelta(seconds=1)
+            log.warning(
+                "heat %s not started on bank %s: %s", heat.id, heat.bank_name, blockers[0],
+                extra={"bank": heat.bank_name, "heat": heat.id},
+            )  # fmt: skip
+            return False
+        self._clock_blocked.discard(heat.id)
+        if heat.scheduled_start <= now:
+            return True  # back in limit after its instant: started at once
+        return SyncStart(heat.scheduled_start, offset)
 
     async def _ensure_links(self, bank: str, machines: list[str]) -> Mapping[str, MachineLink]:
         """Links for the heat's machines, opening any a technician added or re-pointed since

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -27,6 +28,7 @@ from gateway.app.identity import host_actor
 from gateway.app.options import add_gateway, add_json, add_write
 from gateway.app.output import emit
 from gateway.app.remote import call
+from gateway.clocks.central import DEFAULT_LIMIT_MS, ClockOffset, central_offset
 from gateway.errors import OperatorError
 from gateway.floor.model import BankSpec, MachineSpec
 from gateway.floor.snmp import SnmpSecrets
@@ -61,6 +63,14 @@ def register(sub: Any) -> None:
         "or --token-file)",
     )
     check.add_argument("--token-file", metavar="FILE", help="file holding the API token")
+    check.add_argument(
+        "--max-clock-offset",
+        type=float,
+        default=DEFAULT_LIMIT_MS,
+        metavar="MS",
+        help="this host's clock against the database's: further than MS is a blocker for "
+        f"synchronised starts (default {DEFAULT_LIMIT_MS:g})",
+    )
     check.set_defaults(handler=_check, remote=_remote_check)
 
     enable = actions.add_parser("enable", help="enable a bank whose machines pass the check")
@@ -113,14 +123,24 @@ def register(sub: Any) -> None:
 
 
 def _check(args: argparse.Namespace) -> int:
-    checks = asyncio.run(_run_check(args))
+    if not 0 < args.max_clock_offset <= 10_000:
+        raise OperatorError("--max-clock-offset must be between 0 and 10000 ms")
+    checks, host = asyncio.run(_run_check(args))
     _print_checks(checks, as_json=args.json)
-    return 0 if all(c.ok for c in checks) else 1
+    # The host's line on stderr: the machines' table (or JSON) on stdout stays as it was.
+    blockers = host.blockers(args.max_clock_offset)
+    print(
+        f"host clock: {host.offset_s * 1000:+.1f} ms +/- {host.error_s * 1000:.1f} ms from "
+        f"the database's" + (f"; blocker: {blockers[0]}" if blockers else ""),
+        file=sys.stderr,
+    )
+    return 0 if all(c.ok for c in checks) and not blockers else 1
 
 
-async def _run_check(args: argparse.Namespace) -> list[MachineCheck]:
+async def _run_check(args: argparse.Namespace) -> tuple[list[MachineCheck], ClockOffset]:
     ctx = await GatewayContext.open(database=args.database, floor_path=args.floor, spool=args.spool)
     try:
+        host = await central_offset(ctx.engine)  # the host's part of the preflight
         bank = ctx.bank(args.bank)
         secrets = snmp_secrets(args, bank.machines)  # a missing secret: before any link
         links, _failed = await bank_links(bank, include_excluded=True)
@@ -130,7 +150,7 @@ async def _run_check(args: argparse.Namespace) -> list[MachineCheck]:
             await close_links(links)
         await _record_aft(ctx.sessions, checks)
         add_health(checks, await _health(bank.machines, secrets))
-        return checks
+        return checks, host
     finally:
         await ctx.close()
 

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from gateway.app.commands.signage import add_branding
 from gateway.app.configfile import fill_unset, settings_of
 from gateway.app.options import add_gateway, trap_host
+from gateway.clocks.central import DEFAULT_LIMIT_MS
 from gateway.errors import OperatorError
 from storage.lease import DEFAULT_PERIOD
 
@@ -75,6 +76,26 @@ def register(sub: Any) -> None:
         "'' for none)",
     )
     parser.add_argument("--site", help="site name in the MQTT feed tree (default [venue] name)")
+    parser.add_argument(
+        "--venue",
+        metavar="NAME",
+        help="multi-venue tournament on a central database: serve only this venue's banks "
+        "(the floor file's banks are stamped with it); the feed's site too unless --site",
+    )
+    parser.add_argument(
+        "--start-lead",
+        type=float,
+        metavar="S",
+        help="synchronised starts (one heat across gateways): pick each heat up S seconds "
+        "ahead and fire at its scheduled instant by the central database's clock (default 0: off)",
+    )
+    parser.add_argument(
+        "--max-clock-offset",
+        type=float,
+        metavar="MS",
+        help="with --start-lead: a host clock further than MS from the central database's "
+        "is a blocker, its heats are not started (default 50)",
+    )
     parser.add_argument(
         "--signage-port",
         type=int,
@@ -132,11 +153,15 @@ def configured(args: argparse.Namespace) -> argparse.Namespace:
     fill_unset(args, {
         "database": s.database.url, "floor": s.serve.floor, "spool": s.serve.spool,
         "poll_interval": s.serve.poll_interval, "tick": s.serve.tick, "log_level": s.log.level,
-        "mqtt": s.mqtt.url or "", "site": s.venue.name, "signage_port": s.signage.port,
+        "mqtt": s.mqtt.url or "", "signage_port": s.signage.port,
         "signage_host": s.signage.host, "snmp_traps": s.serve.snmp_traps,
         "snmp_secrets": s.serve.snmp_secrets, "lease_period": s.serve.lease_period,
         "standby": s.serve.standby, "expect_standby": s.serve.expect_standby,
+        "venue": s.serve.venue, "start_lead": s.serve.start_lead,
+        "max_clock_offset": s.serve.max_clock_offset,
     })  # fmt: skip
+    if getattr(args, "site", None) is None:
+        args.site = args.venue or s.venue.name
     from gateway.app.commands.api import configured_http
 
     configured_http(args)
@@ -165,6 +190,17 @@ def check_arguments(args: argparse.Namespace) -> None:
             check_segment("site", args.site)
         except TopicError as exc:
             raise OperatorError(f"--site: {exc}") from None
+    if args.venue is not None:
+        from protocols.mqtt.topics import TopicError, check_segment
+
+        try:
+            check_segment("venue", args.venue)
+        except TopicError as exc:
+            raise OperatorError(f"--venue: {exc}") from None
+    if not 0 <= args.start_lead <= 60:
+        raise OperatorError("--start-lead must be between 0 (off) and 60 seconds")
+    if not 0 < args.max_clock_offset <= 10_000:
+        raise OperatorError("--max-clock-offset must be between 0 and 10000 ms")
     trap_host(args.snmp_traps)
     period = getattr(args, "lease_period", DEFAULT_PERIOD.total_seconds())
     if not 0.3 <= period <= 600:
@@ -235,6 +271,9 @@ async def serve(
         lease_period_s=getattr(args, "lease_period", DEFAULT_PERIOD.total_seconds()),
         standby=getattr(args, "standby", False),
         expect_standby=getattr(args, "expect_standby", False),
+        venue=getattr(args, "venue", None),
+        start_lead_s=getattr(args, "start_lead", 0.0),
+        max_clock_offset_ms=getattr(args, "max_clock_offset", DEFAULT_LIMIT_MS),
     )
     if settings.floor:  # the whole file, endpoints included, before any feed or socket
         from gateway.app.context import load_floor_seed

@@ -30,6 +30,7 @@ from gateway.tournament.services.draws import DrawnCard
 from gateway.tournament.services.finals import verify_seat_draws
 from gateway.tournament.services.setup import change_settings
 from gateway.tournament.settings import DEFAULT_PACKAGES, Package, TournamentSettings, Validity
+from storage.floor import venues_of_entries
 from storage.tournament import Tournament
 
 STAGES = [s.value for s in Stage]
@@ -110,6 +111,11 @@ def register(sub: Any) -> None:
         help="the top N places and anyone tied with the last, ranked in SQL (0: every entry)",
     )
     p.add_argument("--as-of", help="exclusion registers as of this time (default: now)")
+    p.add_argument(
+        "--venue",
+        help="multi-venue: only the entries that played at this venue, at their places in "
+        "the whole tournament's standings",
+    )
     p.set_defaults(handler=_standings)
 
     p = actions.add_parser("qualifiers", help="finalists, semi-finalists and pending ties")
@@ -313,27 +319,36 @@ def _standings(args: argparse.Namespace) -> int:
             )
         else:
             table = await svc.stage_standings(session, t.id, Stage(args.stage), as_of=as_of)
-        return table, await tournament_prizes.prizes_for(session, table)  # T15
+        venue_of = await venues_of_entries(
+            session, t.id, Stage(args.stage), (x.entry_id for x in table.lines)
+        )
+        return table, await tournament_prizes.prizes_for(session, table), venue_of  # T15
 
     if args.limit < 0:
         raise OperatorError("--limit: a number of lines, 0 for all")
-    table, prizes = run(args, work)
+    table, prizes, venue_of = run(args, work)
     lines = table.lines
+    if args.venue is not None:  # places stay the whole tournament's (T14: one ranking)
+        lines = tuple(x for x in lines if venue_of.get(x.entry_id) == args.venue)
     data = {
         "stage": table.stage,
         "cuts": table.cuts,
         "lines": lines,
+        "venues": {str(x.entry_id): venue_of.get(x.entry_id) for x in lines},
         "ties_to_draw": table.ties_to_draw,
         "prizes": prizes,
     }
     rows = [
-        [x.place, "=" if x.tied else "", x.credits, x.entry_id, x.player_name, x.heat_number]
+        [
+            x.place, "=" if x.tied else "", x.credits, x.entry_id, x.player_name,
+            x.heat_number, venue_of.get(x.entry_id) or "",
+        ]
         for x in lines
-    ]
+    ]  # fmt: skip
     code = emit(
         args,
         data,
-        ["place", "tie", "credits", "entry", "player", "heat"],
+        ["place", "tie", "credits", "entry", "player", "heat", "venue"],
         rows,
         title=f"{args.stage} standings (cuts after places {', '.join(map(str, table.cuts))})",
     )
