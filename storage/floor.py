@@ -48,4 +48,3 @@ class FloorMachine(Base):
     aft_registration_key: Mapped[str | None] = mapped_column(String(40), nullable=True)
     aft_pos_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
-
