@@ -66,6 +66,7 @@ from sqlalchemy import (
     CheckConstraint,
     Index,
     Integer,
+    Select,
     String,
     Text,
     event,
@@ -75,7 +76,6 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 from sqlalchemy.orm import Mapped, ORMExecuteState, Session, SessionTransaction, mapped_column
-from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.util import find_tables
 
 from storage.chain_errors import AuditKeyMissing as AuditKeyMissing  # re-exported
@@ -460,12 +460,17 @@ def savepoint_rolled_back(session: Session, savepoint: SessionTransaction) -> No
 
 @event.listens_for(Session, "do_orm_execute")
 def _read_own_rows(state: ORMExecuteState) -> None:
-    """A query of the log sees the rows this transaction recorded: write them first."""
+    """A query of the log sees the rows this transaction recorded: write them first.
+    (Only its FROM is searched, not the whole statement: this runs for every query
+    between a record and the commit.)"""
     session = state.session
-    statement = state.statement
-    if not (has_waiting(session) and isinstance(statement, ClauseElement)):
+    if not (state.is_select and has_waiting(session)):
         return
-    if AuditEntry.__table__ in find_tables(statement):
+    statement = state.statement
+    if isinstance(statement, Select) and any(
+        AuditEntry.__table__ in find_tables(f, include_joins=True, include_selects=True)
+        for f in statement.get_final_froms()
+    ):
         write_pending(session)
 
 

@@ -66,17 +66,22 @@ async def register_for_heat(
     purchase still valid for the heat (T5–T9).  Without ``entry_id`` the player's
     oldest unused valid entry is used."""
     actor = require_actor(actor)
-    # Lock the heat row: desks registering at the same moment queue here instead of
-    # racing for the same seat number (SQLite already serialises with BEGIN IMMEDIATE).
-    heat = (
-        await session.execute(select(Heat).where(Heat.id == heat_id).with_for_update())
-    ).scalar_one_or_none()
+    heat = await session.get(Heat, heat_id)
     if heat is None:
         raise RuleViolation(None, f"heat {heat_id} does not exist")
+    # What the heat's lock does not guard is read before it: the tournament, its
+    # settings, the player, whether they may play, the bank's machines.
     tournament = await get(session, Tournament, heat.tournament_id, "tournament")
     settings = await load_settings(session, tournament)
     player = await find_player(session, player_ref)
     await check_player_may_play(session, player, tournament, now)
+    bank = heat.bank_name
+    machines = await seat_numbers(session, bank)
+    # Lock the heat row (read afresh): desks registering at the same moment queue here
+    # instead of racing for the same seat number (SQLite already serialises with BEGIN
+    # IMMEDIATE).  Everything from here to the commit is what the queue waits for.
+    locked = select(Heat).where(Heat.id == heat_id).with_for_update()
+    heat = (await session.execute(locked.execution_options(populate_existing=True))).scalar_one()
     player_heats = set(
         (
             await session.execute(
@@ -88,7 +93,8 @@ async def register_for_heat(
             )
         ).scalars()
     )
-    machines = await seat_numbers(session, heat.bank_name)
+    if heat.bank_name != bank:  # moved to another bank meanwhile
+        machines = await seat_numbers(session, heat.bank_name)
     facts = await heat_facts(session, heat, machines)
     number = check_registration(facts, now, await occupied_numbers(session, heat.id), player_heats)
     entry = await _entry_for(session, tournament, player, heat, entry_id, settings)
