@@ -10,10 +10,17 @@ inserted or deleted row: :mod:`storage.audit_verify` names the first row that no
 checks out.  A single chain-head row (``audit_chain_head``, id 1) holds the last
 position and MAC; writers serialise on it (``SELECT ... FOR UPDATE`` on PostgreSQL;
 SQLite transactions are already ``BEGIN IMMEDIATE``), so positions are gapless and the
-chain never forks.  The head also reveals a truncated tail.  The lock is held until the
-caller's transaction ends: record in the same transaction as the change and commit
-promptly (the cost is one locked read per transaction, then per row one insert, one
-head update and one HMAC).
+chain never forks.  The head also reveals a truncated tail.
+
+**Rows are chained at commit.**  :func:`record` only checks a row and keeps it with the
+transaction; the session's ``before_commit`` (:mod:`storage.seals`, after the result
+seals) locks the head, numbers, MACs and inserts the transaction's rows as its last
+statements (:func:`write_pending`).  So the head is locked from just before COMMIT,
+not for the whole request, and desks writing at once queue for microseconds.  A row
+recorded in a savepoint that is rolled back is dropped with it; one recorded before a
+savepoint but written inside it (a query of ``audit_log`` in the same transaction
+writes the rows waiting first, so a transaction reads its own rows) waits again.  Its
+``at`` is the instant it is chained, so instants grow along the chain.
 
 **Where the key comes from.**  Storage never reads a key file or the environment.  The
 gateway's one database opener binds a :class:`ChainKeys` to the engine
@@ -59,14 +66,17 @@ from sqlalchemy import (
     CheckConstraint,
     Index,
     Integer,
+    Select,
     String,
     Text,
+    event,
     false,
     select,
 )
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
-from sqlalchemy.orm import Mapped, Session, SessionTransaction, mapped_column
+from sqlalchemy.orm import Mapped, ORMExecuteState, Session, SessionTransaction, mapped_column
+from sqlalchemy.sql.util import find_tables
 
 from storage.chain_errors import AuditKeyMissing as AuditKeyMissing  # re-exported
 from storage.db import Base
@@ -81,6 +91,8 @@ _KEYS_OPTION = "reelgate_chain_keys"
 _CHECKPOINT_INFO = "reelgate_checkpoint"
 _LAST_ACTOR_INFO = "reelgate_last_actor"
 _HEAD_INFO = "reelgate_chain_head"  # (transaction that locked it, the head row)
+_WAITING_INFO = "reelgate_audit_waiting"  # [(transaction recorded in, row)] to chain
+_WRITTEN_INFO = "reelgate_audit_written"  # [(written in, recorded in, row)] in savepoints
 GENESIS_INFO = "reelgate_seal_everything"  # storage.seals seals every result row then
 _KEY_ID_LABEL = b"reelgate audit key id"
 
@@ -327,48 +339,29 @@ def _select_head(session: Session) -> AuditChainHead:
     return session.execute(locked).scalar_one()
 
 
-def _append(
-    session: Session,
-    head: AuditChainHead,
-    keys: ChainKeys,
-    *,
-    actor: str,
-    action: str,
-    subject: str,
-    reason: str | None,
-    details_text: str,
-) -> AuditEntry:
-    entry = AuditEntry(
-        id=head.last_id + 1,
-        at=utcnow(),
-        actor=actor,
-        action=action,
-        subject=subject,
-        reason=reason,
-        details=details_text,
-        prev_hash=head.last_hash,
-        keyed=True,
-    )
+def _chain(session: Session, head: AuditChainHead, keys: ChainKeys, entry: AuditEntry) -> None:
+    """Give ``entry`` the next position and MAC under the locked head and insert it."""
+    entry.id = head.last_id + 1
+    entry.at = utcnow()
+    entry.prev_hash = head.last_hash
     entry.hash = _hash_of(entry, head.last_hash, keys.mac_key)
     session.add(entry)
     head.last_id = entry.id
     head.last_hash = entry.hash
-    return entry
 
 
 def _genesis(session: Session, head: AuditChainHead, keys: ChainKeys) -> None:
     """Key the chain from here on, sealing whatever legacy chain came before."""
     details = {"legacy_rows": head.last_id, "legacy_head": head.last_hash, "key_id": keys.key_id}
-    _append(
-        session,
-        head,
-        keys,
+    entry = AuditEntry(
         actor=SYSTEM_ACTOR,
         action=GENESIS_ACTION,
         subject="audit",
         reason="audit chain keyed from this position on",
-        details_text=canonical_json(details),
+        details=canonical_json(details),
+        keyed=True,
     )
+    _chain(session, head, keys, entry)
     head.keyed_from = head.last_id
     session.info[GENESIS_INFO] = True
 
@@ -394,29 +387,91 @@ def append_sync(
     reason: str | None = None,
     details: dict[str, Any] | None = None,
 ) -> AuditEntry:
-    """:func:`record` for a synchronous session (ORM event handlers use it)."""
+    """:func:`record` for a synchronous session (ORM event handlers use it).  The row
+    gets its position, instant and MAC when the transaction commits."""
     _check_text("actor", actor)
     _check_text("action", action)
     _check_text("subject", subject)
     details_text = canonical_json(details or {})
-    keys = require_keys(session)
-    head = _lock_head(session)
-    if head.keyed_from is None:
-        _genesis(session, head, keys)
-    entry = _append(
-        session,
-        head,
-        keys,
+    require_keys(session)
+    entry = AuditEntry(
         actor=actor,
         action=action,
         subject=subject,
         reason=reason,
-        details_text=details_text,
+        details=details_text,
+        keyed=True,
     )
+    session.info.setdefault(_WAITING_INFO, []).append((_innermost(session), entry))
     if action != CHECKPOINT_ACTION and not actor.startswith("system:"):
         session.info[_LAST_ACTOR_INFO] = actor
-    session.flush()
     return entry
+
+
+def has_waiting(session: Session) -> bool:
+    return bool(session.info.get(_WAITING_INFO))
+
+
+def write_pending(session: Session) -> None:
+    """Chain and insert the rows this transaction recorded, under the head lock (taken
+    here, once per transaction): the last statements before COMMIT."""
+    waiting: list[tuple[SessionTransaction | None, AuditEntry]] = session.info.pop(
+        _WAITING_INFO, []
+    )
+    if not waiting:
+        return
+    keys = require_keys(session)
+    head = _lock_head(session)
+    if head.keyed_from is None:
+        _genesis(session, head, keys)
+    written_in = _innermost(session)
+    for recorded_in, entry in waiting:
+        _chain(session, head, keys, entry)
+        if written_in is not None and written_in.nested:  # undone if the savepoint is
+            session.info.setdefault(_WRITTEN_INFO, []).append((written_in, recorded_in, entry))
+    session.flush()
+
+
+def within(transaction: SessionTransaction | None, outer: SessionTransaction) -> bool:
+    while transaction is not None:
+        if transaction is outer:
+            return True
+        transaction = transaction.parent
+    return False
+
+
+def savepoint_rolled_back(session: Session, savepoint: SessionTransaction) -> None:
+    """Forget the rows recorded inside ``savepoint``; rows recorded before it but written
+    inside it (their inserts are undone) wait to be chained again."""
+    again, kept = [], []
+    for written_in, recorded_in, entry in session.info.get(_WRITTEN_INFO, []):
+        if not within(written_in, savepoint):
+            kept.append((written_in, recorded_in, entry))
+        elif not within(recorded_in, savepoint):
+            again.append((recorded_in, entry))
+    waiting = session.info.get(_WAITING_INFO, [])
+    # those written were recorded before those still waiting: recording order kept
+    session.info[_WAITING_INFO] = again + [(t, e) for t, e in waiting if not within(t, savepoint)]
+    session.info[_WRITTEN_INFO] = kept
+    checkpoint = session.info.get(_CHECKPOINT_INFO)
+    if checkpoint is not None and within(checkpoint[0], savepoint):
+        session.info.pop(_CHECKPOINT_INFO)
+
+
+@event.listens_for(Session, "do_orm_execute")
+def _read_own_rows(state: ORMExecuteState) -> None:
+    """A query of the log sees the rows this transaction recorded: write them first.
+    (Only its FROM is searched, not the whole statement: this runs for every query
+    between a record and the commit.)"""
+    session = state.session
+    if not (state.is_select and has_waiting(session)):
+        return
+    statement = state.statement
+    if isinstance(statement, Select) and any(
+        AuditEntry.__table__ in find_tables(f, include_joins=True, include_selects=True)
+        for f in statement.get_final_froms()
+    ):
+        write_pending(session)
 
 
 async def record(
@@ -437,12 +492,15 @@ async def record(
     # read here, in the caller's context (the sync half runs in SQLAlchemy's greenlet)
     merged = {**(details or {}), **(ANNOTATION.get() or {})}
 
-    def write(sync: Session) -> AuditEntry:
-        return append_sync(
-            sync, actor=actor, action=action, subject=subject, reason=reason, details=merged
-        )
-
-    return await session.run_sync(write)
+    # no I/O until the commit: no need to hop into SQLAlchemy's greenlet
+    return append_sync(
+        session.sync_session,
+        actor=actor,
+        action=action,
+        subject=subject,
+        reason=reason,
+        details=merged,
+    )
 
 
 def last_actor(session: Session) -> str | None:
@@ -455,12 +513,14 @@ def forget_transaction(session: Session) -> None:
     session.info.pop(_LAST_ACTOR_INFO, None)
     session.info.pop(_CHECKPOINT_INFO, None)
     session.info.pop(_HEAD_INFO, None)
+    session.info.pop(_WAITING_INFO, None)
+    session.info.pop(_WRITTEN_INFO, None)
 
 
 def request_checkpoint(session: AsyncSession | Session, reason: str) -> None:
     """Sign the chain head when this transaction commits (after its result seals)."""
     sync = session.sync_session if isinstance(session, AsyncSession) else session
-    sync.info[_CHECKPOINT_INFO] = reason[:200]
+    sync.info[_CHECKPOINT_INFO] = (_innermost(sync), reason[:200])
 
 
 def wants_checkpoint(session: Session) -> bool:
@@ -475,12 +535,14 @@ def checkpoint_payload(position: int, mac: str, at: datetime) -> bytes:
 
 def write_requested_checkpoint(session: Session) -> AuditCheckpoint | None:
     """Called at commit: write the checkpoint this transaction asked for, if it can sign."""
-    reason = session.info.pop(_CHECKPOINT_INFO, None)
-    if reason is None:
+    asked = session.info.pop(_CHECKPOINT_INFO, None)
+    if asked is None:
         return None
+    reason = asked[1]
     keys = require_keys(session)
     if keys.sign is None or keys.fingerprint is None:
         return None  # no signing key configured: the chain is still keyed, just unsigned
+    write_pending(session)  # the checkpoint signs the head after this transaction's rows
     head = _lock_head(session)
     at = utcnow()
     point = AuditCheckpoint(
@@ -508,6 +570,7 @@ def write_requested_checkpoint(session: Session) -> AuditCheckpoint | None:
             "key": point.key_fingerprint,
         },
     )
+    write_pending(session)
     return point
 
 

@@ -35,7 +35,7 @@ from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import Table, event, inspect, select
-from sqlalchemy.orm import Session, UOWTransaction
+from sqlalchemy.orm import Session, SessionTransaction, UOWTransaction
 
 from storage import audit
 from storage.journal import HeatResult
@@ -107,8 +107,14 @@ def row_digest(table: str, row: Mapping[Any, Any]) -> str:
 
 
 def _note(session: Session, table: str, row_id: Any) -> None:
-    pending: dict[tuple[str, int], None] = session.info.setdefault(_PENDING, {})
-    pending[(table, int(row_id))] = None
+    # Each row with the transaction it was first noted in: a savepoint rolled back
+    # forgets the rows first changed inside it (their changes are undone).
+    pending: dict[tuple[str, int], SessionTransaction | None] = session.info.setdefault(
+        _PENDING, {}
+    )
+    pending.setdefault(
+        (table, int(row_id)), session.get_nested_transaction() or session.get_transaction()
+    )
 
 
 @event.listens_for(Session, "after_flush")
@@ -152,7 +158,7 @@ def _seal_rows(session: Session, rows: list[list[Any]], subject: str) -> None:
 
 
 def seal_pending(session: Session) -> None:
-    pending: dict[tuple[str, int], None] = session.info.pop(_PENDING, {})
+    pending: dict[tuple[str, int], object] = session.info.pop(_PENDING, {})
     if not pending:
         return
     by_table: dict[str, list[int]] = {}
@@ -193,9 +199,24 @@ def _seal_at_commit(session: Session) -> None:
     if session.new or session.dirty or session.deleted:
         session.flush()  # the commit would flush next; do it now so its rows are noted
     if not (
-        _PENDING in session.info or _GENESIS in session.info or audit.wants_checkpoint(session)
+        _PENDING in session.info
+        or _GENESIS in session.info
+        or audit.wants_checkpoint(session)
+        or audit.has_waiting(session)
     ):
         return
+    _seal_noted(session)
+    audit.write_pending(session)  # the head is locked here, just before COMMIT
+    if session.info.get(_GENESIS):  # this transaction keyed the chain: seal every row
+        _seal_noted(session)
+        audit.write_pending(session)
+    audit.write_requested_checkpoint(session)
+    if session.info.pop(_GENESIS, False):  # the checkpoint was this database's first row
+        seal_everything(session)
+        audit.write_pending(session)
+
+
+def _seal_noted(session: Session) -> None:
     for _ in range(_MAX_SEAL_ROUNDS):
         if session.info.pop(_GENESIS, False):
             session.info.pop(_PENDING, None)  # every row is sealed below, these too
@@ -205,14 +226,29 @@ def _seal_at_commit(session: Session) -> None:
         else:
             break
         session.flush()
-    audit.write_requested_checkpoint(session)
-    if session.info.pop(_GENESIS, False):  # the checkpoint was this database's first row
-        seal_everything(session)
 
 
-@event.listens_for(Session, "after_commit")
-@event.listens_for(Session, "after_rollback")
 def _forget(session: Session) -> None:
     session.info.pop(_PENDING, None)
     session.info.pop(_GENESIS, None)
     audit.forget_transaction(session)
+
+
+@event.listens_for(Session, "after_transaction_end")
+def _ended(session: Session, transaction: SessionTransaction) -> None:
+    if transaction.parent is None:  # committed, rolled back or closed: all of it ends
+        _forget(session)
+
+
+@event.listens_for(Session, "after_soft_rollback")
+def _rolled_back(session: Session, transaction: SessionTransaction) -> None:
+    """A whole transaction rolled back forgets everything; a savepoint only what was done
+    inside it (``after_rollback`` fires for both and cannot tell them apart).  A flush's
+    own subtransaction failing is followed by the rollback of the one it belongs to."""
+    if transaction.parent is None:
+        _forget(session)  # at once: nothing of it may be written by a later flush
+    elif transaction.nested:
+        pending: dict[tuple[str, int], SessionTransaction | None] = session.info.get(_PENDING, {})
+        for key in [k for k, t in pending.items() if audit.within(t, transaction)]:
+            del pending[key]
+        audit.savepoint_rolled_back(session, transaction)

@@ -9,11 +9,12 @@ nothing refers to, so it can be deleted without tripping a foreign key.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from storage import audit, seals
@@ -157,8 +158,8 @@ async def _build(engine: AsyncEngine) -> Rows:
             "super9_spin": (spins[0].id, spins[1].id),
             "super9_claim": (claims[0].id, claims[1].id),
             "super9_jackpot_entry": (first.id, last.id),
-            "audit_log": (rec.id, rec.id + 1),
         }
+    pairs["audit_log"] = (rec.id, rec.id + 1)  # positions given at commit
     for table, (m, s) in pairs.items():
         main[table], spare[table] = m, s
     async with engine.connect() as conn:  # the seal rows came after: the log's last row
@@ -303,3 +304,25 @@ async def test_machine_score_is_cross_checked_with_the_journal(engine: AsyncEngi
     problems = _named(await _verify(engine), "scores", score)
     assert any("differs from its seal" in p for p in problems)
     assert any("differ from the journal's heat result for EGM-001" in p for p in problems)
+
+
+async def test_a_savepoint_rolled_back_forgets_only_its_own_changes(engine: AsyncEngine) -> None:
+    """A result row written before a savepoint is sealed even when the savepoint is rolled
+    back (a dual-control trial run does this); a row inserted inside it, and undone, is
+    not sealed at all."""
+    async with make_sessionmaker(engine).begin() as session:
+        b = Builder(session)
+        await b.make_tournament()
+        kept = (await b.heat()).id
+        trial = await session.begin_nested()
+        undone = (await b.heat(number=2)).id
+        await trial.rollback()
+    result = await _verify(engine)
+    assert result.ok, [f.line() for f in result.findings]
+    async with make_sessionmaker(engine)() as session:
+        seal_rows = await session.execute(
+            select(audit.AuditEntry.details).where(audit.AuditEntry.action == seals.SEAL_ACTION)
+        )
+        sealed = {(t, i) for d in seal_rows.scalars() for t, i, _ in json.loads(d)["rows"]}
+    assert ("heats", kept) in sealed
+    assert ("heats", undone) not in sealed

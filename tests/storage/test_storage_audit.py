@@ -239,9 +239,8 @@ async def test_a_transaction_locks_the_head_once(engine: AsyncEngine) -> None:
 
 
 async def test_a_savepoint_rolled_back_keeps_the_chain_gapless(engine: AsyncEngine) -> None:
-    """Rows recorded in a rolled-back savepoint vanish; the head goes back with them (a
-    dual-control trial run does this).  After a savepoint is rolled back the head is
-    locked afresh: a lock taken inside it is released with it."""
+    """Rows recorded in a rolled-back savepoint vanish (a dual-control trial run does
+    this); the rest are chained at commit, under one lock of the head."""
     await _append(engine, 1)
     reads = _head_reads(engine)
     async with make_sessionmaker(engine).begin() as session:
@@ -253,11 +252,73 @@ async def test_a_savepoint_rolled_back_keeps_the_chain_gapless(engine: AsyncEngi
         await audit.record(session, actor="desk:ann", action="trial", subject="x:3")
         await nested.rollback()
         last = await audit.record(session, actor="desk:ann", action="kept", subject="x:4")
-    assert len(reads) == 3  # in the first savepoint, then after each rollback of one
+    assert len(reads) == 1  # at commit, after both savepoints
     assert (after_trial.id, last.id) == (3, 4)
     result = await _verify(engine)
     assert result.ok, result.problem
     assert result.rows_checked == 4
+
+
+def _statements(engine: AsyncEngine) -> list[str]:
+    """Every statement sent, in order (a list that grows)."""
+    seen: list[str] = []
+
+    def note(_c: object, _cur: object, statement: str, *_rest: object) -> None:
+        seen.append(" ".join(statement.split()))
+
+    event.listen(engine.sync_engine, "before_cursor_execute", note)
+    return seen
+
+
+async def test_rows_are_chained_as_the_last_statements(engine: AsyncEngine) -> None:
+    """The head is locked just before COMMIT, after the transaction's own work, so other
+    writers wait on it for the commit only, not the whole request."""
+    await _append(engine, 1)
+    sent = _statements(engine)
+    async with make_sessionmaker(engine).begin() as session:
+        entry = await audit.record(session, actor="desk:ann", action="first", subject="x:1")
+        assert entry.id is None  # not chained yet
+        await session.execute(text("SELECT 1"))
+        await audit.record(session, actor="desk:ann", action="second", subject="x:2")
+        await session.execute(text("SELECT 2"))
+        work = len(sent)
+        assert not any("audit" in line for line in sent)
+    assert "FROM audit_chain_head" in sent[work]
+    assert entry.id == 3
+    assert (await _verify(engine)).ok
+
+
+async def test_a_transaction_reads_its_own_rows(engine: AsyncEngine) -> None:
+    await _append(engine, 1)
+    async with make_sessionmaker(engine).begin() as session:
+        await audit.record(session, actor="desk:ann", action="mine", subject="x:1")
+        count = select(func.count()).select_from(AuditEntry).where(AuditEntry.action == "mine")
+        assert await session.scalar(count) == 1
+        await audit.record(session, actor="desk:ann", action="mine", subject="x:2")
+        assert await session.scalar(count) == 2
+    result = await _verify(engine)
+    assert result.ok, result.problem
+    assert result.rows_checked == 4
+
+
+async def test_rows_written_in_a_savepoint_rolled_back_are_written_again(
+    engine: AsyncEngine,
+) -> None:
+    """A row recorded before a savepoint but inserted inside it (the log was read there)
+    is undone with the savepoint's inserts, and chained again at commit."""
+    await _append(engine, 1)
+    async with make_sessionmaker(engine).begin() as session:
+        await audit.record(session, actor="desk:ann", action="kept", subject="x:1")
+        trial = await session.begin_nested()
+        await audit.record(session, actor="desk:ann", action="trial", subject="x:2")
+        assert await session.scalar(select(func.count()).select_from(AuditEntry)) == 4
+        await trial.rollback()
+        await audit.record(session, actor="desk:ann", action="kept", subject="x:3")
+    async with make_sessionmaker(engine)() as session:
+        rows = (await session.execute(select(AuditEntry).order_by(AuditEntry.id))).scalars()
+        assert [(r.id, r.subject) for r in rows][2:] == [(3, "x:1"), (4, "x:3")]
+    result = await _verify(engine)
+    assert result.ok, result.problem
 
 
 async def test_concurrent_writers_keep_one_chain(engine: AsyncEngine) -> None:

@@ -125,9 +125,7 @@ async def test_non_datetime_is_refused(session: AsyncSession, b: Builder) -> Non
 async def test_unknown_enum_value_is_refused(session: AsyncSession, b: Builder) -> None:
     with pytest.raises(StatementError):
         async with session.begin_nested():
-            await session.execute(
-                insert(Tournament).values(name="x", entry_validity="72h")
-            )
+            await session.execute(insert(Tournament).values(name="x", entry_validity="72h"))
 
 
 async def test_raw_sql_enum_check_holds(session: AsyncSession, b: Builder) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.tournament.rules.enums import (
@@ -33,7 +33,6 @@ from gateway.tournament.services.common import (
     heat_label,
     live_seats,
     load_settings,
-    occupied_numbers,
     record,
     require_actor,
     require_reason,
@@ -66,32 +65,36 @@ async def register_for_heat(
     purchase still valid for the heat (T5–T9).  Without ``entry_id`` the player's
     oldest unused valid entry is used."""
     actor = require_actor(actor)
-    # Lock the heat row: desks registering at the same moment queue here instead of
-    # racing for the same seat number (SQLite already serialises with BEGIN IMMEDIATE).
-    heat = (
-        await session.execute(select(Heat).where(Heat.id == heat_id).with_for_update())
-    ).scalar_one_or_none()
+    heat = await session.get(Heat, heat_id)
     if heat is None:
         raise RuleViolation(None, f"heat {heat_id} does not exist")
+    # What the heat's lock does not guard is read before it: the tournament, its
+    # settings, the player, whether they may play, the bank's machines, the entry to
+    # use (the unique indexes on seats guard an entry used twice).
     tournament = await get(session, Tournament, heat.tournament_id, "tournament")
     settings = await load_settings(session, tournament)
     player = await find_player(session, player_ref)
     await check_player_may_play(session, player, tournament, now)
-    player_heats = set(
-        (
-            await session.execute(
-                select(Seat.heat_id).where(
-                    Seat.holder_player_id == player.id,
-                    Seat.stage == Stage.QUALIFYING,
-                    Seat.status.not_in(_INACTIVE),
-                )
-            )
-        ).scalars()
+    bank, start = heat.bank_name, heat.scheduled_start
+    machines = await seat_numbers(session, bank)
+    entry = await _entry_or_error(session, tournament, player, heat, entry_id, settings)
+    # Lock the heat row (read afresh): desks registering at the same moment queue here
+    # instead of racing for the same seat number.  Everything from here to the commit is
+    # what the queue waits for.  SQLite's transaction holds the one write lock already.
+    if session.get_bind().dialect.name != "sqlite":
+        locked = select(Heat).where(Heat.id == heat_id).with_for_update()
+        locked = locked.execution_options(populate_existing=True)
+        heat = (await session.execute(locked)).scalar_one()
+    if heat.bank_name != bank:  # moved to another bank meanwhile
+        machines = await seat_numbers(session, heat.bank_name)
+    if heat.scheduled_start != start:  # rescheduled meanwhile: the entry's terms again
+        entry = await _entry_or_error(session, tournament, player, heat, entry_id, settings)
+    occupied, player_heats = await _seats_taken(session, heat.id, player.id)
+    number = check_registration(
+        await heat_facts(session, heat, machines), now, occupied, player_heats
     )
-    machines = await seat_numbers(session, heat.bank_name)
-    facts = await heat_facts(session, heat, machines)
-    number = check_registration(facts, now, await occupied_numbers(session, heat.id), player_heats)
-    entry = await _entry_for(session, tournament, player, heat, entry_id, settings)
+    if isinstance(entry, RuleViolation):
+        raise entry  # after the heat's own refusals, as the desk expects them
     seat = Seat(
         heat_id=heat.id,
         stage=heat.stage,
@@ -119,6 +122,40 @@ async def register_for_heat(
         player_id=player.id,
     )
     return seat
+
+
+async def _seats_taken(
+    session: AsyncSession, heat_id: int, player_id: int
+) -> tuple[set[int], set[int]]:
+    """The heat's seat numbers not free (every row, as ``occupied_numbers``) and the
+    qualifying heats the player holds a live seat in: one query."""
+    rows = await session.execute(
+        select(
+            Seat.heat_id, Seat.seat_number, Seat.holder_player_id, Seat.stage, Seat.status
+        ).where(or_(Seat.heat_id == heat_id, Seat.holder_player_id == player_id))
+    )
+    occupied: set[int] = set()
+    player_heats: set[int] = set()
+    for seat_heat, number, holder, stage, status in rows:
+        if seat_heat == heat_id:
+            occupied.add(number)
+        if holder == player_id and stage is Stage.QUALIFYING and status not in _INACTIVE:
+            player_heats.add(seat_heat)
+    return occupied, player_heats
+
+
+async def _entry_or_error(
+    session: AsyncSession,
+    tournament: Tournament,
+    player: Player,
+    heat: Heat,
+    entry_id: int | None,
+    settings: TournamentSettings,
+) -> Entry | RuleViolation:
+    try:
+        return await _entry_for(session, tournament, player, heat, entry_id, settings)
+    except RuleViolation as exc:
+        return exc
 
 
 async def _entry_for(
