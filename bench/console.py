@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import bisect
 import gc
+import importlib
 import os
 import statistics
 import sys
@@ -309,9 +310,11 @@ def main() -> int:
     _stamp_publishes()
     _time_collections()
     if args.profile:
-        from pyinstrument import Profiler
-
-        with Profiler(async_mode="disabled") as profiler:
+        try:  # an optional tool, not a dependency of the project
+            profiling: Any = importlib.import_module("pyinstrument")
+        except ModuleNotFoundError:
+            parser.error("--profile needs pyinstrument (pip install pyinstrument)")
+        with profiling.Profiler(async_mode="disabled") as profiler:
             r = asyncio.run(run(args.seats, args.seconds, args.chromium))
         Path(args.profile).write_text(profiler.output_html())
         print(profiler.output_text(unicode=False, show_all=False)[:6000])
