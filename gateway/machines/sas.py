@@ -443,6 +443,8 @@ class SasDriver:
             c = await self._connected()
             if c.real_time:  # the live display is over: one-byte exceptions again
                 await c.real_time_reporting(False)
+            elif self._live_supported is None:  # not asked since a restart: unknown
+                self._live_supported = await c.end_real_time_reporting()
             self._live_wanted = False
             self._live.lose()
             await c.lock()

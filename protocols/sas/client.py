@@ -472,6 +472,21 @@ class SasClient:
             self.line.real_time.discard(self.address)
             self.min_spacing = self._paced_spacing
 
+    async def end_real_time_reporting(self) -> bool:
+        """LP 0E off when this client does not know whether reporting is on (a new
+        connection after the host restarted: a real EGM keeps reporting in real time
+        across that).  Sent with replies framed as in real-time mode, which also takes a
+        plain ACK; True if the EGM acknowledged, False if it has no such poll (silence)."""
+        self.line.real_time.add(self.address)
+        try:
+            await self._command(RealTimeReporting(self.address, False))
+        except (SasTimeout, SasRefused):
+            return False
+        finally:
+            self.line.real_time.discard(self.address)
+            self.min_spacing = self._paced_spacing
+        return True
+
     async def lock(self) -> None:
         """LP 01: lock out play (a game in progress completes first)."""
         await self._command(Shutdown(self.address))

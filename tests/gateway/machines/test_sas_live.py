@@ -89,6 +89,39 @@ async def test_reporting_is_turned_on_again_after_a_reconnect(bank: Bank) -> Non
         await driver.close()
 
 
+async def test_a_restarted_gateway_ends_reporting_it_did_not_start(bank: Bank) -> None:
+    """A real EGM keeps reporting in real time across the host's restart: the new
+    gateway, which never asked, turns it off at tournament exit, events pending or not;
+    a machine without LP 0E is left as it is (silence, then the exit goes on)."""
+    b, plain = bank.machines
+    first = driver_for(b)
+    await first.open()
+    try:
+        await first.enter_tournament(500, 60)
+        await first.unlock()
+        assert await first.start_live_credits()
+    finally:
+        await first.close()  # the gateway process ends (its connection with it)
+    restarted = driver_for(b)
+    await restarted.open()
+    b.face.link.real_time = True  # the machine kept it (the emulator resets it)
+    b.machine.spin(bet=3)  # events wait, to be reported ahead of the LP 0E's ACK
+    try:
+        await restarted.exit_tournament()
+        assert not b.face.link.real_time
+        assert b.machine.tournament is None
+    finally:
+        await restarted.close()
+    other = driver_for(plain)
+    await other.open()
+    try:
+        await other.enter_tournament(500, 60)
+        await other.exit_tournament()  # LP 0E met silence: no such poll, no harm
+        assert plain.machine.tournament is None
+    finally:
+        await other.close()
+
+
 async def test_a_machine_without_real_time_reporting_falls_back(bank: Bank) -> None:
     b = bank.machines[1]
     driver = driver_for(b)
