@@ -83,7 +83,7 @@ class Watching(HeatCore):
     async def _watch(self, machine_id: str) -> None:
         link = self.links[machine_id]
         try:
-            live = await self._start_live(link)
+            live = await self._start_live(link) if self.live_events else False
         except TRANSIENT_ERRORS as exc:
             self._spawn_malfunction(machine_id, f"stopped answering: {_why(exc)}")
             return
@@ -111,6 +111,11 @@ class Watching(HeatCore):
             tick += 1
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop_watch.wait(), self.poll_interval_s)
+
+    # Off: in real-time mode a general poll met with silence counts as no activity, so a
+    # machine that stops answering is found only by the next LP 1A base read, too late
+    # for a short heat (T20/T21 want it malfunctioned while the heat runs).
+    live_events = False
 
     @staticmethod
     async def _start_live(link: MachineLink) -> bool:
