@@ -258,13 +258,16 @@ class Chaos:
     async def _setup(self) -> int:
         from gateway.floor.store import set_bank_enabled
         from gateway.tournament import services as svc
+        from gateway.tournament.rules.enums import EntryValidity
         from gateway.tournament.settings import TournamentSettings
 
         ctx = await self._open(upgrade=True)
         try:
             await set_bank_enabled(ctx.sessions, BANK, enabled=True, actor="chaos")
             async with svc.unit_of_work(ctx.sessions) as s:
-                t = await svc.create_tournament(s, "Chaos", TournamentSettings(), actor="chaos")
+                t = await svc.create_tournament(
+                    s, "Chaos", TournamentSettings(validity=EntryValidity.HOURS_48), actor="chaos"
+                )
                 return int(t.id)
         finally:
             await ctx.close()

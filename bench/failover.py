@@ -54,7 +54,7 @@ from sqlalchemy.engine import make_url  # noqa: E402
 from gateway.app.cli import main as reelgate  # noqa: E402
 from gateway.app.context import GatewayContext  # noqa: E402
 from gateway.floor.store import set_bank_enabled  # noqa: E402
-from gateway.tournament.rules.enums import Stage  # noqa: E402
+from gateway.tournament.rules.enums import EntryValidity, Stage  # noqa: E402
 from gateway.tournament.services import (  # noqa: E402
     add_player,
     register_for_heat,
@@ -106,7 +106,9 @@ async def _prepare(database: str, floor: Path, spool: Path, *, heat_s: int) -> i
         await set_bank_enabled(ctx.sessions, "A", enabled=True, actor="tech")
         now = datetime.now(UTC)
         async with unit_of_work(ctx.sessions) as s:
-            t = await create_tournament(s, "Failover", TournamentSettings(), actor="bench")
+            t = await create_tournament(
+                s, "Failover", TournamentSettings(validity=EntryValidity.HOURS_48), actor="bench"
+            )
             heat = await schedule_heat(
                 s, t.id, stage=Stage.QUALIFYING, starts_at=now + timedelta(seconds=2),
                 bank_name="A", duration_seconds=heat_s, starting_credits=CREDITS,

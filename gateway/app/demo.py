@@ -42,7 +42,7 @@ from gateway.heats.preflight import check_bank
 from gateway.heats.runner import HeatOutcome
 from gateway.heats.scheduler import Scheduler
 from gateway.machines.links import MachineLink
-from gateway.tournament.rules.enums import Stage
+from gateway.tournament.rules.enums import EntryValidity, Stage
 from gateway.tournament.services import (
     add_player,
     register_for_heat,
@@ -60,6 +60,9 @@ if TYPE_CHECKING:
 
 BANK = "A"
 ACTOR = "demo"
+# Entries are sold seconds before the heat; with T7's same-day entries a demo run at the
+# venue's midnight would sell for a day the heat is not in, so the demo sells T5's 48 h ones.
+DEMO_SETTINGS = TournamentSettings(validity=EntryValidity.HOURS_48)
 PLAYERS = [
     ("Thandi Mokoena", "8203155800081"), ("Pieter van Wyk", "7507235800082"),
     ("Aisha Patel", "9011025800083"), ("Sipho Dlamini", "8806175800084"),
@@ -152,6 +155,7 @@ async def _embedded_broker(args: argparse.Namespace, console: Console) -> Embedd
 
 DEMO_AFT_KEY = "44454d4f" * 5  # "DEMO" x 5: the demo floor's AFT registration key
 DEMO_AFT_POS_ID = 1
+
 
 async def _close_feed(signage: SignageServer, mqtt: MqttFeed | None) -> None:
     await signage.close()
@@ -252,7 +256,7 @@ async def _tournament(
 ) -> tuple[int, dict[str, str]]:
     now = datetime.now(UTC)
     async with unit_of_work(ctx.sessions) as s:
-        t = await create_tournament(s, "Reelgate demo", TournamentSettings(), actor=ACTOR)
+        t = await create_tournament(s, "Reelgate demo", DEMO_SETTINGS, actor=ACTOR)
         heat = await schedule_heat(
             s,
             t.id,

@@ -134,8 +134,10 @@ async def _agent_heat(
         for egm in egms.values():  # back in normal play, no credits left (T12, T18)
             assert not egm.in_tournament
             assert egm.credits == 0
-    # Every agent took the heat's start and end from the bank-wide commands.
-    assert bank_commands >= 2
+    # Every agent took the heat's start from the bank-wide command, and its end too unless the
+    # broker was down when the end went out: a bank-wide command is QoS 0, and the board's own
+    # command after BANK_DEADLINE carried the end instead (the scores below show it arrived).
+    assert bank_commands >= (1 if mid_heat is not None else 2)
     return out, truth, connects
 
 

@@ -31,7 +31,7 @@ from emulators.snmp_agent import SnmpAgent
 from gateway.app.commands import serve as serve_command
 from gateway.app.context import GatewayContext
 from gateway.floor.store import set_bank_enabled
-from gateway.tournament.rules.enums import Stage
+from gateway.tournament.rules.enums import EntryValidity, Stage
 from gateway.tournament.services import add_player, register_for_heat, sell_entries, unit_of_work
 from gateway.tournament.services.setup import create_tournament, schedule_heat
 from gateway.tournament.settings import TournamentSettings
@@ -42,6 +42,10 @@ from protocols.snmp.mib import Notification
 from protocols.snmp.security import V2cCommunity
 from storage.journal import MachineState, RunState
 from storage.tournament import Seat, SeatStatus
+
+# Entries are sold on the wall clock moments before the heat: T5's 48 h entries, so a run at
+# the venue's midnight still reaches its heat (a T7 same-day entry would not).
+SETTINGS = TournamentSettings(validity=EntryValidity.HOURS_48)
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
@@ -83,7 +87,7 @@ async def _tournament(db: str, floor: Path, spool: Path) -> tuple[int, int]:
         await set_bank_enabled(ctx.sessions, "A", enabled=True, actor="tech")
         now = datetime.now(UTC)
         async with unit_of_work(ctx.sessions) as s:
-            t = await create_tournament(s, "Ridge Classic", TournamentSettings(), actor="test")
+            t = await create_tournament(s, "Ridge Classic", SETTINGS, actor="test")
             ids = []
             for number, start in ((1, 2.0), (2, 3600.0)):
                 heat = await schedule_heat(

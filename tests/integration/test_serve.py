@@ -18,7 +18,7 @@ from sqlalchemy import select
 
 from gateway.app.context import GatewayContext
 from gateway.floor.store import set_bank_enabled
-from gateway.tournament.rules.enums import Stage
+from gateway.tournament.rules.enums import EntryValidity, Stage
 from gateway.tournament.services import add_player, register_for_heat, sell_entries, unit_of_work
 from gateway.tournament.services.setup import create_tournament, schedule_heat
 from gateway.tournament.settings import TournamentSettings
@@ -27,6 +27,10 @@ from storage.tournament import Heat, HeatStatus, Score
 
 from ..gateway.emulated import ROOT, BankProcess
 
+# Entries are sold on the wall clock moments before the heat: T5's 48 h entries, so a run at
+# the venue's midnight still reaches its heat (a T7 same-day entry would not).
+SETTINGS = TournamentSettings(validity=EntryValidity.HOURS_48)
+
 
 async def _prepare(db: str, floor: Path, spool: Path) -> int:
     ctx = await GatewayContext.open(database=db, floor_path=str(floor), spool=spool, upgrade=True)
@@ -34,7 +38,7 @@ async def _prepare(db: str, floor: Path, spool: Path) -> int:
         await set_bank_enabled(ctx.sessions, "A", enabled=True, actor="tech")
         now = datetime.now(UTC)
         async with unit_of_work(ctx.sessions) as s:
-            t = await create_tournament(s, "T", TournamentSettings(), actor="test")
+            t = await create_tournament(s, "T", SETTINGS, actor="test")
             heat = await schedule_heat(
                 s, t.id, stage=Stage.QUALIFYING, starts_at=now + timedelta(seconds=3),
                 bank_name="A", duration_seconds=4, starting_credits=300, actor="test", now=now,
@@ -54,9 +58,7 @@ async def _prepare(db: str, floor: Path, spool: Path) -> int:
         await ctx.close()
 
 
-async def _state(
-    db: str, spool: Path
-) -> tuple[RunState | None, HeatStatus | None, int, bool]:
+async def _state(db: str, spool: Path) -> tuple[RunState | None, HeatStatus | None, int, bool]:
     ctx = await GatewayContext.open(database=db, floor_path=None, spool=spool)
     try:
         run = await ctx.journal.latest_run("A")

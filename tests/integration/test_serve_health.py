@@ -33,7 +33,7 @@ from emulators.bank import LOOPBACK, Bank
 from gateway.app.commands import serve as serve_command
 from gateway.app.context import GatewayContext
 from gateway.floor.store import set_bank_enabled
-from gateway.tournament.rules.enums import Stage
+from gateway.tournament.rules.enums import EntryValidity, Stage
 from gateway.tournament.services import add_player, register_for_heat, sell_entries, unit_of_work
 from gateway.tournament.services.setup import create_tournament, schedule_heat
 from gateway.tournament.settings import TournamentSettings
@@ -41,6 +41,10 @@ from protocols.mqtt.broker import EmbeddedBroker
 from protocols.sas.carriers import serve_tcp
 from storage.db import make_engine
 from storage.journal import RunState
+
+# Entries are sold on the wall clock moments before the heat: T5's 48 h entries, so a run at
+# the venue's midnight still reaches its heat (a T7 same-day entry would not).
+SETTINGS = TournamentSettings(validity=EntryValidity.HOURS_48)
 
 pytestmark = [pytest.mark.filterwarnings("ignore::ResourceWarning"), pytest.mark.slow]
 
@@ -63,7 +67,7 @@ async def _prepare(db: str, floor: Path, spool: Path, *, heat_in_s: float | None
             return
         now = datetime.now(UTC)
         async with unit_of_work(ctx.sessions) as s:
-            t = await create_tournament(s, "Metrics Cup", TournamentSettings(), actor="test")
+            t = await create_tournament(s, "Metrics Cup", SETTINGS, actor="test")
             heat = await schedule_heat(
                 s, t.id, stage=Stage.QUALIFYING, starts_at=now + timedelta(seconds=heat_in_s),
                 bank_name="A", duration_seconds=3, starting_credits=300, actor="test", now=now,

@@ -30,7 +30,7 @@ from gateway.app.gateway import GatewaySettings, RunningGateway
 from gateway.floor.store import set_bank_enabled
 from gateway.heats.heat_core import HeatOutcome
 from gateway.records import chain
-from gateway.tournament.rules.enums import Stage
+from gateway.tournament.rules.enums import EntryValidity, Stage
 from gateway.tournament.services import add_player, register_for_heat, sell_entries, unit_of_work
 from gateway.tournament.services.setup import create_tournament, schedule_heat
 from gateway.tournament.services.standings import stage_standings
@@ -42,6 +42,10 @@ from storage.journal import HeatResult, HeatRun, RunState
 from storage.tournament import Score, Seat
 
 from .test_db_outage import Proxy
+
+# Entries are sold on the wall clock moments before the heat: T5's 48 h entries, so a run at
+# the venue's midnight still reaches its heat (a T7 same-day entry would not).
+SETTINGS = TournamentSettings(validity=EntryValidity.HOURS_48)
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
@@ -116,7 +120,7 @@ async def _seed(db: str, venues: list[Venue]) -> int:
     try:
         now = datetime.now(UTC)
         async with unit_of_work(ctx.sessions) as s:
-            t = await create_tournament(s, "Two Coasts", TournamentSettings(), actor="test")
+            t = await create_tournament(s, "Two Coasts", SETTINGS, actor="test")
             for number, v in enumerate(venues, start=1):
                 heat = await schedule_heat(
                     s, t.id, stage=Stage.QUALIFYING, starts_at=now + timedelta(seconds=3),

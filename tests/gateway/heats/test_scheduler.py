@@ -21,7 +21,7 @@ from gateway.app.context import GatewayContext, bank_links, close_links
 from gateway.floor.store import set_bank_enabled
 from gateway.heats.scheduler import Scheduler
 from gateway.tournament.bridge import TournamentBridge
-from gateway.tournament.rules.enums import Stage
+from gateway.tournament.rules.enums import EntryValidity, Stage
 from gateway.tournament.services import add_player, register_for_heat, sell_entries, unit_of_work
 from gateway.tournament.services.setup import create_tournament, schedule_heat
 from gateway.tournament.settings import TournamentSettings
@@ -29,6 +29,10 @@ from storage.journal import DirectorCommand, RunState
 from storage.tournament import Heat, HeatStatus, Score
 
 from ..emulated import BankProcess
+
+# Entries are sold on the wall clock moments before the heat: T5's 48 h entries, so a run at
+# the venue's midnight still reaches its heat (a T7 same-day entry would not).
+SETTINGS = TournamentSettings(validity=EntryValidity.HOURS_48)
 
 
 @pytest.fixture
@@ -41,7 +45,7 @@ async def _setup(ctx: GatewayContext, starts_in_s: float, seconds: int) -> list[
     now = datetime.now(UTC)
     heats = []
     async with unit_of_work(ctx.sessions) as s:
-        t = await create_tournament(s, "T", TournamentSettings(), actor="test")
+        t = await create_tournament(s, "T", SETTINGS, actor="test")
         for number, start in ((1, starts_in_s), (2, 3600.0)):
             heat = await schedule_heat(
                 s, t.id, stage=Stage.QUALIFYING, starts_at=now + timedelta(seconds=start),

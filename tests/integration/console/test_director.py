@@ -13,13 +13,17 @@ from playwright.async_api import Page, expect
 
 from gateway.app.context import GatewayContext
 from gateway.floor.store import set_bank_enabled
-from gateway.tournament.rules.enums import Stage
+from gateway.tournament.rules.enums import EntryValidity, Stage
 from gateway.tournament.services import add_player, register_for_heat, sell_entries, unit_of_work
 from gateway.tournament.services.setup import create_tournament, schedule_heat
 from gateway.tournament.settings import TournamentSettings
 from storage.journal import RunState
 
 from .conftest import ConsoleGateway, Prepare, confirm, open_screen, sign_in, until
+
+# Entries are sold on the wall clock moments before the heat: T5's 48 h entries, so a run at
+# the venue's midnight still reaches its heat (a T7 same-day entry would not).
+SETTINGS = TournamentSettings(validity=EntryValidity.HOURS_48)
 
 PLAYERS = ["Thandi Mokoena", "Pieter Botha", "Lerato Dlamini"]
 
@@ -29,7 +33,7 @@ async def _heat_soon(ctx: GatewayContext) -> None:
     await set_bank_enabled(ctx.sessions, "A", enabled=True, actor="technician")
     now = datetime.now(UTC)
     async with unit_of_work(ctx.sessions) as s:
-        t = await create_tournament(s, "Winter Classic", TournamentSettings(), actor="director")
+        t = await create_tournament(s, "Winter Classic", SETTINGS, actor="director")
         heat = await schedule_heat(
             s, t.id, stage=Stage.QUALIFYING, starts_at=now + timedelta(seconds=6),
             bank_name="A", duration_seconds=8, starting_credits=500, actor="director",
