@@ -1,71 +1,44 @@
-"""A loopback TCP proxy in a thread of its own that can be cut and restored: a venue's
-wide-area link to the central database, for benchmarks run from synchronous code.
-
-Cutting closes the listening socket and aborts every connection through it (as a failed
-link does: the peer sees a reset, a new connection is refused); restoring listens on the
-same port again, so the gateway's database URL does not change.
-"""
+"""A venue's wide-area link to the central database (``emulators.wan_link.WanLink``) in a
+thread of its own, for benchmarks run from synchronous code: cut, restore, close."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import threading
+from collections.abc import Coroutine
+from typing import Any
+
+from emulators.wan_link import WanLink
 
 
 class LinkProxy:
     def __init__(self, target_port: int, host: str = "127.0.0.1") -> None:
-        self.host = host
-        self.target_port = target_port
-        self.port = 0
+        self._link = WanLink(target_port, host)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
-        self._server: asyncio.Server | None = None
-        self._pipes: set[asyncio.StreamWriter] = set()
         self._thread.start()
-        self._call(self._listen())
+        self._call(self._link.start())
 
-    def _call(self, coro: object) -> None:
-        asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=10)  # type: ignore[arg-type]
+    @property
+    def host(self) -> str:
+        return self._link.host
 
-    async def _listen(self) -> None:
-        self._server = await asyncio.start_server(self._client, self.host, self.port)
-        self.port = self._server.sockets[0].getsockname()[1]
+    @property
+    def port(self) -> int:
+        return self._link.port
 
-    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            up_r, up_w = await asyncio.open_connection(self.host, self.target_port)
-        except OSError:
-            writer.close()
-            return
-        self._pipes.update({writer, up_w})
-        await asyncio.gather(self._pump(reader, up_w), self._pump(up_r, writer))
-
-    async def _pump(self, src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
-        with contextlib.suppress(OSError, asyncio.IncompleteReadError):
-            while data := await src.read(65536):
-                dst.write(data)
-                await dst.drain()
-        dst.close()
-        self._pipes.discard(dst)
-
-    async def _cut(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
-            self._server = None
-        for w in list(self._pipes):
-            w.transport.abort()
-        self._pipes.clear()
+    def _call(self, coro: Coroutine[Any, Any, None]) -> None:
+        asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=10)
 
     def cut(self) -> None:
-        self._call(self._cut())
+        self._call(self._link.cut())
 
     def restore(self) -> None:
-        self._call(self._listen())
+        self._call(self._link.restore())
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
-            self._call(self._cut())
+            self._call(self._link.cut())
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=5)

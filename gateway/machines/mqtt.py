@@ -368,14 +368,24 @@ class MqttMachineDriver:
         def trigger() -> Awaitable[None]:
             future: asyncio.Future[codec.Reply] = loop.create_future()
             self._pending[message.id] = _Pending(payload, future)
-            try:
-                hub.session.publish_now(self._cmd_topic, payload, expiry_s=self._expiry)
-            except MqttUnavailable as exc:
-                self._pending.pop(message.id, None)
-                raise LinkDown(f"{self.machine_id}: {exc}") from None
-            return self._acked(message, future)
+            return self._send_own(hub, message, payload, future)
 
         return trigger
+
+    def _send_own(
+        self,
+        hub: BoardHub,
+        message: codec.CommandMessage,
+        payload: bytes,
+        future: asyncio.Future[codec.Reply],
+    ) -> Awaitable[None]:
+        """Publish this board's own command (already pending) now; its reply awaitable."""
+        try:
+            hub.session.publish_now(self._cmd_topic, payload, expiry_s=self._expiry)
+        except MqttUnavailable as exc:
+            self._pending.pop(message.id, None)
+            raise LinkDown(f"{self.machine_id}: {exc}") from None
+        return self._acked(message, future)
 
     async def _acked(
         self, message: codec.CommandMessage, future: asyncio.Future[codec.Reply]
@@ -402,12 +412,8 @@ class MqttMachineDriver:
             if number is not None:
                 self.stats.bank += 1
                 return self._acked_bank(hub, message, future)
-            try:  # the bank's publish already left: this board's own command now
-                hub.session.publish_now(self._cmd_topic, payload, expiry_s=self._expiry)
-            except MqttUnavailable as exc:
-                self._pending.pop(message.id, None)
-                raise LinkDown(f"{self.machine_id}: {exc}") from None
-            return self._acked(message, future)
+            # the bank's publish already left: this board's own command now
+            return self._send_own(hub, message, payload, future)
 
         return trigger
 

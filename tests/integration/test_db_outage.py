@@ -21,6 +21,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from emulators.machine import EmulatedMachine, MachineRefusal
+from emulators.wan_link import WanLink
 from gateway.heats.hooks import Progress, ProgressNote
 from gateway.heats.runner import HeatRunner
 from gateway.heats.spool import JournalWriter
@@ -36,50 +37,6 @@ PG_URL = os.environ.get(
 )
 
 
-class Proxy:
-    """A loopback TCP proxy that can be cut (connections dropped, port closed) and restored."""
-
-    def __init__(self, target_port: int) -> None:
-        self.target_port = target_port
-        self.port = 0
-        self.server: asyncio.Server | None = None
-        self.pipes: set[asyncio.StreamWriter] = set()
-
-    async def start(self) -> None:
-        self.server = await asyncio.start_server(self._client, "127.0.0.1", self.port)
-        self.port = self.server.sockets[0].getsockname()[1]
-
-    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            up_r, up_w = await asyncio.open_connection("127.0.0.1", self.target_port)
-        except OSError:
-            writer.close()
-            return
-        self.pipes.update({writer, up_w})
-        await asyncio.gather(self._pump(reader, up_w), self._pump(up_r, writer))
-
-    async def _pump(self, src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
-        with contextlib.suppress(OSError, asyncio.IncompleteReadError):
-            while data := await src.read(65536):
-                dst.write(data)
-                await dst.drain()
-        dst.close()
-
-    async def cut(self) -> None:
-        assert self.server is not None
-        self.server.close()
-        await self.server.wait_closed()
-        for w in list(self.pipes):
-            w.transport.abort()
-        self.pipes.clear()
-
-    async def restore(self) -> None:
-        await self.start()  # same port: the gateway's URL does not change
-
-    async def close(self) -> None:
-        await self.cut()
-
-
 async def _pg_available() -> bool:
     try:
         eng = make_engine(PG_URL)
@@ -92,7 +49,7 @@ async def _pg_available() -> bool:
 
 
 @pytest.fixture
-async def pg_behind_proxy() -> AsyncIterator[tuple[AsyncEngine, Proxy]]:
+async def pg_behind_proxy() -> AsyncIterator[tuple[AsyncEngine, WanLink]]:
     if not PG_URL.startswith("postgresql") or not await _pg_available():
         pytest.skip("PostgreSQL not reachable")
     import storage.models  # noqa: F401
@@ -104,7 +61,7 @@ async def pg_behind_proxy() -> AsyncIterator[tuple[AsyncEngine, Proxy]]:
     url = make_url(PG_URL)
     if url.host not in ("127.0.0.1", "localhost"):
         pytest.skip("the outage proxy only fronts a loopback database")
-    proxy = Proxy(url.port or 5432)
+    proxy = WanLink(url.port or 5432)
     await proxy.start()
     proxied = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
     engine = make_engine(proxied, schema=schema, connect_args={"timeout": 2})
@@ -182,7 +139,7 @@ async def _heat_through_outage(journal: Journal, spool: Path, cut: object, resto
 
 
 async def test_postgres_outage_mid_heat(
-    pg_behind_proxy: tuple[AsyncEngine, Proxy], tmp_path: Path
+    pg_behind_proxy: tuple[AsyncEngine, WanLink], tmp_path: Path
 ) -> None:
     engine, proxy = pg_behind_proxy
     journal = Journal(make_sessionmaker(engine))

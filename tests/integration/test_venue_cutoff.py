@@ -25,6 +25,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from emulators.bank import Bank
+from emulators.wan_link import WanLink
 from gateway.app.context import GatewayContext
 from gateway.app.gateway import GatewaySettings, RunningGateway
 from gateway.floor.store import set_bank_enabled
@@ -40,8 +41,6 @@ from storage.db import make_engine, make_sessionmaker
 from storage.floor import venues_of_entries
 from storage.journal import HeatResult, HeatRun, RunState
 from storage.tournament import Score, Seat
-
-from .test_db_outage import Proxy
 
 # Entries are sold on the wall clock moments before the heat: T5's 48 h entries, so a run at
 # the venue's midnight still reaches its heat (a T7 same-day entry would not).
@@ -168,7 +167,7 @@ async def test_a_venue_cut_off_mid_heat_forwards_its_scores_once(
         v.floor.write_text(v.floor_text())
         venues.append(v)
     ridge, coast = venues
-    proxy = Proxy(make_url(central).port or 5432)
+    proxy = WanLink(make_url(central).port or 5432)
     await proxy.start()
     via_link = make_url(central).set(port=proxy.port).render_as_string(hide_password=False)
     stop = asyncio.Event()
