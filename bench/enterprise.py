@@ -396,8 +396,12 @@ def trial(server: str, folder: Path, args: argparse.Namespace, console: Console)
             for v in venues:
                 _until(f"{v.name} serving", 120, lambda v=v: any(
                     "serving 1 bank" in line for line in v.log), venues)  # fmt: skip
+            t0 = time.perf_counter()
             tournament, ids = asyncio.run(_players(database, venues[0].spool, per * n))
+            t1 = time.perf_counter()
             asyncio.run(_heats(database, venues, tournament, ids, args.seconds))
+            console.print(f"  {per * n} players sold an entry in {t1 - t0:.1f} s, seated in "
+                          f"{time.perf_counter() - t1:.1f} s (load {os.getloadavg()[0]:.1f})")
             starts_at = datetime.now(UTC) + timedelta(seconds=args.start_lead + 2)
             asyncio.run(_move_to(database, venues, starts_at))
             heat_ids = [v.heat_id for v in venues]
