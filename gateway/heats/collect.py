@@ -117,10 +117,7 @@ class Collecting(HeatCore):
         await run.queue.put(_result_row(machine_id, score))
 
     async def _commit_all(self, run: _Collection) -> None:
-        """Store rows as they arrive, a batch per commit, until the end marker (None).
-        Each batch stored is drained into the tournament at once (its SCORES effect), as
-        any other gateway's sweep may already do: in effect order, so the standings need
-        not wait for the last machine's game, the cross-checks and the malfunctions."""
+        """Store rows as they arrive, a batch per commit, until the end marker (None)."""
         done = False
         while not done:
             batch = await _next_batch(run.queue)
@@ -129,8 +126,6 @@ class Collecting(HeatCore):
             if rows:
                 await self.writer.store_results(self.run_id, rows)
                 self._note_commit(run)
-                if not self.writer.pending:  # stored, not spooled: to the standings now
-                    await self._drain()  # (while the slower machines are still read)
 
     def _note_commit(self, run: _Collection) -> None:
         self.out.committed_at = datetime.now(UTC)
@@ -143,7 +138,7 @@ class Collecting(HeatCore):
                 seat.state = MachineState.SCORED
             seat.score, seat.meters = score.credits, score.meters
             self._emit(Progress.SCORE, machine_id=machine_id, value=score.credits)
-        await self._drain()  # whatever the per-batch drains left (e.g. the database away)
+        await self._drain()  # the bank's scores reach the tournament in one transaction
 
     async def _read_score(self, machine_id: str) -> HeatScore | None:
         """A NATIVE machine's score from its tournament meters alone (one poll), or None
