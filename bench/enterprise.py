@@ -288,7 +288,7 @@ async def _check(database: str, venues: list[Venue], cut: Venue | None,
             )
             applied = list(
                 await s.execute(
-                    select(HeatEffect.heat_id, HeatEffect.applied_at).where(
+                    select(HeatEffect.heat_id, HeatEffect.applied_at, HeatEffect.created_at).where(
                         HeatEffect.kind == EffectKind.SCORES
                     )
                 )
@@ -317,11 +317,13 @@ async def _check(database: str, venues: list[Venue], cut: Venue | None,
         ends = [e for h in linked if h in closed and (e := closed[h].ends_at) is not None]
         # When each score reached the standings: its SCORES effect applied (a score keeps
         # the time it was read, so its own row cannot say when it arrived).
-        reached = [at for h, at in applied if h in linked and at is not None]
+        reached = [at for h, at, _ in applied if h in linked and at is not None]
         end_ms = (max(reached) - max(ends)).total_seconds() * 1000 if ends and reached else -1
+        if ends and reached:
+            problems.append(_where_end_goes(closed, linked, results, applied))
         restore_ms = None
         if cut is not None and restored is not None:
-            late = [at for h, at in applied if heat_of[h] is cut and at is not None]
+            late = [at for h, at, _ in applied if heat_of[h] is cut and at is not None]
             restore_ms = (max(late) - restored).total_seconds() * 1000 if late else -1
         if not verified.ok:
             problems.append(f"audit: {verified.problem}")
@@ -330,6 +332,27 @@ async def _check(database: str, venues: list[Venue], cut: Venue | None,
         return (end_ms, restore_ms, lost, doubled, wrong, replayed, verified.ok, problems)
     finally:
         await ctx.close()
+
+
+def _where_end_goes(closed: dict[int | None, HeatRun], linked: list[int],
+                    results: list[HeatResult], applied: list[Any]) -> str:  # fmt: skip
+    """Where end -> standings went for the linked venues: each heat's clock end to its
+    last machine read, to its last SCORES effect written (the results' commit), to that
+    effect applied, in ms (worst heat of each)."""
+    read = written = drained = 0.0
+    for h in linked:
+        run, ends = closed.get(h), None
+        ends = run.ends_at if run is not None else None
+        mine = [r.collected_at for r in results if run is not None and r.run_id == run.id]
+        effects_of = [(at, made) for heat, at, made in applied if heat == h and at is not None]
+        if ends is None or not mine or not effects_of:
+            continue
+        last_read, last_made = max(mine), max(made for _, made in effects_of)
+        read = max(read, (last_read - ends).total_seconds() * 1000)
+        written = max(written, (last_made - last_read).total_seconds() * 1000)
+        drained = max(drained, (max(at for at, _ in effects_of) - last_made).total_seconds() * 1000)
+    return (f"end -> standings, worst heat: end -> last read {read:.0f} ms, -> effect written "
+            f"{written:.0f} ms, -> applied {drained:.0f} ms")  # fmt: skip
 
 
 def _spread(venues: list[Venue]) -> tuple[float, float]:
@@ -373,8 +396,12 @@ def trial(server: str, folder: Path, args: argparse.Namespace, console: Console)
             for v in venues:
                 _until(f"{v.name} serving", 120, lambda v=v: any(
                     "serving 1 bank" in line for line in v.log), venues)  # fmt: skip
+            t0 = time.perf_counter()
             tournament, ids = asyncio.run(_players(database, venues[0].spool, per * n))
+            t1 = time.perf_counter()
             asyncio.run(_heats(database, venues, tournament, ids, args.seconds))
+            console.print(f"  {per * n} players sold an entry in {t1 - t0:.1f} s, seated in "
+                          f"{time.perf_counter() - t1:.1f} s (load {os.getloadavg()[0]:.1f})")
             starts_at = datetime.now(UTC) + timedelta(seconds=args.start_lead + 2)
             asyncio.run(_move_to(database, venues, starts_at))
             heat_ids = [v.heat_id for v in venues]

@@ -171,11 +171,14 @@ async def pending_count(session: AsyncSession, run_id: int) -> int:
     return int(n or 0)
 
 
-async def claim(session: AsyncSession, effect_id: int) -> EffectView | None:
+async def claim(
+    session: AsyncSession, effect_id: int, *, wait: bool = True
+) -> EffectView | None:
     """Lock one pending effect for applying in this transaction; None if another
-    process applied it first (then there is nothing to do)."""
+    process applied it first (then there is nothing to do) or, with ``wait`` False, is
+    applying it now (its lock is skipped rather than waited for)."""
     row = await session.scalar(
-        select(HeatEffect).where(HeatEffect.id == effect_id).with_for_update()
+        select(HeatEffect).where(HeatEffect.id == effect_id).with_for_update(skip_locked=not wait)
     )
     if row is None or row.applied_at is not None:
         return None

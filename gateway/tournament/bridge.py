@@ -57,12 +57,12 @@ from gateway.tournament.services import (
     mark_seat_malfunctioned,
     playing_at_start,
     postpone_heat,
-    record_machine_score,
+    record_machine_scores,
     unit_of_work,
 )
 from gateway.tournament.services.seating import SeatInfo, heat_seats
 from storage import effects
-from storage.effects import EffectKind, EffectView
+from storage.effects import EffectKind, EffectView, HeatEffect
 from storage.enums import HeatStatus, SeatStatus
 from storage.journal import HeatResult, HeatRun, HeatRunMachine, HeatRunStep, MachineState, RunState
 from storage.tournament import Heat, HeatNotice
@@ -125,21 +125,40 @@ class TournamentBridge:
         """Apply every pending effect (of ``run_id``, or of every run but those of
         ``skip_banks``: banks this process is driving, whose runners drain their own in
         step with the floor), oldest first; returns how many this call applied.  Safe to
-        call from any process, any time."""
+        call from any process, any time.
+
+        A run's own drain waits for an effect another process is applying.  The sweep of
+        every run does not: it leaves that heat's later effects to the process at work on
+        it (or to the next sweep), so gateways sweeping the same central database do not
+        queue one behind the other on each effect's lock; a heat's effects still apply in
+        order."""
         async with self._draining:
             async with self.sessions() as session:
                 found = await effects.pending(session, run_id=run_id, skip_banks=skip_banks)
-                waiting = [e.id for e in found]
+            wait = run_id is not None
             applied = 0
-            for effect_id in waiting:
-                applied += await self._apply_one(effect_id)
+            elsewhere: set[int] = set()  # heats whose effect another process holds
+            for effect in found:
+                if effect.heat_id in elsewhere:
+                    continue
+                done = await self._apply_one(effect.id, wait=wait)
+                if done is None:
+                    elsewhere.add(effect.heat_id)
+                applied += bool(done)
             return applied
 
-    async def _apply_one(self, effect_id: int) -> int:
+    async def _apply_one(self, effect_id: int, *, wait: bool = True) -> bool | None:
+        """Apply one effect: True if this call applied it; False if another process had;
+        None if another process is applying it now (only without ``wait``)."""
         async with unit_of_work(self.sessions) as session:
-            effect = await effects.claim(session, effect_id)
+            effect = await effects.claim(session, effect_id, wait=wait)
             if effect is None:
-                return 0  # another process applied it meanwhile
+                if wait:
+                    return False  # another process applied it meanwhile
+                applied = await session.scalar(
+                    select(HeatEffect.applied_at).where(HeatEffect.id == effect_id)
+                )
+                return False if applied is not None else None
             try:
                 async with session.begin_nested():  # a refusal undoes only its own changes
                     outcome = await self._apply(session, effect)
@@ -152,7 +171,7 @@ class TournamentBridge:
             effect.heat_id, effect.run_id, effect.kind.value, outcome,
             extra={"heat": effect.heat_id, "run": effect.run_id, "effect": effect.kind.value},
         )  # fmt: skip
-        return 1
+        return True
 
     async def _apply(self, session: AsyncSession, effect: EffectView) -> str:
         appliers: dict[EffectKind, Callable[[AsyncSession, EffectView], Awaitable[str]]] = {
@@ -201,6 +220,7 @@ class TournamentBridge:
         ).all()
         seats = {s.machine_id: s for s in await heat_seats(session, effect.heat_id)}
         skipped = []
+        scores: list[tuple[int, HeatScore, datetime]] = []
         for row in rows:
             if wanted and row.machine_id not in wanted:
                 continue
@@ -216,7 +236,8 @@ class TournamentBridge:
                 row.games_played, row.games_won, row.credits_wagered, row.credits_won
             )
             score = HeatScore(credits=row.score, meters=meters)
-            await record_machine_score(session, seat.seat_id, score, at=row.collected_at)
+            scores.append((seat.seat_id, score, row.collected_at))
+        await record_machine_scores(session, scores)  # the bank's seats in one flush
         if skipped:
             self._problem(f"heat {effect.heat_id}: not counted {', '.join(skipped)}")
             return f"{OK}; not counted: {', '.join(skipped)}"

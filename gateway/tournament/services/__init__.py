@@ -31,7 +31,11 @@ from gateway.tournament.services.people import (
     import_exclusions,
     reinstate,
 )
-from gateway.tournament.services.scoring import enter_manual_score, record_machine_score
+from gateway.tournament.services.scoring import (
+    enter_manual_score,
+    record_machine_score,
+    record_machine_scores,
+)
 from gateway.tournament.services.seating import (
     begin_heat,
     finish_heat,
@@ -77,6 +81,7 @@ __all__ = [
     "qualifiers",
     "record_decision",
     "record_machine_score",
+    "record_machine_scores",
     "record_physical_draw",
     "refund_entry",
     "register_for_heat",

@@ -335,6 +335,38 @@ async def test_rules_12_23_scores_are_per_entry_and_corrections_are_audited(desk
     assert correction.details_dict()["replaced"]["credits"] == 700
 
 
+async def test_rule_12_a_banks_scores_at_once_check_each_seat_as_one_would(desk: Desk) -> None:
+    """T12 through ``record_machine_scores`` (the bridge's one call per bank): each seat's
+    score once, the same score again a no-op, a different one or a seat not present
+    refused, and a refusal stores none of the batch."""
+    tid = await desk.tournament()
+    heat = await desk.heat(at(DAY, 18))
+    players = [await desk.player(n, x) for n, x in (("8001015009087", "Ann"),
+                                                    ("8101015009086", "Ben"),
+                                                    ("8201015009085", "Cal"))]  # fmt: skip
+    for p in players:
+        await desk.sell(p, at(DAY, 12))
+        await desk.register(heat, p, at(DAY, 13))
+    await desk.run(svc.begin_heat, heat, present_seats=[1, 2], at=at(DAY, 18), actor="director")
+    s1, s2, s3 = (s.seat_id for s in await desk.run(svc.heat_seats, heat))
+    late = at(DAY, 18, 10)
+    await refused(desk, r"^rule 22: seat 3 is forfeited", svc.record_machine_scores,
+                  [(s1, score(700), late), (s3, score(100), late)])  # fmt: skip
+    await desk.run(svc.record_machine_scores, [(s1, score(700), late)])
+    stored = await desk.run(svc.record_machine_scores, [(s1, score(700), late),
+                                                        (s2, score(500), late)])  # fmt: skip
+    assert [x.final_credits for x in stored] == [700, 500]
+    await refused(desk, r"^rule 12: seat \d+ already has 500 credits", svc.record_machine_scores,
+                  [(s2, score(900), late)])  # fmt: skip
+    await desk.run(svc.finish_heat, heat, at=at(DAY, 18, 11), actor="gw")
+    table = await desk.run(svc.stage_standings, tid, Stage.QUALIFYING)
+    assert [x.credits for x in table.lines] == [700, 500]
+    entries = await desk.run(lambda s: _all(s, Entry))
+    assert sorted(e.status.value for e in entries) == sorted(
+        [EntryStatus.PLAYED.value, EntryStatus.PLAYED.value, EntryStatus.FORFEITED.value]
+    )
+
+
 async def test_rule_20_negligence_disqualifies_and_forfeits(desk: Desk) -> None:
     tid = await desk.tournament()
     heat = await desk.heat(await_time := at(DAY, 18))
