@@ -112,10 +112,10 @@ class Watching(HeatCore):
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop_watch.wait(), self.poll_interval_s)
 
-    # Off: in real-time mode a general poll met with silence counts as no activity, so a
-    # machine that stops answering is found only by the next LP 1A base read, too late
-    # for a short heat (T20/T21 want it malfunctioned while the heat runs).
-    live_events = False
+    # Live credits from real-time events when the driver can.  A machine that stops
+    # answering is still found within the heat (T20/T21): the SAS client trusts a silent
+    # general poll only while the EGM is known to answer (RealTimeLiveness).
+    live_events = True
 
     @staticmethod
     async def _start_live(link: MachineLink) -> bool:
