@@ -307,6 +307,13 @@ class SasClient:
         elif self._liveness is not None:
             self._liveness.answered(now)
 
+    def note_unclaimed(self, reply: EgmMessage) -> None:
+        """A reply whose request was cancelled after the send (a watcher stopped at a
+        heat's end): the EGM takes the next poll as the implied ACK, so an event in it
+        would be lost; held for the next :meth:`reports` instead."""
+        if isinstance(reply, ExceptionReply | RealTimeEvent) and reply.code:
+            self._held.append(reply)
+
     def note_retry(self, reason: str) -> None:
         self.stats.retries += 1
         self._count_bad_try(reason)

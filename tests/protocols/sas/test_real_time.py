@@ -3,6 +3,7 @@ the host's parser, the EGM link's RTE mode, and the client against the emulated 
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 import pytest
@@ -31,7 +32,9 @@ from protocols.sas import (
     decode_reply,
     encode_egm_message,
 )
-from protocols.sas.client import SasTimeout
+from protocols.sas.carriers import memory_pair
+from protocols.sas.client import SasClient, SasTimeout
+from protocols.sas.link import LinkSettings
 from protocols.sas.real_time import (
     REAL_TIME_DATA_LENGTHS,
     IdleAnswer,
@@ -367,3 +370,33 @@ async def test_client_takes_silence_from_an_egm_with_idle_frames_as_a_failed_pol
 
 def test_table_lists_only_codes_with_data_or_no_activity() -> None:
     assert all(n >= 0 for n in REAL_TIME_DATA_LENGTHS.values())
+
+
+async def test_an_event_answering_a_cancelled_drain_is_held_not_lost() -> None:
+    """A watcher stopped at a heat's end cancels its drain after the poll went out; the
+    EGM's answer still arrives, and the next poll acknowledges it (implied ACK): the
+    event is held for the next drain, never dropped with the cancelled request."""
+    host, egm = memory_pair()
+    received: list[bytes] = []
+    egm.set_handlers(received.append, lambda exc: None)
+    client = SasClient(host, 1, settings=LinkSettings(reply_timeout=5.0), min_spacing=0.0)
+    client.line.real_time.add(1)  # as after LP 0E's ACK
+    try:
+        drain = asyncio.create_task(client.reports())
+        for _ in range(100):  # bounded: until the LP 1A has gone out
+            if received:
+                break
+            await asyncio.sleep(0)
+        assert received
+        drain.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await drain
+        ended = RealTimeEvent.game_ended(1, 25)
+        egm.write(encode_egm_message(ended))
+        for _ in range(100):  # bounded: until the line has settled the poll
+            if not client.line.busy_with(1):
+                break
+            await asyncio.sleep(0)
+        assert client.take_held() == [ended]
+    finally:
+        await client.close()
