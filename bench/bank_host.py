@@ -296,6 +296,7 @@ class BankProcess:
         batch_replies: bool = True,
         aft_lax: bool = False,
         aft_refuse: int = 0,
+        real_time_silent_idle: bool = False,
     ) -> None:
         import subprocess
 
@@ -318,6 +319,8 @@ class BankProcess:
         if aft_lax:
             cmd.append("--aft-lax")
         cmd += ["--aft-refuse", str(aft_refuse)]
+        if real_time_silent_idle:
+            cmd.append("--rte-silent-idle")
         self.proc = subprocess.Popen(
             cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
         )
@@ -438,6 +441,11 @@ async def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--aft-lax", action="store_true", help="AFT without registration")
     parser.add_argument("--aft-refuse", type=int, default=0, help="last K refuse registration")
+    parser.add_argument(
+        "--rte-silent-idle",
+        action="store_true",
+        help="in real-time mode, silence to a general poll with nothing to report (not FF 00)",
+    )
     args = parser.parse_args(argv)
     bank = Bank(
         args.machines,
@@ -446,6 +454,7 @@ async def main(argv: list[str] | None = None) -> int:
         batch_replies=not args.write_at_once,
         aft_lax=args.aft_lax,
         aft_refuse=args.aft_refuse,
+        real_time_idle_frame=not args.rte_silent_idle,
     )
     await bank.start()
     host = Host(bank)

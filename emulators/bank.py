@@ -104,10 +104,13 @@ class Bank:
         aft_refuse: int = 0,
         loop_size: int = 1,
         no_real_time: int = 0,
+        real_time_idle_frame: bool = True,
     ) -> None:
         """``loop_size`` > 1: machines share ports, that many to a multi-drop loop at
         addresses 1..``loop_size`` (``address`` is then unused).  The last
-        ``no_real_time`` machines have no real-time event reporting (silent to LP 0E)."""
+        ``no_real_time`` machines have no real-time event reporting (silent to LP 0E).
+        ``real_time_idle_frame`` False: in real-time mode a machine with nothing to
+        report stays silent to a general poll (SAS 6.02 §12.6) instead of ``addr FF 00``."""
         if count < 1:
             raise ValueError("a bank needs at least one machine")
         assets = list(asset_numbers or range(DEFAULT_ASSET_BASE, DEFAULT_ASSET_BASE + count))
@@ -140,6 +143,7 @@ class Bank:
         self.aft_refuse = aft_refuse
         self.loop_size = loop_size
         self.no_real_time = no_real_time
+        self.real_time_idle_frame = real_time_idle_frame
         self.machines: list[BankMachine] = []
         self.serial_machines: list[SerialMachine] = []
         self.players: Players | None = None
@@ -186,6 +190,7 @@ class Bank:
                 enforce_gap=self.enforce_gap,
                 aft=self._aft_settings(i),
                 real_time=i < self.count - self.no_real_time,
+                real_time_idle_frame=self.real_time_idle_frame,
             )
             faces.append((i, machine, face))
         port = self.base_port + indices[0] // self.loop_size if self.base_port else 0

@@ -344,12 +344,15 @@ class SasFace:
         enforce_gap: bool = False,
         aft: AftSettings | None = None,
         real_time: bool = True,
+        real_time_idle_frame: bool = True,
     ) -> None:
         """``enforce_gap``: discard a host message with a pause of more than 5 ms (the
         settings' ``inter_byte_gap``) between its bytes, as a real EGM does.  ``aft``: the
         EGM's asset number and how strict its AFT is (:mod:`emulators.sas_aft`).
         ``real_time``: the EGM supports real-time event reporting (LP 0E); when the host
-        turns it on, every game's start and end go out with their bet and win."""
+        turns it on, every game's start and end go out with their bet and win;
+        ``real_time_idle_frame``: nothing to report is answered ``addr FF 00`` (one
+        platform's way), or with silence (False, SAS 6.02 §12.6)."""
         if enforce_gap:
             settings = dataclasses.replace(settings or LinkSettings(), enforce_gap=True)
         self.machine = machine
@@ -365,6 +368,7 @@ class SasFace:
             settings,
             fast_polls=fast_polls(address),
             real_time_capable=real_time,
+            real_time_idle_frame=real_time_idle_frame,
         )
         self.answers.aft.post = self.link.post_exception
         self.carrier: Carrier | None = None

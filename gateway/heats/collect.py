@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 
 from gateway.heats.heat_core import _NATIVE, HeatCore, _why
 from gateway.heats.hooks import Progress
-from gateway.machines.capabilities import TournamentMeterReader, min_spacing
+from gateway.machines.capabilities import LiveCredits, TournamentMeterReader, min_spacing
 from gateway.machines.driver import DriverError, MachineRefused
 from gateway.machines.scoring import tournament_credits
 from gateway.scores import HeatScore, TournamentMeters
@@ -104,6 +104,12 @@ class Collecting(HeatCore):
         flag = await self._await_game_end(machine_id)
         if flag:
             run.unfinished[machine_id] = flag
+        # The live display learns the last credits now, not with the stored scores: a
+        # change in the heat's last moment (the watchers went quiet) is shown at once.
+        driver = link.driver
+        shown = driver.live_credits() if isinstance(driver, LiveCredits) else None
+        if shown is not None:
+            self._emit(Progress.CREDITS, machine_id=machine_id, value=shown)
         try:
             score = await self._read_score(machine_id)
         except DriverError as exc:
@@ -113,6 +119,8 @@ class Collecting(HeatCore):
             score = await link.call(link.driver.heat_score)
         else:
             run.to_check.append(machine_id)
+        if score.credits != shown:
+            self._emit(Progress.CREDITS, machine_id=machine_id, value=score.credits)
         self._results[machine_id] = score
         await run.queue.put(_result_row(machine_id, score))
 

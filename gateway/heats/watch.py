@@ -89,9 +89,14 @@ class Watching(HeatCore):
             return
         tick = 0
         shown: int | None = None
+        loop = asyncio.get_running_loop()
         while not self._stop_watch.is_set() and not self._quiet_before_end():
             if self.out.seats[machine_id].state is MachineState.MALFUNCTION:
                 return  # marked from outside (an SNMP trap): out of the heat
+            # The cadence runs from turn start to turn start: a turn's own polls (a drain
+            # of several events) do not push the next one back.  The driver keeps each
+            # machine's minimum poll spacing itself.
+            turn_ends = loop.time() + self.poll_interval_s
             try:
                 events = await link.call(link.driver.poll_events)
                 self._track_games(machine_id, events)
@@ -110,12 +115,12 @@ class Watching(HeatCore):
                 pass  # a refused read is not a malfunction; keep watching
             tick += 1
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stop_watch.wait(), self.poll_interval_s)
+                await asyncio.wait_for(self._stop_watch.wait(), max(0.0, turn_ends - loop.time()))
 
-    # Off: in real-time mode a general poll met with silence counts as no activity, so a
-    # machine that stops answering is found only by the next LP 1A base read, too late
-    # for a short heat (T20/T21 want it malfunctioned while the heat runs).
-    live_events = False
+    # Live credits from real-time events when the driver can.  A machine that stops
+    # answering is still found within the heat (T20/T21): the SAS client trusts a silent
+    # general poll only while the EGM is known to answer (RealTimeLiveness).
+    live_events = True
 
     @staticmethod
     async def _start_live(link: MachineLink) -> bool:

@@ -540,6 +540,8 @@ class SasDriver:
             reports = await c.reports()
             for report in reports:
                 self._live.apply(report)
+            if c.drain_credits is not None:  # read after these events: a fresh base
+                self._live.base(c.drain_credits)
             codes = [r.code for r in (*self._counted, *reports)]
             self._counted = []
             if self._in_heat:

@@ -86,7 +86,7 @@ from protocols.sas.messages import (
     TournamentMode,
     VersionReply,
 )
-from protocols.sas.real_time import RealTimeEvent, RealTimeReporting
+from protocols.sas.real_time import RealTimeEvent, RealTimeLiveness, RealTimeReporting
 
 SAS_MIN_SPACING = 0.200  # seconds between polls to one EGM (sas.md §1)
 SAS_MIN_SPACING_REAL_TIME = 0.040  # for EGMs with real-time event reporting
@@ -178,6 +178,8 @@ class ClientStats:
     busy: int = 0
     chirps: int = 0
     stray_errors: int = 0
+    silent: int = 0  # RTE mode: general polls met with silence on every try
+    probes: int = 0  # RTE mode: long polls sent to learn the EGM still answers
     min_gap: float | None = None  # shortest time between two requests' first sends (s)
 
 
@@ -224,6 +226,12 @@ class SasClient:
         # real-time EGM sent in place of a long poll's reply.
         self._held: deque[Report] = deque()
         self._left = False
+        # RTE mode: whether silence is no activity (protocols.sas.real_time), and
+        # whether the latest settled poll met silence on every try.
+        self._liveness: RealTimeLiveness | None = None
+        self._silent = False
+        # The credit meter the latest long-poll drain read (RTE mode), after its events.
+        self.drain_credits: int | None = None
         line.join(address, self, min_spacing)
 
     @classmethod
@@ -291,8 +299,20 @@ class SasClient:
         stats.polls += 1
         self.last_poll_at = now
 
-    def note_reply(self) -> None:
+    def note_reply(self, now: float, silent: bool) -> None:
         self.stats.replies += 1
+        self._silent = silent
+        if silent:
+            self.stats.silent += 1
+        elif self._liveness is not None:
+            self._liveness.answered(now)
+
+    def note_unclaimed(self, reply: EgmMessage) -> None:
+        """A reply whose request was cancelled after the send (a watcher stopped at a
+        heat's end): the EGM takes the next poll as the implied ACK, so an event in it
+        would be lost; held for the next :meth:`reports` instead."""
+        if isinstance(reply, ExceptionReply | RealTimeEvent) and reply.code:
+            self._held.append(reply)
 
     def note_retry(self, reason: str) -> None:
         self.stats.retries += 1
@@ -421,13 +441,56 @@ class SasClient:
     async def report(self) -> Report:
         """One general poll: the exception at the head of the EGM's queue (code 0 = none),
         as one byte, or as an event frame with its data when the EGM reports in real
-        time.  The next poll implicitly acknowledges it (the link handles that)."""
+        time.  The next poll implicitly acknowledges it (the link handles that).
+
+        In RTE mode silence is no activity only while the EGM is known to answer
+        (:class:`~protocols.sas.real_time.RealTimeLiveness`): a long poll goes first when
+        it has said nothing for a while (its events are held for :meth:`reports`), and a
+        silent poll that cannot be trusted is :class:`SasTimeout`, as outside RTE mode."""
+        live = self._live_check()
+        if live is not None and live.probe_due(self._loop.time()):
+            await self._probe()  # its value is not this drain's: events may follow
         reply = await self.request(GeneralPoll(self.address))
         if not isinstance(reply, ExceptionReply | RealTimeEvent):
             raise SasProtocolFault(
                 f"address {self.address}: {type(reply).__name__} to a general poll"
             )
+        if live is not None and reply.code == 0:
+            now = self._loop.time()
+            if not self._silent:
+                live.said_no_activity(now)
+            elif not live.silence(now):
+                self.stats.failures += 1
+                quiet = now - live.last_answer
+                raise SasTimeout(
+                    f"address {self.address}: general poll failed (no reply; real-time "
+                    f"reporting, nothing answered for {quiet:.1f} s)"
+                )
         return reply
+
+    def _live_check(self) -> RealTimeLiveness | None:
+        """The liveness evidence while the EGM reports in real time (None otherwise)."""
+        if not self.real_time:
+            self._liveness = None
+            return None
+        if self._liveness is None:
+            self._liveness = RealTimeLiveness(self._loop.time(), self._failure_after())
+        return self._liveness
+
+    def _failure_after(self) -> float:
+        """How long a general poll takes to fail outside RTE mode: every try's wait."""
+        s = self.line.settings
+        return s.max_tries * (s.reply_timeout + s.byte_time)
+
+    async def _probe(self) -> int | None:
+        """LP 1A: the credits, after the events the EGM sends in place of the reply
+        (held); a timeout after every try is the caller's failure.  Busy or NACK is an
+        answer too (None: no credits)."""
+        self.stats.probes += 1
+        try:
+            return await self.credits()
+        except SasRefused:
+            return None
 
     async def general_poll(self) -> int:
         """One general poll: the exception code at the head of the EGM's queue (0 = none)."""
@@ -436,10 +499,19 @@ class SasClient:
     async def reports(self, limit: int = MAX_EVENTS_PER_DRAIN) -> list[Report]:
         """General-poll until the queue is empty (no activity) or ``limit`` exceptions
         were read.  Those read earlier by other calls (see :meth:`capabilities`, and the
-        events a real-time EGM sent in place of a reply) come first."""
+        events a real-time EGM sent in place of a reply) come first.  An EGM in RTE mode
+        that is silent when idle is drained by one long poll instead (its events come in
+        place of the reply, bounded by :data:`MAX_EVENTS_PER_DRAIN`)."""
         out = self.take_held()
+        self.drain_credits = None
+        live = self._live_check()
+        if live is not None and live.drain_by_long_poll:
+            # RTE mode: one long poll, its events first (RealTimeLiveness)
+            self.drain_credits = await self._probe()
+            return out + self.take_held()
         while len(out) < limit:
             reply = await self.report()
+            out += self.take_held()  # met by a liveness probe, ahead of this reply
             if reply.code == 0x00:
                 break
             out.append(reply)
@@ -464,6 +536,7 @@ class SasClient:
         events, or ask again after an event answered in place of a reply, follow at
         once; the caller's own cadence is its affair."""
         await self._command(RealTimeReporting(self.address, enable))
+        self._liveness = None  # the ACK is the first answer of a new evidence
         if enable:
             self.line.real_time.add(self.address)
             self._paced_spacing = self._min_spacing

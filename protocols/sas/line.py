@@ -52,7 +52,8 @@ class LineUser(Protocol):
     """What a line tells the client of one address."""
 
     def note_send(self, now: float) -> None: ...
-    def note_reply(self) -> None: ...
+    def note_reply(self, now: float, silent: bool) -> None: ...  # silent: RTE no activity
+    def note_unclaimed(self, reply: EgmMessage) -> None: ...  # its asker gave up after the send
     def note_retry(self, reason: str) -> None: ...  # "timeout", "nack" or "corrupt"
     def note_failure(self, reason: str) -> None: ...
     def note_chirp(self, now: float) -> None: ...
@@ -261,9 +262,12 @@ class SasLine:
             chars = len(ev.reply.encode()) if self.schedule.char_time else 0
             self.schedule.done(chars, now)
             for user in users:
-                user.note_reply()
+                user.note_reply(now, ev.silent)
             if flight is not None and not flight.reply.done():
                 flight.reply.set_result(ev.reply)
+            elif flight is not None:  # cancelled after the send: an event must not be lost
+                for user in users:
+                    user.note_unclaimed(ev.reply)
             return
         self.schedule.done(0, now)
         for user in users:

@@ -128,6 +128,10 @@ class PollReply:
     poll: HostMessage
     reply: EgmMessage
     tries: int
+    # RTE mode: a general poll that every try met with silence, settled as no activity
+    # (SAS 6.02 §12.6); whether the EGM is still there is the caller's judgement
+    # (protocols.sas.real_time.RealTimeLiveness).
+    silent: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -421,11 +425,12 @@ class HostLink(_Link):
         ):
             # SAS 6.02 §12.6: in RTE mode an EGM with nothing to report sends nothing.
             # Only after every try: a slow answer is taken by a repeat, never left to
-            # land on the next poll.  Whether it still answers is for its long polls.
+            # land on the next poll.  Marked silent: whether the EGM is still there is
+            # the caller's judgement (real_time.RealTimeLiveness).
             self._go(HostInput.REPLY)
             self._parser.expect(None)
             reply = ExceptionReply(self._poll.addr, 0)
-            self._events.append(PollReply(self._poll, reply, self._tries))
+            self._events.append(PollReply(self._poll, reply, self._tries, silent=True))
             self._finish()
             return
         if self._tries >= self.settings.max_tries:
@@ -512,9 +517,12 @@ class EgmLink(_Link):
         *,
         fast_polls: Iterable[HostMessage] = (),
         real_time_capable: bool = True,
+        real_time_idle_frame: bool = True,
     ) -> None:
         """``real_time_capable``: the EGM answers LP 0E and then reports in real time
-        (else LP 0E goes to the handler, which may stay silent: unsupported)."""
+        (else LP 0E goes to the handler, which may stay silent: unsupported).
+        ``real_time_idle_frame``: in RTE mode, no activity is answered ``addr FF 00``
+        (one platform's way); False: with silence, as SAS 6.02 §12.6 has it."""
         super().__init__(settings)
         if not 1 <= address <= 127:
             raise ValueError(f"EGM address must be 1..127, not {address}")
@@ -532,6 +540,7 @@ class EgmLink(_Link):
         self.queue = ExceptionQueue(self.settings.exception_queue_size)
         self.real_time_capable = real_time_capable
         self.real_time = False  # RTE on (LP 0E): events go out as event frames
+        self.real_time_idle_frame = real_time_idle_frame
         self._parser = HostFrameParser(address)
         self._last_frame: bytes | None = None  # last poll we answered
         self._last_reply = b""  # its escaped reply, resent on repeat
@@ -641,6 +650,8 @@ class EgmLink(_Link):
         pending = code != SasException.NO_ACTIVITY
         if isinstance(msg, GeneralPoll):
             self._unacked = code if pending else None
+            if self.real_time and not pending and not self.real_time_idle_frame:
+                return None  # §12.6: nothing to report, nothing sent
             if self.real_time:  # no activity too, as one platform sends it (real_time.py)
                 return RealTimeEvent(self.address, code, data if pending else b"")
             return ExceptionReply(self.address, code)

@@ -24,6 +24,7 @@ silence as no activity, not as a timeout); the emulator sends the frame.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -169,3 +170,75 @@ def decode_real_time(frame: bytes, addr: int) -> RealTimeEvent:
         return RealTimeEvent(addr, frame[2], bytes(frame[3:-2]))
     except ProtocolError as exc:  # a bad BCD nibble: carry the whole frame
         raise type(exc)(str(exc.args[0]), frame) from None
+
+
+class IdleAnswer(enum.Enum):
+    """How an EGM in RTE mode answers a general poll when it has nothing to report."""
+
+    UNKNOWN = "unknown"
+    FRAME = "frame"  # addr FF 00 (one platform), or a lone 00
+    SILENCE = "silence"  # nothing at all (§12.6)
+
+
+class RealTimeLiveness:
+    """Whether silence from an EGM in RTE mode is "no activity" or a machine gone quiet,
+    and how to read its events so that a machine that stops answering is found as fast
+    as outside RTE mode.  Pure: time is passed in (``now``, any monotonic float, s).
+
+    Outside RTE mode a general poll met with silence on every try is a failed poll.  In
+    RTE mode an EGM with nothing to report may send nothing (§12.6), so silence alone
+    proves nothing.  Hence:
+
+    * Events are read by a long poll (:attr:`drain_by_long_poll`): a real-time EGM sends
+      its pending events in place of a long poll's reply, and the reply once none is left
+      (§12.3), so one long poll drains the queue *and* shows the EGM answers.  It fails,
+      as a general poll outside RTE mode does, when the EGM stops answering.  A silent
+      general poll would cost every try's reply timeout besides (3 x 200 ms over TCP);
+      the long poll's reply is a few characters more than an ``addr FF 00`` frame.
+    * An EGM seen answering a general poll with an explicit "no activity" (``addr FF
+      00``, or a lone 00) says so every time [A] (:attr:`idle` ``FRAME``): its silence is
+      a failed poll, as outside RTE mode, and general polls may drain it.
+    * Otherwise a silent general poll is "no activity" only while the EGM answered
+      something (a reply, an ACK, an event) within ``2 * failure_after``, and a caller
+      about to general-poll sends a long poll first once it has answered nothing for
+      ``failure_after`` (:meth:`probe_due`).
+
+    ``failure_after``: how long a poll takes to fail outside RTE mode (every try's reply
+    timeout), the yardstick of "recently".
+    """
+
+    __slots__ = ("failure_after", "idle", "last_answer")
+
+    def __init__(self, now: float, failure_after: float) -> None:
+        if failure_after <= 0:
+            raise ValueError("failure_after must be > 0")
+        self.failure_after = failure_after
+        self.last_answer = now  # RTE was just turned on: the EGM acknowledged LP 0E
+        self.idle = IdleAnswer.UNKNOWN
+
+    @property
+    def drain_by_long_poll(self) -> bool:
+        """Read events by a long poll: the EGM may be silent when idle."""
+        return self.idle is not IdleAnswer.FRAME
+
+    def answered(self, now: float) -> None:
+        """The EGM answered a poll (any reply but silence)."""
+        self.last_answer = max(self.last_answer, now)
+
+    def said_no_activity(self, now: float) -> None:
+        """A general poll was answered with an explicit "no activity"."""
+        self.idle = IdleAnswer.FRAME
+        self.answered(now)
+
+    def probe_due(self, now: float) -> bool:
+        """Send a long poll before a general poll: the EGM has said nothing so long that
+        a silent general poll after it could not be trusted."""
+        return self.idle is not IdleAnswer.FRAME and now - self.last_answer >= self.failure_after
+
+    def silence(self, now: float) -> bool:
+        """A general poll met silence on every try: True if that is "no activity", False
+        if it is a failed poll (the machine stopped answering)."""
+        if self.idle is IdleAnswer.FRAME or now - self.last_answer > 2 * self.failure_after:
+            return False
+        self.idle = IdleAnswer.SILENCE
+        return True

@@ -35,8 +35,15 @@ class Banks:
     def __init__(self) -> None:
         self.started: list[Any] = []
 
-    def __call__(self, machines: int, *, host_timed: int = 0) -> Any:
-        b = BankProcess(machines, host_timed=host_timed, players=True)
+    def __call__(
+        self, machines: int, *, host_timed: int = 0, real_time_silent_idle: bool = False
+    ) -> Any:
+        b = BankProcess(
+            machines,
+            host_timed=host_timed,
+            players=True,
+            real_time_silent_idle=real_time_silent_idle,
+        )
         self.started.append(b)
         return b
 
@@ -107,10 +114,13 @@ async def test_full_heat_over_tcp_with_host_timed_fallback(banks: Banks, tmp_pat
     _all_back_in_normal_play(bank)
 
 
-async def test_machines_failing_mid_heat(banks: Banks, tmp_path: Path) -> None:
+@pytest.mark.parametrize("silent_idle", [False, True], ids=["idle-frame", "silent-idle"])
+async def test_machines_failing_mid_heat(banks: Banks, tmp_path: Path, silent_idle: bool) -> None:
     """EMU-002 stops answering: malfunctioned (T20), the heat goes on for the others.
-    EMU-003's connection drops: the driver reconnects and it keeps its seat."""
-    bank = banks(4)
+    EMU-003's connection drops: the driver reconnects and it keeps its seat.  With the
+    live credits' real-time reporting on, whether an idle machine answers no activity
+    with ``addr FF 00`` or, as SAS 6.02 §12.6 has it, with silence."""
+    bank = banks(4, real_time_silent_idle=silent_idle)
     ctx = await _open(tmp_path, bank)
     try:
         spec = ctx.bank("A")

@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from emulators.machine import EmulatedMachine, MachineRefusal
+from gateway.heats.hooks import Progress, ProgressNote
 from gateway.heats.runner import Command, HeatOutcome, HeatRunner
 from gateway.heats.spool import JournalWriter
 from gateway.machines.links import MachineLink
@@ -241,3 +242,51 @@ async def test_proof_of_play_after_the_end_is_read_from_every_machine_at_once(
     async with asyncio.timeout(5):  # asked one by one, the first would wait forever
         counts = await runner._games_played(list(drivers))
     assert counts == {"A01": 1, "A02": 2, "A03": 3}
+
+
+class _LiveDriver(DirectDriver):
+    """Live credits as a real-time SAS driver keeps them (capabilities.LiveCredits)."""
+
+    async def start_live_credits(self) -> bool:
+        await self._io("start_live_credits")
+        return True
+
+    def live_credits(self) -> int | None:
+        return self.machine.credits
+
+
+async def test_the_last_credits_are_shown_before_the_scores_are_stored(
+    journal: Journal, tmp_path: Path
+) -> None:
+    """The watchers go quiet a poll spacing before the end; a change made then reaches
+    the live display from the collection's own reads, not only with the stored scores."""
+    bank = Bank(3)
+    drivers = {m.machine_id: _LiveDriver(m) for m in bank.machines}
+    links = {mid: MachineLink(mid, d) for mid, d in drivers.items()}
+    notes: list[ProgressNote] = []
+    runner = HeatRunner(
+        JournalWriter(journal, tmp_path / "spool"),
+        links,
+        poll_interval_s=0.05,
+        progress=notes.append,
+    )
+    stop = asyncio.Event()
+    players = asyncio.create_task(_players(bank.machines, stop))
+    try:
+        out = await runner.run_new("A", bank.ids, credits=500, seconds=1)
+    finally:
+        stop.set()
+        await players
+    assert out.state is RunState.CLOSED
+    first_score = next(i for i, n in enumerate(notes) if n.kind is Progress.SCORE)
+    collecting = next(
+        i for i, n in enumerate(notes) if n.kind is Progress.STATE and n.state == "collecting"
+    )
+    for mid in bank.ids:
+        shown = [
+            n.value
+            for n in notes[collecting:first_score]
+            if n.kind is Progress.CREDITS and n.machine_id == mid
+        ]
+        assert shown, mid
+        assert shown[-1] == out.seats[mid].score

@@ -27,7 +27,7 @@ def driver_for(b: BankMachine) -> SasDriver:
     return SasDriver(b.machine.machine_id, parse_endpoint(b.endpoint), min_spacing=0.005)
 
 
-async def test_every_game_moves_the_live_credits_without_a_meter_read(bank: Bank) -> None:
+async def test_every_game_moves_the_live_credits_with_the_drain(bank: Bank) -> None:
     b = bank.machines[0]
     driver = driver_for(b)
     assert isinstance(driver, LiveCredits)
@@ -43,7 +43,7 @@ async def test_every_game_moves_the_live_credits_without_a_meter_read(bank: Bank
             events = await driver.poll_events()
             assert [e.code for e in events] == [0x7E, 0x7F]
             assert driver.live_credits() == b.machine.credits
-        # general polls only: each drain is two events and the no-activity answer
+        # each drain is one LP 1A, answered by the two events and then the meter
         assert driver.link_counters().polls - polls_before == 15
         score = await driver.heat_score()  # the score: still read from the meters
         assert score.credits == b.machine.credits

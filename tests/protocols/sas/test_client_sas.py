@@ -72,10 +72,15 @@ async def _host_carrier(pair: Pair) -> Carrier:
 
 @asynccontextmanager
 async def paired(
-    kind: str, *, tournament_supported: bool = True, seed: int = 5, aft: AftSettings | None = None
+    kind: str,
+    *,
+    tournament_supported: bool = True,
+    seed: int = 5,
+    aft: AftSettings | None = None,
+    real_time_idle_frame: bool = True,
 ) -> AsyncIterator[Pair]:
     machine = EmulatedMachine("T1", seed=seed, tournament_supported=tournament_supported)
-    face = SasFace(machine, 1, aft=aft)
+    face = SasFace(machine, 1, aft=aft, real_time_idle_frame=real_time_idle_frame)
     server = await serve_tcp("127.0.0.1", 0, face.attach) if kind == "tcp" else None
     pair = Pair(machine, face, None, kind, server)  # type: ignore[arg-type]
     await pair.reconnect()

@@ -3,6 +3,7 @@ the host's parser, the EGM link's RTE mode, and the client against the emulated 
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 import pytest
@@ -31,7 +32,15 @@ from protocols.sas import (
     decode_reply,
     encode_egm_message,
 )
-from protocols.sas.real_time import REAL_TIME_DATA_LENGTHS, data_length
+from protocols.sas.carriers import memory_pair
+from protocols.sas.client import SasClient, SasTimeout
+from protocols.sas.link import LinkSettings
+from protocols.sas.real_time import (
+    REAL_TIME_DATA_LENGTHS,
+    IdleAnswer,
+    RealTimeLiveness,
+    data_length,
+)
 
 from .test_client_sas import paired
 
@@ -204,14 +213,88 @@ def test_an_egm_without_rte_stays_silent_to_lp_0e(make_pair: type[LinkPair]) -> 
 
 
 def test_silence_to_a_general_poll_in_rte_mode_is_no_activity(pair: LinkPair) -> None:
-    """SAS 6.02 §12.6: an EGM with nothing to report may send nothing at all."""
+    """SAS 6.02 §12.6: an EGM with nothing to report may send nothing at all; the link
+    settles it as no activity, marked silent (whether the EGM is there is the caller's
+    judgement, RealTimeLiveness)."""
     pair.poll(RealTimeReporting(1, True))
     pair.to_host = lambda b: b""  # this EGM says nothing when idle
     assert _rte_poll(pair, GeneralPoll(1)) == [ExceptionReply(1, 0)]
+    settled = [e for e in pair.host_events if isinstance(e, PollReply)][-1]
+    assert settled.silent
+    assert settled.tries == 3
+
+
+def test_an_idle_frame_is_an_answer_not_silence(pair: LinkPair) -> None:
+    pair.poll(RealTimeReporting(1, True))
+    assert _rte_poll(pair, GeneralPoll(1)) == [RealTimeEvent(1, 0)]
+    settled = [e for e in pair.host_events if isinstance(e, PollReply)][-1]
+    assert not settled.silent
+
+
+def test_an_egm_silent_when_idle_sends_nothing_but_its_events(pair: LinkPair) -> None:
+    """The emulator's §12.6 behaviour (real_time_idle_frame False): silence with nothing
+    to report, the event frame otherwise, and an unchanged answer to a long poll."""
+    pair.egm.real_time_idle_frame = False
+    pair.poll(RealTimeReporting(1, True))
+    wire = len(pair.egm_wire)
+    assert _rte_poll(pair, GeneralPoll(1)) == [ExceptionReply(1, 0)]
+    assert len(pair.egm_wire) == wire  # not one byte sent
+    pair.egm.post_exception(SasException.GAME_ENDED, data=RealTimeEvent.game_ended(1, 3).data)
+    assert _rte_poll(pair, GeneralPoll(1)) == [RealTimeEvent.game_ended(1, 3)]
+    assert _rte_poll(pair, SendCurrentCredits(1)) == [CurrentCreditsReply(1, 500)]
+
+
+# -- RealTimeLiveness: silence judged with an injected clock --------------------------------
+F = 0.625  # a poll's failure time outside RTE mode (~3 tries x 200 ms over TCP; exact in binary)
+
+
+def test_liveness_drains_by_long_poll_until_the_egm_shows_an_idle_frame() -> None:
+    live = RealTimeLiveness(100.0, F)
+    assert live.idle.value == "unknown"
+    assert live.drain_by_long_poll
+    live.said_no_activity(100.1)
+    assert live.idle is IdleAnswer.FRAME
+    assert not live.drain_by_long_poll
+
+
+def test_liveness_silence_after_an_idle_frame_is_a_failed_poll() -> None:
+    """An EGM that says "no activity" explicitly: its silence is what it is outside RTE
+    mode, even right after an answer (found as fast as without RTE)."""
+    live = RealTimeLiveness(0.0, F)
+    live.said_no_activity(1.0)
+    assert not live.silence(1.0 + F)
+    assert not live.probe_due(50.0)  # its general polls answer for it
+
+
+def test_liveness_silence_is_no_activity_only_while_the_egm_answered_recently() -> None:
+    live = RealTimeLiveness(0.0, F)
+    assert live.silence(2 * F)  # answered (LP 0E) within the window: idle
+    assert live.idle is IdleAnswer.SILENCE
+    assert live.drain_by_long_poll
+    assert not live.silence(2 * F + 0.001)  # nothing answered for longer: failed
+    live.answered(5.0)
+    assert live.silence(5.0 + F)
+
+
+def test_liveness_asks_for_a_probe_once_the_egm_said_nothing_for_a_poll_failure() -> None:
+    live = RealTimeLiveness(8.0, F)
+    assert not live.probe_due(8.0 + F - 0.001)
+    assert live.probe_due(8.0 + F)
+    live.answered(8.0 + F)
+    assert not live.probe_due(8.0 + F + 0.125)
+
+
+def test_liveness_keeps_the_latest_answer() -> None:
+    live = RealTimeLiveness(0.0, F)
+    live.answered(3.0)
+    live.answered(2.0)  # a late note cannot move the evidence back
+    assert live.last_answer == 3.0
+    with pytest.raises(ValueError, match="failure_after"):
+        RealTimeLiveness(0.0, 0.0)
 
 
 # -- the client and the emulated EGM (TCP on loopback) --------------------------------------
-async def test_client_reads_every_games_bet_and_win_from_general_polls() -> None:
+async def test_client_reads_every_games_bet_and_win_from_its_event_reports() -> None:
     async with paired("tcp") as p:
         machine: EmulatedMachine = p.machine
         await p.client.unlock()
@@ -243,5 +326,77 @@ async def test_client_holds_events_that_answer_a_long_poll() -> None:
         assert await p.client.reports() == []
 
 
+@pytest.mark.parametrize("idle_frame", [True, False], ids=["idle-frame", "silent-idle"])
+async def test_client_drains_events_by_one_long_poll_and_never_waits_out_silence(
+    idle_frame: bool,
+) -> None:
+    """In RTE mode the drain is LP 1A: events in place of its reply, then the meter after
+    them; an idle EGM silent to general polls costs no reply timeouts."""
+    async with paired("tcp", real_time_idle_frame=idle_frame) as p:
+        await p.client.unlock()
+        p.machine.insert_bill(80)
+        await p.client.real_time_reporting(True)
+        assert await p.client.reports() == []
+        assert p.client.drain_credits == 80
+        result = p.machine.spin(bet=4)
+        assert [r.code for r in await p.client.reports()] == [0x7E, 0x7F]
+        assert p.client.drain_credits == 80 - 4 + result.win == p.machine.credits
+        assert p.client.stats.silent == 0
+        assert p.client.stats.timeouts == 0
+        assert p.client.stats.probes == 2
+
+
+@pytest.mark.parametrize("idle_frame", [True, False], ids=["idle-frame", "silent-idle"])
+async def test_client_in_rte_mode_finds_an_egm_that_stopped_answering(idle_frame: bool) -> None:
+    """T20: a machine that stops answering is a failed poll in RTE mode too, after one
+    poll's tries, as outside it -- never silence read as "no activity"."""
+    async with paired("tcp", real_time_idle_frame=idle_frame) as p:
+        await p.client.real_time_reporting(True)
+        await p.client.reports()
+        p.face.inject(no_reply=True)
+        with pytest.raises(SasTimeout, match="LP 1A"):
+            await p.client.reports()
+        assert p.client.stats.silent == 0
+
+
+async def test_client_takes_silence_from_an_egm_with_idle_frames_as_a_failed_poll() -> None:
+    async with paired("tcp") as p:
+        await p.client.real_time_reporting(True)
+        assert await p.client.general_poll() == 0  # addr FF 00: learnt
+        p.face.inject(no_reply=True)
+        with pytest.raises(SasTimeout, match="general poll"):
+            await p.client.general_poll()
+
+
 def test_table_lists_only_codes_with_data_or_no_activity() -> None:
     assert all(n >= 0 for n in REAL_TIME_DATA_LENGTHS.values())
+
+
+async def test_an_event_answering_a_cancelled_drain_is_held_not_lost() -> None:
+    """A watcher stopped at a heat's end cancels its drain after the poll went out; the
+    EGM's answer still arrives, and the next poll acknowledges it (implied ACK): the
+    event is held for the next drain, never dropped with the cancelled request."""
+    host, egm = memory_pair()
+    received: list[bytes] = []
+    egm.set_handlers(received.append, lambda exc: None)
+    client = SasClient(host, 1, settings=LinkSettings(reply_timeout=5.0), min_spacing=0.0)
+    client.line.real_time.add(1)  # as after LP 0E's ACK
+    try:
+        drain = asyncio.create_task(client.reports())
+        for _ in range(100):  # bounded: until the LP 1A has gone out
+            if received:
+                break
+            await asyncio.sleep(0)
+        assert received
+        drain.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await drain
+        ended = RealTimeEvent.game_ended(1, 25)
+        egm.write(encode_egm_message(ended))
+        for _ in range(100):  # bounded: until the line has settled the poll
+            if not client.line.busy_with(1):
+                break
+            await asyncio.sleep(0)
+        assert client.take_held() == [ended]
+    finally:
+        await client.close()
