@@ -348,11 +348,34 @@ async def run_backend(
     return rows
 
 
+def report(
+    args: argparse.Namespace,
+    results: list[tuple[str, list[list[str]]]],
+    traces: list[tuple[str, Trace]],
+) -> None:
+    print(
+        f"{args.desks} desks, think {args.think_ms:g} ms, {args.seconds:g} s each backend; "
+        f"goal p99 < {GOAL_MS:g} ms"
+    )
+    head = ["backend", "operation", "requests", "req/s", "p50 ms", "p99 ms", "errors", "goal"]
+    print(" | ".join(head))
+    for backend, rows in results:
+        for row in rows:
+            print(" | ".join([backend, *row]))
+    if traces:
+        print("backend | operation | statements / request | round trips / request")
+        for backend, trace in traces:
+            for row in trace.rows():
+                print(" | ".join([backend, *row]))
+
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--desks", type=int, default=20)
     parser.add_argument("--think-ms", type=float, default=500.0)
+    parser.add_argument("--backend", choices=("both", "sqlite", "postgresql"), default="both")
     parser.add_argument(
         "--trace", action="store_true", help="statements, round trips, lock holds per request"
     )
@@ -369,15 +392,18 @@ async def main() -> None:
     quiet_trio_probe()
     results: list[tuple[str, list[list[str]]]] = []
     traces: list[tuple[str, Trace]] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        sqlite = f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}"
-        trace = Trace() if args.trace else None
-        rows = await run_backend(sqlite, None, args.desks, args.seconds, args.think_ms, trace)
-        results.append(("sqlite", rows))
-        if trace is not None:
-            traces.append(("sqlite", trace))
+    if args.backend != "postgresql":
+        with tempfile.TemporaryDirectory() as tmp:
+            sqlite = f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}"
+            trace = Trace() if args.trace else None
+            rows = await run_backend(sqlite, None, args.desks, args.seconds, args.think_ms, trace)
+            results.append(("sqlite", rows))
+            if trace is not None:
+                traces.append(("sqlite", trace))
     pg = os.environ.get("REELGATE_DATABASE_URL", "")
-    if pg.startswith("postgresql"):
+    if args.backend == "postgresql" and not pg.startswith("postgresql"):
+        raise SystemExit("--backend postgresql: set REELGATE_DATABASE_URL=postgresql+asyncpg://...")
+    if pg.startswith("postgresql") and args.backend != "sqlite":
         schema = f"bench_{uuid.uuid4().hex[:10]}"
         admin = make_engine(pg)
         async with admin.begin() as conn:
@@ -392,21 +418,7 @@ async def main() -> None:
             async with admin.begin() as conn:
                 await conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
             await admin.dispose()
-    print(
-        f"{args.desks} desks, think {args.think_ms:g} ms, {args.seconds:g} s each backend; "
-        f"goal p99 < {GOAL_MS:g} ms"
-    )
-    head = ["backend", "operation", "requests", "req/s", "p50 ms", "p99 ms", "errors", "goal"]
-    print(" | ".join(head))
-    for backend, rows in results:
-        for row in rows:
-            print(" | ".join([backend, *row]))
-    if traces:
-        print("backend | operation | statements / request | round trips / request")
-        for backend, trace in traces:
-            for row in trace.rows():
-                print(" | ".join([backend, *row]))
-
+    report(args, results, traces)
 
 if __name__ == "__main__":
     asyncio.run(main())
