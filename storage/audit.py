@@ -328,9 +328,16 @@ def _lock_head(session: Session) -> AuditChainHead:
     return head
 
 
+_LOCK_HEAD = (
+    select(AuditChainHead)
+    .where(AuditChainHead.id == 1)
+    .with_for_update()
+    .execution_options(populate_existing=True)
+)
+
+
 def _select_head(session: Session) -> AuditChainHead:
-    locked = select(AuditChainHead).where(AuditChainHead.id == 1).with_for_update()
-    locked = locked.execution_options(populate_existing=True)
+    locked = _LOCK_HEAD
     head = session.execute(locked).scalar_one_or_none()
     if head is not None:
         return head

@@ -34,7 +34,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Table, event, inspect, select
+from sqlalchemy import Table, bindparam, event, inspect, select
 from sqlalchemy.orm import Session, SessionTransaction, UOWTransaction
 
 from storage import audit
@@ -136,13 +136,20 @@ def _collect(session: Session, _flush: UOWTransaction) -> None:
                 _note(session, name, identity[0])
 
 
+# Built once: constructing a SELECT costs more CPU than its compiled-cache lookup.
+_READ_BACK = {
+    name: select(t)
+    .where(t.c.id.in_(bindparam("ids", expanding=True)))
+    .execution_options(**_SEALED_READ)
+    for name, t in SEALED.items()
+}
+
+
 def _read(session: Session, table: str, ids: Sequence[int]) -> dict[int, str]:
     found: dict[int, str] = {}
-    t = SEALED[table]
     for start in range(0, len(ids), _CHUNK):
-        chunk = ids[start : start + _CHUNK]
-        query = select(t).where(t.c.id.in_(chunk)).execution_options(**_SEALED_READ)
-        for row in session.execute(query).mappings():
+        chunk = list(ids[start : start + _CHUNK])
+        for row in session.execute(_READ_BACK[table], {"ids": chunk}).mappings():
             found[int(row["id"])] = row_digest(table, row)
     return found
 
