@@ -77,6 +77,7 @@ class Trace:
         self.statements: dict[str, int] = defaultdict(int)
         self.trips: dict[str, int] = defaultdict(int)
         self.holds: dict[str, list[float]] = defaultdict(list)
+        self.cpu: dict[str, list[float]] = defaultdict(list)  # the loop thread's, 1 desk
         self.locked: dict[int, list[tuple[str, float]]] = {}  # id(connection) -> holds
 
     def install(self, engine: object) -> None:
@@ -152,7 +153,8 @@ class Trace:
         for op in OPS:
             n = self.requests[op] or 1
             trips = f"{self.trips[op] / n:.1f}" if self.trips else "-"
-            out.append([op, f"{self.statements[op] / n:.1f}", trips])
+            cpu = f"{statistics.median(self.cpu[op]):.1f}" if self.cpu[op] else "-"
+            out.append([op, f"{self.statements[op] / n:.1f}", trips, cpu])
         for what, held in sorted(self.holds.items()):
             t = sorted(held)
             p99 = t[min(len(t) - 1, int(len(t) * 0.99))]
@@ -243,12 +245,14 @@ class Desks:
         token = OP.set(op)
         if self.trace is not None:
             self.trace.requests[op] += 1
-        t0 = time.perf_counter()
+        cpu, t0 = time.thread_time(), time.perf_counter()
         try:
             r = await self.client.request(method, url, **kw)  # type: ignore[arg-type]
         finally:
             OP.reset(token)
         self.times[op].append((time.perf_counter() - t0) * 1000)
+        if self.trace is not None:
+            self.trace.cpu[op].append((time.thread_time() - cpu) * 1000)
         if r.status_code >= 300:
             self.errors[op] += 1
         return r
@@ -363,7 +367,10 @@ def report(
         for row in rows:
             print(" | ".join([backend, *row]))
     if traces:
-        print("backend | operation | statements / request | round trips / request")
+        print(
+            "backend | operation | statements / request | round trips / request | "
+            "loop CPU ms, median (alone only with --desks 1)"
+        )
         for backend, trace in traces:
             for row in trace.rows():
                 print(" | ".join([backend, *row]))
