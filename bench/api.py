@@ -16,12 +16,19 @@ through the whole FastAPI app in process (httpx ASGI transport: routing, bearer-
 authentication, pydantic validation, the services, the database), so the figures are
 the API's own cost without a network.  Prints p50/p99 latency per operation and the
 error count per backend; goal p99 < 50 ms.
+
+``--trace`` also counts, per operation, the SQL statements, the database round trips
+(PostgreSQL: BEGIN, each statement, each prepare the statement cache missed, COMMIT, the
+pool's ping) and how long the transactions held the chain head and a heat row (from the
+grant of the ``SELECT ... FOR UPDATE`` to the end of COMMIT).  They do not depend on
+the machine's load, unlike the latencies.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextvars
 import importlib.util
 import os
 import random
@@ -31,8 +38,10 @@ import tempfile
 import time
 import uuid
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -53,6 +62,104 @@ GOAL_MS = 50.0
 BANKS = ["A", "B", "C", "D"]
 MACHINES = 10
 OPS = ("player add", "entry sell", "heat register", "standings read")
+OP: contextvars.ContextVar[str] = contextvars.ContextVar("bench_op", default="seed")
+
+
+class Trace:
+    """Statements, round trips and lock holds per operation (``--trace``).
+
+    Counted on SQLAlchemy's side of the driver: every statement, and on asyncpg every
+    call that waits for the server (BEGIN, a prepare the cache missed, an execute, an
+    executemany, COMMIT / ROLLBACK, the pool's ping)."""
+
+    def __init__(self) -> None:
+        self.requests: dict[str, int] = defaultdict(int)
+        self.statements: dict[str, int] = defaultdict(int)
+        self.trips: dict[str, int] = defaultdict(int)
+        self.holds: dict[str, list[float]] = defaultdict(list)
+        self.cpu: dict[str, list[float]] = defaultdict(list)  # the loop thread's, 1 desk
+        self.locked: dict[int, list[tuple[str, float]]] = {}  # id(connection) -> holds
+
+    def install(self, engine: object) -> None:
+        from sqlalchemy import event
+        from sqlalchemy.ext.asyncio import AsyncEngine
+
+        assert isinstance(engine, AsyncEngine)
+
+        @event.listens_for(engine.sync_engine, "before_cursor_execute")
+        def _statement(conn: Any, cursor: Any, sql: str, *_: Any) -> None:
+            self.statements[OP.get()] += 1
+
+        @event.listens_for(engine.sync_engine, "after_cursor_execute")
+        def _granted(conn: Any, cursor: Any, sql: str, *_: Any) -> None:
+            if "FOR UPDATE" in sql:
+                what = "chain head" if "audit_chain_head" in sql else "heat row"
+                holds = self.locked.setdefault(id(conn.connection.dbapi_connection), [])
+                holds.append((what, time.perf_counter()))
+
+        if engine.dialect.name == "postgresql":
+            self._wrap_asyncpg()
+
+    def _end_holds(self, adapted: object) -> None:
+        now = time.perf_counter()
+        for what, since in self.locked.pop(id(adapted), []):
+            self.holds[what].append((now - since) * 1000)
+
+    def _wrap_asyncpg(self) -> None:
+        from sqlalchemy.dialects.postgresql import asyncpg as pg
+
+        trace = self
+        conn_cls, cursor_cls = pg.AsyncAdapt_asyncpg_connection, pg.AsyncAdapt_asyncpg_cursor
+        if getattr(conn_cls, "_bench_traced", False):
+            return
+        conn_cls._bench_traced = True  # type: ignore[attr-defined]
+
+        def counted(
+            cls: Any, name: str, miss: Callable[..., bool] | None = None, trips: int = 1
+        ) -> None:
+            original = getattr(cls, name)
+
+            async def wrapper(self: Any, *args: Any, **kw: Any) -> Any:
+                if miss is None or miss(self, *args):
+                    trace.trips[OP.get()] += trips
+                return await original(self, *args, **kw)
+
+            setattr(cls, name, wrapper)
+
+        def cache_miss(self: Any, operation: str, *_: Any) -> bool:
+            cache = self._prepared_statement_cache
+            return cache is None or operation not in cache
+
+        counted(conn_cls, "_start_transaction")
+        counted(conn_cls, "_prepare", cache_miss)
+        counted(conn_cls, "_async_ping", trips=3)  # BEGIN, ";", ROLLBACK
+        counted(cursor_cls, "_prepare_and_execute")
+        counted(cursor_cls, "_executemany")
+        for name in ("commit", "rollback"):
+            original = getattr(conn_cls, name)
+
+            def ended(self: Any, _original: Any = original) -> None:
+                if self._transaction is not None:
+                    trace.trips[OP.get()] += 1
+                try:
+                    _original(self)
+                finally:
+                    trace._end_holds(self)
+
+            setattr(conn_cls, name, ended)
+
+    def rows(self) -> list[list[str]]:
+        out = []
+        for op in OPS:
+            n = self.requests[op] or 1
+            trips = f"{self.trips[op] / n:.1f}" if self.trips else "-"
+            cpu = f"{statistics.median(self.cpu[op]):.1f}" if self.cpu[op] else "-"
+            out.append([op, f"{self.statements[op] / n:.1f}", trips, cpu])
+        for what, held in sorted(self.holds.items()):
+            t = sorted(held)
+            p99 = t[min(len(t) - 1, int(len(t) * 0.99))]
+            out.append([f"{what} held", f"p50 {statistics.median(t):.1f} ms", f"p99 {p99:.1f} ms"])
+        return out
 
 
 def sa_id(n: int) -> str:
@@ -113,9 +220,15 @@ async def seed(sessions: object, now: datetime) -> dict[str, str]:
 
 class Desks:
     def __init__(
-        self, client: httpx.AsyncClient, tokens: dict[str, str], seconds: float, think_ms: float
+        self,
+        client: httpx.AsyncClient,
+        tokens: dict[str, str],
+        seconds: float,
+        think_ms: float,
+        trace: Trace | None = None,
     ) -> None:
         self.client = client
+        self.trace = trace
         self.think_s = think_ms / 1000
         self.rng = random.Random(20261201)
         self.cashier = {"Authorization": f"Bearer {tokens['cashier']}"}
@@ -129,9 +242,17 @@ class Desks:
     async def _timed(self, op: str, method: str, url: str, **kw: object) -> httpx.Response:
         if self.think_s:
             await asyncio.sleep(self.think_s * self.rng.uniform(0.5, 1.5))
-        t0 = time.perf_counter()
-        r = await self.client.request(method, url, **kw)  # type: ignore[arg-type]
+        token = OP.set(op)
+        if self.trace is not None:
+            self.trace.requests[op] += 1
+        cpu, t0 = time.thread_time(), time.perf_counter()
+        try:
+            r = await self.client.request(method, url, **kw)  # type: ignore[arg-type]
+        finally:
+            OP.reset(token)
         self.times[op].append((time.perf_counter() - t0) * 1000)
+        if self.trace is not None:
+            self.trace.cpu[op].append((time.thread_time() - cpu) * 1000)
         if r.status_code >= 300:
             self.errors[op] += 1
         return r
@@ -189,9 +310,11 @@ def quiet_trio_probe() -> None:
 
 
 async def run_backend(
-    url: str, schema: str | None, desks: int, seconds: float, think_ms: float
+    url: str, schema: str | None, desks: int, seconds: float, think_ms: float, trace: Trace | None
 ) -> list[list[str]]:
     engine = make_engine(url, schema=schema, pool_size=desks + 5) if schema else make_engine(url)
+    if trace is not None:
+        trace.install(engine)
     chain.throwaway_keys()
     chain.bind(engine, url)
     import storage.models  # noqa: F401
@@ -204,7 +327,7 @@ async def run_backend(
     app = create_app(sessions)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
-        bench = Desks(client, tokens, seconds, think_ms)
+        bench = Desks(client, tokens, seconds, think_ms, trace)
         began = time.perf_counter()
         await asyncio.gather(*(bench.one_desk() for _ in range(desks)))
         elapsed = time.perf_counter() - began
@@ -229,11 +352,40 @@ async def run_backend(
     return rows
 
 
+def report(
+    args: argparse.Namespace,
+    results: list[tuple[str, list[list[str]]]],
+    traces: list[tuple[str, Trace]],
+) -> None:
+    print(
+        f"{args.desks} desks, think {args.think_ms:g} ms, {args.seconds:g} s each backend; "
+        f"goal p99 < {GOAL_MS:g} ms"
+    )
+    head = ["backend", "operation", "requests", "req/s", "p50 ms", "p99 ms", "errors", "goal"]
+    print(" | ".join(head))
+    for backend, rows in results:
+        for row in rows:
+            print(" | ".join([backend, *row]))
+    if traces:
+        print(
+            "backend | operation | statements / request | round trips / request | "
+            "loop CPU ms, median (alone only with --desks 1)"
+        )
+        for backend, trace in traces:
+            for row in trace.rows():
+                print(" | ".join([backend, *row]))
+
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--desks", type=int, default=20)
     parser.add_argument("--think-ms", type=float, default=500.0)
+    parser.add_argument("--backend", choices=("both", "sqlite", "postgresql"), default="both")
+    parser.add_argument(
+        "--trace", action="store_true", help="statements, round trips, lock holds per request"
+    )
     args = parser.parse_args()
     if not 1 <= args.seconds <= 600 or not 1 <= args.desks <= 200:
         raise SystemExit("--seconds 1-600, --desks 1-200")
@@ -246,33 +398,34 @@ async def main() -> None:
     storage.accounts.HASHER = PasswordHasher(time_cost=1, memory_cost=64, parallelism=1)
     quiet_trio_probe()
     results: list[tuple[str, list[list[str]]]] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        sqlite = f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}"
-        rows = await run_backend(sqlite, None, args.desks, args.seconds, args.think_ms)
-        results.append(("sqlite", rows))
+    traces: list[tuple[str, Trace]] = []
+    if args.backend != "postgresql":
+        with tempfile.TemporaryDirectory() as tmp:
+            sqlite = f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}"
+            trace = Trace() if args.trace else None
+            rows = await run_backend(sqlite, None, args.desks, args.seconds, args.think_ms, trace)
+            results.append(("sqlite", rows))
+            if trace is not None:
+                traces.append(("sqlite", trace))
     pg = os.environ.get("REELGATE_DATABASE_URL", "")
-    if pg.startswith("postgresql"):
+    if args.backend == "postgresql" and not pg.startswith("postgresql"):
+        raise SystemExit("--backend postgresql: set REELGATE_DATABASE_URL=postgresql+asyncpg://...")
+    if pg.startswith("postgresql") and args.backend != "sqlite":
         schema = f"bench_{uuid.uuid4().hex[:10]}"
         admin = make_engine(pg)
         async with admin.begin() as conn:
             await conn.execute(text(f'CREATE SCHEMA "{schema}"'))
         try:
-            rows = await run_backend(pg, schema, args.desks, args.seconds, args.think_ms)
+            trace = Trace() if args.trace else None
+            rows = await run_backend(pg, schema, args.desks, args.seconds, args.think_ms, trace)
             results.append(("postgresql", rows))
+            if trace is not None:
+                traces.append(("postgresql", trace))
         finally:
             async with admin.begin() as conn:
                 await conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
             await admin.dispose()
-    print(
-        f"{args.desks} desks, think {args.think_ms:g} ms, {args.seconds:g} s each backend; "
-        f"goal p99 < {GOAL_MS:g} ms"
-    )
-    head = ["backend", "operation", "requests", "req/s", "p50 ms", "p99 ms", "errors", "goal"]
-    print(" | ".join(head))
-    for backend, rows in results:
-        for row in rows:
-            print(" | ".join([backend, *row]))
-
+    report(args, results, traces)
 
 if __name__ == "__main__":
     asyncio.run(main())

@@ -68,14 +68,18 @@ from sqlalchemy import (
     Integer,
     Select,
     String,
+    Table,
     Text,
     event,
     false,
+    insert,
     select,
+    update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 from sqlalchemy.orm import Mapped, ORMExecuteState, Session, SessionTransaction, mapped_column
+from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.sql.util import find_tables
 
 from storage.chain_errors import AuditKeyMissing as AuditKeyMissing  # re-exported
@@ -95,6 +99,9 @@ _WAITING_INFO = "reelgate_audit_waiting"  # [(transaction recorded in, row)] to 
 _WRITTEN_INFO = "reelgate_audit_written"  # [(written in, recorded in, row)] in savepoints
 GENESIS_INFO = "reelgate_seal_everything"  # storage.seals seals every result row then
 _KEY_ID_LABEL = b"reelgate audit key id"
+# Execution option of a query that never reads ``audit_log`` (the seals' read-backs):
+# it needs no waiting rows written first, nor the search of its FROM that tells.
+NOT_THE_LOG = "reelgate_not_the_audit_log"
 
 
 @dataclass(frozen=True)
@@ -321,9 +328,16 @@ def _lock_head(session: Session) -> AuditChainHead:
     return head
 
 
+_LOCK_HEAD = (
+    select(AuditChainHead)
+    .where(AuditChainHead.id == 1)
+    .with_for_update()
+    .execution_options(populate_existing=True)
+)
+
+
 def _select_head(session: Session) -> AuditChainHead:
-    locked = select(AuditChainHead).where(AuditChainHead.id == 1).with_for_update()
-    locked = locked.execution_options(populate_existing=True)
+    locked = _LOCK_HEAD
     head = session.execute(locked).scalar_one_or_none()
     if head is not None:
         return head
@@ -339,18 +353,58 @@ def _select_head(session: Session) -> AuditChainHead:
     return session.execute(locked).scalar_one()
 
 
-def _chain(session: Session, head: AuditChainHead, keys: ChainKeys, entry: AuditEntry) -> None:
-    """Give ``entry`` the next position and MAC under the locked head and insert it."""
+def _chain(head: AuditChainHead, keys: ChainKeys, entry: AuditEntry) -> None:
+    """Give ``entry`` the next position and MAC under the locked head (:func:`_insert`
+    writes both)."""
     entry.id = head.last_id + 1
     entry.at = utcnow()
     entry.prev_hash = head.last_hash
     entry.hash = _hash_of(entry, head.last_hash, keys.mac_key)
-    session.add(entry)
-    head.last_id = entry.id
-    head.last_hash = entry.hash
+    set_committed_value(head, "last_id", entry.id)
+    set_committed_value(head, "last_hash", entry.hash)
 
 
-def _genesis(session: Session, head: AuditChainHead, keys: ChainKeys) -> None:
+_AUDIT_COLUMNS = ("id", "at", "actor", "action", "subject", "reason", "details")
+_INSERT_CHUNK = 500  # rows per INSERT: 11 parameters a row, far below PostgreSQL's 32767
+
+
+def _table(model: type[Base]) -> Table:
+    table = model.__table__
+    assert isinstance(table, Table)
+    return table
+
+
+def _insert(session: Session, head: AuditChainHead, entries: list[AuditEntry]) -> None:
+    """Insert chained rows and move the head to the last of them, by Core statements, so
+    the ORM neither re-reads nor re-sends them.  On PostgreSQL the last rows and the head
+    go in one statement (an INSERT in a WITH), so the head is held for one round trip
+    and the COMMIT; SQLite (no DML in WITH) runs its own process's two statements."""
+    rows = [
+        {
+            **{c: getattr(e, c) for c in _AUDIT_COLUMNS},
+            "prev_hash": e.prev_hash,
+            "hash": e.hash,
+            "keyed": e.keyed,
+        }
+        for e in entries
+    ]
+    log, chain_head = _table(AuditEntry), _table(AuditChainHead)
+    move = (
+        update(chain_head)
+        .where(chain_head.c.id == 1)
+        .values(last_id=head.last_id, last_hash=head.last_hash, keyed_from=head.keyed_from)
+    )
+    chunks = [rows[i : i + _INSERT_CHUNK] for i in range(0, len(rows), _INSERT_CHUNK)]
+    last = chunks.pop() if session.get_bind().dialect.name == "postgresql" else None
+    for chunk in chunks:
+        session.execute(insert(log).values(chunk))
+    if last is None:
+        session.execute(move)
+    else:
+        session.execute(move.add_cte(insert(log).values(last).cte("chained")))
+
+
+def _genesis(session: Session, head: AuditChainHead, keys: ChainKeys) -> AuditEntry:
     """Key the chain from here on, sealing whatever legacy chain came before."""
     details = {"legacy_rows": head.last_id, "legacy_head": head.last_hash, "key_id": keys.key_id}
     entry = AuditEntry(
@@ -361,9 +415,10 @@ def _genesis(session: Session, head: AuditChainHead, keys: ChainKeys) -> None:
         details=canonical_json(details),
         keyed=True,
     )
-    _chain(session, head, keys, entry)
-    head.keyed_from = head.last_id
+    _chain(head, keys, entry)
+    set_committed_value(head, "keyed_from", head.last_id)
     session.info[GENESIS_INFO] = True
+    return entry
 
 
 def key_legacy_chain(session: Session) -> int | None:
@@ -373,8 +428,7 @@ def key_legacy_chain(session: Session) -> int | None:
     if head.keyed_from is not None or head.last_id == 0:
         return None
     legacy = head.last_id
-    _genesis(session, head, keys)
-    session.flush()
+    _insert(session, head, [_genesis(session, head, keys)])
     return legacy
 
 
@@ -422,14 +476,14 @@ def write_pending(session: Session) -> None:
         return
     keys = require_keys(session)
     head = _lock_head(session)
-    if head.keyed_from is None:
-        _genesis(session, head, keys)
+    chained = [] if head.keyed_from is not None else [_genesis(session, head, keys)]
     written_in = _innermost(session)
     for recorded_in, entry in waiting:
-        _chain(session, head, keys, entry)
+        _chain(head, keys, entry)
+        chained.append(entry)
         if written_in is not None and written_in.nested:  # undone if the savepoint is
             session.info.setdefault(_WRITTEN_INFO, []).append((written_in, recorded_in, entry))
-    session.flush()
+    _insert(session, head, chained)
 
 
 def within(transaction: SessionTransaction | None, outer: SessionTransaction) -> bool:
@@ -444,7 +498,8 @@ def savepoint_rolled_back(session: Session, savepoint: SessionTransaction) -> No
     """Forget the rows recorded inside ``savepoint``; rows recorded before it but written
     inside it (their inserts are undone) wait to be chained again."""
     again, kept = [], []
-    for written_in, recorded_in, entry in session.info.get(_WRITTEN_INFO, []):
+    written = session.info.get(_WRITTEN_INFO, [])
+    for written_in, recorded_in, entry in written:
         if not within(written_in, savepoint):
             kept.append((written_in, recorded_in, entry))
         elif not within(recorded_in, savepoint):
@@ -453,6 +508,10 @@ def savepoint_rolled_back(session: Session, savepoint: SessionTransaction) -> No
     # those written were recorded before those still waiting: recording order kept
     session.info[_WAITING_INFO] = again + [(t, e) for t, e in waiting if not within(t, savepoint)]
     session.info[_WRITTEN_INFO] = kept
+    if len(kept) != len(written):
+        # the head's row was moved inside it (by Core, so the ORM does not expire it):
+        # read it again, under the lock this transaction may still hold
+        session.info.pop(_HEAD_INFO, None)
     checkpoint = session.info.get(_CHECKPOINT_INFO)
     if checkpoint is not None and within(checkpoint[0], savepoint):
         session.info.pop(_CHECKPOINT_INFO)
@@ -465,6 +524,8 @@ def _read_own_rows(state: ORMExecuteState) -> None:
     between a record and the commit.)"""
     session = state.session
     if not (state.is_select and has_waiting(session)):
+        return
+    if state.execution_options.get(NOT_THE_LOG, False):  # searching its FROM costs ~1 ms
         return
     statement = state.statement
     if isinstance(statement, Select) and any(

@@ -17,7 +17,7 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from sqlalchemy import delete, select
+from sqlalchemy import bindparam, delete, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gateway.tournament.rules.enums import LIVE_SEAT_STATUSES
@@ -66,15 +66,27 @@ def row_id(text: str) -> int | None:
     return None
 
 
+# Built once, with bound parameters: nearly every desk request runs them, and building a
+# SELECT costs more CPU than its compiled-cache lookup.
+_TOURNAMENT_BY_NAME = select(Tournament).where(Tournament.name == bindparam("name"))
+_SETTINGS = (
+    select(TournamentSetting, TournamentAttendance, TournamentPackage)
+    .select_from(Tournament)
+    .outerjoin(TournamentSetting, TournamentSetting.tournament_id == Tournament.id)
+    .outerjoin(TournamentAttendance, TournamentAttendance.tournament_id == Tournament.id)
+    .outerjoin(TournamentPackage, TournamentPackage.tournament_id == Tournament.id)
+    .where(Tournament.id == bindparam("tournament"))
+    .order_by(TournamentPackage.position)
+)
+
+
 async def find_tournament(session: AsyncSession, ref: str | int) -> Tournament:
     """A tournament by id or by name."""
     number = ref if isinstance(ref, int) else row_id(ref)
     if number is not None:
         row = await session.get(Tournament, number)
     else:
-        row = (
-            await session.execute(select(Tournament).where(Tournament.name == ref))
-        ).scalar_one_or_none()
+        row = (await session.execute(_TOURNAMENT_BY_NAME, {"name": ref})).scalar_one_or_none()
     if row is None:
         raise RuleViolation(None, f"tournament {ref!r} does not exist")
     return row
@@ -83,16 +95,7 @@ async def find_tournament(session: AsyncSession, ref: str | int) -> Tournament:
 async def load_settings(session: AsyncSession, tournament: Tournament) -> TournamentSettings:
     """The tournament's settings, from its row, its settings row and its packages."""
     # One round trip for the three (every sale, registration and standings read asks).
-    query = (
-        select(TournamentSetting, TournamentAttendance, TournamentPackage)
-        .select_from(Tournament)
-        .outerjoin(TournamentSetting, TournamentSetting.tournament_id == Tournament.id)
-        .outerjoin(TournamentAttendance, TournamentAttendance.tournament_id == Tournament.id)
-        .outerjoin(TournamentPackage, TournamentPackage.tournament_id == Tournament.id)
-        .where(Tournament.id == tournament.id)
-        .order_by(TournamentPackage.position)
-    )
-    rows = (await session.execute(query)).all()
+    rows = (await session.execute(_SETTINGS, {"tournament": tournament.id})).all()
     extra, roll_call = (rows[0][0], rows[0][1]) if rows else (None, None)
     packages = tuple(
         Package(p.code, p.price_cents, p.seats, p.casino_credit_cents)

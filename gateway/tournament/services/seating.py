@@ -11,7 +11,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import or_, select
+from sqlalchemy import bindparam, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.tournament.rules.enums import (
@@ -49,6 +49,17 @@ from gateway.tournament.settings import TournamentSettings
 from storage.tournament import Entry, EntryPurchase, Heat, Player, Proxy, Score, Seat, Tournament
 
 _INACTIVE = (SeatStatus.MOVED, SeatStatus.CANCELLED)
+# The two statements under the heat's lock, built once (building costs more CPU than
+# the compiled-cache lookup, and the lock's queue waits for that CPU too).
+_LOCK_HEAT = (
+    select(Heat)
+    .where(Heat.id == bindparam("heat"))
+    .with_for_update()
+    .execution_options(populate_existing=True)
+)
+_SEATS_TAKEN = select(
+    Seat.heat_id, Seat.seat_number, Seat.holder_player_id, Seat.stage, Seat.status
+).where(or_(Seat.heat_id == bindparam("heat"), Seat.holder_player_id == bindparam("player")))
 
 
 async def register_for_heat(
@@ -82,9 +93,7 @@ async def register_for_heat(
     # instead of racing for the same seat number.  Everything from here to the commit is
     # what the queue waits for.  SQLite's transaction holds the one write lock already.
     if session.get_bind().dialect.name != "sqlite":
-        locked = select(Heat).where(Heat.id == heat_id).with_for_update()
-        locked = locked.execution_options(populate_existing=True)
-        heat = (await session.execute(locked)).scalar_one()
+        heat = (await session.execute(_LOCK_HEAT, {"heat": heat_id})).scalar_one()
     if heat.bank_name != bank:  # moved to another bank meanwhile
         machines = await seat_numbers(session, heat.bank_name)
     if heat.scheduled_start != start:  # rescheduled meanwhile: the entry's terms again
@@ -129,11 +138,7 @@ async def _seats_taken(
 ) -> tuple[set[int], set[int]]:
     """The heat's seat numbers not free (every row, as ``occupied_numbers``) and the
     qualifying heats the player holds a live seat in: one query."""
-    rows = await session.execute(
-        select(
-            Seat.heat_id, Seat.seat_number, Seat.holder_player_id, Seat.stage, Seat.status
-        ).where(or_(Seat.heat_id == heat_id, Seat.holder_player_id == player_id))
-    )
+    rows = await session.execute(_SEATS_TAKEN, {"heat": heat_id, "player": player_id})
     occupied: set[int] = set()
     player_heats: set[int] = set()
     for seat_heat, number, holder, stage, status in rows:
