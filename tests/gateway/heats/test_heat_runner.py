@@ -201,13 +201,7 @@ async def test_watchers_take_the_poll_spacing_once_not_per_poll(
     paced = {m.machine_id: _PacedDriver(m) for m in bank.machines}
     links = {mid: MachineLink(mid, d) for mid, d in paced.items()}
     runner = HeatRunner(JournalWriter(journal, tmp_path / "spool"), links, poll_interval_s=0.01)
-    stop = asyncio.Event()
-    players = asyncio.create_task(_players(bank.machines, stop))
-    try:
-        out = await runner.run_new("A", bank.ids, credits=500, seconds=1)
-    finally:
-        stop.set()
-        await players
+    out = await _run(runner, bank)
     assert out.state is RunState.CLOSED
     # arming, the quiet time before the end, the watchers' start: a few reads per link
     # (each isinstance check on the capability reads it too), none per poll
@@ -270,13 +264,7 @@ async def test_the_last_credits_are_shown_before_the_scores_are_stored(
         poll_interval_s=0.05,
         progress=notes.append,
     )
-    stop = asyncio.Event()
-    players = asyncio.create_task(_players(bank.machines, stop))
-    try:
-        out = await runner.run_new("A", bank.ids, credits=500, seconds=1)
-    finally:
-        stop.set()
-        await players
+    out = await _run(runner, bank)
     assert out.state is RunState.CLOSED
     first_score = next(i for i, n in enumerate(notes) if n.kind is Progress.SCORE)
     collecting = next(
