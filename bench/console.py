@@ -56,6 +56,7 @@ PUBLISHED: list[tuple[float, str, int]] = []
 CPU: dict[str, float] = {}  # share of one core during the heat, per process
 LAG: list[float] = []  # the gateway's event loop: how late a 20 ms sleep woke (ms)
 GC_MS: list[float] = []  # the collector's full passes in this process during the heat
+DUMP: list[str] = []  # --dump FILE: the raw stamps, for a closer look
 
 
 def _time_collections() -> None:
@@ -280,6 +281,12 @@ async def _measure(
         CPU["bank"] = (_cpu_seconds(bank.proc.pid) - cpu0[1]) / wall
         seen = await page.evaluate("() => window.__seen")
         await browser.close()
+    if DUMP:
+        import json
+
+        Path(DUMP[0]).write_text(
+            json.dumps({"log": log, "seen": seen, "offset": offset, "published": PUBLISHED})
+        )
     # The watchers go quiet a poll spacing before the end (the lock must find idle
     # links): a change in the heat's last second is shown with the scores.  Timed apart.
     cutoff = max((float(at) for _, _, at in log), default=0.0) - 1.0
@@ -306,7 +313,10 @@ def main() -> int:
     parser.add_argument(
         "--profile", metavar="HTML", help="profile this process (pyinstrument, if installed)"
     )
+    parser.add_argument("--dump", metavar="JSON", help="write the raw stamps to this file")
     args = parser.parse_args()
+    if args.dump:
+        DUMP.append(args.dump)
     _stamp_publishes()
     _time_collections()
     if args.profile:

@@ -100,6 +100,10 @@ class Collecting(HeatCore):
             await self._malfunction(machine_id, f"score unreadable: {_why(exc)}")
 
     async def _read_seat(self, run: _Collection, machine_id: str) -> None:
+        with self._following(machine_id):  # the last games' credits shown as read
+            await self._read_seat_following(run, machine_id)
+
+    async def _read_seat_following(self, run: _Collection, machine_id: str) -> None:
         link = self.links[machine_id]
         flag = await self._await_game_end(machine_id)
         if flag:
@@ -109,7 +113,7 @@ class Collecting(HeatCore):
         driver = link.driver
         shown = driver.live_credits() if isinstance(driver, LiveCredits) else None
         if shown is not None:
-            self._emit(Progress.CREDITS, machine_id=machine_id, value=shown)
+            self._show_credits(machine_id, shown, again=True)
         try:
             score = await self._read_score(machine_id)
         except DriverError as exc:
@@ -119,8 +123,7 @@ class Collecting(HeatCore):
             score = await link.call(link.driver.heat_score)
         else:
             run.to_check.append(machine_id)
-        if score.credits != shown:
-            self._emit(Progress.CREDITS, machine_id=machine_id, value=score.credits)
+        self._show_credits(machine_id, score.credits)
         self._results[machine_id] = score
         await run.queue.put(_result_row(machine_id, score))
 

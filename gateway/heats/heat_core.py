@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import enum
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -23,9 +23,7 @@ from gateway.feed import FeedPublisher
 from gateway.heats.hooks import Progress, ProgressNote, ProgressSink, TournamentSide
 from gateway.heats.spool import JournalWriter
 from gateway.heats.sync_start import SyncStart
-from gateway.machines.capabilities import (
-    min_spacing,
-)
+from gateway.machines.capabilities import LiveCredits, min_spacing
 from gateway.machines.driver import (
     DriverError,
     MachineEvent,
@@ -134,8 +132,12 @@ class HeatCore:
         self.directives: asyncio.Queue[Directive] = asyncio.Queue()
         self._stop_watch = asyncio.Event()
         self._watchers: list[asyncio.Task[None]] = []
-        self._quiet_s = 0.05  # the watchers' quiet time before the end (set as they start)
+        # The watchers' quiet time before the end, and their last turn's lead (both set
+        # as they start, and again a second before the end: :meth:`Watching._take_quiet`).
+        self._quiet_s = 0.05
+        self._last_turn_s = 0.05
         self._results: dict[str, HeatScore] = {}
+        self._credits_shown: dict[str, int] = {}  # the live display's credits per seat
         self._handling: list[asyncio.Task[None]] = []  # malfunctions being handled
         # Scores whose credit-meter cross-check failed, with the flag journaled for each.
         self.mismatches: dict[str, str] = {}
@@ -213,6 +215,27 @@ class HeatCore:
         Drivers that pace their polls are :class:`PacedLink`; others are taken as unpaced.
         """
         return max((min_spacing(x.driver) for x in self.links.values()), default=0.0)
+
+    def _show_credits(self, machine_id: str, value: int, *, again: bool = False) -> None:
+        """A seat's credits to the live display, only when they change (``again``: also
+        when they do not, as the collection's reads confirm the last credits)."""
+        if again or self._credits_shown.get(machine_id) != value:
+            self._credits_shown[machine_id] = value
+            self._emit(Progress.CREDITS, machine_id=machine_id, value=value)
+
+    @contextlib.contextmanager
+    def _following(self, machine_id: str) -> Iterator[None]:
+        """While inside, a driver that reports in real time shows each event's credits
+        as the event is read (:meth:`LiveCredits.follow_live_credits`)."""
+        driver = self.links[machine_id].driver
+        if not isinstance(driver, LiveCredits):
+            yield
+            return
+        driver.follow_live_credits(lambda value: self._show_credits(machine_id, value))
+        try:
+            yield
+        finally:
+            driver.follow_live_credits(None)
 
     def _emit(self, kind: Progress, **kw: Any) -> None:
         if self.progress is not None:

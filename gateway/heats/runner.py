@@ -77,6 +77,8 @@ Step = tuple[RunState | None, dict[str, Any]]  # the next state, and what to jou
 
 # How long before the end the ENDING step is journaled (a commit takes a few ms).
 JOURNAL_AHEAD = timedelta(milliseconds=40)
+# When the watchers' quiet before the end is taken again from the links' spacing.
+QUIET_TAKEN_AHEAD = timedelta(seconds=1)
 
 
 class HeatRunner(FloorActions, Watching, Collecting):
@@ -268,10 +270,15 @@ class HeatRunner(FloorActions, Watching, Collecting):
         await self._announce_start()
         # The watchers stop a poll spacing before the end, so every link is idle and the
         # lock at the end leaves on time; then wait out the clock to the exact end.
+        # The spacing is taken again a second before the end: by then the links that
+        # report in real time poll at 40 ms, and the quiet shrinks with them.
         # The ENDING step is journaled just ahead of the end (its write must not delay the
         # lock); the lock itself waits for the exact end, after a restart too.
-        quiet = timedelta(seconds=self._spacing() + 0.05)
-        directive = await self._wait_directive(self.ends_at - quiet)
+        directive = await self._wait_directive(self.ends_at - QUIET_TAKEN_AHEAD)
+        if directive is None:
+            self._take_quiet()
+            quiet = timedelta(seconds=self._quiet_s)
+            directive = await self._wait_directive(self.ends_at - quiet)
         if directive is None:
             await self._stop_watchers()
             directive = await self._wait_directive(self.ends_at - JOURNAL_AHEAD)

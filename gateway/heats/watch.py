@@ -19,7 +19,6 @@ import contextlib
 from datetime import UTC, datetime
 
 from gateway.heats.heat_core import HeatCore, _why
-from gateway.heats.hooks import Progress
 from gateway.machines.capabilities import LiveCredits
 from gateway.machines.driver import TRANSIENT_ERRORS, DriverError, MachineEventKind
 from gateway.machines.links import MachineLink
@@ -43,10 +42,27 @@ MALFUNCTION_EVENTS = frozenset(
 # and a broker restart (every MQTT board "offline" a moment) is no machine's fault.
 TRAP_MALFUNCTION_EVENTS = MALFUNCTION_EVENTS | {MachineEventKind.LINK_DOWN}
 
+# A poll's reply time and the scheduler's slack, beyond the spacing, before the end.
+QUIET_MARGIN_S = 0.05
+# Polls a last turn may make at the real-time spacing (a game's bet and win, then "no
+# activity"): its lead before the end is the quiet plus that many spacings.
+LAST_TURN_POLLS = 2
+
 # With live credits, the meter is read every this many turns (about a second): the base
 # of the events, and the sign that the machine still answers (a real-time EGM with
 # nothing to report may stay silent to a general poll).
 BASE_READ_TURNS = 5
+
+
+def last_turn_at(now: float, left: float, next_turn: float, lead: float) -> float | None:
+    """When to take a watcher's last turn, or None while the next turn comes first.
+
+    ``now`` and ``next_turn`` on the loop's clock, ``left`` the seconds to the end,
+    ``lead`` the last turn's lead before it.  When the next turn would fall inside the
+    lead, the last is taken just as the lead begins: a change is then unseen until the
+    scores only over the lead, not over up to one more turn before it."""
+    at = now + left - lead
+    return at if now < at < next_turn else None
 
 
 class Watching(HeatCore):
@@ -56,7 +72,7 @@ class Watching(HeatCore):
         self._stop_watch.clear()
         # Taken once per start, not per poll: every watcher asks before each poll, and
         # asking every link of a thousand-machine bank each time is quadratic.
-        self._quiet_s = self._spacing() + 0.05
+        self._take_quiet()
         self._watchers = [
             asyncio.create_task(self._watch(m), name=f"watch-{m}")
             for m in self._seats_in({MachineState.PLAYING})
@@ -73,14 +89,31 @@ class Watching(HeatCore):
             await asyncio.gather(*self._watchers, return_exceptions=True)
         self._watchers = []
 
-    def _quiet_before_end(self) -> bool:
-        """True once a poll now could still hold up the lock at the end (poll spacing)."""
+    def _take_quiet(self) -> None:
+        """How long before the end the watchers stop (:attr:`_quiet_s`: a poll later
+        could hold up the lock) and take their last turn (:attr:`_last_turn_s`), from the
+        links' spacing now.  Where every link reports in real time (40 ms), a last turn
+        has room for a game's bet and win before the stop, so it is taken that late."""
+        spacing = self._spacing()
+        self._quiet_s = spacing + QUIET_MARGIN_S
+        fast = spacing < self.poll_interval_s
+        self._last_turn_s = self._quiet_s + (LAST_TURN_POLLS * spacing if fast else 0.0)
+
+    def _seconds_left(self) -> float | None:
         if self.ends_at is None:
-            return False
-        left = (self.ends_at - datetime.now(UTC)).total_seconds()
-        return left < self._quiet_s
+            return None
+        return (self.ends_at - datetime.now(UTC)).total_seconds()
+
+    def _quiet_before_end(self) -> bool:
+        """True once no turn may start any more (the last turn's lead before the end)."""
+        left = self._seconds_left()
+        return left is not None and left < self._last_turn_s
 
     async def _watch(self, machine_id: str) -> None:
+        with self._following(machine_id):
+            await self._watch_following(machine_id)
+
+    async def _watch_following(self, machine_id: str) -> None:
         link = self.links[machine_id]
         try:
             live = await self._start_live(link) if self.live_events else False
@@ -88,9 +121,10 @@ class Watching(HeatCore):
             self._spawn_malfunction(machine_id, f"stopped answering: {_why(exc)}")
             return
         tick = 0
-        shown: int | None = None
         loop = asyncio.get_running_loop()
-        while not self._stop_watch.is_set() and not self._quiet_before_end():
+        last = False  # this turn is the last, taken just as the quiet begins
+        while not self._stop_watch.is_set() and (last or not self._quiet_before_end()):
+            last = False
             if self.out.seats[machine_id].state is MachineState.MALFUNCTION:
                 return  # marked from outside (an SNMP trap): out of the heat
             # The cadence runs from turn start to turn start: a turn's own polls (a drain
@@ -105,17 +139,22 @@ class Watching(HeatCore):
                     self._spawn_malfunction(machine_id, f"machine reported {bad[0].kind.value}")
                     return
                 credits = await self._credits(link, live, tick)
-                if credits is not None and credits != shown:
-                    shown = credits
-                    self._emit(Progress.CREDITS, machine_id=machine_id, value=credits)
+                if credits is not None:
+                    self._show_credits(machine_id, credits)
             except TRANSIENT_ERRORS as exc:
                 self._spawn_malfunction(machine_id, f"stopped answering: {_why(exc)}")
                 return
             except DriverError:
                 pass  # a refused read is not a malfunction; keep watching
             tick += 1
+            wake = turn_ends
+            left = self._seconds_left()
+            if live and left is not None:  # a paced link could not poll that soon again
+                last_at = last_turn_at(loop.time(), left, turn_ends, self._last_turn_s)
+                if last_at is not None:
+                    wake, last = last_at, True
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stop_watch.wait(), max(0.0, turn_ends - loop.time()))
+                await asyncio.wait_for(self._stop_watch.wait(), max(0.0, wake - loop.time()))
 
     # Live credits from real-time events when the driver can.  A machine that stops
     # answering is still found within the heat (T20/T21): the SAS client trusts a silent

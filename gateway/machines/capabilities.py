@@ -61,12 +61,22 @@ class LiveCredits(Protocol):
         (reporting off, or events lost): read the meter."""
         ...
 
+    def follow_live_credits(self, listener: Callable[[int], None] | None) -> None:
+        """Call ``listener`` with the live credits each time an event moves them, as the
+        event is read (mid-drain: a game's win is shown one poll after its bet, not when
+        the drain ends); None stops it.  One listener at a time."""
+        ...
+
 
 @runtime_checkable
 class PacedLink(Protocol):
-    """A driver that spaces its own polls (SAS: at least 200 ms between polls to a machine)."""
+    """A driver that spaces its own polls (SAS: at least 200 ms between polls to a machine,
+    40 ms while it reports in real time)."""
 
-    min_spacing: float
+    @property
+    def min_spacing(self) -> float:
+        """The gap kept now between two polls to the machine (seconds)."""
+        ...
 
 
 def min_spacing(driver: object) -> float:

@@ -172,7 +172,7 @@ class SasDriver:
         self._aft = AftSession(machine_id, aft_host)
         self.endpoint = endpoint
         self.zone = zone
-        self.min_spacing = min_spacing
+        self._paced_spacing = min_spacing
         self.connect_seconds = connect_seconds
         self._client: SasClient | None = None
         self._support: TournamentSupport | None = None
@@ -191,6 +191,16 @@ class SasDriver:
         self._live_supported: bool | None = None
         self._live = LiveMeter()
         self._counted: list[Report] = []
+        self._live_listener: Callable[[int], None] | None = None
+
+    @property
+    def min_spacing(self) -> float:
+        """The gap this driver keeps between two polls to its machine now: the paced
+        200 ms, or the 40 ms an EGM reporting in real time supports (capabilities.PacedLink)."""
+        client = self._client
+        if client is None or client.closed:
+            return self._paced_spacing
+        return client.min_spacing
 
     @property
     def suspect_bytes(self) -> int:
@@ -247,11 +257,21 @@ class SasDriver:
             client = await shared_lines().client(
                 self.endpoint,
                 connect_seconds=self.connect_seconds,
-                min_spacing=self.min_spacing,
+                min_spacing=self._paced_spacing,
             )
             self._client = client
             self._live.lose()  # a new connection starts with real-time reporting off
+            client.on_report = self._on_report
         return client
+
+    def _on_report(self, report: Report) -> None:
+        """Every event moves the live meter as it is read (once each, wherever it was
+        read); a base read after it sets the meter outright."""
+        before = self._live.value
+        self._live.apply(report)
+        value, listener = self._live.value, self._live_listener
+        if listener is not None and value is not None and value != before:
+            listener(value)
 
     @asynccontextmanager
     async def _errors(self) -> AsyncIterator[None]:
@@ -339,6 +359,9 @@ class SasDriver:
     def live_credits(self) -> int | None:
         c = self._client
         return self._live.value if c is not None and c.real_time else None
+
+    def follow_live_credits(self, listener: Callable[[int], None] | None) -> None:
+        self._live_listener = listener
 
     async def lock(self) -> None:
         async with self._errors():
@@ -537,9 +560,7 @@ class SasDriver:
             c = await self._connected()
             if self._live_wanted and not c.real_time:
                 await self._start_live(c)  # reconnected: turn the reporting on again
-            reports = await c.reports()
-            for report in reports:
-                self._live.apply(report)
+            reports = await c.reports()  # each moved the live meter as it was read
             if c.drain_credits is not None:  # read after these events: a fresh base
                 self._live.base(c.drain_credits)
             codes = [r.code for r in (*self._counted, *reports)]

@@ -33,7 +33,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 from collections import deque
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -232,6 +232,11 @@ class SasClient:
         self._silent = False
         # The credit meter the latest long-poll drain read (RTE mode), after its events.
         self.drain_credits: int | None = None
+        # Told of every exception or event once, as it is read (a general poll's reply,
+        # an event in place of a long poll's reply, the reply of a cancelled poll), before
+        # it is returned or held: a meter followed from events then moves poll by poll,
+        # not only when a whole drain returns.
+        self.on_report: Callable[[Report], None] | None = None
         line.join(address, self, min_spacing)
 
     @classmethod
@@ -312,6 +317,7 @@ class SasClient:
         heat's end): the EGM takes the next poll as the implied ACK, so an event in it
         would be lost; held for the next :meth:`reports` instead."""
         if isinstance(reply, ExceptionReply | RealTimeEvent) and reply.code:
+            self._read(reply)
             self._held.append(reply)
 
     def note_retry(self, reason: str) -> None:
@@ -372,7 +378,13 @@ class SasClient:
                 f"address {self.address}: LP {_name(poll)} answered by events only"
             )
         if event.code:
+            self._read(event)
             self._held.append(event)
+
+    def _read(self, report: Report) -> None:
+        """An exception or event just read (once each): tell :attr:`on_report`."""
+        if self.on_report is not None:
+            self.on_report(report)
 
     def prepare(self, poll: HostMessage) -> PreparedPoll:
         """Frame ``poll`` now, send nothing; :meth:`PreparedPoll.fire` sends it later."""
@@ -455,6 +467,8 @@ class SasClient:
             raise SasProtocolFault(
                 f"address {self.address}: {type(reply).__name__} to a general poll"
             )
+        if reply.code:
+            self._read(reply)
         if live is not None and reply.code == 0:
             now = self._loop.time()
             if not self._silent:

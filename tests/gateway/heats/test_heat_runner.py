@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
@@ -247,6 +248,9 @@ class _LiveDriver(DirectDriver):
 
     def live_credits(self) -> int | None:
         return self.machine.credits
+
+    def follow_live_credits(self, listener: Callable[[int], None] | None) -> None:
+        self.listener = listener
 
 
 async def test_the_last_credits_are_shown_before_the_scores_are_stored(

@@ -153,3 +153,35 @@ def test_live_meter_follows_bets_and_wins_and_forgets_on_lost_events() -> None:
     meter.base(3)
     meter.apply(RealTimeEvent.game_started(1, 5, 0))
     assert meter.value is None  # below zero cannot be
+
+
+async def test_each_event_shows_its_credits_before_the_drain_ends(bank: Bank) -> None:
+    """The live display follows a game poll by poll: the bet's credits are told before the
+    win is asked for, the win's before the drain's last poll; no listener, no calls."""
+    b = bank.machines[0]
+    driver = driver_for(b)
+    await driver.open()
+    try:
+        await driver.enter_tournament(1000, 60)
+        await driver.unlock()
+        assert await driver.start_live_credits()
+        told: list[tuple[int, int]] = []  # (credits, polls sent so far)
+        driver.follow_live_credits(lambda v: told.append((v, driver.link_counters().polls)))
+        for _ in range(20):  # bounded: until a game wins something
+            told.clear()
+            before = b.machine.credits
+            result = b.machine.spin(bet=2)
+            await driver.poll_events()
+            if result.win:
+                break
+        assert result.win
+        assert [v for v, _ in told] == [before - 2, before - 2 + result.win]
+        assert told[0][1] < told[1][1] < driver.link_counters().polls
+        assert driver.live_credits() == b.machine.credits
+        driver.follow_live_credits(None)
+        told.clear()
+        b.machine.spin(bet=2)
+        await driver.poll_events()
+        assert told == []
+    finally:
+        await driver.close()

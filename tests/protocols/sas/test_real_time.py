@@ -400,3 +400,29 @@ async def test_an_event_answering_a_cancelled_drain_is_held_not_lost() -> None:
         assert client.take_held() == [ended]
     finally:
         await client.close()
+
+
+@pytest.mark.parametrize("idle_frame", [True, False], ids=["idle-frame", "silent-idle"])
+async def test_client_tells_each_event_once_as_it_is_read(idle_frame: bool) -> None:
+    """``on_report`` hears a game's bet before its win is asked for (poll by poll, not when
+    the drain returns), and each event once: held events handed on later are not told
+    again."""
+    async with paired("tcp", real_time_idle_frame=idle_frame) as p:
+        await p.client.unlock()
+        p.machine.insert_bill(60)
+        await p.client.real_time_reporting(True)
+        await p.client.reports()
+        told: list[tuple[int, int]] = []  # (code, polls sent so far)
+        p.client.on_report = lambda r: told.append((r.code, p.client.stats.polls))
+        polls = p.client.stats.polls
+        p.machine.spin(bet=2)
+        reports = await p.client.reports()
+        assert [r.code for r in reports] == [0x7E, 0x7F]
+        assert [code for code, _ in told] == [0x7E, 0x7F]
+        assert told[0][1] < told[1][1] < p.client.stats.polls  # each before the next poll
+        assert told[0][1] == polls + 1
+        p.machine.spin(bet=1)
+        await p.client.credits()  # answered by the events first: held, told now
+        assert [code for code, _ in told[2:]] == [0x7E, 0x7F]
+        assert [r.code for r in await p.client.reports()] == [0x7E, 0x7F]  # handed on
+        assert len(told) == 4  # ... and not told again
