@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from gateway.heats.collector_pause import resume_collector
 from gateway.heats.heat_core import _NATIVE, HeatCore, _why
 from gateway.heats.hooks import Progress
 from gateway.machines.capabilities import LiveCredits, TournamentMeterReader, min_spacing
@@ -83,6 +84,7 @@ class Collecting(HeatCore):
         await asyncio.gather(*(self._read_guarded(run, m) for m in targets))
         await run.queue.put(None)
         await committer
+        resume_collector(self)  # the scores are stored: the end's pause is over
         if self.out.committed_at is None:  # nothing to store (every seat already scored)
             self._note_commit(run)
         # Only after the commit: a flag must never reach the journal ahead of its score.

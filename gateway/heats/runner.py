@@ -56,6 +56,7 @@ from structlog.contextvars import bound_contextvars
 from gateway.heat_limits import check_heat_limits, heat_limit_problem
 from gateway.heats import states
 from gateway.heats.collect import Collecting
+from gateway.heats.collector_pause import pause_collector, resume_collector
 from gateway.heats.decisions import is_system_failure, unproven_seats
 from gateway.heats.floor_actions import FloorActions
 from gateway.heats.heat_core import _LIVE, Command, Directive, HeatOutcome, MachineOutcome
@@ -77,6 +78,8 @@ Step = tuple[RunState | None, dict[str, Any]]  # the next state, and what to jou
 
 # How long before the end the ENDING step is journaled (a commit takes a few ms).
 JOURNAL_AHEAD = timedelta(milliseconds=40)
+# The longest the collector waits at a heat's end (normally until the scores are stored).
+END_PAUSE_LIMIT_S = 5.0
 # When the watchers' quiet before the end is taken again from the links' spacing.
 QUIET_TAKEN_AHEAD = timedelta(seconds=1)
 
@@ -146,6 +149,7 @@ class HeatRunner(FloorActions, Watching, Collecting):
                 state = nxt  # ...then the floor, in the next turn of the loop
                 self.resumed = False
         finally:
+            resume_collector(self)  # whatever path left the end early
             await self._stop_watchers()
             await self._settle_malfunctions()
         self.out.state = state
@@ -227,6 +231,8 @@ class HeatRunner(FloorActions, Watching, Collecting):
             late = await self._late_end(datetime.now(UTC))
             if late[0] is S.RESTARTED:
                 return late
+        # No collector passes from the lock to the last score stored (collector_pause).
+        pause_collector(self, END_PAUSE_LIMIT_S)
         if self.ends_at is not None:  # never a moment early: the clock is the authority
             wait = (self.ends_at - datetime.now(UTC)).total_seconds()
             if wait > 0:
