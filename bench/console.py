@@ -21,6 +21,7 @@ import asyncio
 import bisect
 import gc
 import importlib
+import json
 import os
 import statistics
 import sys
@@ -56,7 +57,7 @@ PUBLISHED: list[tuple[float, str, int]] = []
 CPU: dict[str, float] = {}  # share of one core during the heat, per process
 LAG: list[float] = []  # the gateway's event loop: how late a 20 ms sleep woke (ms)
 GC_MS: list[float] = []  # the collector's full passes in this process during the heat
-DUMP: list[str] = []  # --dump FILE: the raw stamps, for a closer look
+RAW: dict[str, Any] = {}  # the raw stamps of the heat, for --dump FILE
 
 
 def _time_collections() -> None:
@@ -281,12 +282,7 @@ async def _measure(
         CPU["bank"] = (_cpu_seconds(bank.proc.pid) - cpu0[1]) / wall
         seen = await page.evaluate("() => window.__seen")
         await browser.close()
-    if DUMP:
-        import json
-
-        Path(DUMP[0]).write_text(
-            json.dumps({"log": log, "seen": seen, "offset": offset, "published": PUBLISHED})
-        )
+    RAW.update(log=log, seen=seen, offset=offset, published=PUBLISHED)
     # The watchers go quiet a poll spacing before the end (the lock must find idle
     # links): a change in the heat's last second is shown with the scores.  Timed apart.
     cutoff = max((float(at) for _, _, at in log), default=0.0) - 1.0
@@ -315,8 +311,6 @@ def main() -> int:
     )
     parser.add_argument("--dump", metavar="JSON", help="write the raw stamps to this file")
     args = parser.parse_args()
-    if args.dump:
-        DUMP.append(args.dump)
     _stamp_publishes()
     _time_collections()
     if args.profile:
@@ -330,6 +324,8 @@ def main() -> int:
         print(profiler.output_text(unicode=False, show_all=False)[:6000])
     else:
         r = asyncio.run(run(args.seats, args.seconds, args.chromium))
+    if args.dump:  # for a closer look: every change, showing and publication, stamped
+        Path(args.dump).write_text(json.dumps(RAW))
     table = Table(title="machine credit change → console live heat page")
     cols = ("seats", "credit changes", "shown on the page", "p50", "p99",
             "p99 but the last second", "max",
