@@ -5,6 +5,7 @@ meters."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 
 import pytest
@@ -25,6 +26,20 @@ async def bank() -> AsyncIterator[Bank]:
 
 def driver_for(b: BankMachine) -> SasDriver:
     return SasDriver(b.machine.machine_id, parse_endpoint(b.endpoint), min_spacing=0.005)
+
+
+@contextlib.asynccontextmanager
+async def live_heat(b: BankMachine, credits: int) -> AsyncIterator[SasDriver]:
+    """A driver in a heat of ``credits`` on ``b``, reporting in real time; closed after."""
+    driver = driver_for(b)
+    await driver.open()
+    try:
+        await driver.enter_tournament(credits, 60)
+        await driver.unlock()
+        assert await driver.start_live_credits()
+        yield driver
+    finally:
+        await driver.close()
 
 
 async def test_every_game_moves_the_live_credits_with_the_drain(bank: Bank) -> None:
@@ -56,37 +71,23 @@ async def test_every_game_moves_the_live_credits_with_the_drain(bank: Bank) -> N
 
 async def test_events_a_base_read_met_are_not_counted_twice(bank: Bank) -> None:
     b = bank.machines[0]
-    driver = driver_for(b)
-    await driver.open()
-    try:
-        await driver.enter_tournament(500, 60)
-        await driver.unlock()
-        assert await driver.start_live_credits()
+    async with live_heat(b, 500) as driver:
         b.machine.spin(bet=3)  # 7E and 7F wait in the queue ...
         assert await driver.credits() == b.machine.credits  # ... and answer LP 1A first
         events = await driver.poll_events()
         assert [e.code for e in events] == [0x7E, 0x7F]  # still reported, once
         assert driver.live_credits() == b.machine.credits  # but not applied again
-    finally:
-        await driver.close()
 
 
 async def test_reporting_is_turned_on_again_after_a_reconnect(bank: Bank) -> None:
     b = bank.machines[0]
-    driver = driver_for(b)
-    await driver.open()
-    try:
-        await driver.enter_tournament(500, 60)
-        await driver.unlock()
-        assert await driver.start_live_credits()
+    async with live_heat(b, 500) as driver:
         b.face.drop_connection()
         await driver.close()  # the next call connects afresh
         assert driver.live_credits() is None
         await driver.poll_events()
         assert b.face.link.real_time
         assert driver.live_credits() == b.machine.credits
-    finally:
-        await driver.close()
 
 
 async def test_a_restarted_gateway_ends_reporting_it_did_not_start(bank: Bank) -> None:
@@ -159,12 +160,7 @@ async def test_each_event_shows_its_credits_before_the_drain_ends(bank: Bank) ->
     """The live display follows a game poll by poll: the bet's credits are told before the
     win is asked for, the win's before the drain's last poll; no listener, no calls."""
     b = bank.machines[0]
-    driver = driver_for(b)
-    await driver.open()
-    try:
-        await driver.enter_tournament(1000, 60)
-        await driver.unlock()
-        assert await driver.start_live_credits()
+    async with live_heat(b, 1000) as driver:
         told: list[tuple[int, int]] = []  # (credits, polls sent so far)
         driver.follow_live_credits(lambda v: told.append((v, driver.link_counters().polls)))
         for _ in range(20):  # bounded: until a game wins something
@@ -183,5 +179,3 @@ async def test_each_event_shows_its_credits_before_the_drain_ends(bank: Bank) ->
         b.machine.spin(bet=2)
         await driver.poll_events()
         assert told == []
-    finally:
-        await driver.close()
