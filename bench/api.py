@@ -23,7 +23,8 @@ pool's ping) and how long the transactions held the chain head and a heat row (f
 grant of the ``SELECT ... FOR UPDATE`` to the end of COMMIT); the counts do not depend
 on the machine's load, unlike the latencies.  It also prints how long each lock's
 ``SELECT ... FOR UPDATE`` took to come back (the queue, and the loop's turn), and the
-registrations' latency split into the seated and the refused (a full heat).
+registrations' latency split into the seated and the refused (a full heat), and the
+garbage collector's passes by generation (the loop stops for each).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextvars
+import gc
 import importlib.util
 import os
 import random
@@ -85,6 +87,26 @@ class Trace:
         self.asked: dict[int, float] = {}
         self.waits: dict[str, list[float]] = defaultdict(list)
         self.outcomes: dict[str, list[float]] = defaultdict(list)  # registrations' ms
+        self.collections: dict[str, list[float]] = defaultdict(list)  # the collector's passes
+        self._collecting = 0.0
+        self._watching: Callable[[str, dict[str, int]], None] | None = None
+
+    def watch_collector(self) -> None:
+        """Time the garbage collector's passes (every request on the loop waits for one)."""
+
+        def timed(phase: str, info: dict[str, int]) -> None:
+            if phase == "start":
+                self._collecting = time.perf_counter()
+            else:
+                ms = (time.perf_counter() - self._collecting) * 1000
+                self.collections[f"collector, generation {info['generation']}"].append(ms)
+
+        gc.callbacks.append(timed)
+        self._watching = timed
+
+    def stop_watching(self) -> None:
+        if self._watching is not None:
+            gc.callbacks.remove(self._watching)
 
     def install(self, engine: object) -> None:
         from sqlalchemy import event
@@ -170,17 +192,25 @@ class Trace:
             *(f"{what} held" for what in self.holds),
             *(f"{what} wait" for what in self.waits),
             *self.outcomes,
+            *self.collections,
         ]
         series = {
             **{f"{w} held": v for w, v in self.holds.items()},
             **{f"{w} wait": v for w, v in self.waits.items()},
             **self.outcomes,
+            **self.collections,
         }
         for name in sorted(timed):
             t = sorted(series[name])
             p99 = t[min(len(t) - 1, int(len(t) * 0.99))]
             out.append(
-                [name, f"p50 {statistics.median(t):.1f} ms", f"p99 {p99:.1f} ms", f"n {len(t)}"]
+                [
+                    name,
+                    f"p50 {statistics.median(t):.1f} ms",
+                    f"p99 {p99:.1f} ms",
+                    f"max {t[-1]:.1f} ms",
+                    f"n {len(t)}",
+                ]
             )
         return out
 
@@ -356,9 +386,13 @@ async def run_backend(
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
         bench = Desks(client, tokens, seconds, think_ms, trace)
+        if trace is not None:
+            trace.watch_collector()
         began = time.perf_counter()
         await asyncio.gather(*(bench.one_desk() for _ in range(desks)))
         elapsed = time.perf_counter() - began
+        if trace is not None:
+            trace.stop_watching()
     await engine.dispose()
     rows = []
     for op in OPS:
