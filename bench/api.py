@@ -20,8 +20,11 @@ error count per backend; goal p99 < 50 ms.
 ``--trace`` also counts, per operation, the SQL statements, the database round trips
 (PostgreSQL: BEGIN, each statement, each prepare the statement cache missed, COMMIT, the
 pool's ping) and how long the transactions held the chain head and a heat row (from the
-grant of the ``SELECT ... FOR UPDATE`` to the end of COMMIT).  They do not depend on
-the machine's load, unlike the latencies.
+grant of the ``SELECT ... FOR UPDATE`` to the end of COMMIT); the counts do not depend
+on the machine's load, unlike the latencies.  It also prints how long each lock's
+``SELECT ... FOR UPDATE`` took to come back (the queue, and the loop's turn), and the
+registrations' latency split into the seated and the refused (a full heat), and the
+garbage collector's passes by generation (the loop stops for each).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextvars
+import gc
 import importlib.util
 import os
 import random
@@ -79,6 +83,30 @@ class Trace:
         self.holds: dict[str, list[float]] = defaultdict(list)
         self.cpu: dict[str, list[float]] = defaultdict(list)  # the loop thread's, 1 desk
         self.locked: dict[int, list[tuple[str, float]]] = {}  # id(connection) -> holds
+        # the lock's wait: its SELECT ... FOR UPDATE sent to its rows back (loop included)
+        self.asked: dict[int, float] = {}
+        self.waits: dict[str, list[float]] = defaultdict(list)
+        self.outcomes: dict[str, list[float]] = defaultdict(list)  # registrations' ms
+        self.collections: dict[str, list[float]] = defaultdict(list)  # the collector's passes
+        self._collecting = 0.0
+        self._watching: Callable[[str, dict[str, int]], None] | None = None
+
+    def watch_collector(self) -> None:
+        """Time the garbage collector's passes (every request on the loop waits for one)."""
+
+        def timed(phase: str, info: dict[str, int]) -> None:
+            if phase == "start":
+                self._collecting = time.perf_counter()
+            else:
+                ms = (time.perf_counter() - self._collecting) * 1000
+                self.collections[f"collector, generation {info['generation']}"].append(ms)
+
+        gc.callbacks.append(timed)
+        self._watching = timed
+
+    def stop_watching(self) -> None:
+        if self._watching is not None:
+            gc.callbacks.remove(self._watching)
 
     def install(self, engine: object) -> None:
         from sqlalchemy import event
@@ -89,13 +117,18 @@ class Trace:
         @event.listens_for(engine.sync_engine, "before_cursor_execute")
         def _statement(conn: Any, cursor: Any, sql: str, *_: Any) -> None:
             self.statements[OP.get()] += 1
+            if "FOR UPDATE" in sql:
+                self.asked[id(conn.connection.dbapi_connection)] = time.perf_counter()
 
         @event.listens_for(engine.sync_engine, "after_cursor_execute")
         def _granted(conn: Any, cursor: Any, sql: str, *_: Any) -> None:
             if "FOR UPDATE" in sql:
                 what = "chain head" if "audit_chain_head" in sql else "heat row"
+                now = time.perf_counter()
+                asked = self.asked.pop(id(conn.connection.dbapi_connection), now)
+                self.waits[what].append((now - asked) * 1000)
                 holds = self.locked.setdefault(id(conn.connection.dbapi_connection), [])
-                holds.append((what, time.perf_counter()))
+                holds.append((what, now))
 
         if engine.dialect.name == "postgresql":
             self._wrap_asyncpg()
@@ -155,10 +188,30 @@ class Trace:
             trips = f"{self.trips[op] / n:.1f}" if self.trips else "-"
             cpu = f"{statistics.median(self.cpu[op]):.1f}" if self.cpu[op] else "-"
             out.append([op, f"{self.statements[op] / n:.1f}", trips, cpu])
-        for what, held in sorted(self.holds.items()):
-            t = sorted(held)
+        timed = [
+            *(f"{what} held" for what in self.holds),
+            *(f"{what} wait" for what in self.waits),
+            *self.outcomes,
+            *self.collections,
+        ]
+        series = {
+            **{f"{w} held": v for w, v in self.holds.items()},
+            **{f"{w} wait": v for w, v in self.waits.items()},
+            **self.outcomes,
+            **self.collections,
+        }
+        for name in sorted(timed):
+            t = sorted(series[name])
             p99 = t[min(len(t) - 1, int(len(t) * 0.99))]
-            out.append([f"{what} held", f"p50 {statistics.median(t):.1f} ms", f"p99 {p99:.1f} ms"])
+            out.append(
+                [
+                    name,
+                    f"p50 {statistics.median(t):.1f} ms",
+                    f"p99 {p99:.1f} ms",
+                    f"max {t[-1]:.1f} ms",
+                    f"n {len(t)}",
+                ]
+            )
         return out
 
 
@@ -294,6 +347,11 @@ class Desks:
                 json={"player": idn},
                 headers=self.desk,
             )
+            if self.trace is not None:
+                seated = "seated" if r.status_code == 201 else "refused"
+                self.trace.outcomes[f"heat register, {seated}"].append(
+                    self.times["heat register"][-1]
+                )
             if r.status_code == 201 or ("free" not in r.text and "full" not in r.text):
                 return
             self.errors["heat register"] -= 1  # a full heat is the desk's cue, not an error
@@ -328,9 +386,13 @@ async def run_backend(
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
         bench = Desks(client, tokens, seconds, think_ms, trace)
+        if trace is not None:
+            trace.watch_collector()
         began = time.perf_counter()
         await asyncio.gather(*(bench.one_desk() for _ in range(desks)))
         elapsed = time.perf_counter() - began
+        if trace is not None:
+            trace.stop_watching()
     await engine.dispose()
     rows = []
     for op in OPS:
@@ -374,7 +436,6 @@ def report(
         for backend, trace in traces:
             for row in trace.rows():
                 print(" | ".join([backend, *row]))
-
 
 
 async def main() -> None:
@@ -426,6 +487,7 @@ async def main() -> None:
                 await conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
             await admin.dispose()
     report(args, results, traces)
+
 
 if __name__ == "__main__":
     asyncio.run(main())

@@ -48,6 +48,7 @@ by an ``audit.checkpoint`` row, so a deleted checkpoint is missed by the verifie
 from __future__ import annotations
 
 import enum
+import functools
 import hashlib
 import hmac
 import json
@@ -65,11 +66,14 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     Index,
+    Insert,
     Integer,
     Select,
     String,
     Table,
     Text,
+    Update,
+    bindparam,
     event,
     false,
     insert,
@@ -365,7 +369,14 @@ def _chain(head: AuditChainHead, keys: ChainKeys, entry: AuditEntry) -> None:
 
 
 _AUDIT_COLUMNS = ("id", "at", "actor", "action", "subject", "reason", "details")
+_ROW_COLUMNS = (*_AUDIT_COLUMNS, "prev_hash", "hash", "keyed")
 _INSERT_CHUNK = 500  # rows per INSERT: 11 parameters a row, far below PostgreSQL's 32767
+# A transaction writes one to a few rows.  A multi-row INSERT has no compiled-cache key,
+# so building and compiling it cost about a millisecond of CPU on every commit, under the
+# head lock (and a registration's heat lock).  Up to this many rows the statement is
+# built once, of single-row INSERTs (each cacheable); more (a genesis seal, a schedule)
+# are rare and built each time.
+_KEPT_ROWS = 8
 
 
 def _table(model: type[Base]) -> Table:
@@ -374,34 +385,69 @@ def _table(model: type[Base]) -> Table:
     return table
 
 
+def _one_row(i: int) -> Insert:
+    """``INSERT INTO audit_log`` of one row, bound parameters ``row<i>_<column>``."""
+    log = _table(AuditEntry)
+    return insert(log).values(
+        {c: bindparam(f"row{i}_{c}", type_=log.c[c].type) for c in _ROW_COLUMNS}
+    )
+
+
+def _head_move() -> Update:
+    head = _table(AuditChainHead)
+    return (
+        update(head)
+        .where(head.c.id == 1)
+        .values(
+            last_id=bindparam("head_last_id", type_=head.c.last_id.type),
+            last_hash=bindparam("head_last_hash", type_=head.c.last_hash.type),
+            keyed_from=bindparam("head_keyed_from", type_=head.c.keyed_from.type),
+        )
+    )
+
+
+_HEAD_MOVE = _head_move()
+_ROW = insert(_table(AuditEntry))  # SQLite: executemany, one hand-off for all rows
+
+
+@functools.cache
+def _rows_and_head(count: int) -> Update:
+    """PostgreSQL: the head's move with ``count`` rows inserted in its WITH."""
+    both = _head_move()
+    for i in range(count):
+        both = both.add_cte(_one_row(i).cte(f"chained_{i}"))
+    return both
+
+
+def _values(entry: AuditEntry) -> dict[str, Any]:
+    return {c: getattr(entry, c) for c in _ROW_COLUMNS}
+
+
 def _insert(session: Session, head: AuditChainHead, entries: list[AuditEntry]) -> None:
     """Insert chained rows and move the head to the last of them, by Core statements, so
     the ORM neither re-reads nor re-sends them.  On PostgreSQL the last rows and the head
-    go in one statement (an INSERT in a WITH), so the head is held for one round trip
+    go in one statement (INSERTs in a WITH), so the head is held for one round trip
     and the COMMIT; SQLite (no DML in WITH) runs its own process's two statements."""
-    rows = [
-        {
-            **{c: getattr(e, c) for c in _AUDIT_COLUMNS},
-            "prev_hash": e.prev_hash,
-            "hash": e.hash,
-            "keyed": e.keyed,
-        }
-        for e in entries
-    ]
-    log, chain_head = _table(AuditEntry), _table(AuditChainHead)
-    move = (
-        update(chain_head)
-        .where(chain_head.c.id == 1)
-        .values(last_id=head.last_id, last_hash=head.last_hash, keyed_from=head.keyed_from)
-    )
-    chunks = [rows[i : i + _INSERT_CHUNK] for i in range(0, len(rows), _INSERT_CHUNK)]
-    last = chunks.pop() if session.get_bind().dialect.name == "postgresql" else None
+    moved = {
+        "head_last_id": head.last_id,
+        "head_last_hash": head.last_hash,
+        "head_keyed_from": head.keyed_from,
+    }
+    if session.get_bind().dialect.name != "postgresql":
+        session.execute(_ROW, [_values(e) for e in entries])
+        session.execute(_HEAD_MOVE, moved)
+        return
+    if len(entries) <= _KEPT_ROWS:
+        params = {f"row{i}_{c}": v for i, e in enumerate(entries) for c, v in _values(e).items()}
+        session.execute(_rows_and_head(len(entries)), {**params, **moved})
+        return
+    log = _table(AuditEntry)
+    chunks = [entries[i : i + _INSERT_CHUNK] for i in range(0, len(entries), _INSERT_CHUNK)]
+    last = chunks.pop()
     for chunk in chunks:
-        session.execute(insert(log).values(chunk))
-    if last is None:
-        session.execute(move)
-    else:
-        session.execute(move.add_cte(insert(log).values(last).cte("chained")))
+        session.execute(insert(log).values([_values(e) for e in chunk]))
+    rows = insert(log).values([_values(e) for e in last])
+    session.execute(_HEAD_MOVE.add_cte(rows.cte("chained")), moved)
 
 
 def _genesis(session: Session, head: AuditChainHead, keys: ChainKeys) -> AuditEntry:

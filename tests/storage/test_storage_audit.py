@@ -11,9 +11,11 @@ import json
 import socket
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import event, func, select, text
+from sqlalchemy.engine.default import CACHE_HIT
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.app.cli import main as cli_main
@@ -286,6 +288,39 @@ async def test_rows_are_chained_as_the_last_statements(engine: AsyncEngine) -> N
     assert "FROM audit_chain_head" in sent[work]
     assert entry.id == 3
     assert (await _verify(engine)).ok
+
+
+def _audit_inserts(engine: AsyncEngine) -> list[bool]:
+    """For each statement that inserts audit rows: whether its compiled form was reused."""
+    reused: list[bool] = []
+
+    def note(_c: object, _cur: object, statement: str, _p: object, context: Any, _m: bool) -> None:
+        if "INSERT INTO audit_log" in statement:
+            reused.append(context.cache_hit is CACHE_HIT)
+
+    event.listen(engine.sync_engine, "before_cursor_execute", note)
+    return reused
+
+
+async def test_the_rows_insert_is_built_once(engine: AsyncEngine) -> None:
+    """A transaction's few rows go in by a statement built once and compiled once (a
+    multi-row INSERT with its values inline missed the compiled cache every time)."""
+    await _append(engine, 2, prefix="genesis")  # three rows: the genesis row first
+    await _append(engine, 2, prefix="warm")
+    reused = _audit_inserts(engine)
+    await _append(engine, 2, prefix="again")
+    await _append(engine, 2, prefix="and again")
+    assert reused == [True, True]
+    assert (await _verify(engine)).ok
+
+
+async def test_many_rows_in_one_transaction_are_chained(engine: AsyncEngine) -> None:
+    """More rows than the kept statements cover are written by one built for them."""
+    made = await _append(engine, audit._KEPT_ROWS + 3)
+    assert [e.id for e in made] == list(range(2, audit._KEPT_ROWS + 5))
+    result = await _verify(engine)
+    assert result.ok, result.problem
+    assert result.rows_checked == audit._KEPT_ROWS + 4
 
 
 async def test_a_transaction_reads_its_own_rows(engine: AsyncEngine) -> None:

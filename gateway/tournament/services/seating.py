@@ -93,6 +93,13 @@ async def register_for_heat(
     # instead of racing for the same seat number.  Everything from here to the commit is
     # what the queue waits for.  SQLite's transaction holds the one write lock already.
     if session.get_bind().dialect.name != "sqlite":
+        # What the committed seats refuse already (a full heat, the player seated in it)
+        # is refused without joining the queue: it writes nothing, and the seat numbers
+        # taken are never freed, so the queue's read would refuse a full heat too.
+        # Desks that chose a heat as it filled send these in a burst, and each held the
+        # heat's row for three round trips, in the way of the registrations behind it.
+        occupied, player_heats = await _seats_taken(session, heat.id, player.id)
+        check_registration(await heat_facts(session, heat, machines), now, occupied, player_heats)
         heat = (await session.execute(_LOCK_HEAT, {"heat": heat_id})).scalar_one()
     if heat.bank_name != bank:  # moved to another bank meanwhile
         machines = await seat_numbers(session, heat.bank_name)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import functools
+import gc
 from collections.abc import Callable
 from datetime import datetime
 
@@ -75,4 +77,16 @@ def create_app(
     if ops is not None:
         install_ops(app, ops, [(PREFIX, module.router) for module in modules])
     console.mount(app)  # the console's pages under /console/ (gateway.web.console)
+    settle_heap()
     return app
+
+
+@functools.cache  # once per process
+def settle_heap() -> None:
+    """Collect, then freeze what the process holds once its app exists (the imports, the
+    tables, the routes): the collector's full passes walk every tracked object, and a
+    full pass over the ~190,000 objects start-up leaves took 121 ms under the API
+    benchmark, with every request on the event loop stopped behind it.  Frozen, they
+    are never walked again; what the requests make is collected as before."""
+    gc.collect()
+    gc.freeze()

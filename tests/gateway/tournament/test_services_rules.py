@@ -8,8 +8,8 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import event, func, select
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from gateway.tournament import services as svc
 from gateway.tournament.rules.enums import (
@@ -675,6 +675,35 @@ async def test_rules_9_11_16_concurrent_desks_never_share_a_seat(desk: Desk) -> 
     assert len(refusals) == 3
     assert all(isinstance(r, RuleViolation) and r.rule == 9 for r in refusals)
     assert tid
+
+
+async def test_rules_9_16_refusals_on_committed_seats_do_not_queue_on_the_heat(
+    desk: Desk, engine: AsyncEngine
+) -> None:
+    """A full heat, or one the player holds a seat in, is refused on the seats already
+    committed, without locking the heat's row that registrations queue on; the refusals
+    are the ones the locked read gives (same rule, same words)."""
+    await desk.floor("B", 1)
+    await desk.tournament()
+    heat = await desk.heat(at(DAY, 18), bank="B")
+    ann = await desk.player("8001015000087", "Ann")
+    bob = await desk.player("8001015001087", "Bob")
+    for p in (ann, bob, ann):
+        await desk.sell(p, at(DAY, 12))
+    await desk.register(heat, ann, at(DAY, 13))
+    locks: list[str] = []
+
+    def note(_c: object, _cur: object, statement: str, *_rest: object) -> None:
+        if "FOR UPDATE" in statement and "heats" in statement:
+            locks.append(statement)
+
+    event.listen(engine.sync_engine, "before_cursor_execute", note)
+    register = svc.register_for_heat
+    full = r"^rule 9: qualifying heat \d+ .*is full \(1 seats\)"
+    await refused(desk, full, register, heat, bob, actor="desk", now=at(DAY, 13))
+    again = r"^rule 16: player already holds a seat"
+    await refused(desk, again, register, heat, ann, actor="desk", now=at(DAY, 13))
+    assert locks == []  # (SQLite never locks a row: its one writer holds the database)
 
 
 async def test_rule_10_a_cancelled_heat_gives_entries_back(desk: Desk) -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+
+from gateway.web.api import create_app
 from tests.gateway.web.api.conftest import Desk
 
 
@@ -21,3 +24,12 @@ async def test_sell_register_and_read(desk: Desk) -> None:
     assert r.status_code == 201, r.text
     r = await desk.client.get("/api/v1/tournaments/Spring/standings", headers=desk.auth("dealer"))
     assert r.status_code == 200, r.text
+
+
+async def test_the_app_freezes_the_start_up_heap(desk: Desk) -> None:
+    """The objects that exist once the app does are frozen (the collector's full passes
+    no longer walk them), once per process."""
+    frozen = gc.get_freeze_count()
+    assert frozen > 0
+    create_app(desk.sessions)
+    assert gc.get_freeze_count() == frozen  # not collected and frozen again
