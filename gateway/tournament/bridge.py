@@ -130,7 +130,7 @@ class TournamentBridge:
         run_id: int | None = None,
         *,
         skip_banks: Collection[str] = (),
-        own_banks: Collection[str] = (),
+        own_banks: Collection[str] | None = None,
     ) -> int:
         """Apply every pending effect (of ``run_id``, or of every run but those of
         ``skip_banks``: banks this process is driving, whose runners drain their own in
@@ -139,10 +139,11 @@ class TournamentBridge:
 
         A run's own drain takes each of its effects, waiting for one another process is
         applying.  The sweep of every run (``run_id`` None) is there for effects their
-        own gateway did not apply (its drain failed, it died): it leaves an effect of a
-        bank not in ``own_banks`` (the banks this process holds) to that bank's gateway
-        for ``sweep_grace_s`` after it was written, so gateways on one central database
-        do not apply one another's fresh effects while their own runners wait; and it
+        own gateway did not apply (its drain failed, it died).  Given ``own_banks`` (the
+        banks this process holds: a gateway's scheduler), it leaves an effect of any other
+        bank to that bank's gateway for ``sweep_grace_s`` after it was written, so
+        gateways on one central database do not apply one another's fresh effects while
+        their own runners wait; without (a tool, a test heat) it takes every effect.  It
         skips an effect another process is applying.  Either way it leaves that heat's
         later effects too, so a heat's effects still apply in order."""
         async with self.sessions() as session:
@@ -154,7 +155,12 @@ class TournamentBridge:
         for effect in found:
             if effect.heat_id in left:
                 continue
-            if sweep and effect.bank not in own_banks and effect.created_at > fresh_after:
+            if (
+                sweep
+                and own_banks is not None
+                and effect.bank not in own_banks
+                and effect.created_at > fresh_after
+            ):
                 left.add(effect.heat_id)  # its own gateway's runner is still to drain it
                 continue
             async with self._applying:

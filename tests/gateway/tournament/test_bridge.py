@@ -113,7 +113,7 @@ async def test_the_sweep_takes_its_own_banks_effects_and_a_runs_drain_ignores_th
     assert bridge.applied == [own, other]
 
 
-async def test_a_grace_of_zero_sweeps_everything_at_once(
+async def test_a_sweep_told_no_banks_of_its_own_or_a_grace_of_zero_takes_everything_at_once(
     sessions: async_sessionmaker[AsyncSession],
 ) -> None:
     journal = Journal(sessions)
@@ -126,8 +126,11 @@ async def test_a_grace_of_zero_sweeps_everything_at_once(
         return OK
 
     bridge._apply = record  # type: ignore[method-assign]
-    assert await bridge.drain() == 1
+    assert await bridge.drain(own_banks=["A"]) == 1
     assert len(found) == 1
+    await _run_with_effects(journal, "C", 9, [T0])
+    tool = Recording(sessions, T0)  # a tool or a test heat: no gateway's banks of its own
+    assert await tool.drain() == 1
     with pytest.raises(ValueError, match="negative"):
         TournamentBridge(sessions, sweep_grace_s=-1.0)
 
