@@ -36,12 +36,6 @@ from sqlalchemy.orm import Mapped, mapped_column
 from storage.db import Base
 from storage.types import UTCDateTime, enum_type
 
-# How long a gateway's sweep leaves a fresh effect of another gateway's bank to that
-# gateway's own runner (seconds; ``[serve] sweep_grace``): longer than a healthy runner
-# takes to drain its own once written, short enough that a dead gateway's scores still
-# reach the central standings soon after.
-SWEEP_GRACE_S = 10.0
-
 
 class EffectKind(enum.Enum):
     STARTED = "started"  # unlocks about to fire: the heat's announced start (T22)
@@ -96,11 +90,9 @@ class EffectView:
     details: dict[str, Any]
     applied_at: datetime | None
     outcome: str | None
-    created_at: datetime  # when its journal step committed (the writer's clock)
-    bank: str | None = None  # the run's bank: read by :func:`pending` only
 
 
-def _view(row: HeatEffect, bank: str | None = None) -> EffectView:
+def _view(row: HeatEffect) -> EffectView:
     return EffectView(
         row.id,
         row.run_id,
@@ -111,8 +103,6 @@ def _view(row: HeatEffect, bank: str | None = None) -> EffectView:
         json.loads(row.details),
         row.applied_at,
         row.outcome,
-        row.created_at,
-        bank,
     )
 
 
@@ -159,21 +149,17 @@ async def add(
 async def pending(
     session: AsyncSession, *, run_id: int | None = None, skip_banks: Collection[str] = ()
 ) -> list[EffectView]:
-    """Effects not yet applied, oldest first, each with its run's bank: of one run, or of
-    every run except the runs of ``skip_banks``."""
+    """Effects not yet applied, oldest first: of one run, or of every run except the
+    runs of ``skip_banks``."""
     from storage.journal import HeatRun  # the journal imports this module
 
-    query = (
-        select(HeatEffect, HeatRun.bank_name)
-        .join(HeatRun, HeatRun.id == HeatEffect.run_id)
-        .where(HeatEffect.applied_at.is_(None))
-        .order_by(HeatEffect.id)
-    )
+    query = select(HeatEffect).where(HeatEffect.applied_at.is_(None)).order_by(HeatEffect.id)
     if run_id is not None:
         query = query.where(HeatEffect.run_id == run_id)
     if skip_banks:
-        query = query.where(HeatRun.bank_name.not_in(list(skip_banks)))
-    return [_view(row, bank) for row, bank in (await session.execute(query)).all()]
+        busy = select(HeatRun.id).where(HeatRun.bank_name.in_(list(skip_banks)))
+        query = query.where(HeatEffect.run_id.not_in(busy))
+    return [_view(r) for r in await session.scalars(query)]
 
 
 async def pending_count(session: AsyncSession, run_id: int) -> int:

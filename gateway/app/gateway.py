@@ -41,7 +41,6 @@ from gateway.heats.scheduler import Scheduler
 from gateway.heats.supervisor import BankSupervisor
 from gateway.heats.sync_start import SyncPolicy
 from gateway.tournament.bridge import TournamentBridge
-from storage.effects import SWEEP_GRACE_S
 from storage.lease import DEFAULT_PERIOD, StaleOwner
 
 if TYPE_CHECKING:
@@ -73,7 +72,6 @@ class GatewaySettings:
     venue: str | None = None  # multi-venue: serve this venue's banks of a central database
     start_lead_s: float = 0.0  # > 0: synchronised starts, heats picked up this far ahead
     max_clock_offset_ms: float = DEFAULT_LIMIT_MS  # host clock vs the central database's
-    sweep_grace_s: float = SWEEP_GRACE_S  # other gateways' fresh effects left to them
 
 
 class RunningGateway:
@@ -154,9 +152,7 @@ class RunningGateway:
         if not s.standby:
             await ownership.acquire(ctx.floor.banks)  # all or none, before any machine
         ownership.start()
-        self._tournament = tournament = TournamentBridge(
-            ctx.sessions, actor=s.actor, sweep_grace_s=s.sweep_grace_s
-        )
+        self._tournament = tournament = TournamentBridge(ctx.sessions, actor=s.actor)
         self.scheduler = Scheduler(
             ctx, self.links, tournament=tournament, supervisors=self.supervisors,
             tick_s=s.tick_s, ownership=ownership, synchronised=self._sync_policy(ctx),

@@ -39,7 +39,6 @@ from pydantic_settings import (
 )
 
 from gateway.errors import OperatorError
-from storage.effects import SWEEP_GRACE_S
 from storage.lease import DEFAULT_PERIOD
 
 ENV_PREFIX = "REELGATE_"
@@ -170,9 +169,6 @@ class ServeSection(Section):
     # Synchronised starts (one heat across gateways): the lead, and the host clock limit.
     start_lead: Annotated[float, Field(ge=0, le=60)] = 0.0
     max_clock_offset: Annotated[float, Field(gt=0, le=10_000)] = 50.0  # ms
-    # Multi-gateway: how long the sweep leaves another gateway's fresh tournament effect
-    # to that gateway (s); after it, any gateway applies it (the other one died).
-    sweep_grace: Annotated[float, Field(ge=0, le=600)] = SWEEP_GRACE_S
 
     @field_validator("venue")
     @classmethod

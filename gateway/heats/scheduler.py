@@ -187,10 +187,8 @@ class Scheduler:
     async def tick(self) -> None:
         self._reap()
         await self._director_commands()
-        # Effects a failed drain left pending; banks being driven drain their own, and
-        # other gateways' fresh effects are left to them for the bridge's grace period.
-        own = [bank for bank in self.links if self.drives(bank)]
-        await self.tournament.drain(skip_banks=self._driven_banks(), own_banks=own)
+        # Effects a failed drain left pending; banks being driven drain their own.
+        await self.tournament.drain(skip_banks=self._driven_banks())
         floor = await self.ctx.reload_floor()
         now = self.now()
         for bank in floor.banks.values():

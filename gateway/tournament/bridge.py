@@ -35,7 +35,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Collection
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from itertools import takewhile
 
 from sqlalchemy import select
@@ -62,7 +62,7 @@ from gateway.tournament.services import (
 )
 from gateway.tournament.services.seating import SeatInfo, heat_seats
 from storage import effects
-from storage.effects import SWEEP_GRACE_S, EffectKind, EffectView, HeatEffect
+from storage.effects import EffectKind, EffectView, HeatEffect
 from storage.enums import HeatStatus, SeatStatus
 from storage.journal import HeatResult, HeatRun, HeatRunMachine, HeatRunStep, MachineState, RunState
 from storage.tournament import Heat, HeatNotice
@@ -90,18 +90,12 @@ class TournamentBridge:
         *,
         actor: str = "gateway",
         clock: Clock = _utc_now,
-        sweep_grace_s: float = SWEEP_GRACE_S,
     ) -> None:
-        if sweep_grace_s < 0:
-            raise ValueError("the sweep's grace period cannot be negative")
         self.sessions = sessions
         self.actor = actor
-        self.clock = clock  # tests pass time in (T20's reasonable period, the sweep's grace)
-        self.sweep_grace = timedelta(seconds=sweep_grace_s)
+        self.clock = clock  # tests pass time in (T20's reasonable period)
         self.problems: list[str] = []
-        # One effect applied at a time in this process (taken per effect, not per drain,
-        # so a runner's drain waits for at most one effect of a sweep, never a whole one).
-        self._applying = asyncio.Lock()
+        self._draining = asyncio.Lock()  # one drain at a time in this process
 
     async def seated_machines(self, heat_id: int) -> list[str]:
         """Machines to arm for the heat, in seat order (T11): only seats that would play
@@ -126,49 +120,32 @@ class TournamentBridge:
         return True
 
     async def drain(
-        self,
-        run_id: int | None = None,
-        *,
-        skip_banks: Collection[str] = (),
-        own_banks: Collection[str] | None = None,
+        self, run_id: int | None = None, *, skip_banks: Collection[str] = ()
     ) -> int:
         """Apply every pending effect (of ``run_id``, or of every run but those of
         ``skip_banks``: banks this process is driving, whose runners drain their own in
         step with the floor), oldest first; returns how many this call applied.  Safe to
         call from any process, any time.
 
-        A run's own drain takes each of its effects, waiting for one another process is
-        applying.  The sweep of every run (``run_id`` None) is there for effects their
-        own gateway did not apply (its drain failed, it died).  Given ``own_banks`` (the
-        banks this process holds: a gateway's scheduler), it leaves an effect of any other
-        bank to that bank's gateway for ``sweep_grace_s`` after it was written, so
-        gateways on one central database do not apply one another's fresh effects while
-        their own runners wait; without (a tool, a test heat) it takes every effect.  It
-        skips an effect another process is applying.  Either way it leaves that heat's
-        later effects too, so a heat's effects still apply in order."""
-        async with self.sessions() as session:
-            found = await effects.pending(session, run_id=run_id, skip_banks=skip_banks)
-        sweep = run_id is None
-        fresh_after = self.clock() - self.sweep_grace
-        applied = 0
-        left: set[int] = set()  # heats left to another process this time
-        for effect in found:
-            if effect.heat_id in left:
-                continue
-            if (
-                sweep
-                and own_banks is not None
-                and effect.bank not in own_banks
-                and effect.created_at > fresh_after
-            ):
-                left.add(effect.heat_id)  # its own gateway's runner is still to drain it
-                continue
-            async with self._applying:
-                done = await self._apply_one(effect.id, wait=not sweep)
-            if done is None:
-                left.add(effect.heat_id)
-            applied += bool(done)
-        return applied
+        A run's own drain waits for an effect another process is applying.  The sweep of
+        every run does not: it leaves that heat's later effects to the process at work on
+        it (or to the next sweep), so gateways sweeping the same central database do not
+        queue one behind the other on each effect's lock; a heat's effects still apply in
+        order."""
+        async with self._draining:
+            async with self.sessions() as session:
+                found = await effects.pending(session, run_id=run_id, skip_banks=skip_banks)
+            wait = run_id is not None
+            applied = 0
+            elsewhere: set[int] = set()  # heats whose effect another process holds
+            for effect in found:
+                if effect.heat_id in elsewhere:
+                    continue
+                done = await self._apply_one(effect.id, wait=wait)
+                if done is None:
+                    elsewhere.add(effect.heat_id)
+                applied += bool(done)
+            return applied
 
     async def _apply_one(self, effect_id: int, *, wait: bool = True) -> bool | None:
         """Apply one effect: True if this call applied it; False if another process had;

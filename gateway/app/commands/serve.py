@@ -44,7 +44,6 @@ from gateway.app.configfile import fill_unset, settings_of
 from gateway.app.options import add_gateway, trap_host
 from gateway.clocks.central import DEFAULT_LIMIT_MS
 from gateway.errors import OperatorError
-from storage.effects import SWEEP_GRACE_S
 from storage.lease import DEFAULT_PERIOD
 
 if TYPE_CHECKING:
@@ -96,14 +95,6 @@ def register(sub: Any) -> None:
         metavar="MS",
         help="with --start-lead: a host clock further than MS from the central database's "
         "is a blocker, its heats are not started (default 50)",
-    )
-    parser.add_argument(
-        "--sweep-grace",
-        type=float,
-        metavar="S",
-        help="gateways sharing a central database: leave another gateway's fresh "
-        "tournament effects to it for S seconds before applying them here "
-        f"(its runner died); default {SWEEP_GRACE_S:g}",
     )
     parser.add_argument(
         "--signage-port",
@@ -167,7 +158,7 @@ def configured(args: argparse.Namespace) -> argparse.Namespace:
         "snmp_secrets": s.serve.snmp_secrets, "lease_period": s.serve.lease_period,
         "standby": s.serve.standby, "expect_standby": s.serve.expect_standby,
         "venue": s.serve.venue, "start_lead": s.serve.start_lead,
-        "max_clock_offset": s.serve.max_clock_offset, "sweep_grace": s.serve.sweep_grace,
+        "max_clock_offset": s.serve.max_clock_offset,
     })  # fmt: skip
     if getattr(args, "site", None) is None:
         args.site = args.venue or s.venue.name
@@ -206,17 +197,11 @@ def check_arguments(args: argparse.Namespace) -> None:
             check_segment("venue", args.venue)
         except TopicError as exc:
             raise OperatorError(f"--venue: {exc}") from None
-    trap_host(args.snmp_traps)
-    _check_ranges(args)
-
-
-def _check_ranges(args: argparse.Namespace) -> None:
     if not 0 <= args.start_lead <= 60:
         raise OperatorError("--start-lead must be between 0 (off) and 60 seconds")
     if not 0 < args.max_clock_offset <= 10_000:
         raise OperatorError("--max-clock-offset must be between 0 and 10000 ms")
-    if not 0 <= args.sweep_grace <= 600:
-        raise OperatorError("--sweep-grace must be between 0 and 600 seconds")
+    trap_host(args.snmp_traps)
     period = getattr(args, "lease_period", DEFAULT_PERIOD.total_seconds())
     if not 0.3 <= period <= 600:
         raise OperatorError("--lease-period must be between 0.3 and 600 seconds")
@@ -289,7 +274,6 @@ async def serve(
         venue=getattr(args, "venue", None),
         start_lead_s=getattr(args, "start_lead", 0.0),
         max_clock_offset_ms=getattr(args, "max_clock_offset", DEFAULT_LIMIT_MS),
-        sweep_grace_s=getattr(args, "sweep_grace", SWEEP_GRACE_S),
     )
     if settings.floor:  # the whole file, endpoints included, before any feed or socket
         from gateway.app.context import load_floor_seed
