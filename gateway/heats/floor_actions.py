@@ -17,13 +17,7 @@ from datetime import UTC, datetime
 
 from gateway.heats.heat_core import HeatCore, _why
 from gateway.heats.sync_start import spin_until
-from gateway.machines.capabilities import (
-    HeatBaseline,
-    LiveCredits,
-    PreparedLock,
-    PreparedUnlock,
-    Trigger,
-)
+from gateway.machines.capabilities import HeatBaseline, PreparedLock, PreparedUnlock, Trigger
 from gateway.machines.driver import TRANSIENT_ERRORS, DriverError
 from storage.journal import MachineState
 
@@ -51,12 +45,6 @@ class FloorActions(HeatCore):
             await link.call(link.driver.lock)
             await link.call(lambda: link.driver.enter_tournament(credits, seconds))
             driver = link.driver
-            if self.live_events and isinstance(driver, LiveCredits):
-                # Reporting on before the start: the heat's first games are shown from
-                # its first poll (the watcher then reads only the base).  Not armed is
-                # not a malfunction here: the watcher asks again.
-                with contextlib.suppress(DriverError):
-                    await link.call(driver.start_live_credits)
             baseline = driver.heat_baseline() if isinstance(driver, HeatBaseline) else None
             return machine_id, ident.tournament.value, baseline
 

@@ -216,11 +216,6 @@ class HeatCore:
         """
         return max((min_spacing(x.driver) for x in self.links.values()), default=0.0)
 
-    # Live credits from real-time events when the driver can.  A machine that stops
-    # answering is still found within the heat (T20/T21): the SAS client trusts a silent
-    # general poll only while the EGM is known to answer (RealTimeLiveness).
-    live_events = True
-
     def _show_credits(self, machine_id: str, value: int, *, again: bool = False) -> None:
         """A seat's credits to the live display, only when they change (``again``: also
         when they do not, as the collection's reads confirm the last credits)."""

@@ -156,6 +156,11 @@ class Watching(HeatCore):
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop_watch.wait(), max(0.0, wake - loop.time()))
 
+    # Live credits from real-time events when the driver can.  A machine that stops
+    # answering is still found within the heat (T20/T21): the SAS client trusts a silent
+    # general poll only while the EGM is known to answer (RealTimeLiveness).
+    live_events = True
+
     @staticmethod
     async def _start_live(link: MachineLink) -> bool:
         """Live credits from the machine's own reports, if its driver can (once a heat)."""
