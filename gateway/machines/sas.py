@@ -172,10 +172,7 @@ class SasDriver:
         self._aft = AftSession(machine_id, aft_host)
         self.endpoint = endpoint
         self.zone = zone
-        # The paced gap (capabilities.PacedLink), also while the machine reports in real
-        # time and its link may poll at 40 ms: a heat's quiet before the end is taken from
-        # it, and a drain of a long event queue needs that room before the lock.
-        self.min_spacing = min_spacing
+        self._paced_spacing = min_spacing
         self.connect_seconds = connect_seconds
         self._client: SasClient | None = None
         self._support: TournamentSupport | None = None
@@ -195,6 +192,14 @@ class SasDriver:
         self._live = LiveMeter()
         self._counted: list[Report] = []
         self._live_listener: Callable[[int], None] | None = None
+
+    @property
+    def min_spacing(self) -> float:
+        """The paced gap between two polls to the machine (capabilities.PacedLink), also
+        while it reports in real time and its link may poll at 40 ms: a heat's quiet
+        before the end is taken from it, and a drain of a long event queue at 40 ms a
+        poll needs that room before the lock."""
+        return self._paced_spacing
 
     @property
     def suspect_bytes(self) -> int:
@@ -251,7 +256,7 @@ class SasDriver:
             client = await shared_lines().client(
                 self.endpoint,
                 connect_seconds=self.connect_seconds,
-                min_spacing=self.min_spacing,
+                min_spacing=self._paced_spacing,
             )
             self._client = client
             self._live.lose()  # a new connection starts with real-time reporting off
