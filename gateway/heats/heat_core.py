@@ -133,7 +133,7 @@ class HeatCore:
         self._stop_watch = asyncio.Event()
         self._watchers: list[asyncio.Task[None]] = []
         # The watchers' quiet time before the end, and their last turn's lead (both set
-        # as they start: :meth:`Watching._take_quiet`).
+        # as they start, and again a second before the end: :meth:`Watching._take_quiet`).
         self._quiet_s = 0.05
         self._last_turn_s = 0.05
         self._results: dict[str, HeatScore] = {}

@@ -80,6 +80,8 @@ Step = tuple[RunState | None, dict[str, Any]]  # the next state, and what to jou
 JOURNAL_AHEAD = timedelta(milliseconds=40)
 # The longest the collector waits at a heat's end (normally until the scores are stored).
 END_PAUSE_LIMIT_S = 5.0
+# When the watchers' quiet before the end is taken again from the links' spacing.
+QUIET_TAKEN_AHEAD = timedelta(seconds=1)
 
 
 class HeatRunner(FloorActions, Watching, Collecting):
@@ -274,9 +276,15 @@ class HeatRunner(FloorActions, Watching, Collecting):
         await self._announce_start()
         # The watchers stop a poll spacing before the end, so every link is idle and the
         # lock at the end leaves on time; then wait out the clock to the exact end.
+        # The spacing is taken again a second before the end: by then the links that
+        # report in real time poll at 40 ms, and the quiet shrinks with them.
         # The ENDING step is journaled just ahead of the end (its write must not delay the
         # lock); the lock itself waits for the exact end, after a restart too.
-        directive = await self._wait_directive(self.ends_at - timedelta(seconds=self._quiet_s))
+        directive = await self._wait_directive(self.ends_at - QUIET_TAKEN_AHEAD)
+        if directive is None:
+            self._take_quiet()
+            quiet = timedelta(seconds=self._quiet_s)
+            directive = await self._wait_directive(self.ends_at - quiet)
         if directive is None:
             await self._stop_watchers()
             directive = await self._wait_directive(self.ends_at - JOURNAL_AHEAD)

@@ -92,8 +92,8 @@ class Watching(HeatCore):
     def _take_quiet(self) -> None:
         """How long before the end the watchers stop (:attr:`_quiet_s`: a poll later
         could hold up the lock) and take their last turn (:attr:`_last_turn_s`), from the
-        links' spacing.  Where every link's spacing is shorter than a turn, a last turn
-        keeps room for a game's bet and win at that spacing before the stop."""
+        links' spacing now.  Where every link reports in real time (40 ms), a last turn
+        has room for a game's bet and win before the stop, so it is taken that late."""
         spacing = self._spacing()
         self._quiet_s = spacing + QUIET_MARGIN_S
         fast = spacing < self.poll_interval_s
