@@ -70,11 +70,12 @@ class LiveCredits(Protocol):
 
 @runtime_checkable
 class PacedLink(Protocol):
-    """A driver that spaces its own polls (SAS: at least 200 ms between polls to a machine)."""
+    """A driver that spaces its own polls (SAS: at least 200 ms between polls to a machine,
+    40 ms while it reports in real time)."""
 
     @property
     def min_spacing(self) -> float:
-        """The gap kept between two polls to the machine (seconds)."""
+        """The gap kept now between two polls to the machine (seconds)."""
         ...
 
 

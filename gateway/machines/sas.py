@@ -195,11 +195,12 @@ class SasDriver:
 
     @property
     def min_spacing(self) -> float:
-        """The paced gap between two polls to the machine (capabilities.PacedLink), also
-        while it reports in real time and its link may poll at 40 ms: a heat's quiet
-        before the end is taken from it, and a drain of a long event queue at 40 ms a
-        poll needs that room before the lock."""
-        return self._paced_spacing
+        """The gap this driver keeps between two polls to its machine now: the paced
+        200 ms, or the 40 ms an EGM reporting in real time supports (capabilities.PacedLink)."""
+        client = self._client
+        if client is None or client.closed:
+            return self._paced_spacing
+        return client.min_spacing
 
     @property
     def suspect_bytes(self) -> int:
