@@ -101,6 +101,7 @@ from protocols.sas.client import (
     Report,
     SasClient,
     SasClientError,
+    SasEventFlood,
     SasLinkLost,
     SasNotReady,
     SasProtocolFault,
@@ -142,6 +143,10 @@ def driver_error(
         return LinkTimeout(text)
     if isinstance(exc, SasLinkLost | OSError):
         return LinkDown(text)
+    if isinstance(exc, SasEventFlood):
+        # The machine answers, with events faster than its link drains them (a player's
+        # backlog): not a fault of the machine or the line; a later read gets through.
+        return DriverError(text)
     if isinstance(exc, SasProtocolFault):
         return ProtocolFault(text)
     if isinstance(exc, SasRefused):
@@ -153,6 +158,22 @@ def driver_error(
         # SasProtocolFault): nothing was sent and a retry would fail the same way.
         return MachineRefused(f"{text} (field refused, nothing sent)")
     return ProtocolFault(text)
+
+
+# A locked machine's backlog of real-time events is finite: a score's LP 1A may meet
+# that many floods of events (SasEventFlood) before its reply.
+BACKLOG_READS = 4
+
+
+async def _credits_through_backlog(c: SasClient) -> int:
+    """LP 1A after the heat's lock: play has stopped, so a backlog of events ahead of the
+    reply drains; each flood's events are held for the next drain."""
+    for _ in range(BACKLOG_READS - 1):
+        try:
+            return await c.credits()
+        except SasEventFlood:
+            continue
+    return await c.credits()
 
 
 class SasDriver:
@@ -351,7 +372,15 @@ class SasDriver:
         return True
 
     async def _live_base(self, c: SasClient) -> int:
-        credits = await c.credits()
+        try:
+            credits = await c.credits()
+        except SasEventFlood:
+            # No reply yet under a player's backlog of events: each moved the live meter
+            # as it was read, and they stay held for the next drain's games.  The base
+            # waits for a read that gets through.
+            if self._live.value is None:
+                raise
+            return self._live.value
         self._counted += c.take_held()  # met by this read: in its value already
         self._live.base(credits)
         return credits
@@ -480,7 +509,7 @@ class SasDriver:
     async def heat_score(self) -> HeatScore:
         async with self._errors():
             c = await self._connected()
-            credits = await c.credits()  # the score is the credit meter (T12)
+            credits = await _credits_through_backlog(c)  # the score is the credit meter (T12)
             if await self._support_mode(c) is TournamentSupport.NATIVE:
                 t = await c.tournament_meters()
                 meters = TournamentMeters(

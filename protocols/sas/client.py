@@ -116,6 +116,13 @@ class SasProtocolFault(SasClientError):
     """Replies kept arriving corrupted (bad CRC, wrong length, garbage)."""
 
 
+class SasEventFlood(SasProtocolFault):
+    """A real-time EGM answered a long poll with :data:`MAX_EVENTS_PER_DRAIN` events in a
+    row and no reply: it reports faster than its link drains (SAS 6.02 §12.4).  Every
+    event read is held for :meth:`SasClient.reports` (none lost); the poll has no answer
+    yet."""
+
+
 class SasRefused(SasClientError):
     """The EGM answered NACK to every try, or refused in its own reply."""
 
@@ -373,13 +380,16 @@ class SasClient:
     def _hold(self, event: RealTimeEvent, count: int, poll: HostMessage) -> None:
         """A real-time EGM reported ``event`` in place of ``poll``'s reply (SAS 6.02
         §12.3-12.4): keep it for the next :meth:`reports`; the poll goes again."""
-        if count > MAX_EVENTS_PER_DRAIN:
-            raise SasProtocolFault(
-                f"address {self.address}: LP {_name(poll)} answered by events only"
-            )
         if event.code:
             self._read(event)
             self._held.append(event)
+        # Held first: the next poll acknowledges this event (implied ACK), so raising
+        # before keeping it would lose it.
+        if count >= MAX_EVENTS_PER_DRAIN:
+            raise SasEventFlood(
+                f"address {self.address}: LP {_name(poll)} answered by events only "
+                f"({count} in a row)"
+            )
 
     def _read(self, report: Report) -> None:
         """An exception or event just read (once each): tell :attr:`on_report`."""
@@ -499,11 +509,16 @@ class SasClient:
     async def _probe(self) -> int | None:
         """LP 1A: the credits, after the events the EGM sends in place of the reply
         (held); a timeout after every try is the caller's failure.  Busy or NACK is an
-        answer too (None: no credits)."""
+        answer too (None: no credits), as is a flood of events (:class:`SasEventFlood`:
+        those read are held)."""
         self.stats.probes += 1
         try:
             return await self.credits()
         except SasRefused:
+            return None
+        except SasEventFlood:
+            # Events come faster than the link drains them (a player's backlog): those
+            # held are this drain's; the rest come at the next.
             return None
 
     async def general_poll(self) -> int:

@@ -179,3 +179,46 @@ async def test_each_event_shows_its_credits_before_the_drain_ends(bank: Bank) ->
         b.machine.spin(bet=2)
         await driver.poll_events()
         assert told == []
+
+
+def _flood(b: BankMachine, spins: int) -> None:
+    """A player whose games queue events as fast as the link drains them: one game (its
+    bet and win events) every second poll, ``spins`` games in all."""
+    polls = played = 0
+
+    def play(at: float) -> None:
+        nonlocal polls, played
+        polls += 1
+        if polls % 2 and played < spins:
+            played += 1
+            b.machine.spin(bet=1)
+
+    b.face.on_poll = play
+    play(0.0)
+
+
+async def test_a_players_flood_of_events_is_no_malfunction(bank: Bank) -> None:
+    """More events in a row than one drain takes (SasEventFlood): the meter read gives the
+    live value, the drains hand on every game once, the machine is not failed."""
+    b = bank.machines[0]
+    spins = 48
+    async with live_heat(b, 500) as driver:
+        _flood(b, spins)
+        assert await driver.credits() == driver.live_credits()  # no reply yet: the live value
+        codes: list[int] = []
+        for _ in range(8):  # bounded: the player stops after ``spins`` games
+            codes += [e.code for e in await driver.poll_events()]
+            if codes.count(0x7F) == spins:
+                break
+        assert codes == [0x7E, 0x7F] * spins
+        assert driver.live_credits() == b.machine.credits
+
+
+async def test_a_score_is_read_through_a_backlog_of_events(bank: Bank) -> None:
+    """T12: the score's LP 1A may meet a flood before its reply; play stops, the backlog
+    drains, and the score is the credit meter after it."""
+    b = bank.machines[0]
+    async with live_heat(b, 500) as driver:
+        _flood(b, 40)  # 80 events: more than one long poll's bound
+        score = await driver.heat_score()
+        assert score.credits == b.machine.credits

@@ -33,7 +33,7 @@ from protocols.sas import (
     encode_egm_message,
 )
 from protocols.sas.carriers import memory_pair
-from protocols.sas.client import SasClient, SasTimeout
+from protocols.sas.client import MAX_EVENTS_PER_DRAIN, SasClient, SasEventFlood, SasTimeout
 from protocols.sas.link import LinkSettings
 from protocols.sas.real_time import (
     REAL_TIME_DATA_LENGTHS,
@@ -426,3 +426,38 @@ async def test_client_tells_each_event_once_as_it_is_read(idle_frame: bool) -> N
         assert [code for code, _ in told[2:]] == [0x7E, 0x7F]
         assert [r.code for r in await p.client.reports()] == [0x7E, 0x7F]  # handed on
         assert len(told) == 4  # ... and not told again
+
+
+async def test_a_flood_of_events_is_held_whole_and_drained_next() -> None:
+    """A player whose games queue events as fast as the link drains them (SAS 6.02
+    §12.4: events answer every long poll first): the LP 1A ends in SasEventFlood after
+    64 events in a row, every one held -- the 64th too, which the next poll acknowledges
+    -- and the next drain hands them on ahead of the rest and the meter: none lost,
+    none twice."""
+    async with paired("tcp") as p:
+        await p.client.unlock()
+        p.machine.insert_bill(200)
+        await p.client.real_time_reporting(True)
+        await p.client.reports()
+        spins = MAX_EVENTS_PER_DRAIN // 2 + 8  # two events a game, one game every two polls
+        polls = played = 0
+
+        def play(at: float) -> None:
+            nonlocal polls, played
+            polls += 1
+            if polls % 2 and played < spins:
+                played += 1
+                p.machine.spin(bet=1)
+
+        p.face.on_poll = play
+        play(0.0)
+        with pytest.raises(SasEventFlood, match="64 in a row"):
+            await p.client.credits()
+        held = p.client.take_held()
+        assert len(held) == MAX_EVENTS_PER_DRAIN
+        drained = held + await p.client.reports()
+        assert [r.code for r in drained] == [0x7E, 0x7F] * spins
+        assert p.client.drain_credits == p.machine.credits == 200 - spins + sum(
+            r.win for r in drained if isinstance(r, RealTimeEvent) and r.code == 0x7F
+        )
+        assert await p.client.reports() == []
