@@ -205,7 +205,7 @@ async def test_a_players_flood_of_events_is_no_malfunction(bank: Bank) -> None:
     async with live_heat(b, 500) as driver:
         _flood(b, spins)
         assert await driver.credits() == driver.live_credits()  # no reply yet: the live value
-        codes: list[int] = []
+        codes: list[int | None] = []
         for _ in range(8):  # bounded: the player stops after ``spins`` games
             codes += [e.code for e in await driver.poll_events()]
             if codes.count(0x7F) == spins:
