@@ -5,8 +5,9 @@ Theory of operation
 A *sealed* table (:data:`SEALED`: scores and the journal's heat results with their raw
 tournament meters, seats, entries, purchases, refunds, heats, disqualifications, card
 draws, prize payouts, and every Super 9 session, ticket, spin, claim, prize and jackpot
-movement) is written only through the ORM.  Two session events do the rest, so no
-service can forget:
+movement) is written through the ORM, or by a bulk insert that notes each row it wrote
+(:func:`storage.seal_notes.note`: the journal's scores of a bank, a thousand rows in one
+statement).  Two session events do the rest, so no service can forget:
 
 * ``after_flush`` notes the (table, id) of every sealed row inserted, changed or deleted;
 * ``before_commit`` reads those rows back *as stored* and appends one ``records.seal``
@@ -40,6 +41,7 @@ from sqlalchemy.orm import Session, SessionTransaction, UOWTransaction
 from storage import audit
 from storage.journal import HeatResult
 from storage.prizes import PrizePayout
+from storage.seal_notes import PENDING, note
 from storage.super9 import (
     Super9Claim,
     Super9JackpotEntry,
@@ -60,7 +62,7 @@ from storage.tournament import (
 )
 
 SEAL_ACTION = "records.seal"
-_PENDING = "reelgate_seal_pending"
+_PENDING = PENDING
 _GENESIS = audit.GENESIS_INFO
 _CHUNK = 500
 _SEALED_READ = {audit.NOT_THE_LOG: True}
@@ -107,33 +109,22 @@ def row_digest(table: str, row: Mapping[Any, Any]) -> str:
     return hashlib.sha256(audit.canonical_json([table, content]).encode()).hexdigest()
 
 
-def _note(session: Session, table: str, row_id: Any) -> None:
-    # Each row with the transaction it was first noted in: a savepoint rolled back
-    # forgets the rows first changed inside it (their changes are undone).
-    pending: dict[tuple[str, int], SessionTransaction | None] = session.info.setdefault(
-        _PENDING, {}
-    )
-    pending.setdefault(
-        (table, int(row_id)), session.get_nested_transaction() or session.get_transaction()
-    )
-
-
 @event.listens_for(Session, "after_flush")
 def _collect(session: Session, _flush: UOWTransaction) -> None:
     for obj in session.new:
         name = getattr(type(obj), "__tablename__", None)
         if name in SEALED:
-            _note(session, name, obj.id)
+            note(session, name, obj.id)
     for obj in session.dirty:
         name = getattr(type(obj), "__tablename__", None)
         if name in SEALED and session.is_modified(obj, include_collections=False):
-            _note(session, name, obj.id)
+            note(session, name, obj.id)
     for obj in session.deleted:
         name = getattr(type(obj), "__tablename__", None)
         if name in SEALED:
             identity = inspect(obj).identity
             if identity:
-                _note(session, name, identity[0])
+                note(session, name, identity[0])
 
 
 # Built once: constructing a SELECT costs more CPU than its compiled-cache lookup.

@@ -91,7 +91,19 @@ class Collecting(HeatCore):
         for machine_id, flag in run.unfinished.items():
             if machine_id in self._results:
                 await self._flag(machine_id, flag)
-        await asyncio.gather(*(self._cross_check(m) for m in run.to_check))
+        # The stored scores reach the standings while the credit meters are read for the
+        # cross-check: a mismatch is only flagged for the director, the stored score
+        # stands (T12, T23), so the standings need not wait a poll round for it.
+        checks = asyncio.gather(*(self._check_credit_meter(m) for m in run.to_check))
+        try:
+            await self._drain()
+        except BaseException:  # a lost lease: no flag is written after it
+            checks.cancel()
+            raise
+        for machine_id, flag in zip(run.to_check, await checks, strict=True):
+            if flag:
+                self.mismatches[machine_id] = flag
+                await self._flag(machine_id, flag)
         await self._settle_malfunctions()  # T20/T21 handled before the heat closes
         await self._report_scores()
 
@@ -183,23 +195,21 @@ class Collecting(HeatCore):
         except DriverError:
             return None
 
-    async def _cross_check(self, machine_id: str) -> None:
-        """Compare a score computed from the meters with the credit meter (SAS LP 1A)."""
+    async def _check_credit_meter(self, machine_id: str) -> str:
+        """Compare a score computed from the meters with the credit meter (SAS LP 1A);
+        the flag for the director, or "" if they agree."""
         link = self.links[machine_id]
         computed = self._results[machine_id].credits
         try:
             meter = await link.call(link.driver.credits)
         except DriverError as exc:
-            flag = f"cross-check unread ({_why(exc)}); score {computed} from meters stands"
-        else:
-            if meter == computed:
-                return
-            flag = (
-                f"cross-check mismatch: credit meter {meter}, score {computed} from the "
-                "tournament meters (stored; for the director to review)"
-            )
-        self.mismatches[machine_id] = flag
-        await self._flag(machine_id, flag)
+            return f"cross-check unread ({_why(exc)}); score {computed} from meters stands"
+        if meter == computed:
+            return ""
+        return (
+            f"cross-check mismatch: credit meter {meter}, score {computed} from the "
+            "tournament meters (stored; for the director to review)"
+        )
 
     async def _await_game_end(self, machine_id: str) -> str:
         """After the lock: poll events once, then on while a game is in progress, at most

@@ -231,8 +231,10 @@ class HeatRunner(FloorActions, Watching, Collecting):
             late = await self._late_end(datetime.now(UTC))
             if late[0] is S.RESTARTED:
                 return late
-        # No collector passes from the lock to the last score stored (collector_pause).
+        # No collector passes from the lock to the last score stored (collector_pause;
+        # paused already a second before the end, unless this run was resumed here).
         pause_collector(self, END_PAUSE_LIMIT_S)
+        await self._stop_watchers()  # wound down as ENDING was journaled (_running)
         if self.ends_at is not None:  # never a moment early: the clock is the authority
             wait = (self.ends_at - datetime.now(UTC)).total_seconds()
             if wait > 0:
@@ -282,15 +284,23 @@ class HeatRunner(FloorActions, Watching, Collecting):
         # lock); the lock itself waits for the exact end, after a restart too.
         directive = await self._wait_directive(self.ends_at - QUIET_TAKEN_AHEAD)
         if directive is None:
+            # No collector passes from here to the last score stored (collector_pause):
+            # a full pass at a thousand machines (~140 ms) near the end would hold up
+            # the watchers' stop, the ENDING step and so the lock.
+            pause_collector(self, END_PAUSE_LIMIT_S)
             self._take_quiet()
             quiet = timedelta(seconds=self._quiet_s)
             directive = await self._wait_directive(self.ends_at - quiet)
         if directive is None:
-            await self._stop_watchers()
+            # Told now, the watchers wind down while ENDING is journaled (its commit
+            # waits on the database, not on the loop); _ending gathers them before the
+            # lock.  At a thousand machines stopping them takes tens of ms of the loop.
+            self._wind_down_watchers()
             directive = await self._wait_directive(self.ends_at - JOURNAL_AHEAD)
-        await self._stop_watchers()
         if directive is None:
             return S.ENDING, {}
+        resume_collector(self)  # not the end after all
+        await self._stop_watchers()
         if directive.command is Command.PAUSE:
             left_ms = max(0, int((self.ends_at - datetime.now(UTC)).total_seconds() * 1000))
             self.paused_left_ms = left_ms

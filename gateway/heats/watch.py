@@ -78,6 +78,11 @@ class Watching(HeatCore):
             for m in self._seats_in({MachineState.PLAYING})
         ]
 
+    def _wind_down_watchers(self) -> None:
+        """Tell the watchers to stop after their turn in progress (no new turn starts);
+        :meth:`_stop_watchers` then waits for them."""
+        self._stop_watch.set()
+
     async def _stop_watchers(self) -> None:
         """Stop the per-machine watchers; one stuck in a long poll is cancelled, so the
         lock at the end never waits behind it."""

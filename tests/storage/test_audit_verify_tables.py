@@ -326,3 +326,30 @@ async def test_a_savepoint_rolled_back_forgets_only_its_own_changes(engine: Asyn
         sealed = {(t, i) for d in seal_rows.scalars() for t, i, _ in json.loads(d)["rows"]}
     assert ("heats", kept) in sealed
     assert ("heats", undone) not in sealed
+
+
+async def test_a_banks_results_stored_in_one_insert_are_sealed(engine: AsyncEngine) -> None:
+    """The journal stores a bank's heat results in one INSERT, not through the ORM's
+    unit of work (storage.seal_notes): each row is still sealed at the commit, so an
+    untouched batch verifies and a raw edit of one of its rows is named."""
+    from storage.journal import Journal, ResultIn
+
+    journal = Journal(make_sessionmaker(engine))
+    machines = [f"EGM-{i:03d}" for i in range(40)]
+    run = await journal.create_run("A", machines, credits=1000, seconds=60)
+    await journal.step(run, RunState.RUNNING, started_at=AT)
+    rows = [ResultIn(m, 900 + i, 10, 3, 50, 40 + i, AT) for i, m in enumerate(machines)]
+    assert await journal.store_results(run, rows) == len(machines)
+    assert await journal.store_results(run, rows[:5]) == 0  # a replay: nothing new
+    result = await _verify(engine)
+    assert result.ok, [f.line() for f in result.findings]
+    assert result.sealed_rows >= len(machines)
+    async with make_sessionmaker(engine)() as session:
+        victim = await session.scalar(
+            select(HeatResult.id).where(HeatResult.machine_id == "EGM-017")
+        )
+    assert victim is not None
+    await _raw(engine, f"UPDATE heat_result SET score = 99999 WHERE id = {victim}")
+    result = await _verify(engine)
+    assert not result.ok
+    assert _named(result, "heat_result", victim)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -282,3 +283,38 @@ async def test_the_last_credits_are_shown_before_the_scores_are_stored(
         ]
         assert shown, mid
         assert shown[-1] == out.seats[mid].score
+
+
+class _WatchingWriter(JournalWriter):
+    """Notes, as each step is journaled, whether the watchers were told to stop and
+    whether the cyclic collector runs."""
+
+    def __init__(self, journal: Journal, spool: Path) -> None:
+        super().__init__(journal, spool)
+        self.runner: HeatRunner | None = None
+        self.seen: dict[RunState, tuple[bool, bool]] = {}
+
+    async def step(self, run_id: int, state: RunState, **kwargs: Any) -> None:
+        if self.runner is not None:
+            self.seen[state] = (self.runner._stop_watch.is_set(), gc.isenabled())
+        await super().step(run_id, state, **kwargs)
+
+
+async def test_the_end_is_journaled_while_the_watchers_wind_down(
+    journal: Journal, tmp_path: Path
+) -> None:
+    """Every step between the last turns and the lock costs the lock's punctuality at a
+    thousand machines: the watchers are told to stop before ENDING is journaled (they
+    wind down during its commit), and the collector is off from a second before the end
+    until the scores are stored (a full pass there took ~140 ms), on again after."""
+    assert gc.isenabled()
+    bank = Bank(3)
+    writer = _WatchingWriter(journal, tmp_path / "spool")
+    runner = HeatRunner(writer, bank.links, poll_interval_s=0.05)
+    writer.runner = runner
+    out = await _run(runner, bank, seconds=2)
+    assert out.state is RunState.CLOSED
+    assert writer.seen[RunState.RUNNING] == (False, True)
+    assert writer.seen[RunState.ENDING] == (True, False)  # told to stop, collector off
+    assert writer.seen[RunState.COLLECTING] == (True, False)
+    assert gc.isenabled()  # on again once the scores were stored
