@@ -13,7 +13,7 @@ from __future__ import annotations
 import enum
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -215,22 +215,7 @@ async def _insert_results(session: AsyncSession, run_id: int, fresh: Sequence[Re
     """
     if not fresh:
         return
-    await session.execute(
-        insert(HeatResult),
-        [
-            {
-                "run_id": run_id,
-                "machine_id": r.machine_id,
-                "score": r.score,
-                "games_played": r.games_played,
-                "games_won": r.games_won,
-                "credits_wagered": r.credits_wagered,
-                "credits_won": r.credits_won,
-                "collected_at": r.collected_at,
-            }
-            for r in fresh
-        ],
-    )
+    await session.execute(insert(HeatResult), [{"run_id": run_id, **asdict(r)} for r in fresh])
     ids = await session.scalars(
         select(HeatResult.id).where(
             HeatResult.run_id == run_id,

@@ -62,7 +62,6 @@ from storage.tournament import (
 )
 
 SEAL_ACTION = "records.seal"
-_PENDING = PENDING
 _GENESIS = audit.GENESIS_INFO
 _CHUNK = 500
 _SEALED_READ = {audit.NOT_THE_LOG: True}
@@ -158,7 +157,7 @@ def _seal_rows(session: Session, rows: list[list[Any]], subject: str) -> None:
 
 
 def seal_pending(session: Session) -> None:
-    pending: dict[tuple[str, int], object] = session.info.pop(_PENDING, {})
+    pending: dict[tuple[str, int], object] = session.info.pop(PENDING, {})
     if not pending:
         return
     by_table: dict[str, list[int]] = {}
@@ -199,7 +198,7 @@ def _seal_at_commit(session: Session) -> None:
     if session.new or session.dirty or session.deleted:
         session.flush()  # the commit would flush next; do it now so its rows are noted
     if not (
-        _PENDING in session.info
+        PENDING in session.info
         or _GENESIS in session.info
         or audit.wants_checkpoint(session)
         or audit.has_waiting(session)
@@ -219,9 +218,9 @@ def _seal_at_commit(session: Session) -> None:
 def _seal_noted(session: Session) -> None:
     for _ in range(_MAX_SEAL_ROUNDS):
         if session.info.pop(_GENESIS, False):
-            session.info.pop(_PENDING, None)  # every row is sealed below, these too
+            session.info.pop(PENDING, None)  # every row is sealed below, these too
             seal_everything(session)
-        elif session.info.get(_PENDING):
+        elif session.info.get(PENDING):
             seal_pending(session)
         else:
             break
@@ -229,7 +228,7 @@ def _seal_noted(session: Session) -> None:
 
 
 def _forget(session: Session) -> None:
-    session.info.pop(_PENDING, None)
+    session.info.pop(PENDING, None)
     session.info.pop(_GENESIS, None)
     audit.forget_transaction(session)
 
@@ -248,7 +247,7 @@ def _rolled_back(session: Session, transaction: SessionTransaction) -> None:
     if transaction.parent is None:
         _forget(session)  # at once: nothing of it may be written by a later flush
     elif transaction.nested:
-        pending: dict[tuple[str, int], SessionTransaction | None] = session.info.get(_PENDING, {})
+        pending: dict[tuple[str, int], SessionTransaction | None] = session.info.get(PENDING, {})
         for key in [k for k, t in pending.items() if audit.within(t, transaction)]:
             del pending[key]
         audit.savepoint_rolled_back(session, transaction)

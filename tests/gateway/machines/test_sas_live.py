@@ -17,6 +17,8 @@ from gateway.machines.sas_live import LiveMeter
 from protocols.sas import ExceptionReply, RealTimeEvent, SasException
 from protocols.sas.endpoint import parse_endpoint
 
+from ...sas_flood import flood
+
 
 @pytest.fixture
 async def bank() -> AsyncIterator[Bank]:
@@ -181,29 +183,13 @@ async def test_each_event_shows_its_credits_before_the_drain_ends(bank: Bank) ->
         assert told == []
 
 
-def _flood(b: BankMachine, spins: int) -> None:
-    """A player whose games queue events as fast as the link drains them: one game (its
-    bet and win events) every second poll, ``spins`` games in all."""
-    polls = played = 0
-
-    def play(at: float) -> None:
-        nonlocal polls, played
-        polls += 1
-        if polls % 2 and played < spins:
-            played += 1
-            b.machine.spin(bet=1)
-
-    b.face.on_poll = play
-    play(0.0)
-
-
 async def test_a_players_flood_of_events_is_no_malfunction(bank: Bank) -> None:
     """More events in a row than one drain takes (SasEventFlood): the meter read gives the
     live value, the drains hand on every game once, the machine is not failed."""
     b = bank.machines[0]
     spins = 48
     async with live_heat(b, 500) as driver:
-        _flood(b, spins)
+        flood(b.face, spins)
         assert await driver.credits() == driver.live_credits()  # no reply yet: the live value
         codes: list[int | None] = []
         for _ in range(8):  # bounded: the player stops after ``spins`` games
@@ -219,6 +205,6 @@ async def test_a_score_is_read_through_a_backlog_of_events(bank: Bank) -> None:
     drains, and the score is the credit meter after it."""
     b = bank.machines[0]
     async with live_heat(b, 500) as driver:
-        _flood(b, 40)  # 80 events: more than one long poll's bound
+        flood(b.face, 40)  # 80 events: more than one long poll's bound
         score = await driver.heat_score()
         assert score.credits == b.machine.credits

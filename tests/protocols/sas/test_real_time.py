@@ -42,6 +42,7 @@ from protocols.sas.real_time import (
     data_length,
 )
 
+from ...sas_flood import flood
 from .test_client_sas import paired
 
 if TYPE_CHECKING:
@@ -440,17 +441,7 @@ async def test_a_flood_of_events_is_held_whole_and_drained_next() -> None:
         await p.client.real_time_reporting(True)
         await p.client.reports()
         spins = MAX_EVENTS_PER_DRAIN // 2 + 8  # two events a game, one game every two polls
-        polls = played = 0
-
-        def play(at: float) -> None:
-            nonlocal polls, played
-            polls += 1
-            if polls % 2 and played < spins:
-                played += 1
-                p.machine.spin(bet=1)
-
-        p.face.on_poll = play
-        play(0.0)
+        flood(p.face, spins)
         with pytest.raises(SasEventFlood, match="64 in a row"):
             await p.client.credits()
         held = p.client.take_held()
