@@ -29,7 +29,18 @@ from typing import Any
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import BigInteger, Boolean, ForeignKey, Index, Integer, String, Text, select
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -154,3 +165,63 @@ async def session_by_secret(session: AsyncSession, secret: str) -> AccountSessio
         select(AccountSession).where(AccountSession.digest == secret_digest(secret))
     )
     return found.scalar_one_or_none()
+
+
+async def claim_attempt(
+    session: AsyncSession, name: str, now: datetime, hold_until: datetime
+) -> tuple[int, int, str, str] | None:
+    """Admit one login attempt on the enabled account ``name`` unless it is locked at
+    ``now``: in ONE statement count it as a failure (until its verdict says otherwise)
+    and hold the account until ``hold_until``.  The row lock of the UPDATE (PostgreSQL)
+    or the single writer (SQLite) makes concurrent attempts queue here, and each one
+    re-reads the lock the one before it set: exactly one is admitted at a time and every
+    admitted attempt is counted.  Returns ``(id, failures, password_hash, role)``, or
+    None when there is no such enabled account or it is locked."""
+    query = (
+        update(User)
+        .where(
+            User.name == name,
+            User.disabled.is_(False),
+            or_(User.locked_until.is_(None), User.locked_until <= now),
+        )
+        .values(failed_logins=User.failed_logins + 1, locked_until=hold_until)
+        .returning(User.id, User.failed_logins, User.password_hash, User.role)
+        .execution_options(synchronize_session=False)
+    )
+    row = (await session.execute(query)).first()
+    if row is None:
+        return None
+    return int(row[0]), int(row[1]), str(row[2]), str(row[3])
+
+
+async def settle_attempt(
+    session: AsyncSession, user_id: int, *, success: bool, locked_until: datetime | None
+) -> None:
+    """An admitted attempt's verdict: a success clears the count; a failure keeps it and
+    sets the backoff (None: the next try may come at once)."""
+    values: dict[str, Any] = {"locked_until": None if success else locked_until}
+    if success:
+        values["failed_logins"] = 0
+    await session.execute(
+        update(User)
+        .where(User.id == user_id)
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+
+
+async def locked_until_of(session: AsyncSession, name: str) -> datetime | None:
+    """The lock of the enabled account ``name`` (None: none, or no such account)."""
+    found = await session.execute(
+        select(User.locked_until).where(User.name == name, User.disabled.is_(False))
+    )
+    return found.scalar_one_or_none()
+
+
+async def clear_failures(session: AsyncSession, user_id: int) -> None:
+    await session.execute(
+        update(User)
+        .where(User.id == user_id)
+        .values(failed_logins=0, locked_until=None)
+        .execution_options(synchronize_session=False)
+    )

@@ -5,7 +5,6 @@ change under the account that made it.  Refusals are :class:`OperatorError` line
 from __future__ import annotations
 
 import json
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -14,8 +13,8 @@ from typing import Any
 from sqlalchemy import bindparam, delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from gateway.accounts import lockout
 from gateway.accounts.dual import Decider, DualControlRefused, check_approval
+from gateway.accounts.passwords import policy_refusal
 from gateway.accounts.roles import Permission, Role, parse_role
 from gateway.errors import OperatorError
 from storage import audit
@@ -26,16 +25,14 @@ from storage.accounts import (
     ApiToken,
     PendingAction,
     User,
+    clear_failures,
     hash_password,
     new_secret,
     normalise_name,
-    password_matches,
     secret_digest,
     user_by_name,
 )
 
-PASSWORD_MIN = 10
-PASSWORD_MAX = 1024
 SESSION_TTL = timedelta(hours=12)
 TOKEN_MAX_TTL = timedelta(days=366)
 
@@ -63,11 +60,11 @@ def role_of(text: str) -> Role:
         raise OperatorError(str(exc)) from None
 
 
-def check_password(password: str) -> str:
-    if len(password) < PASSWORD_MIN:
-        raise OperatorError(f"password: at least {PASSWORD_MIN} characters")
-    if len(password) > PASSWORD_MAX:
-        raise OperatorError(f"password: at most {PASSWORD_MAX} characters")
+def check_password(password: str, *, account: str | None = None) -> str:
+    """``password`` when the policy (:mod:`gateway.accounts.passwords`) allows it."""
+    why_not = policy_refusal(password, account=account)
+    if why_not is not None:
+        raise OperatorError(why_not)
     return password
 
 
@@ -83,7 +80,7 @@ async def add_user(
 ) -> User:
     normal = name_of(name)
     parsed = role_of(role)
-    check_password(password)
+    check_password(password, account=normal)
     if await user_by_name(session, normal) is not None:
         raise OperatorError(f"user {normal!r} already exists (names ignore case and spaces)")
     user = User(
@@ -118,13 +115,22 @@ async def disable_user(session: AsyncSession, name: str, *, actor: str) -> User:
 
 async def reset_password(session: AsyncSession, name: str, password: str, *, actor: str) -> User:
     user = await _user(session, name)
-    user.password_hash = hash_password(check_password(password))
+    user.password_hash = hash_password(check_password(password, account=user.name))
     user.failed_logins = 0
     user.locked_until = None
     await session.execute(delete(AccountSession).where(AccountSession.user_id == user.id))
     await audit.record(
         session, actor=actor, action="user.reset-password", subject=f"user:{user.name}"
     )
+    return user
+
+
+async def unlock_user(session: AsyncSession, name: str, *, actor: str) -> User:
+    """Clear an account's failed logins and backoff (an administrator's word)."""
+    user = await _user(session, name)
+    await clear_failures(session, user.id)
+    await session.refresh(user)
+    await audit.record(session, actor=actor, action="user.unlock", subject=f"user:{user.name}")
     return user
 
 
@@ -207,46 +213,6 @@ async def principal_for_token(
     if token.revoked_at is not None or token.expires_at <= now or user.disabled:
         return None
     return Principal(user.id, user.name, Role(token.role))
-
-
-@dataclass(frozen=True)
-class Login:
-    principal: Principal
-    cookie: str
-    csrf_token: str
-
-
-async def login(session: AsyncSession, name: str, password: str, now: datetime) -> Login:
-    """Check a password under the backoff.  A failure is counted in this transaction and
-    then refused, so the caller must commit even when this raises :class:`LoginFailed`."""
-    user = await user_by_name(session, name_of(name))
-    if user is None or user.disabled:
-        raise LoginFailed("login: unknown account or wrong password")
-    why_not = lockout.refusal(user.failed_logins, user.locked_until, now)
-    if why_not is not None:
-        raise LoginFailed(why_not)
-    if not password_matches(user.password_hash, password):
-        user.failed_logins += 1
-        user.locked_until = lockout.locked_until_after(user.failed_logins, now)
-        raise LoginFailed("login: unknown account or wrong password")
-    user.failed_logins = 0
-    user.locked_until = None
-    cookie, csrf = new_secret(), secrets.token_hex(32)
-    session.add(
-        AccountSession(
-            user_id=user.id,
-            digest=secret_digest(cookie),
-            csrf_token=csrf,
-            created_at=now,
-            expires_at=now + SESSION_TTL,
-        )
-    )
-    await session.flush()
-    return Login(Principal(user.id, user.name, Role(user.role)), cookie, csrf)
-
-
-class LoginFailed(OperatorError):
-    """A refused login; the failed-attempt count it raised must still be committed."""
 
 
 async def principal_for_session(

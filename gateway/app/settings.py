@@ -122,6 +122,15 @@ class HttpSection(Section):
     listen: str | None = None  # the desks' API; None: serve runs none, api needs --http
     tls_cert: Path | None = None
     tls_key: Path | None = None
+    # Plain HTTP on an address other than loopback only when said in so many words.
+    insecure_http: bool = False
+    # Request bodies: at most this many bytes (checked before reading or signing in) ...
+    max_body: Annotated[int, Field(ge=1024, le=64 * 1024 * 1024)] = 64 * 1024
+    # ... each chunk within this many seconds; idle keep-alive connections closed after
+    # keep_alive seconds; at most max_connections at once (more are answered 503).
+    body_timeout: Annotated[float, Field(gt=0, le=600)] = 30.0
+    keep_alive: Annotated[int, Field(ge=1, le=600)] = 5
+    max_connections: Annotated[int, Field(ge=10, le=100_000)] = 1000
 
     @field_validator("listen")
     @classmethod

@@ -4,13 +4,17 @@ gateway.  Handlers and rules: :mod:`gateway.web.api`; who may do what: docs/role
 
 The address and TLS come from the flags, else the configuration's ``[http]`` section
 (``listen``, ``tls_cert``, ``tls_key``).  With a certificate and key the API is served
-over HTTPS only and the session cookie is ``Secure``."""
+over HTTPS only and the session cookie is ``Secure``.  Plain HTTP is served on loopback
+only, unless ``--insecure-http`` (``[http] insecure_http``) says so in so many words.
+Bodies, slow clients and connections are limited by ``[http]`` ``max_body``,
+``body_timeout``, ``keep_alive`` and ``max_connections``."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import contextlib
+import ipaddress
 import signal
 from collections.abc import Generator
 from dataclasses import dataclass
@@ -47,6 +51,13 @@ def add_http_argument(parser: argparse.ArgumentParser) -> None:
         "--tls-cert", metavar="FILE", help="certificate for HTTPS (session cookies are Secure)"
     )
     parser.add_argument("--tls-key", metavar="FILE", help="private key for --tls-cert")
+    parser.add_argument(
+        "--insecure-http",
+        action="store_true",
+        default=None,
+        help="serve plain HTTP on an address other than loopback (passwords and session "
+        "cookies then cross the network readable; default [http] insecure_http, off)",
+    )
 
 
 def http_address(spec: str) -> tuple[str, int]:
@@ -64,15 +75,17 @@ def configured_http(args: argparse.Namespace) -> None:
     if not getattr(args, "tls_cert", None) and not getattr(args, "tls_key", None):
         args.tls_cert = str(s.http.tls_cert) if s.http.tls_cert else None
         args.tls_key = str(s.http.tls_key) if s.http.tls_key else None
-    fill_unset(args, {"http": s.http.listen, "database": s.database.url})
+    fill_unset(
+        args,
+        {"http": s.http.listen, "database": s.database.url, "insecure_http": s.http.insecure_http},
+    )
 
 
 def _api(args: argparse.Namespace) -> int:
     configured_http(args)
     if not args.http:
         raise OperatorError("--http: give HOST:PORT (or set [http] listen)")
-    http_address(args.http)
-    check_tls(args)
+    check_transport(args, check_tls(args))
     from gateway.app.logs import configure_logging
 
     configure_logging(settings_of(args))
@@ -98,6 +111,36 @@ def check_tls(args: argparse.Namespace) -> bool:
     except (ssl.SSLError, OSError) as exc:
         raise OperatorError(f"--tls-cert {cert} / --tls-key {key}: cannot load: {exc}") from None
     return True
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback address or ``localhost`` (an address only this
+    machine reaches).  A name is not resolved: any other name counts as the network."""
+    if host.lower() in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_transport(args: argparse.Namespace, tls: bool) -> None:
+    """Refuse plain HTTP on an address other than loopback, unless ``--insecure-http``
+    (or ``[http] insecure_http = true``) says so: passwords and session cookies would
+    cross the venue's network readable by anyone on it."""
+    host, _ = http_address(args.http)
+    if tls or is_loopback(host) or getattr(args, "insecure_http", None):
+        return
+    raise OperatorError(
+        f"--http {args.http}: plain HTTP off loopback; give --tls-cert/--tls-key "
+        "(docs/operations.md) or --insecure-http"
+    )
+
+
+def check_http(args: argparse.Namespace) -> None:
+    """With ``--http``: its address, TLS files and transport, checked up front."""
+    if getattr(args, "http", None):
+        check_transport(args, check_tls(args))
 
 
 async def _run(args: argparse.Namespace) -> int:
@@ -157,6 +200,8 @@ async def start_http(
     from storage.db import make_sessionmaker
 
     tls = check_tls(args)
+    check_transport(args, tls)
+    limits = settings_of(args).http
     from gateway.app.monitoring.ops import ProcessOps
 
     db_url, engine = await open_engine(args.database)
@@ -170,7 +215,13 @@ async def start_http(
         ops = own_ops = ProcessOps()
         ops.start()
     ops.use_database(db_url, engine)
-    app = create_app(make_sessionmaker(engine), secure_cookies=True if tls else None, ops=ops)
+    app = create_app(
+        make_sessionmaker(engine),
+        secure_cookies=True if tls else None,
+        ops=ops,
+        max_body=limits.max_body,
+        body_timeout=limits.body_timeout,
+    )
     streams: tuple[Any, ...] = ()
     if feed is not None:
         from gateway.web.signage import mount_signage
@@ -185,6 +236,11 @@ async def start_http(
         lifespan="off",
         ssl_certfile=args.tls_cert if tls else None,
         ssl_keyfile=args.tls_key if tls else None,
+        # Against slow and greedy clients: idle connections closed, headers bounded (h11),
+        # connections capped (503 beyond); bodies: gateway.web.limits.
+        timeout_keep_alive=limits.keep_alive,
+        h11_max_incomplete_event_size=16 * 1024,
+        limit_concurrency=limits.max_connections,
     )
     server = _server_class()(config)
     task = asyncio.create_task(server.serve())

@@ -205,6 +205,9 @@ def check_arguments(args: argparse.Namespace) -> None:
     period = getattr(args, "lease_period", DEFAULT_PERIOD.total_seconds())
     if not 0.3 <= period <= 600:
         raise OperatorError("--lease-period must be between 0.3 and 600 seconds")
+    from gateway.app.commands.api import check_http
+
+    check_http(args)  # TLS or loopback, before any machine is touched
 
 
 def add_snmp_secrets_argument(parser: argparse.ArgumentParser) -> None:
@@ -340,9 +343,7 @@ async def _open_feed(
     signage = None
     if port is not None:
         try:
-            signage = await start_signage(
-                fanout, args.signage_host, port, settings=_branding(args)
-            )
+            signage = await start_signage(fanout, args.signage_host, port, settings=_branding(args))
         except OSError as exc:
             if mqtt is not None:
                 await mqtt.close()

@@ -52,6 +52,13 @@ def register(sub: Any) -> None:
     _password_option(p)
     p.set_defaults(handler=_reset)
 
+    p = actions.add_parser(
+        "unlock", help="clear an account's failed logins and login backoff at once"
+    )
+    add_common(p, read=True)
+    p.add_argument("name")
+    p.set_defaults(handler=_unlock)
+
     p = actions.add_parser("roles", help="the permission table")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=_roles)
@@ -66,13 +73,18 @@ def _password_option(p: argparse.ArgumentParser) -> None:
 
 
 def read_password(args: argparse.Namespace) -> str:
+    """The new password, refused in one line naming the rule it breaks (docs/roles.md)."""
+    try:
+        account: str | None = service.name_of(args.name)
+    except OperatorError:
+        account = None
     if args.password_stdin or not sys.stdin.isatty():
         line = sys.stdin.readline()
         if not line:
             raise OperatorError("password: nothing on standard input")
-        return service.check_password(line.rstrip("\r\n"))
+        return service.check_password(line.rstrip("\r\n"), account=account)
     first = getpass.getpass("password: ")
-    service.check_password(first)
+    service.check_password(first, account=account)
     if getpass.getpass("again: ") != first:
         raise OperatorError("password: the two entries differ")
     return first
@@ -133,6 +145,13 @@ def _reset(args: argparse.Namespace) -> int:
     async def work(session: AsyncSession) -> dict[str, Any]:
         user = await service.reset_password(session, args.name, password, actor=host_actor())
         return _row(user)
+
+    return emit(args, run(args, work))
+
+
+def _unlock(args: argparse.Namespace) -> int:
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        return _row(await service.unlock_user(session, args.name, actor=host_actor()))
 
     return emit(args, run(args, work))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import gc
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 
 from fastapi import FastAPI
@@ -32,6 +32,7 @@ from gateway.web.api.routes import (
     tournament_desk,
     tournaments,
 )
+from gateway.web.limits import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY, BodyLimit
 
 PREFIX = "/api/v1"
 
@@ -42,7 +43,13 @@ def create_app(
     clock: Callable[[], datetime] | None = None,
     secure_cookies: bool | None = None,
     ops: Operations | None = None,
+    max_body: int = DEFAULT_MAX_BODY,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
+    larger_bodies: Mapping[str, int] | None = None,
 ) -> FastAPI:
+    """The API and the console; every request body at most ``max_body`` bytes (more on
+    the path prefixes of ``larger_bodies``), checked before it is read or anyone is
+    authenticated (:mod:`gateway.web.limits`)."""
     app = FastAPI(
         title="Reelgate API",
         version="1",
@@ -77,6 +84,10 @@ def create_app(
     if ops is not None:
         install_ops(app, ops, [(PREFIX, module.router) for module in modules])
     console.mount(app)  # the console's pages under /console/ (gateway.web.console)
+    # Outside every route: a body over the limit is refused before it is parsed.
+    app.add_middleware(
+        BodyLimit, max_body=max_body, timeout=body_timeout, larger=larger_bodies or {}
+    )
     settle_heap()
     return app
 

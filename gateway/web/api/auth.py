@@ -31,6 +31,7 @@ from structlog.contextvars import bound_contextvars
 from gateway.accounts import service
 from gateway.accounts.roles import Permission, allowed
 from gateway.accounts.service import Principal
+from gateway.accounts.signin import Gate
 from gateway.web.api.errors import ApiError
 from storage.database_mark import is_training
 from storage.db import READ_ONLY
@@ -54,6 +55,7 @@ class Api:
     # A training database (storage.database_mark): read in the first request's
     # transaction and kept — the mark never changes once written.
     training: bool | None = None
+    gate: Gate = field(default_factory=Gate)  # sign-in backoffs per source and unknown name
     _writers: dict[int, asyncio.Lock] = field(default_factory=dict, repr=False)
 
     def writer(self) -> AbstractAsyncContextManager[object]:
@@ -109,6 +111,34 @@ async def authenticate(request: Request, session: AsyncSession, now: datetime) -
     ):
         raise ApiError(403, "csrf: send the session's X-CSRF-Token with every change")
     return who
+
+
+def source_of(request: Request) -> str:
+    """The peer address a sign-in came from (the backoff's and the audit's source)."""
+    return request.client.host if request.client is not None else "unknown"
+
+
+def cross_site(request: Request) -> str | None:
+    """Why a sign-in posted from another site is refused, or None.
+
+    A browser names the page's origin in ``Origin`` on every POST (and marks a
+    cross-site request ``Sec-Fetch-Site: cross-site``); it must be this server's own
+    (scheme and host as the browser addressed it).  A client that is no browser sends
+    neither and is not a cross-site request."""
+    origin = request.headers.get("origin")
+    own = f"{request.url.scheme}://{request.headers.get('host', '')}"
+    if origin is not None and origin.lower() != own.lower():
+        return f"origin: a sign-in from {origin[:100]} is refused (this server is {own})"
+    if request.headers.get("sec-fetch-site", "") == "cross-site":
+        return "origin: a sign-in from another site is refused"
+    referer = request.headers.get("referer")
+    if (
+        origin is None
+        and referer is not None
+        and not (referer.lower() == own.lower() or referer.lower().startswith(own.lower() + "/"))
+    ):
+        return "origin: a sign-in from another site is refused"
+    return None
 
 
 def _unauthenticated(why: str) -> ApiError:

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import secrets
+from hmac import compare_digest
 from typing import Annotated
 from urllib.parse import quote
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from gateway.accounts import service
-from gateway.accounts.service import LoginFailed
-from gateway.tournament.services.common import unit_of_work
-from gateway.web.api.auth import api_of, learn_training
+from gateway.accounts import service, signin
+from gateway.accounts.signin import LoginFailed, LoginThrottled
+from gateway.web.api.auth import api_of, cross_site, source_of
 from gateway.web.console.auth import (
     COOKIE,
     COOKIE_PATH,
@@ -24,6 +25,7 @@ from gateway.web.console.auth import (
 from gateway.web.console.state import console_of
 
 router = APIRouter()
+LOGIN_CSRF_COOKIE = "reelgate_login_csrf"
 
 
 def _safe_next(target: str) -> str:
@@ -33,11 +35,30 @@ def _safe_next(target: str) -> str:
     return "/console/"
 
 
+def _login_form(
+    request: Request, *, next: str, name: str = "", status: int = 200, error: str = ""
+) -> Response:
+    """The sign-in page with a fresh login CSRF token, in its hidden field and in a
+    cookie of the sign-in path: the POST must bring both, equal (double submit; a page
+    of another site can set neither)."""
+    token = secrets.token_urlsafe(32)
+    pages = console_of(request).pages
+    extra = {"error": error} if error else {}
+    response = pages.render(
+        request, "login.html", None, status=status, next=_safe_next(next), name=name,
+        login_csrf=token, **extra,
+    )  # fmt: skip
+    response.set_cookie(
+        LOGIN_CSRF_COOKIE, token, httponly=True, samesite="strict",
+        secure=request.url.scheme == "https", path="/console/login",
+    )  # fmt: skip
+    return response
+
+
 @router.get("/login", response_class=HTMLResponse)
 async def login_page(request: Request, next: str = "/console/") -> Response:
-    pages = console_of(request).pages
     await training(api_of(request))  # the banner, before anyone has signed in
-    return pages.render(request, "login.html", None, next=_safe_next(next), name="")
+    return _login_form(request, next=next)
 
 
 @router.post("/login", response_class=HTMLResponse)
@@ -46,27 +67,31 @@ async def login(
     name: Annotated[str, Form(max_length=100)],
     password: Annotated[str, Form(max_length=1024)],
     next: Annotated[str, Form(max_length=300)] = "/console/",
+    csrf: Annotated[str, Form(max_length=100)] = "",
 ) -> Response:
     api = api_of(request)
-    failure: LoginFailed | None = None
-    async with unit_of_work(api.sessions) as session:
-        await learn_training(api, session)
-        try:
-            done = await service.login(session, name, password, api.clock())
-        except LoginFailed as exc:
-            failure = exc  # committed: the failed attempt counts towards the backoff
-    if failure is not None:
-        pages = console_of(request).pages
-        return pages.render(
-            request, "login.html", None, status=401, error=str(failure),
-            next=_safe_next(next), name=name,
-        )  # fmt: skip
+    await training(api)
+    foreign = cross_site(request)
+    if foreign is not None:
+        return _login_form(request, next=next, name=name, status=403, error=foreign)
+    cookie = request.cookies.get(LOGIN_CSRF_COOKIE, "")
+    if not csrf or not compare_digest(csrf, cookie):
+        why = "the sign-in form is out of date (CSRF); sign in again"
+        return _login_form(request, next=next, name=name, status=403, error=why)
+    try:
+        done = await signin.sign_in(
+            api.sessions, name, password, api.clock(), source=source_of(request), gate=api.gate
+        )
+    except LoginFailed as exc:
+        status = 429 if isinstance(exc, LoginThrottled) else 401
+        return _login_form(request, next=next, name=name, status=status, error=str(exc))
     response = RedirectResponse(_safe_next(next), status_code=303)
     secure = request.url.scheme == "https" if api.secure_cookies is None else api.secure_cookies
     response.set_cookie(
         COOKIE, done.cookie, max_age=int(service.SESSION_TTL.total_seconds()),
         httponly=True, samesite="strict", secure=secure, path=COOKIE_PATH,
     )  # fmt: skip
+    response.delete_cookie(LOGIN_CSRF_COOKIE, path="/console/login")
     return response
 
 

@@ -6,11 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Request, Response
 
-from gateway.accounts import service
-from gateway.accounts.service import LoginFailed
-from gateway.tournament.services.common import unit_of_work
+from gateway.accounts import service, signin
+from gateway.accounts.signin import LoginFailed, LoginThrottled
 from gateway.web.api import actions
-from gateway.web.api.auth import COOKIE, Caller, api_of, signed_in
+from gateway.web.api.auth import COOKIE, Caller, api_of, cross_site, signed_in, source_of
 from gateway.web.api.errors import ApiError
 from gateway.web.api.models import INT32, Decision, Login, Me, PendingOut, Problem
 
@@ -19,17 +18,26 @@ Key = Annotated[int, Path(ge=1, le=INT32)]
 Signed = Annotated[Caller, Depends(signed_in(), scope="function")]
 
 
-@router.post("/login", responses={401: {"model": Problem}})
+@router.post(
+    "/login",
+    responses={401: {"model": Problem}, 403: {"model": Problem}, 429: {"model": Problem}},
+)
 async def login(request: Request, response: Response, body: Login) -> Me:
+    """Sign in (gateway.accounts.signin): 401 for a wrong password or unknown name, 429
+    with Retry-After while the name or the source backs off, 403 from another site."""
     api = api_of(request)
-    failure: LoginFailed | None = None
-    async with unit_of_work(api.sessions) as session:
-        try:
-            done = await service.login(session, body.name, body.password, api.clock())
-        except LoginFailed as exc:
-            failure = exc  # committed: the failed attempt counts towards the backoff
-    if failure is not None:
-        raise ApiError(401, str(failure))
+    foreign = cross_site(request)
+    if foreign is not None:
+        raise ApiError(403, foreign)
+    try:
+        done = await signin.sign_in(
+            api.sessions, body.name, body.password, api.clock(),
+            source=source_of(request), gate=api.gate,
+        )  # fmt: skip
+    except LoginThrottled as exc:
+        raise ApiError(429, str(exc), headers={"Retry-After": str(exc.retry_after)}) from None
+    except LoginFailed as exc:
+        raise ApiError(401, str(exc)) from None
     secure = request.url.scheme == "https" if api.secure_cookies is None else api.secure_cookies
     response.set_cookie(
         COOKIE,
