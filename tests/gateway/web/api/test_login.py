@@ -205,9 +205,7 @@ async def test_concurrent_failures_are_counted_exactly(door: Door, verifies: lis
     updates of a read-modify-write stored 5 of 51 on PostgreSQL)."""
     evaluated = 0
     for burst in range(4):
-        answers = await asyncio.gather(
-            *(door.login("desk", "wrong password") for _ in range(50))
-        )
+        answers = await asyncio.gather(*(door.login("desk", "wrong password") for _ in range(50)))
         assert {a.status_code for a in answers} <= {401, 429}
         evaluated += sum(a.status_code == 401 for a in answers)
         door.advance(timedelta(hours=1) * (burst + 1))

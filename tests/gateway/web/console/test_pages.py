@@ -12,7 +12,7 @@ from gateway.accounts.roles import Permission as P
 from gateway.accounts.roles import Role, allowed
 from storage.audit import AuditEntry
 
-from .conftest import Desk, csrf_of, signed_in
+from .conftest import Desk, csrf_of, sign_in_form, signed_in
 
 SCREENS = {
     "/console/floor": P.BANK_READ,
@@ -49,17 +49,15 @@ async def test_without_a_session_the_console_asks_to_sign_in(desk: Desk) -> None
     r = await desk.client.get("/console/floor")
     assert r.status_code == 303
     assert r.headers["location"] == "/console/login?next=/console/floor"
-    bad = await desk.client.post(
-        "/console/login", data={"name": "cashier", "password": "wrong password!"}
-    )
+    bad = await sign_in_form(desk.client, {"name": "cashier", "password": "wrong password!"})
     assert bad.status_code == 401
     assert "unknown account or wrong password" in bad.text
 
 
 async def test_sign_in_never_redirects_off_the_console(desk: Desk) -> None:
-    r = await desk.client.post(
-        "/console/login",
-        data={"name": "cashier", "password": "correct horse battery", "next": "//evil.test/"},
+    r = await sign_in_form(
+        desk.client,
+        {"name": "cashier", "password": "correct horse battery", "next": "//evil.test/"},
     )
     assert r.headers["location"] == "/console/"
 
