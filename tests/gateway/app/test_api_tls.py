@@ -24,6 +24,7 @@ from gateway.app import configfile
 from gateway.app.cli import main
 from gateway.app.commands import api as api_command
 from gateway.app.database import open_engine
+from gateway.errors import OperatorError
 from gateway.tournament.services import unit_of_work
 from storage.db import make_sessionmaker
 
@@ -148,3 +149,52 @@ def test_a_cert_without_its_key_is_one_line_naming_the_file(
     assert main(["api", "--config", str(config)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"reelgate: error: {config}: http: tls_cert and tls_key go together")
+
+
+# Issue 25.7: no plain HTTP off loopback unless said in so many words.
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True), ("127.8.9.1", True), ("::1", True), ("localhost", True),
+        ("0.0.0.0", False), ("::", False), ("192.168.1.5", False), ("desk.venue", False),
+    ],
+)  # fmt: skip
+def test_loopback_addresses(host: str, loopback: bool) -> None:
+    assert api_command.is_loopback(host) is loopback
+
+
+@pytest.mark.parametrize("command", ["api", "serve"])
+def test_plain_http_off_loopback_is_refused_in_one_line(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = f"sqlite:///{tmp_path / 'desk.db'}"
+    extra = ["--floor", str(tmp_path / "floor.toml")] if command == "serve" else []
+    capsys.readouterr()
+    code = main([command, "--database", db, "--http", "0.0.0.0:8443", *extra])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert "plain HTTP off loopback" in err
+    assert "--insecure-http" in err
+    assert not (tmp_path / "desk.db").exists()  # refused before anything was opened
+
+
+def test_insecure_http_said_in_so_many_words(tmp_path: Path) -> None:
+    parser = argparse.ArgumentParser()
+    api_command.register(parser.add_subparsers())
+    args = parser.parse_args(["api", "--http", "192.0.2.10:8443", "--insecure-http"])
+    api_command.configured_http(args)
+    api_command.check_transport(args, tls=False)  # allowed: said on the command line
+    config = tmp_path / "reelgate.toml"
+    config.write_text('[http]\nlisten = "192.0.2.10:8443"\ninsecure_http = true\n')
+    args = parser.parse_args(["api", "--config", str(config)])
+    api_command.configured_http(args)
+    api_command.check_transport(args, tls=False)  # allowed: said in the configuration
+    config.write_text('[http]\nlisten = "192.0.2.10:8443"\n')
+    args = parser.parse_args(["api", "--config", str(config)])
+    api_command.configured_http(args)
+    with pytest.raises(OperatorError, match="plain HTTP off loopback"):
+        api_command.check_transport(args, tls=False)
+    api_command.check_transport(args, tls=True)  # HTTPS: anywhere
