@@ -82,7 +82,7 @@ async def _lock(db: str) -> None:
     _, engine = await open_engine(db)
     try:
         async with make_sessionmaker(engine)() as s, s.begin():
-            later = (await s.scalar(select(User.created_at))) + timedelta(days=1)  # type: ignore[operator]
+            later = (await s.scalar(select(User.created_at))) + timedelta(days=1)
             await s.execute(update(User).values(failed_logins=9, locked_until=later))
     finally:
         await engine.dispose()
