@@ -36,6 +36,25 @@ the requester's name; `dual.request` and `dual.approve` are both in the audit lo
 The API never takes an actor name from the client: every write is audited under the
 authenticated account (bearer token from `reelgate tokens create`, or a browser session
 from `POST /api/v1/login`, whose writes must carry `X-CSRF-Token`).
+
+Signing in (`POST /api/v1/login`, the console's form, a second person's password at the
+command line; `gateway/accounts/signin.py`): each failed password is counted on the
+account in one `UPDATE ... RETURNING`, so concurrent tries are all counted and only one
+at a time is tried; after 3 failures each next try waits twice as long (2 s, 4 s, ... at
+most 15 minutes), never for good; `reelgate users unlock NAME` (or a password reset)
+clears it at once.  A source address is slowed the same way after 10 failures whatever
+names it tries, and a name that is no account backs off as an account would (the answers
+do not tell which names exist; both cost one argon2 verify).  A try refused while it
+waits is 429 with `Retry-After`.  Every failure is audited as `user.login-failed` (actor
+`anonymous@ADDRESS`; an unknown name as `user:?`, never the name typed), every lock as
+`user.login-locked` or `login.source-locked`.  A sign-in posted from another site
+(`Origin`, `Sec-Fetch-Site`, `Referer`) is refused (403); the console's form carries a
+login CSRF token of its own as well.
+
+Passwords (`users add`, `users reset-password`): at least 10 characters, not one
+character repeated, and not easy to guess by zxcvbn (score 3 of 4; its lists of common
+passwords, words and names ship with the package; the account's name counts as known).
+A refusal is one line naming the rule.
 """
 
 
