@@ -1,6 +1,8 @@
-"""Account services over :mod:`storage.accounts`: users, tokens, logins and the pending
-actions of dual control.  Each works inside the caller's transaction and audits every
-change under the account that made it.  Refusals are :class:`OperatorError` lines."""
+"""Account services over :mod:`storage.accounts`: users, tokens, browser sessions and the
+pending actions of dual control.  Each works inside the caller's transaction and audits
+every change under the account that made it.  Refusals are :class:`OperatorError` lines.
+Checking a password at sign-in is :mod:`gateway.accounts.signin` (transactions of its
+own, argon2 off the event loop)."""
 
 from __future__ import annotations
 
