@@ -16,6 +16,7 @@ from gateway.web.api import errors, training
 from gateway.web.api.auth import Api
 from gateway.web.api.ops import Operations
 from gateway.web.api.ops import install as install_ops
+from gateway.web.api.witnessed import WitnessedAnswers
 from gateway.web.api.routes import (
     accounts,
     audit,
@@ -77,6 +78,7 @@ def create_app(
     if ops is not None:
         install_ops(app, ops, [(PREFIX, module.router) for module in modules])
     console.mount(app)  # the console's pages under /console/ (gateway.web.console)
+    app.add_middleware(WitnessedAnswers, sessions=sessions)  # the head witnessed first
     settle_heap()
     return app
 

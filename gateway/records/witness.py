@@ -1,0 +1,298 @@
+"""The chain head's witness outside the database, and the checkpoint a minute after a write.
+
+Theory of operation
+-------------------
+Whoever can write the database can delete the last rows of the audit log and set the
+head row back; what remains still verifies (every MAC and link is intact).  So every
+head a commit reaches is also written somewhere the database cannot reach: the
+*witness*.  Storage tells the :class:`Witness` bound to the engine of each committed head
+(:class:`storage.audit.HeadWitness`, called in ``after_commit``: it only notes the head);
+one writer task per process writes the newest head noted, one tagged line
+(:mod:`gateway.records.witness_entry`) per batch, so twenty desks committing together
+cost one witness write, not twenty.  The API answers a request only once the witness
+holds every head committed before the answer (:meth:`Witness.settled`, awaited by the
+API's middleware): nothing a desk was told is done can vanish unnoticed.  A one-shot
+command settles at exit (:func:`gateway.app.database.close_engine`); if the event loop
+is torn down first, the last head is written synchronously.
+
+**Checkpoints.**  The same task signs a checkpoint (:func:`storage.audit.request_checkpoint`)
+at most :data:`CHECKPOINT_WITHIN` seconds after the first write not yet under one
+(:class:`CheckpointSchedule`, pure, driven by an injected clock), and again when the
+process closes (shutdown, a command's exit).  A checkpoint's own commit covers the head.
+
+A witness that cannot be written (the collector gone, the disk full) is logged as an
+error on every batch and retried on the next; the desks' answers are not held for it
+(the sale *is* committed) — ``/readyz`` and ``audit verify`` are where it shows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from gateway.records.witness_entry import Entry, format_entry
+from gateway.records.witness_sinks import Sink, WitnessSpec, open_sink, parse_spec
+from storage import audit
+from storage.db import make_sessionmaker
+
+WITNESS_ENV = "REELGATE_AUDIT_WITNESS"
+CHECKPOINT_WITHIN = 60.0  # seconds from the first unsigned write to its checkpoint
+log = logging.getLogger("reelgate.records.witness")
+
+
+class CheckpointSchedule:
+    """When the next signed checkpoint is due (pure: times are passed in)."""
+
+    def __init__(self, within: float = CHECKPOINT_WITHIN) -> None:
+        self.within = within
+        self.position = 0  # the newest head this process committed
+        self.covered = 0  # the newest head under a checkpoint this process wrote
+        self._since: float | None = None  # when the first unsigned head was committed
+
+    def committed(self, position: int, *, checkpointed: bool, now: float) -> None:
+        self.position = max(self.position, position)
+        if checkpointed:
+            self.covered = max(self.covered, position)
+        if self.position <= self.covered:
+            self._since = None
+        elif self._since is None:
+            self._since = now
+
+    @property
+    def unsigned(self) -> bool:
+        return self.position > self.covered
+
+    def deadline(self) -> float | None:
+        return None if self._since is None else self._since + self.within
+
+    def due(self, now: float) -> bool:
+        deadline = self.deadline()
+        return deadline is not None and now >= deadline
+
+    def failed(self, now: float) -> None:
+        """The checkpoint could not be written: try again a period later."""
+        if self.unsigned:
+            self._since = now
+
+
+class Witness:
+    """Writes the chain heads an engine's sessions commit to a :class:`Sink`, in batches,
+    and signs checkpoints on time (see the module docstring)."""
+
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        sink: Sink,
+        keys: audit.ChainKeys,
+        *,
+        within: float = CHECKPOINT_WITHIN,
+        clock: Callable[[], float] = time.monotonic,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.sink = sink
+        self.keys = keys
+        self.schedule = CheckpointSchedule(within)
+        self.clock = clock
+        self.now = now
+        self.failures = 0
+        self.batches = 0
+        self._sessions = make_sessionmaker(engine)
+        self._noted: tuple[int, str] | None = None
+        self._written = 0
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._closed = False
+
+    # -- storage's HeadWitness ---------------------------------------------------------
+    def committed(self, position: int, mac: str, *, checkpointed: bool) -> None:
+        if self._noted is None or position > self._noted[0]:
+            self._noted = (position, mac)
+        self.schedule.committed(position, checkpointed=checkpointed, now=self.clock())
+        self._kick()
+
+    # -- the writer ------------------------------------------------------------------------
+    def _kick(self) -> None:
+        if self._closed:
+            self._write_now()  # a late commit after close: written at once
+            return
+        if self._task is None or self._task.done():
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                self._write_now()
+                return
+            self._task = loop.create_task(self._run(), name="audit-witness")
+        self._wake.set()
+
+    @property
+    def pending(self) -> bool:
+        return self._noted is not None and self._noted[0] > self._written
+
+    async def settled(self) -> None:
+        """Return once every head committed so far is with the witness (or failed)."""
+        if not self.pending:
+            return
+        assert self._noted is not None
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append((self._noted[0], waiter))
+        self._kick()
+        await waiter
+
+    def _line(self, position: int, mac: str) -> str:
+        return format_entry(
+            self.keys.mac_key, Entry("head", position, mac, self.now(), self.keys.key_id)
+        )
+
+    def _release(self, upto: int | None) -> None:
+        keep = []
+        for target, waiter in self._waiters:
+            if upto is None or target <= upto:
+                if not waiter.done():
+                    waiter.set_result(None)
+            else:
+                keep.append((target, waiter))
+        self._waiters = keep
+
+    async def _flush(self) -> None:
+        if not self.pending:
+            self._release(self._written)
+            return
+        assert self._noted is not None
+        position, mac = self._noted
+        try:
+            await asyncio.to_thread(self.sink.write, [self._line(position, mac)], self.now())
+        except OSError as exc:
+            self.failures += 1
+            log.error("audit witness: cannot write head %d (%s); retried at the next", position, exc)
+            self._release(None)  # the commit stands: do not hold the desks' answers
+            return
+        self.batches += 1
+        self._written = max(self._written, position)
+        self._release(self._written)
+
+    def _write_now(self) -> None:
+        """Synchronously, when no event loop can run the writer (its shutdown)."""
+        if not self.pending:
+            return
+        assert self._noted is not None
+        position, mac = self._noted
+        try:
+            self.sink.write([self._line(position, mac)], self.now())
+        except OSError as exc:
+            self.failures += 1
+            log.error("audit witness: cannot write head %d (%s)", position, exc)
+            return
+        self._written = max(self._written, position)
+
+    async def _run(self) -> None:
+        try:
+            while True:
+                deadline = self.schedule.deadline()
+                timeout = None if deadline is None else max(0.0, deadline - self.clock())
+                if not self._wake.is_set():
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._wake.wait(), timeout)
+                self._wake.clear()
+                await self._flush()
+                if self.schedule.due(self.clock()):
+                    await self.checkpoint("a minute after a write")
+        except asyncio.CancelledError:
+            self._write_now()  # asyncio.run tearing the loop down: keep the last head
+            raise
+
+    async def checkpoint(self, reason: str) -> bool:
+        """Sign the head now if a write of this process is not under a checkpoint yet."""
+        if not self.schedule.unsigned or self.keys.sign is None:
+            return False
+        try:
+            async with self._sessions() as session, session.begin():
+                audit.request_checkpoint(session, reason)
+        except Exception as exc:  # the database gone: say so, try again later
+            self.schedule.failed(self.clock())
+            log.error("audit checkpoint (%s) not written: %s", reason, exc)
+            return False
+        return True
+
+    async def close(self) -> None:
+        """Shutdown: a last checkpoint, every head written, the sink closed."""
+        if self._closed:
+            return
+        await self.checkpoint("shutdown")
+        await self.settled()
+        self._closed = True
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._write_now()
+        self.sink.close()
+
+
+# -- which witness -------------------------------------------------------------------------
+def default_path(url: str) -> Path | None:
+    """``<file>.witness`` beside a SQLite file; for a server database a file under the
+    state folder named by host, port and database.  None for an in-memory database."""
+    parsed = make_url(url)
+    if parsed.get_backend_name().startswith("sqlite"):
+        file = parsed.database or ""
+        if not file or file == ":memory:" or file.startswith("file:"):
+            return None
+        path = Path(file).expanduser()
+        return path.with_name(path.name + ".witness")
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    name = f"{parsed.host or 'local'}_{parsed.port or 5432}_{parsed.database or 'default'}"
+    return Path(state) / "reelgate" / f"{name}.witness"
+
+
+def spec_for(url: str) -> WitnessSpec:
+    """The configured witness (``$REELGATE_AUDIT_WITNESS``, filled from ``records.witness``),
+    else the default file.  ValueError names what is wrong with a configured one."""
+    given = os.environ.get(WITNESS_ENV)
+    if given:
+        spec = parse_spec(given)
+    else:
+        path = default_path(url)
+        spec = WitnessSpec("none") if path is None else WitnessSpec("file", path)
+    if spec.kind == "file" and spec.path is not None:
+        _apart_from_keys(spec.path, url)
+    return spec
+
+
+def _apart_from_keys(path: Path, url: str) -> None:
+    from gateway.records.chain import key_paths  # chain imports nothing of this module
+
+    paths = key_paths(url)
+    if paths is None:
+        return
+    keys_folder = paths.audit_key.resolve().parent
+    if path.resolve().parent == keys_folder:
+        raise ValueError(f"{path}: the witness must not be kept in the keys folder {keys_folder}")
+
+
+def bind(engine: AsyncEngine, url: str) -> Witness | None:
+    """Bind the witness for ``url`` to ``engine`` (needs the keys bound first)."""
+    keys = audit.keys_of_engine(engine)
+    spec = spec_for(url)
+    sink = open_sink(spec)
+    if keys is None or sink is None:
+        audit.bind_witness(engine, None)
+        return None
+    witness = Witness(engine, sink, keys)
+    audit.bind_witness(engine, witness)
+    return witness
+
+
+def witness_of(engine: AsyncEngine) -> Witness | None:
+    found = audit.witness_of_engine(engine)
+    return found if isinstance(found, Witness) else None
