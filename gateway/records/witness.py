@@ -173,7 +173,7 @@ class Witness:
             await asyncio.to_thread(self.sink.write, [self._line(position, mac)], self.now())
         except OSError as exc:
             self.failures += 1
-            log.error("audit witness: cannot write head %d (%s); retried at the next", position, exc)
+            log.error("audit witness: cannot write head %d (%s); retried next", position, exc)
             self._release(None)  # the commit stands: do not hold the desks' answers
             return
         self.batches += 1

@@ -60,7 +60,9 @@ def parse_spec(text: str) -> WitnessSpec:
     if not sep:
         return WitnessSpec("file", Path(text).expanduser())
     if scheme not in SYSLOG_SCHEMES:
-        raise ValueError("must be a file path, syslog+udp://HOST:PORT, syslog+tcp://HOST:PORT or none")
+        raise ValueError(
+            "must be a file path, syslog+udp://HOST:PORT, syslog+tcp://HOST:PORT or none"
+        )
     host, _, port = rest.rstrip("/").rpartition(":")
     host = host.strip("[]")
     if not host or not port.isdigit() or not 0 < int(port) <= 65535:

@@ -3,7 +3,10 @@
 ``verify`` needs the audit key (it recomputes every MAC) and checks the checkpoints'
 signatures with the public key (``--public-key``, else the ``.pub`` beside the signing
 key); it prints one line per row that differs, was deleted or was inserted, naming the
-table and id, and exits 1 if there is any.  ``show`` only reads: it needs no key.
+table and id, and exits 1 if there is any.  It also reads the chain's witness (the
+configured file, or ``--witness FILE``: a syslog collector's copy) and reports a
+truncated or rolled-back tail as such, with the positions missing
+(:mod:`gateway.records.witness_check`).  ``show`` only reads: it needs no key.
 """
 
 from __future__ import annotations
@@ -16,10 +19,10 @@ from typing import Any
 
 from sqlalchemy import select
 
-from gateway.app.database import guarded, open_engine, resolve, safe_url
+from gateway.app.database import close_engine, guarded, open_engine, resolve, safe_url
 from gateway.app.options import OneLineParser, add_database, add_json
 from gateway.errors import OperatorError
-from gateway.records import chain
+from gateway.records import chain, witness, witness_check
 from gateway.records.keys import AUDIT_KEY_ENV, SIGNING_KEY_ENV, KeyPaths, RecordKeyError
 from gateway.records.verify import verify as records_verify
 from storage import audit
@@ -41,6 +44,11 @@ def register(sub: Any) -> None:
     verify.add_argument(
         "--public-key", help="the venue's Ed25519 public key (PEM) the checkpoints are signed by"
     )
+    verify.add_argument(
+        "--witness",
+        help="the witness to check against (default: records.witness when it is a file; "
+        "for syslog, the collector's copy)",
+    )
     verify.set_defaults(handler=_verify)
 
     init = actions.add_parser("keys-init", help="write a new audit key and signing key pair")
@@ -61,45 +69,84 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    url, result, signed = asyncio.run(_run_verify(args.database, args.public_key))
+    url, result, signed, seen = asyncio.run(
+        _run_verify(args.database, args.public_key, args.witness)
+    )
+    findings = [*seen.findings, *result.findings]
+    ok = result.ok and not seen.findings
     if args.json:
         print(
             json.dumps(
-                {"database": safe_url(url), "signatures_checked": signed, **result.as_dict()}
+                {
+                    "database": safe_url(url),
+                    "signatures_checked": signed,
+                    **result.as_dict(),
+                    "ok": ok,
+                    "findings": [f.as_dict() for f in findings],
+                    "witness": seen.as_dict(),
+                }
             )
         )
-        return 0 if result.ok else 1
+        return 0 if ok else 1
     keyed = f", keyed from row {result.keyed_from}" if result.keyed_from else ""
     points = f"{result.checkpoints} checkpoint(s)"
     points += " signed" if signed else " (signatures NOT checked: no public key)"
-    if result.ok:
+    witnessed = f", witnessed to row {seen.last_witnessed}" if seen.entries else ""
+    if ok:
         print(
             f"audit log intact: {result.rows_checked} rows{keyed}, {points}, "
-            f"{result.sealed_rows} result rows sealed; last MAC {result.last_hash}"
+            f"{result.sealed_rows} result rows sealed{witnessed}; last MAC {result.last_hash}"
         )
-        return 0
-    print(f"audit log BROKEN: {len(result.findings)} finding(s){keyed}, {points}")
-    for finding in result.findings:
+    elif seen.headline is not None:
+        print(seen.headline)
+    else:
+        print(f"audit log BROKEN: {len(findings)} finding(s){keyed}, {points}")
+    for line in seen.restores:
+        print(f"  {line}")
+    for line in seen.warnings:
+        print(f"  {line}")
+    for finding in [] if ok else findings:
         print(f"  {finding.line()}")
-    return 1
+    return 0 if ok else 1
 
 
 async def _run_verify(
-    given: str | None, public_key: str | None
-) -> tuple[str, audit.VerifyResult, bool]:
+    given: str | None, public_key: str | None, witness_file: str | None
+) -> tuple[str, audit.VerifyResult, bool, witness_check.WitnessReport]:
     url, engine = await open_engine(given)
     try:
         paths = chain.key_paths(url)
-        if audit.keys_of_engine(engine) is None or paths is None:
+        keys = audit.keys_of_engine(engine)
+        if keys is None or paths is None:
             raise OperatorError(
                 f"audit verify needs the audit key: set {AUDIT_KEY_ENV} to the venue's key file"
             )
         checker = _checker(Path(public_key) if public_key else paths.public_key, public_key)
+        text, source = _witness_text(url, witness_file)
         async with make_sessionmaker(engine)() as session:
             result = await guarded(url, records_verify(session, check_signature=checker))
-            return url, result, checker is not None
+            seen = await guarded(url, witness_check.check(session, keys, text, source))
+            return url, result, checker is not None, seen
     finally:
-        await engine.dispose()
+        await close_engine(engine)
+
+
+def _witness_text(url: str, given: str | None) -> tuple[str | None, str]:
+    """The witness to read: ``--witness FILE``, else the configured file."""
+    if given is not None:
+        path = Path(given)
+        if not path.is_file():
+            raise OperatorError(f"--witness {path}: no such file")
+        return witness_check.read_witness(path)
+    try:
+        spec = witness.spec_for(url)
+    except ValueError as exc:
+        raise OperatorError(f"records.witness: {exc}") from None
+    if spec.kind == "none":
+        return None, "none configured (records.witness = none)"
+    if spec.kind != "file" or spec.path is None:
+        return None, f"{spec.describe()} is not read here: give the collector's copy (--witness)"
+    return witness_check.read_witness(spec.path)
 
 
 def _checker(path: Path, given: str | None) -> chain.SignatureChecker | None:

@@ -16,7 +16,6 @@ from gateway.web.api import errors, training
 from gateway.web.api.auth import Api
 from gateway.web.api.ops import Operations
 from gateway.web.api.ops import install as install_ops
-from gateway.web.api.witnessed import WitnessedAnswers
 from gateway.web.api.routes import (
     accounts,
     audit,
@@ -33,6 +32,7 @@ from gateway.web.api.routes import (
     tournament_desk,
     tournaments,
 )
+from gateway.web.api.witnessed import WitnessedAnswers
 
 PREFIX = "/api/v1"
 
