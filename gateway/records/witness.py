@@ -46,6 +46,8 @@ from storage.db import make_sessionmaker
 
 WITNESS_ENV = "REELGATE_AUDIT_WITNESS"
 CHECKPOINT_WITHIN = 60.0  # seconds from the first unsigned write to its checkpoint
+PERIODIC_REASON = "a minute after a write"
+SHUTDOWN_REASON = "shutdown"
 log = logging.getLogger("reelgate.records.witness")
 
 
@@ -203,12 +205,16 @@ class Witness:
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(self._wake.wait(), timeout)
                 self._wake.clear()
-                await self._flush()
-                if self.schedule.due(self.clock()):
-                    await self.checkpoint("a minute after a write")
+                await self.tick()
         except asyncio.CancelledError:
             self._write_now()  # asyncio.run tearing the loop down: keep the last head
             raise
+
+    async def tick(self) -> None:
+        """One turn of the writer: the newest head out, then the checkpoint if due."""
+        await self._flush()
+        if self.schedule.due(self.clock()):
+            await self.checkpoint(PERIODIC_REASON)
 
     async def checkpoint(self, reason: str) -> bool:
         """Sign the head now if a write of this process is not under a checkpoint yet."""
@@ -227,7 +233,7 @@ class Witness:
         """Shutdown: a last checkpoint, every head written, the sink closed."""
         if self._closed:
             return
-        await self.checkpoint("shutdown")
+        await self.checkpoint(SHUTDOWN_REASON)
         await self.settled()
         self._closed = True
         task, self._task = self._task, None

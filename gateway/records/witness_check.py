@@ -164,7 +164,7 @@ async def check(
     gone = [h for h in heads if stored.get(h.position) != h.mac]
     if not gone:
         return report
-    last = max(gone, key=lambda h: h.position)
+    last = max(gone, key=lambda h: (h.position, h.line_no))  # the latest it saw
     at = last.at.isoformat(timespec="seconds")
     differ = [h.position for h in gone if h.position in stored]
     if differ:
@@ -175,9 +175,10 @@ async def check(
         report.missing = (agreed + 1, last.position)
         report.headline = (
             f"audit log ROLLED BACK: witness saw position {last.position} at {at}; the "
-            f"database holds other rows from position {first_diff} at the latest (last agreed "
-            f"at {agreed}): rows {span(agreed + 1, last.position)} as witnessed are missing "
-            f"(a restored backup or a rewritten tail)"
+            f"database's chain leaves the witnessed one after position {agreed} (by "
+            f"{first_diff} at the latest): rows {span(agreed + 1, last.position)} as "
+            "witnessed are missing, others stand in their place (an older backup put back "
+            "or the tail rewritten)"
         )
     else:
         report.missing = (end + 1, last.position)
