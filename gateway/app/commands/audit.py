@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +57,14 @@ def register(sub: Any) -> None:
     add_database(init)
     init.add_argument("--dir", help="folder for the keys (default: <sqlite file>.keys)")
     init.set_defaults(handler=_keys_init)
+
+    receive = actions.add_parser(
+        "witness-receive",
+        help="keep the chain heads another gateway sends by syslog (RFC 5424, TCP and UDP)",
+    )
+    receive.add_argument("--listen", required=True, help="HOST:PORT to listen on (TCP and UDP)")
+    receive.add_argument("--file", required=True, help="the file to append the entries to")
+    receive.set_defaults(handler=_receive)
 
     show = actions.add_parser("show", help="list the latest audit rows, newest last")
     _common(show)
@@ -176,6 +186,40 @@ def _keys_init(args: argparse.Namespace) -> int:
     print(f"signing key {paths.signing_key}")
     print(f"public key  {paths.public_key}  fingerprint {keys.fingerprint}")
     print(f"export {AUDIT_KEY_ENV}={paths.audit_key} {SIGNING_KEY_ENV}={paths.signing_key}")
+    return 0
+
+
+def _receive(args: argparse.Namespace) -> int:
+    from gateway.app.settings import host_port
+    from gateway.records.witness_receiver import WitnessReceiver
+    from gateway.records.witness_sinks import FileSink
+
+    try:
+        host, port = host_port(args.listen)
+    except ValueError as exc:
+        raise OperatorError(f"--listen {args.listen}: {exc}") from None
+    path = Path(args.file)
+    if not path.resolve().parent.is_dir():
+        raise OperatorError(f"--file {path}: folder {path.resolve().parent} does not exist")
+
+    async def run() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, stop.set)
+        receiver = WitnessReceiver(FileSink(path))
+        try:
+            bound = await receiver.start(host, port)
+        except OSError as exc:
+            raise OperatorError(f"--listen {args.listen}: cannot listen ({exc.strerror})") from None
+        print(f"witness receiver on {host}:{bound} (tcp, udp) -> {path}", flush=True)
+        try:
+            await stop.wait()
+        finally:
+            await receiver.close()
+
+    asyncio.run(run())
     return 0
 
 
