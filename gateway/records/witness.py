@@ -22,7 +22,8 @@ process closes (shutdown, a command's exit).  A checkpoint's own commit covers t
 
 A witness that cannot be written (the collector gone, the disk full) is logged as an
 error on every batch and retried on the next; the desks' answers are not held for it
-(the sale *is* committed) — ``/readyz`` and ``audit verify`` are where it shows.
+(the sale *is* committed); ``/readyz`` says "not ready" until a write goes through
+again (:func:`gateway.app.monitoring.checks.witness_check`).
 """
 
 from __future__ import annotations
@@ -107,6 +108,7 @@ class Witness:
         self.now = now
         self.failures = 0
         self.batches = 0
+        self.last_error: str | None = None  # the last write's failure, until one succeeds
         self._sessions = make_sessionmaker(engine)
         self._noted: tuple[int, str] | None = None
         self._written = 0
@@ -175,10 +177,12 @@ class Witness:
             await asyncio.to_thread(self.sink.write, [self._line(position, mac)], self.now())
         except OSError as exc:
             self.failures += 1
+            self.last_error = f"cannot write head {position}: {exc}"
             log.error("audit witness: cannot write head %d (%s); retried next", position, exc)
             self._release(None)  # the commit stands: do not hold the desks' answers
             return
         self.batches += 1
+        self.last_error = None
         self._written = max(self._written, position)
         self._release(self._written)
 

@@ -296,3 +296,40 @@ async def test_no_witness_entry_for_a_head_undone_in_a_savepoint(
     finally:
         audit.bind_witness(engine, None)
         await found.close()
+
+
+class BrokenSink:
+    def write(self, lines: list[str], at: datetime) -> None:
+        raise OSError(28, "No space left on device")
+
+    def close(self) -> None:
+        return None
+
+
+async def test_a_witness_that_cannot_be_written_holds_no_answer_and_shows_in_readyz(
+    engine: AsyncEngine, tmp_path: Path, record_keys: ChainKeys, clock: Clock
+) -> None:
+    from gateway.app.monitoring.checks import witness_check
+
+    found = Witness(engine, BrokenSink(), record_keys, clock=clock)
+    audit.bind_witness(engine, found)
+    try:
+        desk = Desk(make_sessionmaker(engine))
+        await desk.tournament()
+        await asyncio.wait_for(found.settled(), 10)  # the sale stands; the desk is answered
+        head, _ = await _head(engine)
+        check = witness_check(engine)
+        assert check is not None
+        assert (check.ok, check.detail) == (
+            False,
+            f"cannot write head {head}: [Errno 28] No space left on device",
+        )
+        found.sink = FileSink(tmp_path / "w")  # the disk has room again
+        await desk.player("8001015009087", "Ann")
+        await found.settled()
+        check = witness_check(engine)
+        assert check is not None
+        assert check.ok
+    finally:
+        await found.close()
+        audit.bind_witness(engine, None)
