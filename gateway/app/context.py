@@ -116,7 +116,7 @@ class GatewayContext:
     async def close(self) -> None:
         await self.writer.close()
         with contextlib.suppress(Exception):
-            await close_engine(self.engine)  # the witness settled, a shutdown checkpoint
+            await close_engine(self.engine)  # the witness settled (serve: a last checkpoint)
 
 
 def driver_factory() -> Any:

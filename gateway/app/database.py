@@ -161,9 +161,19 @@ def bind_keys(engine: AsyncEngine, url: str) -> None:
         raise OperatorError(f"records.witness: {exc}") from None
 
 
+def watch_chain(engine: AsyncEngine) -> None:
+    """``serve`` and ``api``: checkpoints within a minute of anyone's write, and at
+    shutdown (:meth:`gateway.records.witness.Witness.watch`)."""
+    from gateway.records.witness import witness_of
+
+    found = witness_of(engine)
+    if found is not None:
+        found.watch()
+
+
 async def close_engine(engine: AsyncEngine) -> None:
     """Dispose of an engine from :func:`open_engine`: its witness first holds every head
-    committed and a checkpoint over this process's writes (see
+    committed (and, in ``serve`` and ``api``, a shutdown checkpoint; see
     :mod:`gateway.records.witness`)."""
     from gateway.records.witness import witness_of
 

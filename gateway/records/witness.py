@@ -17,8 +17,11 @@ is torn down first, the last head is written synchronously.
 
 **Checkpoints.**  The same task signs a checkpoint (:func:`storage.audit.request_checkpoint`)
 at most :data:`CHECKPOINT_WITHIN` seconds after the first write not yet under one
-(:class:`CheckpointSchedule`, pure, driven by an injected clock), and again when the
-process closes (shutdown, a command's exit).  A checkpoint's own commit covers the head.
+(:class:`CheckpointSchedule`, pure, driven by an injected clock).  In ``serve`` and
+``api`` (:meth:`Witness.watch`) it also reads the head every :data:`POLL_S` seconds, so
+what a one-shot command wrote (witnessed at its commit, like any write) is signed within
+the same minute, and signs once more at shutdown.  A checkpoint's own commit covers the
+head.
 
 A witness that cannot be written (the collector gone, the disk full) is logged as an
 error on every batch and retried on the next; the desks' answers are not held for it
@@ -37,6 +40,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from sqlalchemy import func, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -47,6 +51,7 @@ from storage.db import make_sessionmaker
 
 WITNESS_ENV = "REELGATE_AUDIT_WITNESS"
 CHECKPOINT_WITHIN = 60.0  # seconds from the first unsigned write to its checkpoint
+POLL_S = 20.0  # serve / api: how often the head is read for one-shot commands' writes
 PERIODIC_REASON = "a minute after a write"
 SHUTDOWN_REASON = "shutdown"
 log = logging.getLogger("reelgate.records.witness")
@@ -80,6 +85,14 @@ class CheckpointSchedule:
     def due(self, now: float) -> bool:
         deadline = self.deadline()
         return deadline is not None and now >= deadline
+
+    def seen(self, position: int, *, now: float, late_by: float) -> None:
+        """Another process (a one-shot command) moved the head to ``position``, found by
+        a poll up to ``late_by`` seconds after it: sign it a minute after the write."""
+        if position > self.position:
+            self.position = position
+            if self._since is None:
+                self._since = now - late_by
 
     def failed(self, now: float) -> None:
         """The checkpoint could not be written: try again a period later."""
@@ -116,6 +129,8 @@ class Witness:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._closed = False
+        self._watching = False  # a long-running process: others' heads, shutdown checkpoint
+        self._next_poll: float | None = None
 
     # -- storage's HeadWitness ---------------------------------------------------------
     def committed(self, position: int, mac: str, *, checkpointed: bool) -> None:
@@ -203,8 +218,8 @@ class Witness:
     async def _run(self) -> None:
         try:
             while True:
-                deadline = self.schedule.deadline()
-                timeout = None if deadline is None else max(0.0, deadline - self.clock())
+                wakes = [t for t in (self.schedule.deadline(), self._next_poll) if t is not None]
+                timeout = max(0.0, min(wakes) - self.clock()) if wakes else None
                 if not self._wake.is_set():
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(self._wake.wait(), timeout)
@@ -214,9 +229,35 @@ class Witness:
             self._write_now()  # asyncio.run tearing the loop down: keep the last head
             raise
 
+    def watch(self) -> None:
+        """For ``serve`` and ``api``: also sign, within a minute, heads that one-shot
+        commands committed (read from the database every :data:`POLL_S` seconds), and
+        sign a checkpoint at shutdown."""
+        self._watching = True
+        self._next_poll = self.clock()
+        self._kick()
+
+    async def _poll(self, now: float) -> None:
+        if self._next_poll is None or now < self._next_poll:
+            return
+        self._next_poll = now + POLL_S
+        try:
+            async with self._sessions() as session:
+                head = await session.get(audit.AuditChainHead, 1)
+                position = 0 if head is None else head.last_id
+                signed = await session.scalar(select(func.max(audit.AuditCheckpoint.position)))
+        except Exception as exc:  # the database away: the next poll
+            log.warning("audit witness: cannot read the chain head (%s)", exc)
+            return
+        # the head is our own signed checkpoint's row, or one after the last signed
+        if position > (signed or 0) + 1:
+            self.schedule.seen(position, now=now, late_by=POLL_S)
+
     async def tick(self) -> None:
-        """One turn of the writer: the newest head out, then the checkpoint if due."""
+        """One turn of the writer: the newest head out, others' heads, the checkpoint if
+        due."""
         await self._flush()
+        await self._poll(self.clock())
         if self.schedule.due(self.clock()):
             await self.checkpoint(PERIODIC_REASON)
 
@@ -237,7 +278,8 @@ class Witness:
         """Shutdown: a last checkpoint, every head written, the sink closed."""
         if self._closed:
             return
-        await self.checkpoint(SHUTDOWN_REASON)
+        if self._watching:  # a one-shot command leaves its checkpoint to the gateway
+            await self.checkpoint(SHUTDOWN_REASON)
         await self.settled()
         self._closed = True
         task, self._task = self._task, None

@@ -8,7 +8,7 @@ once the backup is in place:
 2. a ``restore`` entry (D, W) is appended to the witness (tagged under the audit key);
 3. an ``audit.restore`` row is chained at D+1, naming the backup (its name and SHA-256),
    who restored it, D and W, and the positions lost — its head reaches the witness as
-   any commit's does.
+   any commit's does — and a checkpoint signs it.
 
 ``audit verify`` pairs the two (:mod:`gateway.records.witness_check`): the heads the
 witness saw beyond D before the restore are reported as lost by this restore, not as
@@ -117,6 +117,9 @@ async def record_restore(url: str, backup: Path) -> Restored | None:
                     "witness": spec.describe(),
                 },
             )
+        chained = witness.witness_of(engine)
+        if chained is not None:
+            await chained.checkpoint("restore")  # the restore signed at once
         return Restored(end, lost_to, row.id)
     finally:
         await database.close_engine(engine)

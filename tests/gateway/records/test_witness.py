@@ -15,7 +15,14 @@ from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.records import witness_check
-from gateway.records.witness import PERIODIC_REASON, SHUTDOWN_REASON, CheckpointSchedule, Witness
+from gateway.records.witness import (
+    CHECKPOINT_WITHIN,
+    PERIODIC_REASON,
+    POLL_S,
+    SHUTDOWN_REASON,
+    CheckpointSchedule,
+    Witness,
+)
 from gateway.records.witness_sinks import FileSink
 from storage import audit
 from storage.audit import AuditChainHead, AuditCheckpoint, AuditEntry, ChainKeys
@@ -246,7 +253,7 @@ async def _checkpoints(engine: AsyncEngine) -> list[tuple[int, str]]:
         return [(int(p), str(r)) for p, r in rows.all()]
 
 
-async def test_a_checkpoint_follows_a_write_within_a_minute_and_at_shutdown(
+async def test_a_checkpoint_follows_a_write_within_a_minute(
     engine: AsyncEngine, tmp_path: Path, record_keys: ChainKeys, clock: Clock
 ) -> None:
     found = Witness(engine, FileSink(tmp_path / "w"), record_keys, clock=clock)
@@ -262,17 +269,47 @@ async def test_a_checkpoint_follows_a_write_within_a_minute_and_at_shutdown(
     assert await _checkpoints(engine) == [(first, PERIODIC_REASON)]
     clock.t += 600.0  # nothing written since: no checkpoint of a checkpoint
     await found.tick()
+    await found.close()  # a one-shot command: its checkpoint is the gateway's to sign
+    audit.bind_witness(engine, None)
+    assert await _checkpoints(engine) == [(first, PERIODIC_REASON)]
+    async with make_sessionmaker(engine)() as s:
+        assert (await audit.verify(s)).ok
+    # the checkpoint's own head reached the witness before the file was closed
+    last, mac = await _head(engine)
+    assert (await _read(tmp_path / "w")).splitlines()[-1].split(" ")[2:4] == [str(last), mac]
+
+
+async def test_serve_signs_a_one_shot_commands_write_within_a_minute_and_at_shutdown(
+    engine: AsyncEngine, tmp_path: Path, record_keys: ChainKeys, clock: Clock
+) -> None:
+    found = Witness(engine, FileSink(tmp_path / "w"), record_keys, clock=clock)
+    audit.bind_witness(engine, found)
+    found.watch()  # serve / api
+    await found.tick()
+    desk = Desk(make_sessionmaker(engine))
+    audit.bind_witness(engine, None)  # another process's write: this witness is not told
+    await desk.tournament()
+    audit.bind_witness(engine, found)
+    written, _ = await _head(engine)
+    clock.t += POLL_S  # the next read of the head finds it, at most POLL_S after the write
+    await found.tick()
+    clock.t += CHECKPOINT_WITHIN - POLL_S - 1
+    await found.tick()
+    assert await _checkpoints(engine) == []
+    clock.t += 1.0  # a minute after the write, counted from the earliest it can have been
+    await found.tick()
+    assert await _checkpoints(engine) == [(written, PERIODIC_REASON)]
+    clock.t += 600.0
+    await found.tick()  # its own checkpoint row is no write to sign again
     assert len(await _checkpoints(engine)) == 1
     await desk.player("8001015009087", "Ann")
     second, _ = await _head(engine)
     await found.close()
     audit.bind_witness(engine, None)
-    assert await _checkpoints(engine) == [(first, PERIODIC_REASON), (second, SHUTDOWN_REASON)]
-    async with make_sessionmaker(engine)() as s:
-        assert (await audit.verify(s)).ok
-    # the shutdown checkpoint's own head reached the witness before the file was closed
-    last, mac = await _head(engine)
-    assert (await _read(tmp_path / "w")).splitlines()[-1].split(" ")[2:4] == [str(last), mac]
+    assert await _checkpoints(engine) == [
+        (written, PERIODIC_REASON),
+        (second, SHUTDOWN_REASON),
+    ]
 
 
 async def test_no_witness_entry_for_a_head_undone_in_a_savepoint(
