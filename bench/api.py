@@ -398,7 +398,7 @@ async def run_backend(
         if trace is not None:
             trace.stop_watching()
     if found is not None:
-        print(f"witness: {found.batches} writes (one fdatasync each)", file=sys.stderr)
+        print(f"witness: {found.batches} writes (fdatasync at most once a second)", file=sys.stderr)
         await found.close()
     await engine.dispose()
     rows = []

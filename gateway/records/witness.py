@@ -51,6 +51,7 @@ from storage.db import make_sessionmaker
 
 WITNESS_ENV = "REELGATE_AUDIT_WITNESS"
 CHECKPOINT_WITHIN = 60.0  # seconds from the first unsigned write to its checkpoint
+SYNC_EVERY_S = 1.0  # the file witness forced to the disk at most this often
 POLL_S = 20.0  # serve / api: how often the head is read for one-shot commands' writes
 PERIODIC_REASON = "a minute after a write"
 SHUTDOWN_REASON = "shutdown"
@@ -130,6 +131,9 @@ class Witness:
         self._task: asyncio.Task[None] | None = None
         self._closed = False
         self._watching = False  # a long-running process: others' heads, shutdown checkpoint
+        self._synced_at = float("-inf")
+        self._syncing: asyncio.Future[None] | None = None
+        self._sync_later: asyncio.TimerHandle | None = None
         self._next_poll: float | None = None
 
     # -- storage's HeadWitness ---------------------------------------------------------
@@ -200,6 +204,32 @@ class Witness:
         self.last_error = None
         self._written = max(self._written, position)
         self._release(self._written)
+        self._sync_soon()
+
+    def _sync_soon(self) -> None:
+        """Force the written entries to the disk, off the answers' path, at most once a
+        second (a crash of the host meanwhile leaves the witness behind: no false alarm)."""
+        now = self.clock()
+        if self._syncing is not None and not self._syncing.done():
+            return
+        if now - self._synced_at < SYNC_EVERY_S:
+            if self._sync_later is None:
+                loop = asyncio.get_running_loop()
+                self._sync_later = loop.call_later(SYNC_EVERY_S, self._sync_now)
+            return
+        self._sync_now()
+
+    def _sync_now(self) -> None:
+        self._sync_later = None
+        self._synced_at = self.clock()
+        self._syncing = asyncio.ensure_future(asyncio.to_thread(self._sync_quietly))
+
+    def _sync_quietly(self) -> None:
+        try:
+            self.sink.sync()
+        except OSError as exc:
+            self.last_error = f"cannot sync: {exc}"
+            log.error("audit witness: cannot sync (%s)", exc)
 
     def _write_now(self) -> None:
         """Synchronously, when no event loop can run the writer (its shutdown)."""
@@ -287,6 +317,10 @@ class Witness:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        if self._sync_later is not None:
+            self._sync_later.cancel()
+        if self._syncing is not None:
+            await self._syncing
         self._write_now()
         self.sink.close()
 

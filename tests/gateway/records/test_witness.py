@@ -192,6 +192,9 @@ class SlowSink:
         self.gate.wait(10)
         self.lines.extend(lines)
 
+    def sync(self) -> None:
+        return None
+
     def close(self) -> None:
         self.gate.set()
 
@@ -338,6 +341,9 @@ async def test_no_witness_entry_for_a_head_undone_in_a_savepoint(
 class BrokenSink:
     def write(self, lines: list[str], at: datetime) -> None:
         raise OSError(28, "No space left on device")
+
+    def sync(self) -> None:
+        return None
 
     def close(self) -> None:
         return None
