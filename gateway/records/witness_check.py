@@ -63,6 +63,10 @@ def span(first: int, last: int) -> str:
     return str(first) if first == last else f"{first}..{last}"
 
 
+def rows(count: int) -> str:
+    return f"{count} row" if count == 1 else f"{count} rows"
+
+
 async def _macs(session: AsyncSession, positions: list[int]) -> dict[int, str]:
     found: dict[int, str] = {}
     for start in range(0, len(positions), _CHUNK):
@@ -187,14 +191,14 @@ async def check(
             report.verdict = "TRUNCATED"
             report.headline = (
                 f"audit log TRUNCATED: witness saw position {last.position} at {at}, the "
-                f"database ends at {end} and its head still says {head_says} ({count} rows "
+                f"database ends at {end} and its head still says {head_says} ({rows(count)} "
                 f"missing: {span(end + 1, last.position)})"
             )
         else:
             report.verdict = "ROLLED BACK"
             report.headline = (
                 f"audit log ROLLED BACK: witness saw position {last.position} at {at}, "
-                f"database ends at {end} ({count} rows missing: {span(end + 1, last.position)})"
+                f"database ends at {end} ({rows(count)} missing: {span(end + 1, last.position)})"
             )
     assert report.missing is not None
     report.findings.append(

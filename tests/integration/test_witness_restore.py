@@ -14,6 +14,7 @@ from sqlalchemy.engine import make_url
 from gateway.app.backups import pg_tools, sqlite_files
 from gateway.app.cli import main
 from gateway.records.witness import WITNESS_ENV
+from gateway.records.witness_check import rows, span
 
 
 @pytest.fixture
@@ -59,12 +60,13 @@ def test_a_restore_through_the_command_is_reported_as_a_restore(
 
     code, out = _cli(capsys, "db", "restore", str(backup), *db)
     assert code == 0, out
-    assert f"restore recorded at audit row {backed_up + 1}: rows {backed_up + 1}..{lost_to}" in out
+    lost = span(backed_up + 1, lost_to)
+    assert f"restore recorded at audit row {backed_up + 1}: rows {lost} as witnessed" in out
     code, report = _verify(capsys, database)
     assert code == 0, report
     (line,) = report["witness"]["restores"]
     assert f"restored from backup {backup} by os:" in line
-    assert f"(audit row {backed_up + 1}): rows {backed_up + 1}..{lost_to} lost" in line
+    assert f"(audit row {backed_up + 1}): rows {lost} lost" in line
     code, out = _cli(capsys, "audit", "show", *db, "--json")
     restore = json.loads(out)[-2]  # the restore, then the exit's checkpoint
     assert restore["action"] == "audit.restore"
@@ -90,8 +92,8 @@ def test_a_backup_put_back_by_hand_is_a_rollback(
     assert out.splitlines()[0] == (
         f"audit log ROLLED BACK: witness saw position {lost_to} at "
         + out.split(" at ", 1)[1].split(",", 1)[0]
-        + f", database ends at {backed_up} ({lost_to - backed_up} rows missing: "
-        f"{backed_up + 1}..{lost_to})"
+        + f", database ends at {backed_up} ({rows(lost_to - backed_up)} missing: "
+        f"{span(backed_up + 1, lost_to)})"
     )
     # New writes over the lost positions do not hide it.
     assert _cli(capsys, "tournament", "create", "Autumn Cup", *db)[0] == 0
