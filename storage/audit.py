@@ -38,7 +38,8 @@ at the recorded hash), and the verifier reports "keyed from position N".  A fres
 database's first row is its genesis row.
 
 **Checkpoints.**  :func:`request_checkpoint` asks for a signed checkpoint when the
-transaction commits (heat close, stage close, Super 9 session close): after the
+transaction commits (heat close, stage close, Super 9 session close; the gateway's
+witness also asks a minute after any write and at shutdown): after the
 transaction's result seals (:mod:`storage.seals`) the head position and MAC and the
 instant are signed with the venue's Ed25519 key (the signer is part of
 :class:`ChainKeys`; storage only calls it), stored in ``audit_checkpoint`` and chained
