@@ -448,14 +448,27 @@ def _change(args: argparse.Namespace) -> int:
 
 
 def _disqualify(args: argparse.Namespace) -> int:
-    _run(
+    out = _run(
         args,
         lambda d: d.disqualify(
             args.ticket, actor=host_actor(), reason=args.reason, rule=args.rule, now=_now(args)
         ),
     )
-    print(f"ticket {args.ticket} disqualified (rule {args.rule})")
+    print(disqualified_line(args.ticket, args.rule, out))
     return 0
+
+
+def disqualified_line(serial: str, rule: int, out: list[str]) -> str:
+    """What the disqualification took out, in the sheet's terms (S9-9, S9-21, S9-24, S9-28)."""
+    others = [s for s in out if s != serial]
+    scope = {
+        9: "the player is out of that day's promotion",
+        21: "the ticket is out of play",
+        24: "the person is out of the promotion",
+        28: "the person is out of the promotion",
+    }[rule]
+    also = f"; also disqualified: {', '.join(others)}" if others else ""
+    return f"ticket {serial} disqualified (rule {rule}): {scope}{also}"
 
 
 class _MqttFeed:

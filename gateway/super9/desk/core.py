@@ -329,6 +329,37 @@ class DeskCore:
                 row.disqualified_reason = f"rule 9: out for the day (ticket {ticket.serial})"
         return sorted({ticket.serial, *(r.serial for r in rows)})
 
+    async def _disqualify_person(
+        self, db: AsyncSession, ticket: Super9Ticket, rule: int, why: str
+    ) -> tuple[list[str], set[int]]:
+        """S9-24, S9-28: "any person ... will be disqualified": the person, not a ticket.
+
+        Every ticket of theirs not yet in a closed session (any day: results already
+        settled stay final, S9-27) is disqualified with a reason starting ``rule N:``,
+        which is how later sales and hand-ins are refused
+        (:func:`gateway.super9.desk.eligibility.out_of_promotion`).  Returns the serials
+        and the sessions whose draws must be republished.
+        """
+        open_sessions = select(Super9Session.id).where(Super9Session.status != SessionStatus.CLOSED)
+        rows = (
+            await db.scalars(
+                select(Super9Ticket).where(
+                    Super9Ticket.player_id == ticket.player_id,
+                    Super9Ticket.session_id.in_(open_sessions),
+                    Super9Ticket.status.in_([TicketStatus.SOLD, TicketStatus.ENTERED]),
+                )
+            )
+        ).all()
+        ticket.status, ticket.disqualified_reason = TicketStatus.DISQUALIFIED, why
+        for row in rows:
+            if row.id != ticket.id:
+                row.status = TicketStatus.DISQUALIFIED
+                row.disqualified_reason = (
+                    f"rule {rule}: person disqualified (ticket {ticket.serial})"
+                )
+        serials = sorted({ticket.serial, *(r.serial for r in rows)})
+        return serials, {ticket.session_id, *(r.session_id for r in rows)}
+
     async def report(self, session_id: int) -> dict[str, Any]:
         async with self._sm() as db:
             session = await self._session(db, session_id)
