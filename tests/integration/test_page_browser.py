@@ -254,7 +254,9 @@ async def test_reconnecting_mark_while_the_server_is_away(page: Page) -> None:
         # The last snapshot stays on the screen under the mark.
         assert len(await page.evaluate(VISIBLE_SEATS_JS)) == 6
         server = await start_signage(feed, "127.0.0.1", port)
-        await page.wait_for_function("document.body.dataset.connection === 'live'", timeout=15_000)
+        await page.wait_for_function(
+            "document.body.dataset.connection === 'live'", timeout=15_000
+        )
         await expect(page.locator("#banner")).to_be_hidden()
         feed.set_upstream("disconnected")  # the standalone sign's source is away
         await expect(page.locator("#banner")).to_contain_text("Reconnecting to the gateway feed")

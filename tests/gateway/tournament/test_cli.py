@@ -136,7 +136,9 @@ def test_director_and_cashier_commands(
         "reelgate: error: rule 16: player already holds a seat in qualifying heat 1 "
         "(one seat per heat)"
     )
-    assert "rule 11" in fails("heat", "register", "1", "8101015009086", "--now", "2026-11-02 18:00")
+    assert "rule 11" in fails(
+        "heat", "register", "1", "8101015009086", "--now", "2026-11-02 18:00"
+    )
     ok("heat", "register", "1", "8101015009086", "--now", "2026-11-02 17:30")
     begun = ok("heat", "begin", "1", "--present", "1,2", "--now", "2026-11-02 18:00")
     assert begun["forfeited"] == []
