@@ -20,6 +20,7 @@ from sqlalchemy import select
 
 from gateway.accounts import service
 from gateway.accounts.roles import Permission as P
+from gateway.super9.rules.calendar import hand_in_cutoff
 from gateway.super9.rules.verification import Verification
 from gateway.web.api import actions
 from gateway.web.api.auth import api_of
@@ -36,7 +37,7 @@ from gateway.web.api.super9_models import (
 from gateway.web.console.acting import attempt, done, parse
 from gateway.web.console.auth import Viewer, viewer
 from gateway.web.console.state import console_of
-from storage.super9 import Super9Session
+from storage.super9 import SessionStatus, Super9Session
 
 router = APIRouter()
 Key = Annotated[int, Path(ge=1, le=2_147_483_647)]
@@ -58,15 +59,37 @@ async def _sessions(me: Viewer) -> list[Super9Session]:
     return list((await me.session.scalars(query)).all())
 
 
+# A draw opened this late is still its session's; a session further back has passed.
+LATE_OPEN = timedelta(hours=1)
+
+
+def openable(
+    calendar: list[datetime], taken: set[datetime], now: datetime
+) -> tuple[list[datetime], datetime | None]:
+    """The sessions the desk may open for the draw, and the one to pick by default.
+
+    Sessions already opened or closed, and sessions that passed (more than
+    :data:`LATE_OPEN` ago), are not offered (the page offered them, and picked one by
+    default).  The default is the latest one whose hand-in cut-off has passed (the one
+    to open now), else the next one."""
+    offered = [at for at in calendar if at not in taken and at > now - LATE_OPEN]
+    ready = [at for at in offered if hand_in_cutoff(at) < now]
+    return offered, (ready[-1] if ready else offered[0] if offered else None)
+
+
 @router.get("/super9", response_class=HTMLResponse)
 async def super9(request: Request, me: Viewer = viewer(P.SUPER9_READ)) -> Response:
     desk = await desk_in(me.session)
     cal = await desk.calendar()
-    today = api_of(request).clock().astimezone(cal.tz).date()
-    upcoming = cal.between(today, today + timedelta(days=6))
+    now = api_of(request).clock()
+    today = now.astimezone(cal.tz).date()
+    sessions = await _sessions(me)
+    taken = {s.starts_at for s in sessions if s.status is not SessionStatus.SCHEDULED}
+    upcoming, default = openable(cal.between(today, today + timedelta(days=6)), taken, now)
     return console_of(request).pages.render(
-        request, "super9.html", me, active="super9", sessions=await _sessions(me),
-        upcoming=upcoming, jackpot=await desk.jackpot(), history=await desk.jackpot_history(),
+        request, "super9.html", me, active="super9", sessions=sessions, upcoming=upcoming,
+        default_session=default, jackpot=await desk.jackpot(),
+        history=await desk.jackpot_history(),
     )  # fmt: skip
 
 
