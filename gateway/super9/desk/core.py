@@ -48,6 +48,19 @@ from storage.tournament import Player
 ACTOR_SYSTEM = "reelgate"
 
 
+class Disqualified(Exception):
+    """A hand-in whose top copy breaks S9-9 (a number twice, more than nine): the ticket
+    and the player's day are disqualified and that is *committed*, then reported.
+
+    Not an :class:`~gateway.errors.OperatorError`, which promises that nothing changed:
+    the CLI exits 1 with the decision (not 2, a refused input), the API answers 422
+    naming rule 9 with the request committed, the console shows it as done."""
+
+    def __init__(self, message: str, serials: list[str]) -> None:
+        super().__init__(message)
+        self.serials = serials
+
+
 @dataclass(frozen=True, slots=True)
 class SpinRecorded:
     session_id: int

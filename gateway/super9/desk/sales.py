@@ -14,7 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.errors import OperatorError
-from gateway.super9.desk.core import DeskCore, require_aware
+from gateway.super9.desk.core import DeskCore, Disqualified, require_aware
 from gateway.super9.desk.eligibility import check_may_take_part, find_player
 from gateway.super9.rules.calendar import SessionCalendar, hand_in_cutoff
 from gateway.super9.rules.settings import Super9Settings
@@ -251,7 +251,7 @@ class SalesDesk(DeskCore):
         A keying error (S9-8: a number outside 0-36, fewer than nine) is refused and
         can be keyed again.  A top copy with a number written twice or more than nine
         numbers breaks S9-9: the ticket is disqualified and the player is out of that
-        day's promotion.  That is committed, then reported as an :class:`OperatorError`
+        day's promotion.  That is committed, then reported as :class:`Disqualified`
         so the desk sees it was not entered.
         """
         require_aware(now)
@@ -282,9 +282,10 @@ class SalesDesk(DeskCore):
             day = now.astimezone(cal.tz).date()
             out = await self._disqualify_day(db, ticket, day, cal.tz, str(breach))
             await self._audit_hand_in(db, ticket, actor, numbers, section, out=out)
-        raise OperatorError(
+        raise Disqualified(
             f"ticket {serial}: {breach}; disqualified, and the player is out of "
-            f"today's promotion (tickets {', '.join(out)})"
+            f"today's promotion (tickets {', '.join(out)})",
+            out,
         )
 
     async def _audit_hand_in(

@@ -20,7 +20,8 @@ from sqlalchemy import select
 
 from gateway.accounts import service
 from gateway.accounts.roles import Permission as P
-from gateway.super9.rules.calendar import hand_in_cutoff
+from gateway.super9.desk.core import Disqualified
+from gateway.super9.rules.calendar import hand_in_cutoff, session_words
 from gateway.super9.rules.verification import Verification
 from gateway.web.api import actions
 from gateway.web.api.auth import api_of
@@ -157,10 +158,11 @@ async def open_session(request: Request, me: Viewer = viewer(P.SUPER9_SESSIONS))
 async def sell(request: Request, me: Viewer = viewer(P.SUPER9_SELL)) -> Response:
     async def work() -> str:
         body = parse(SaleIn, _fields(me, SaleIn))
-        sid = await (await desk_in(me.session)).sell(
-            body.ticket, body.player, actor=me.name, now=_now(request)
-        )
-        return f"ticket {body.ticket} sold for session {sid}"
+        desk = await desk_in(me.session)
+        await desk.sell(body.ticket, body.player, actor=me.name, now=_now(request))
+        starts = await desk.sold_for(body.ticket)
+        when = "-" if starts is None else session_words(starts, (await desk.calendar()).tz)
+        return f"ticket {body.ticket} sold for the session of {when}"
 
     return await _act(request, me, None, work)
 
@@ -172,10 +174,16 @@ async def hand_in(request: Request, me: Viewer = viewer(P.SUPER9_HAND_IN)) -> Re
     async def work() -> str:
         body = parse(HandInIn, _fields(me, HandInIn))
         section = Verification(body.name, body.id, body.contact, body.signed)
-        sid = await (await desk_in(me.session)).hand_in(
-            serial, body.numbers, actor=me.name, now=_now(request), verification=section
-        )
-        return f"ticket {serial} handed in for session {sid}"
+        desk = await desk_in(me.session)
+        try:
+            await desk.hand_in(
+                serial, body.numbers, actor=me.name, now=_now(request), verification=section
+            )
+        except Disqualified as exc:  # recorded (rule 9): kept, and said as the outcome
+            return f"not entered: {exc}"
+        starts = await desk.sold_for(serial)
+        when = "-" if starts is None else session_words(starts, (await desk.calendar()).tz)
+        return f"ticket {serial} handed in for the session of {when}"
 
     return await _act(request, me, None, work)
 

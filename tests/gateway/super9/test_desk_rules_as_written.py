@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.errors import OperatorError
 from gateway.super9.desk import Super9Desk
+from gateway.super9.desk.core import Disqualified
 from gateway.super9.rules.verification import Verification
 from storage.db import make_sessionmaker
 from storage.enums import ExclusionKind
@@ -129,7 +130,7 @@ async def test_s9_9_top_copy_with_a_repeat_disqualifies_for_the_day(
         await desk.sell(serial, P1, actor="cashier", now=at(WED, 10))
     with pytest.raises(OperatorError, match="rule 8"):
         await key_in(desk, "R", "1 2 3 4 5 6 7 8 37", actor="grd", now=at(WED, 17))
-    with pytest.raises(OperatorError, match=r"rule 9.*disqualified"):
+    with pytest.raises(Disqualified, match=r"rule 9.*disqualified"):
         await key_in(desk, "R", "1 2 3 4 5 6 7 8 8", actor="grd", now=at(WED, 17))
     status, reason = await _status(engine, "R")
     assert status is TicketStatus.DISQUALIFIED
@@ -147,7 +148,7 @@ async def test_s9_9_more_than_nine_on_the_top_copy_disqualifies(
 ) -> None:
     """S9-9: more than nine numbers selected on the top copy disqualifies as a repeat does."""
     await desk.sell("T", P2, actor="cashier", now=at(WED, 10))
-    with pytest.raises(OperatorError, match="more than nine"):
+    with pytest.raises(Disqualified, match="more than nine"):
         await key_in(desk, "T", "1 2 3 4 5 6 7 8 9 10", actor="grd", now=at(WED, 17))
     assert (await _status(engine, "T"))[0] is TicketStatus.DISQUALIFIED
 

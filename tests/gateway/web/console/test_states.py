@@ -125,3 +125,28 @@ def test_the_default_is_the_session_to_open_now() -> None:
     after = datetime(2026, 12, 2, 20, 50, tzinfo=ZONE)  # 19:00 passed; 21:00's cut-off too
     assert openable(wed, set(), after) == ([wed[1]], wed[1])
     assert openable(wed, set(), datetime(2026, 12, 2, 22, 30, tzinfo=ZONE)) == ([], None)
+
+
+async def test_a_rule_9_top_copy_at_the_console_is_kept_and_said(desk: Desk) -> None:
+    """S9-9 at the console's hand-in: the disqualification is recorded and said as the
+    outcome.  Before, it came back as an error and the console's savepoint rolled it
+    back, so the ticket stayed "sold" and the player kept their day."""
+    from sqlalchemy import select
+
+    from storage.super9 import Super9Ticket, TicketStatus
+
+    from .conftest import csrf_of
+
+    async with signed_in(desk, "desk") as client:
+        page = await client.get("/console/super9")
+        r = await client.post("/console/super9/hand-in", data={
+            "csrf": csrf_of(page.text), "ticket": "S1", "numbers": "1 2 3 4 5 6 7 8 8",
+            "name": "Pieter Botha", "id": "7505055123080", "contact": "082 555 0101",
+            "signed": "on",
+        })  # fmt: skip
+        assert r.status_code == 303
+        shown = (await client.get(r.headers["location"])).text
+    assert "not entered: ticket S1: rule 9" in shown
+    async with desk.sessions() as s:
+        status = await s.scalar(select(Super9Ticket.status).where(Super9Ticket.serial == "S1"))
+    assert status is TicketStatus.DISQUALIFIED
