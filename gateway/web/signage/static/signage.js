@@ -366,6 +366,10 @@
         const hide = Math.floor(i / size) !== this.page;
         if (li.hidden !== hide) li.hidden = hide;
       });
+      // A short list's rows share out its box (three players left 70 % of a sign empty).
+      // Only their height grows: a larger font would widen the em-sized columns and
+      // squeeze the names; a list that pages keeps the measured size.
+      this.list.classList.toggle("fill", this.pages === 1 && rows.length > 0);
       this.list.dataset.page = String(this.page + 1);
       this.list.dataset.pages = String(this.pages);
       if (this.pager) this.pager.textContent = this.pages > 1 ? `page ${this.page + 1} of ${this.pages}` : "";
@@ -376,8 +380,10 @@
     pageSize(rows) {
       const box = this.list.getBoundingClientRect();
       const cuts = rows.filter((li) => li.classList.contains("cut")).length;
-      const key = `${box.width}x${box.height}|${rows.length}|${cuts}|${this.list.className}`;
+      const classes = [...this.list.classList].filter((c) => c !== "fill").join(" ");
+      const key = `${box.width}x${box.height}|${rows.length}|${cuts}|${classes}`;
       if (this.sizeKey === key) return this.size;
+      this.list.classList.remove("fill");  // measured at the natural size
       for (const li of rows) li.hidden = false;
       let fit = 0;
       for (const li of rows) {
