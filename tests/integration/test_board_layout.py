@@ -64,3 +64,27 @@ async def test_the_topper_reads_row_first(signage: SignageServer, page: Page) ->
     first, second = rows[0], rows[1]
     assert abs(first["top"] - second["top"]) < 1  # 2nd beside the 1st, not below it
     assert second["left"] > first["left"]
+
+
+async def test_super9_between_draws_shows_jackpot_next_session_and_last_numbers(
+    signage: SignageServer, page: Page
+) -> None:
+    """Before: a grey table and "No draw in progress", no jackpot, no next session."""
+    from datetime import UTC, datetime, timedelta
+
+    nxt = (datetime.now(UTC) + timedelta(hours=2)).replace(microsecond=0)
+    pot = {"jackpot_cents": 1_234_500, "session": 4, "next_session": nxt.isoformat()}
+    await signage.feed.publish("super9/jackpot", pot, retain=True)
+    draw = {"session": 4, "status": "closed", "jackpot_cents": 1_234_500,
+            "called": [7, 19, 32], "last": {"number": 32}}  # fmt: skip
+    await signage.feed.publish("super9/4/draw", draw, retain=True)
+    await page.goto(f"{signage.url}super9")
+    await page.wait_for_function("document.body.dataset.connection === 'live'")
+    await page.wait_for_timeout(400)
+    assert await page.locator("#s9-next").is_visible()
+    assert (await page.locator("#s9-next-time").text_content() or "").strip()
+    left = await page.locator("#s9-next-in").text_content() or ""
+    assert left.startswith(("in 1:59:", "in 2:00:")), left
+    assert "12,345" in (await page.locator("#jackpot").text_content() or "")
+    called = await page.locator("#grid .cell.called").all_text_contents()
+    assert sorted(map(int, called)) == [7, 19, 32]  # the last session's numbers

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -46,6 +46,9 @@ from storage.super9 import (
 from storage.tournament import Player
 
 ACTOR_SYSTEM = "reelgate"
+
+
+NEXT_SESSION_DAYS = 35  # how far ahead a sign looks for the next session (a month's gap)
 
 
 class Disqualified(Exception):
@@ -291,9 +294,19 @@ class DeskCore:
                     jackpot_cents=await self._jackpot(db),
                     voided_games=voided,
                 )
+                nxt = await self._next_session(db, session.starts_at)
                 # Under both locks: displays never get an older draw after a newer one.
-                await publish(self._feed, session_id, payload)
+                await publish(self._feed, session_id, payload, next_session=nxt)
         return fresh, at_seq
+
+    async def _next_session(self, db: AsyncSession, after: datetime) -> datetime | None:
+        """The calendar's first session after ``after``: what a sign shows between draws
+        (it showed "No draw in progress" and nothing to come)."""
+        cal = await self.calendar(db)
+        day = after.astimezone(cal.tz).date()
+        ahead = cal.between(day, day + timedelta(days=NEXT_SESSION_DAYS))
+        later = [at for at in ahead if at > after]
+        return later[0] if later else None
 
     async def _player_of(self, db: AsyncSession, ticket: Super9Ticket) -> Player:
         player = await db.get(Player, ticket.player_id)

@@ -778,6 +778,26 @@
     ball.className = `ball ball-${colour}`;
   }
 
+  /* Between draws (none yet, or the last one closed): the next session and the time to
+   * it, counted down by tick(); the closed draw's numbers stay on the table. */
+  function renderNextSession(draw, pot) {
+    const next = $("s9-next");
+    if (next === null) return;
+    const idle = !isObj(draw) || str(draw.status) === "closed";
+    const at = isObj(pot) ? Date.parse(str(pot.next_session)) : NaN;
+    next.hidden = !idle || !Number.isFinite(at);
+    next.dataset.at = next.hidden ? "" : String(at);
+    if (!next.hidden) setText("s9-next-time", fmtVenue(str(pot.next_session)));
+    renderNextCountdown();
+  }
+
+  function renderNextCountdown() {
+    const next = $("s9-next");
+    if (next === null || next.hidden || !next.dataset.at) return;
+    const left = (Number(next.dataset.at) - (Date.now() + skewMs)) / 1000;
+    setText("s9-next-in", left > 0 ? `in ${fmtClock(left)}` : "starting");
+  }
+
   function renderSuper9() {
     if ($("super9") === null) return false;
     const draw = currentDraw();
@@ -796,8 +816,9 @@
       cell.classList.toggle("last", n === last);
     }
     renderBall(last);
+    renderNextSession(draw, pot);
     if (!isObj(draw)) {
-      setText("s9-status", "No draw in progress");
+      setText("s9-status", "Between draws");
       setText("s9-counted", "0 / 18");
       setText("s9-window", "");
       setText("s9-extra", "");
@@ -885,6 +906,7 @@
 
   function tick() {
     renderCountdown();
+    renderNextCountdown();
     setText("clock-now", venueTime.format(new Date(Date.now() + skewMs)));
   }
 
