@@ -88,3 +88,26 @@ async def test_super9_between_draws_shows_jackpot_next_session_and_last_numbers(
     assert "12,345" in (await page.locator("#jackpot").text_content() or "")
     called = await page.locator("#grid .cell.called").all_text_contents()
     assert sorted(map(int, called)) == [7, 19, 32]  # the last session's numbers
+
+
+async def test_waiting_bank_counts_down_to_its_next_heat(
+    signage: SignageServer, page: Page
+) -> None:
+    """Between heats the attract screen says how long until the next heat, not only its
+    time."""
+    from datetime import UTC, datetime, timedelta
+
+    starts = (datetime.now(UTC) + timedelta(minutes=45)).replace(microsecond=0)
+    await signage.feed.publish(
+        "bank/D/next",
+        {"bank": "D", "heat": "31", "name": "Ridge Classic - heat 9", "stage": "Qualifying",
+         "starts_at": starts.isoformat()},
+        retain=True,
+    )  # fmt: skip
+    await open_board(page, f"{signage.url}bank/D")
+    assert await page.locator("#attract").is_visible()
+    shown = await page.locator("#attract-in").text_content() or ""
+    assert shown.startswith(("in 44:", "in 45:")), shown
+    first = shown
+    await page.wait_for_timeout(1300)  # tick() moves it on the screen's own clock
+    assert (await page.locator("#attract-in").text_content() or "") != first

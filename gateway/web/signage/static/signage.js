@@ -545,6 +545,18 @@
     setText("next-time", when);
     setText("next-name", nextName);
     setText("attract-next", when ? `Next heat ${when}${nextName ? ` · ${nextName}` : ""}` : "Entries on sale at the tournament desk");
+    const at = isObj(next) ? Date.parse(str(next.starts_at)) : NaN;
+    nextHeatAt = Number.isFinite(at) ? at : null;
+    renderNextHeatCountdown();
+  }
+
+  /* The time to the next heat, counted down by tick() on the waiting and attract screens. */
+  let nextHeatAt = null;
+  function renderNextHeatCountdown() {
+    const left = nextHeatAt === null ? null : (nextHeatAt - (Date.now() + skewMs)) / 1000;
+    const text = left === null ? "" : left > 0 ? `in ${fmtClock(left)}` : "starting";
+    setText("next-in", text);
+    setText("attract-in", text);
   }
 
   function seatsOf(key) {
@@ -907,6 +919,7 @@
   function tick() {
     renderCountdown();
     renderNextCountdown();
+    renderNextHeatCountdown();
     setText("clock-now", venueTime.format(new Date(Date.now() + skewMs)));
   }
 
