@@ -24,14 +24,14 @@ from gateway.app.output import emit, rands
 from gateway.errors import OperatorError
 from gateway.tournament import services as svc
 from gateway.tournament.rules.cards import Card, parse_seed
-from gateway.tournament.rules.enums import DrawnBy, Stage
+from gateway.tournament.rules.enums import DrawnBy, HeatStatus, Stage
 from gateway.tournament.services.common import find_tournament, load_settings
 from gateway.tournament.services.draws import DrawnCard
 from gateway.tournament.services.finals import verify_seat_draws
 from gateway.tournament.services.setup import change_settings
 from gateway.tournament.settings import DEFAULT_PACKAGES, Package, TournamentSettings, Validity
 from storage.floor import venues_of_entries
-from storage.tournament import Tournament
+from storage.tournament import Heat, Tournament
 
 STAGES = [s.value for s in Stage]
 
@@ -364,16 +364,20 @@ def _standings(args: argparse.Namespace) -> int:
 
 
 def _qualifiers(args: argparse.Namespace) -> int:
-    async def work(session: AsyncSession) -> tuple[Any, dict[tuple[Stage, int], Any], str]:
+    async def work(
+        session: AsyncSession,
+    ) -> tuple[Any, dict[tuple[Stage, int], Any], str, dict[Stage, str]]:
         t = await find_tournament(session, args.tournament)
         as_of = parse_time(args.as_of, t.venue_tz, "--as-of") if args.as_of else None
         lines = {}
+        words = {}
         for stage in Stage:
             table = await svc.stage_standings(session, t.id, stage, as_of=as_of)
             lines.update({(stage, x.entry_id): x for x in table.lines})
-        return await svc.qualifiers(session, t.id, as_of=as_of), lines, t.venue_tz
+            words[stage] = await _stage_progress(session, t.id, stage)
+        return await svc.qualifiers(session, t.id, as_of=as_of), lines, t.venue_tz, words
 
-    q, lines, zone = run(args, work)
+    q, lines, zone, words = run(args, work)
     data = {
         "qualifying_over": q.qualifying_over,
         "direct_finalists": q.qualifying.direct_finalists,
@@ -409,9 +413,31 @@ def _qualifiers(args: argparse.Namespace) -> int:
         q.finalists_from_semis.pending,
     )
     add(Stage.FINAL, "prize place (rule 19)", q.winners.selected, q.winners.pending)
-    over = {"qualifying": q.qualifying_over, "semi-finals": q.semis_over, "final": q.final_over}
-    title = "; ".join(f"{k} {'over' if v else 'in progress'}" for k, v in over.items())
+    named = {Stage.QUALIFYING: "qualifying", Stage.SEMI_FINAL: "semi-finals", Stage.FINAL: "final"}
+    title = "; ".join(f"{named[stage]} {words[stage]}" for stage in named)
     return emit(args, data, ["group", "place", "credits", "entry", "player"], rows, title, zone)
+
+
+_PLAYED = (HeatStatus.CLOSED, HeatStatus.CANCELLED)
+
+
+async def _stage_progress(session: AsyncSession, tournament_id: int, stage: Stage) -> str:
+    """What the stage's heats say: "over" only when every one is run or cancelled (as
+    :func:`~gateway.tournament.services.standings.stage_over`), "in progress" once one
+    has started, else "not started" or "no heats scheduled" (a stage with no heats was
+    called "in progress")."""
+    statuses = (
+        await session.scalars(
+            select(Heat.status).where(Heat.tournament_id == tournament_id, Heat.stage == stage)
+        )
+    ).all()
+    if not statuses:
+        return "no heats scheduled"
+    if all(s in _PLAYED for s in statuses):
+        return "over"
+    if any(s is not HeatStatus.SCHEDULED for s in statuses):
+        return "in progress"
+    return f"not started ({len(statuses)} heat{'s' if len(statuses) != 1 else ''} scheduled)"
 
 
 def _draw_cards(items: list[str]) -> dict[int, DrawnCard]:

@@ -321,3 +321,20 @@ def test_create_sells_a_single_seat_at_the_seat_price(
     ]  # fmt: skip
     assert main(set_price) == 2
     assert "rule 5: package 'single' is one seat" in capsys.readouterr().err
+
+
+def test_qualifiers_name_each_stage_as_its_heats_stand(
+    capsys: pytest.CaptureFixture[str], db: list[str]
+) -> None:
+    """Issue 24, problem 10: after one qualifying heat the title said "semi-finals in
+    progress; final in progress" for stages with no heats at all."""
+    assert main(["tournament", "create", "Ridge", *db]) == 0
+    schedule = ["heat", "schedule", *db, "-t", "Ridge", "--bank", "A", "--now", "2026-11-20 10:00"]
+    assert main([*schedule, "--start", "2026-11-21 18:00"]) == 0
+    capsys.readouterr()
+    assert main(["tournament", "qualifiers", "Ridge", *db]) == 0
+    title = " ".join(capsys.readouterr().out.split())  # the table may wrap its title
+    assert "qualifying not started (1 heat scheduled)" in title
+    assert "semi-finals no heats scheduled" in title
+    assert "final no heats scheduled" in title
+    assert "in progress" not in title

@@ -97,6 +97,9 @@ function heatUpdater() {
     const rest = topic.slice(`heat/${key}/`.length);
     if (rest === "state") {
       if (state) state.textContent = p.state;
+      /* Only the orders this state can take (the server rendered them for its state). */
+      for (const el of document.querySelectorAll("[data-shown-in]")) el.hidden = !el.dataset.shownIn.split(" ").includes(p.state);
+      for (const el of document.querySelectorAll("[data-hidden-in]")) el.hidden = el.dataset.hiddenIn.split(" ").includes(p.state);
       endsAt = (p.state === "running" && p.seconds_left !== null) ? Date.now() + p.seconds_left * 1000 : null;
       if (timer && endsAt === null) timer.textContent = p.state === "paused" ? "paused" : fmtClock(p.seconds_left);
       refresh("acks");

@@ -366,6 +366,10 @@
         const hide = Math.floor(i / size) !== this.page;
         if (li.hidden !== hide) li.hidden = hide;
       });
+      // A short list's rows share out its box (three players left 70 % of a sign empty).
+      // Only their height grows: a larger font would widen the em-sized columns and
+      // squeeze the names; a list that pages keeps the measured size.
+      this.list.classList.toggle("fill", this.pages === 1 && rows.length > 0);
       this.list.dataset.page = String(this.page + 1);
       this.list.dataset.pages = String(this.pages);
       if (this.pager) this.pager.textContent = this.pages > 1 ? `page ${this.page + 1} of ${this.pages}` : "";
@@ -376,8 +380,10 @@
     pageSize(rows) {
       const box = this.list.getBoundingClientRect();
       const cuts = rows.filter((li) => li.classList.contains("cut")).length;
-      const key = `${box.width}x${box.height}|${rows.length}|${cuts}|${this.list.className}`;
+      const classes = [...this.list.classList].filter((c) => c !== "fill").join(" ");
+      const key = `${box.width}x${box.height}|${rows.length}|${cuts}|${classes}`;
       if (this.sizeKey === key) return this.size;
+      this.list.classList.remove("fill");  // measured at the natural size
       for (const li of rows) li.hidden = false;
       let fit = 0;
       for (const li of rows) {
@@ -539,6 +545,18 @@
     setText("next-time", when);
     setText("next-name", nextName);
     setText("attract-next", when ? `Next heat ${when}${nextName ? ` · ${nextName}` : ""}` : "Entries on sale at the tournament desk");
+    const at = isObj(next) ? Date.parse(str(next.starts_at)) : NaN;
+    nextHeatAt = Number.isFinite(at) ? at : null;
+    renderNextHeatCountdown();
+  }
+
+  /* The time to the next heat, counted down by tick() on the waiting and attract screens. */
+  let nextHeatAt = null;
+  function renderNextHeatCountdown() {
+    const left = nextHeatAt === null ? null : (nextHeatAt - (Date.now() + skewMs)) / 1000;
+    const text = left === null ? "" : left > 0 ? `in ${fmtClock(left)}` : "starting";
+    setText("next-in", text);
+    setText("attract-in", text);
   }
 
   function seatsOf(key) {
@@ -772,6 +790,26 @@
     ball.className = `ball ball-${colour}`;
   }
 
+  /* Between draws (none yet, or the last one closed): the next session and the time to
+   * it, counted down by tick(); the closed draw's numbers stay on the table. */
+  function renderNextSession(draw, pot) {
+    const next = $("s9-next");
+    if (next === null) return;
+    const idle = !isObj(draw) || str(draw.status) === "closed";
+    const at = isObj(pot) ? Date.parse(str(pot.next_session)) : NaN;
+    next.hidden = !idle || !Number.isFinite(at);
+    next.dataset.at = next.hidden ? "" : String(at);
+    if (!next.hidden) setText("s9-next-time", fmtVenue(str(pot.next_session)));
+    renderNextCountdown();
+  }
+
+  function renderNextCountdown() {
+    const next = $("s9-next");
+    if (next === null || next.hidden || !next.dataset.at) return;
+    const left = (Number(next.dataset.at) - (Date.now() + skewMs)) / 1000;
+    setText("s9-next-in", left > 0 ? `in ${fmtClock(left)}` : "starting");
+  }
+
   function renderSuper9() {
     if ($("super9") === null) return false;
     const draw = currentDraw();
@@ -790,8 +828,9 @@
       cell.classList.toggle("last", n === last);
     }
     renderBall(last);
+    renderNextSession(draw, pot);
     if (!isObj(draw)) {
-      setText("s9-status", "No draw in progress");
+      setText("s9-status", "Between draws");
       setText("s9-counted", "0 / 18");
       setText("s9-window", "");
       setText("s9-extra", "");
@@ -879,6 +918,8 @@
 
   function tick() {
     renderCountdown();
+    renderNextCountdown();
+    renderNextHeatCountdown();
     setText("clock-now", venueTime.format(new Date(Date.now() + skewMs)));
   }
 
