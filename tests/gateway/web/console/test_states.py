@@ -96,13 +96,14 @@ async def test_the_super9_desk_offers_no_session_that_passed(desk: Desk) -> None
 
     from gateway.web.api import create_app
     from tests.gateway.web.api.conftest import PASSWORD, ZONE
+    from tests.gateway.web.console.conftest import sign_in_form
 
     later = datetime(2026, 11, 20, 21, 30, tzinfo=ZONE)
     app = create_app(desk.sessions, clock=lambda: later)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
-        login = {"name": "promotion-director", "password": PASSWORD, "next": "/console/"}
-        r = await client.post("/console/login", data=login)
+        login = {"name": "promotion-director", "password": PASSWORD}
+        r = await sign_in_form(client, login)
         assert r.status_code == 303, r.text
         page = (await client.get("/console/super9")).text
     values, chosen = _options(page)
