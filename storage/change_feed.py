@@ -31,10 +31,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
-
 from weakref import WeakKeyDictionary
 
-from sqlalchemy import BigInteger, Engine, Integer, String, delete, event, func, insert, select, text
+from sqlalchemy import (
+    BigInteger,
+    Engine,
+    Integer,
+    String,
+    delete,
+    event,
+    func,
+    insert,
+    select,
+    text,
+)
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped, Session, UOWTransaction, mapped_column
@@ -121,7 +131,8 @@ def subject_of(obj: Any) -> Subject | None:
 @event.listens_for(Session, "after_flush")
 def _collect(session: Session, _flush: UOWTransaction) -> None:
     noted: dict[Subject, None] | None = None
-    for group, changed_only in ((session.new, False), (session.dirty, True), (session.deleted, False)):
+    groups = ((session.new, False), (session.dirty, True), (session.deleted, False))
+    for group, changed_only in groups:
         for obj in group:
             if changed_only and not session.is_modified(obj, include_collections=False):
                 continue
