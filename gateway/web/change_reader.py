@@ -61,6 +61,8 @@ _STAGE_ORDER = (Stage.QUALIFYING, Stage.SEMI_FINAL, Stage.FINAL)
 _NOT_STARTED = (HeatStatus.SCHEDULED, HeatStatus.CANCELLED, HeatStatus.POSTPONED)
 _OPEN_SESSIONS_LIMIT = 50
 _OPEN_TOURNAMENTS_LIMIT = 50
+RELISTEN_S = 10.0  # a lost listening connection is replaced at most this often
+MIN_STEP_S = 0.02  # the least time between two steps
 
 
 class Publisher(Protocol):
@@ -131,6 +133,8 @@ class ChangeReader:
         self._listening: AsyncConnection | None = None
         self._pruned_at: float | None = None
         self._desk: Any = None  # the Super 9 desk that publishes a session's draw
+        self._driver: Any = None  # the asyncpg connection listening, on PostgreSQL
+        self._listened_at = 0.0
 
     # -- life ---------------------------------------------------------------------------
     async def start(self, *, after: int | None = None) -> None:
@@ -156,21 +160,38 @@ class ChangeReader:
 
     async def _listen(self) -> None:
         assert self.engine is not None
+        self._listened_at = self.monotonic()
+        conn = None
         try:
             conn = await self.engine.connect()
             raw = await conn.get_raw_connection()
-            driver: Any = raw.driver_connection
-            await driver.add_listener(change_feed.CHANNEL, self._notified)
+            self._driver = raw.driver_connection
+            await self._driver.add_listener(change_feed.CHANNEL, self._notified)
         except Exception as exc:  # the poll still carries every change, only slower
             log.warning("change feed: not listening for notifications (%s); polling", exc)
+            if conn is not None:
+                with contextlib.suppress(Exception):
+                    await conn.close()
+            self._driver = None
             return
         self._listening = conn
 
     async def _unlisten(self) -> None:
-        conn, self._listening = self._listening, None
+        conn, self._listening, self._driver = self._listening, None, None
         if conn is not None:
             with contextlib.suppress(Exception):
-                await conn.close()
+                await conn.invalidate()  # a connection that listened goes back to no pool
+
+    async def _keep_listening(self) -> None:
+        """A listening connection lost (the database restarted) is replaced, at most every
+        ``RELISTEN_S``; meanwhile the poll carries the changes."""
+        driver = self._driver
+        if driver is not None and not driver.is_closed():
+            return
+        if self.monotonic() - self._listened_at < RELISTEN_S:
+            return
+        await self._unlisten()
+        await self._listen()
 
     def _notified(self, *_: Any) -> None:
         self.stats.notified += 1
@@ -179,6 +200,8 @@ class ChangeReader:
     async def _run(self) -> None:
         while True:
             try:
+                if self.postgres:
+                    await self._keep_listening()
                 await self.step()
             except asyncio.CancelledError:
                 raise
@@ -189,6 +212,9 @@ class ChangeReader:
                 async with asyncio.timeout(self.poll_s):
                     await self.wake.wait()
             self.wake.clear()
+            # Bounded work under a flood of notifications (anyone on the database may
+            # NOTIFY): changes that arrive meanwhile are read together at the next step.
+            await asyncio.sleep(MIN_STEP_S)
 
     # -- one step -----------------------------------------------------------------------
     async def step(self) -> int:

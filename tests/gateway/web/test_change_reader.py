@@ -180,3 +180,37 @@ async def test_the_running_reader_carries_a_write_to_the_stream_within_a_second(
     finally:
         sub.close()
         await reader.close()
+
+
+async def test_a_lost_listening_connection_is_replaced(
+    engine: AsyncEngine, other: AsyncEngine
+) -> None:
+    """PostgreSQL restarted (here: the listening backend terminated): the reader listens
+    again on a new connection, at most every RELISTEN_S of its clock."""
+    if engine.dialect.name != POSTGRES:
+        pytest.skip("LISTEN/NOTIFY is PostgreSQL's")
+    sessions = make_sessionmaker(engine)
+    _, _, bo_seat = await _night(sessions)
+    clock = [1000.0]
+    reader = ChangeReader(sessions, FanoutFeed(), engine=engine, monotonic=lambda: clock[0])
+    await reader._listen()
+    first = reader._driver
+    assert first is not None
+    async with other.connect() as conn:
+        await conn.execute(
+            text("SELECT pg_terminate_backend(:pid)"), {"pid": first.get_server_pid()}
+        )
+    async with asyncio.timeout(10):
+        while not first.is_closed():  # noqa: ASYNC110  (asyncpg offers no event for it)
+            await asyncio.sleep(0.05)
+    await reader._keep_listening()
+    assert reader._driver is first
+    clock[0] += 11
+    await reader._keep_listening()
+    assert reader._driver is not first
+    await _manual(make_sessionmaker(other), bo_seat, 2100)
+    async with asyncio.timeout(10):
+        await reader.wake.wait()
+    # At least ours: the channel is the database's, other schemas' writers wake it too.
+    assert reader.stats.notified >= 1
+    await reader.close()
