@@ -49,7 +49,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 
 from gateway.errors import OperatorError
-from gateway.tournament.rules.enums import HeatStatus, Stage
+from gateway.tournament.rules.enums import HeatStatus, SeatStatus, Stage
 from gateway.tournament.rules.ranking import heat_places
 from storage import change_feed
 from storage.change_feed import ChangeRow
@@ -362,7 +362,13 @@ async def heat_standings(session: AsyncSession, heat_id: int, now: datetime) -> 
     stored scores: what the machines read, or what a director keyed in (T23, ``manual``)."""
     from gateway.tournament.services.seating import heat_seats
 
-    seats = [s for s in await heat_seats(session, heat_id) if s.credits is not None]
+    # A disqualified seat's score does not count; a malfunctioned one was moved (T20/T21)
+    # and is not listed.
+    seats = [
+        s
+        for s in await heat_seats(session, heat_id)
+        if s.credits is not None and s.status is not SeatStatus.DISQUALIFIED
+    ]
     by_machine = {s.machine_id: s for s in seats}
     rows: list[dict[str, Any]] = []
     for line in heat_places({s.machine_id: int(s.credits or 0) for s in seats}):
