@@ -70,3 +70,19 @@ async def test_with_a_feed_the_standings_page_follows_its_tournament(desk: Desk)
     # The console's stream now carries the tournament's topics when a page asks for them.
     frame = Frame(1, f"tournament/{tid}/leaderboard", True, "{}").event()
     assert _wanted(frame, (f"tournament/{tid}/",))
+
+
+async def test_the_api_marks_a_manual_score_too(desk: Desk) -> None:
+    """T23: the API's standings lines and seats carry the mark the console shows."""
+    await _scores(desk)
+    auth = desk.auth("director")
+    r = await desk.client.get(f"/api/v1/tournaments/{desk.ids['tournament']}/standings",
+                              headers=auth)  # fmt: skip
+    assert r.status_code == 200, r.text
+    assert [(x["credits"], x["manual"]) for x in r.json()["lines"]] == [(1700, True), (1500, False)]
+    r = await desk.client.get(f"/api/v1/heats/{desk.ids['heat']}/seats", headers=auth)
+    assert r.status_code == 200, r.text
+    assert sorted((s["credits"], s["source"]) for s in r.json()) == [
+        (1500, "machine"),
+        (1700, "manual"),
+    ]
