@@ -148,7 +148,9 @@ def note(session: Session, subject: Subject) -> None:
     session.info.setdefault(_NOTED, {})[subject] = None
 
 
-@event.listens_for(Session, "before_commit")
+# First of the commit's hooks (insert=True): its insert is done before the seals lock the
+# audit chain's head, which other writers wait on.
+@event.listens_for(Session, "before_commit", insert=True)
 def _write_at_commit(session: Session) -> None:
     if session.new or session.dirty or session.deleted:
         session.flush()  # the commit would flush next; do it now so its rows are noted
