@@ -20,7 +20,7 @@ from gateway.app.commands import tournament_prizes
 from gateway.app.database import run
 from gateway.app.identity import host_actor
 from gateway.app.options import OneLineParser, add_common, add_second, now_of, parse_time
-from gateway.app.output import emit, rands
+from gateway.app.output import MANUAL_MARK, emit, rands
 from gateway.errors import OperatorError
 from gateway.tournament import services as svc
 from gateway.tournament.rules.cards import Card, parse_seed
@@ -340,15 +340,15 @@ def _standings(args: argparse.Namespace) -> int:
     }
     rows = [
         [
-            x.place, "=" if x.tied else "", x.credits, x.entry_id, x.player_name,
-            x.heat_number, venue_of.get(x.entry_id) or "",
+            x.place, "=" if x.tied else "", x.credits, MANUAL_MARK if x.manual else "",
+            x.entry_id, x.player_name, x.heat_number, venue_of.get(x.entry_id) or "",
         ]
         for x in lines
     ]  # fmt: skip
     code = emit(
         args,
         data,
-        ["place", "tie", "credits", "entry", "player", "heat", "venue"],
+        ["place", "tie", "credits", "score", "entry", "player", "heat", "venue"],
         rows,
         title=f"{args.stage} standings (cuts after places {', '.join(map(str, table.cuts))})",
     )

@@ -77,6 +77,7 @@ async def leaderboard(
                 "credits": line.credits,
                 "tie": line.tied,
                 "heat": line.heat_number,
+                "manual": line.manual,  # T23: keyed in or corrected by a director
             }
             for line in table.lines
         ],

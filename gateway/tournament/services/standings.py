@@ -32,6 +32,7 @@ from gateway.tournament.services.common import (
 )
 from gateway.tournament.services.people import disqualified_sets
 from gateway.tournament.settings import TournamentSettings
+from storage.enums import ScoreSource
 from storage.ranking import on_exclusion_register
 from storage.tournament import (
     CardDraw,
@@ -55,6 +56,7 @@ class StandingLine:
     credits: int
     tied: bool
     heat_number: int
+    manual: bool = False  # a director keyed the score in or corrected it (T23)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +101,14 @@ async def stage_standings(
     settings = await load_settings(session, tournament)
     rows = (
         await session.execute(
-            select(Score.entry_id, Score.player_id, Score.final_credits, Player.name, Heat.number)
+            select(
+                Score.entry_id,
+                Score.player_id,
+                Score.final_credits,
+                Player.name,
+                Heat.number,
+                Score.source,
+            )
             .join(Player, Player.id == Score.player_id)
             .join(Heat, Heat.id == Score.heat_id)
             .where(Score.tournament_id == tournament.id, Score.stage == stage)
@@ -118,7 +127,7 @@ async def stage_standings(
         players,
         entries,
     )
-    info = {r.entry_id: (r.name, r.number) for r in rows}
+    info = {r.entry_id: (r.name, r.number, r.source) for r in rows}
     lines = _named(standings.lines, info)
     return StageStandings(tournament.id, stage, standings, lines, stage_cuts(settings, stage))
 
@@ -141,9 +150,9 @@ async def top_standings(
     table = await live_standings.standings(session, tournament.id, stage, limit=limit, as_of=as_of)
     ids = [r.entry_id for r in table.rows]
     info = {
-        r.entry_id: (r.name, r.number)
+        r.entry_id: (r.name, r.number, r.source)
         for r in await session.execute(
-            select(Score.entry_id, Player.name, Heat.number)
+            select(Score.entry_id, Player.name, Heat.number, Score.source)
             .join(Player, Player.id == Score.player_id)
             .join(Heat, Heat.id == Score.heat_id)
             .where(Score.entry_id.in_(ids), Score.stage == stage)
@@ -162,9 +171,10 @@ async def top_standings(
 
 
 def _named(
-    lines: tuple[RankedLine, ...], info: dict[int, tuple[str, int]]
+    lines: tuple[RankedLine, ...], info: dict[int, tuple[str, int, ScoreSource]]
 ) -> tuple[StandingLine, ...]:
-    """Ranked lines with each entry's player name and heat number (``info``)."""
+    """Ranked lines with each entry's player name, heat number and whether its score was
+    keyed in by a director (``info``)."""
     return tuple(
         StandingLine(
             x.place,
@@ -175,6 +185,7 @@ def _named(
             x.credits,
             x.tied,
             info[x.entry_id][1],
+            info[x.entry_id][2] is ScoreSource.MANUAL,
         )
         for x in lines
     )

@@ -4,6 +4,7 @@ dual-control queue, where a second account approves or rejects a pending action
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Request
@@ -42,6 +43,8 @@ async def standings(
         request, "standings.html", me, active="standings", tournament=tournament,
         tournaments=await _tournaments(me.session), found=found, stage=chosen.value,
         stages=[s.value for s in Stage], ties=ties, tied_entries=tied_entries,
+        has_feed=console_of(request).feed is not None,
+        rendered_at=datetime.now(UTC).isoformat(timespec="milliseconds"),  # newer: reload
     )  # fmt: skip
 
 

@@ -176,6 +176,14 @@ def test_director_and_cashier_commands(
         (1, "Ann", True),
         (1, "Ben", True),
     ]
+    # T23, issue 24: scores keyed in by a director are marked wherever a score is shown.
+    assert [x["manual"] for x in standings["lines"]] == [True, True]
+    assert [s["source"] for s in ok("heat", "show", "1")["seats"]] == ["manual", "manual"]
+    capsys.readouterr()
+    assert main(["tournament", "standings", *db, "Ridge"]) == 0
+    assert capsys.readouterr().out.count("manual (T23)") == 2
+    assert main(["heat", "show", *db, "1"]) == 0
+    assert capsys.readouterr().out.count("manual (T23)") == 2
     assert [t["entry_ids"] for t in standings["ties_to_draw"]] == [[1, 5]]
     assert "rule 19: two entries cannot draw the same card" in fails(
         "tournament",

@@ -186,6 +186,7 @@ async def seats(request: Request, key: Key, me: Caller = who(P.HEAT_READ)) -> li
             played_by=s.played_by,
             status=s.status.value,
             credits=s.credits,
+            source=None if s.source is None else s.source.value,
         )
         for s in found
     ]

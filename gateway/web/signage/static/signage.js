@@ -590,6 +590,13 @@
   function ordered(rows, standings) {
     const ranks = new Map();
     for (const r of standings) if (isObj(r) && str(r.machine)) ranks.set(str(r.machine), r);
+    // A score keyed in or corrected by a director (rule 23) is stored, not read off the
+    // machine: the stored standings' credits stand over the seat's last reading.
+    for (const s of rows) {
+      const r = ranks.get(s.machine);
+      s.manual = r !== undefined && r.manual === true && isInt(r.credits);
+      if (s.manual) s.credits = r.credits;
+    }
     rows.sort((a, b) => {
       const fa = a.malfunction ? 1 : 0;
       const fb = b.malfunction ? 1 : 0;
@@ -615,8 +622,9 @@
       const tie = ranked !== undefined && ranked.tie === true;
       let flag = s.final ? "scored" : "";
       if (tie) flag = "tie"; // the note under the list says a card draw decides (rule 19)
+      if (s.manual) flag = tie ? "tie · manual" : "manual";
       if (s.malfunction) flag = "fault (rule 20)";
-      const cls = [s.final ? "final" : "", tie ? "tie" : "", s.malfunction ? "fault" : "", shown === "1" ? "top" : ""];
+      const cls = [s.final ? "final" : "", tie ? "tie" : "", s.malfunction ? "fault" : "", shown === "1" ? "top" : "", s.manual ? "manual" : ""];
       return {
         key: s.machine,
         machine: s.machine,
@@ -704,17 +712,18 @@
     rows.forEach((r, i) => {
       const place = isInt(r.place) ? r.place : i + 1;
       const tie = r.tie === true;
+      const manual = r.manual === true; // keyed in or corrected by a director (rule 23)
       items.push({
         key: `entry-${str(r.entry) || i}`,
         player: str(r.player),
         credits: isInt(r.credits) ? r.credits : null,
-        cls: [tie ? "tie" : "", place === 1 ? "top" : ""].filter(Boolean).join(" "),
+        cls: [tie ? "tie" : "", place === 1 ? "top" : "", manual ? "manual" : ""].filter(Boolean).join(" "),
         cells: [
           ["rank", String(place)],
           ["player fit", str(r.player)],
           ["credits", fmtCredits(r.credits)],
           ["prize", fmtRand(prizes.get(place))],
-          ["flag", tie ? "tie" : ""],
+          ["flag", [tie ? "tie" : "", manual ? "manual" : ""].filter(Boolean).join(" · ")],
         ],
       });
       const next = rows[i + 1];
