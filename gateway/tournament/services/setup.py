@@ -13,7 +13,14 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.heat_limits import heat_limit_problem
-from gateway.tournament.rules.enums import EntryStatus, HeatStatus, NoticeKind, SeatStatus, Stage
+from gateway.tournament.rules.enums import (
+    EntryStatus,
+    HeatStatus,
+    NoticeKind,
+    SeatStatus,
+    Stage,
+    is_final_stage,
+)
 from gateway.tournament.rules.seating import (
     BANK_HOLDING,
     BankSlot,
@@ -21,6 +28,7 @@ from gateway.tournament.rules.seating import (
     check_reschedule,
 )
 from gateway.tournament.rules.violations import RuleViolation
+from gateway.tournament.services.amendments import amend_cut, cut_sealed, refuse_if_drawn_from
 from gateway.tournament.services.common import (
     aware,
     find_tournament,
@@ -139,6 +147,15 @@ async def schedule_heat(
     if not await seat_numbers(session, bank_name):
         raise RuleViolation(None, f"bank {bank_name!r} has no machine in service")
     await _check_bank_free(session, bank_name, starts_at, duration_seconds)
+    sealed = await cut_sealed(session, tournament.id, stage)
+    if sealed:  # an added heat reopens a sealed cut: announced, and while the cut may move
+        await refuse_if_drawn_from(session, tournament.id, stage)
+        if not (announced_via and announced_via.strip()):
+            raise RuleViolation(
+                10,
+                f"the {stage.value} cut is sealed: a heat added now is announced "
+                "(say how: announced_via)",
+            )
     if number is None:
         highest = await session.scalar(
             select(func.max(Heat.number)).where(
@@ -190,6 +207,19 @@ async def schedule_heat(
         duration_seconds=duration_seconds,
         starting_credits=starting_credits,
     )
+    if sealed:
+        await amend_cut(
+            session,
+            heat,
+            kind="heat.added",
+            rule=21 if is_final_stage(stage) else 10,
+            change={"number": number, "bank": bank_name, "starts_at": starts_at},
+            entries=[],
+            reason=f"heat added, announced via {announced_via}",
+            actor=actor,
+            approved_by=None,
+            at=now,
+        )
     return heat
 
 
