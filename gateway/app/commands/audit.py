@@ -72,16 +72,31 @@ def _verify(args: argparse.Namespace) -> int:
     keyed = f", keyed from row {result.keyed_from}" if result.keyed_from else ""
     points = f"{result.checkpoints} checkpoint(s)"
     points += " signed" if signed else " (signatures NOT checked: no public key)"
+    amended = f", {len(result.amendments)} amendment(s)"
     if result.ok:
         print(
-            f"audit log intact: {result.rows_checked} rows{keyed}, {points}, "
+            f"audit log intact{amended}: {result.rows_checked} rows{keyed}, {points}, "
             f"{result.sealed_rows} result rows sealed; last MAC {result.last_hash}"
         )
-        return 0
-    print(f"audit log BROKEN: {len(result.findings)} finding(s){keyed}, {points}")
-    for finding in result.findings:
-        print(f"  {finding.line()}")
-    return 1
+    else:
+        print(f"audit log BROKEN: {len(result.findings)} finding(s){keyed}, {points}{amended}")
+        for finding in result.findings:
+            print(f"  {finding.line()}")
+    for item in result.amendments:
+        print(f"  amendment {_amendment_line(item)}")
+    return 0 if result.ok else 1
+
+
+def _amendment_line(item: dict[str, Any]) -> str:
+    """One amendment of a sealed cut, as ``audit verify`` lists it."""
+    change = ", ".join(f"{k} {v}" for k, v in sorted((item.get("change") or {}).items()))
+    approved = f", approved by {item['approved_by']}" if item.get("approved_by") else ""
+    sealed = item.get("checkpoint")
+    return (
+        f"(audit row {item['audit_row']}, checkpoint {sealed or 'none'}): tournament "
+        f"{item['tournament']} {item['stage']} {item['kind']} (rule {item['rule']}; {change}) "
+        f"by {item['requested_by']}{approved} — {item['reason']}"
+    )
 
 
 async def _run_verify(

@@ -78,7 +78,7 @@ class CutRecord:
         """What ``audit verify`` and the exports show of an amendment."""
         return {
             "audit_row": self.audit_id,
-            "at": self.at,
+            "at": self.at.isoformat(),
             "tournament": self.tournament_id,
             "stage": self.stage.value,
             "kind": self.details.get("kind"),
