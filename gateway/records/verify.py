@@ -24,6 +24,7 @@ membership are.)
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
+from itertools import pairwise
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -52,7 +53,10 @@ def _label(cut: CutRecord) -> str:
 
 
 def _differences(
-    before: dict[int, int], after: dict[int, int], allowed: Collection[int], gone_ok: Collection[int]
+    before: dict[int, int],
+    after: dict[int, int],
+    allowed: Collection[int],
+    gone_ok: Collection[int],
 ) -> Iterable[str]:
     """What changed from ``before`` to ``after`` outside ``allowed``, one line each."""
     for entry_id, credits in sorted(before.items()):
@@ -93,12 +97,11 @@ async def standings_at_cuts(session: AsyncSession) -> tuple[list[Finding], list[
         (await cut_records(session)).items(), key=lambda kv: (kv[0][0], kv[0][1].value)
     ):
         _, bad_entries = await disqualified_sets(session, tournament_id)
-        for before, cut in zip(cuts, cuts[1:], strict=False):
+        for before, cut in pairwise(cuts):
             allowed = set(cut.affected) | await _seated_in(session, before.open_heats)
             for problem in _differences(before.standings, cut.standings, allowed, bad_entries):
-                found.append(
-                    Finding("standings", _label(cut), f"{problem} since audit row {before.audit_id}")
-                )
+                since = f"{problem} since audit row {before.audit_id}"
+                found.append(Finding("standings", _label(cut), since))
         for cut in cuts:
             if cut.is_amendment:
                 entry = cut.listing()

@@ -147,15 +147,7 @@ async def schedule_heat(
     if not await seat_numbers(session, bank_name):
         raise RuleViolation(None, f"bank {bank_name!r} has no machine in service")
     await _check_bank_free(session, bank_name, starts_at, duration_seconds)
-    sealed = await cut_sealed(session, tournament.id, stage)
-    if sealed:  # an added heat reopens a sealed cut: announced, and while the cut may move
-        await refuse_if_drawn_from(session, tournament.id, stage)
-        if not (announced_via and announced_via.strip()):
-            raise RuleViolation(
-                10,
-                f"the {stage.value} cut is sealed: a heat added now is announced "
-                "(say how: announced_via)",
-            )
+    sealed = await _may_reopen_cut(session, tournament.id, stage, announced_via)
     if number is None:
         highest = await session.scalar(
             select(func.max(Heat.number)).where(
@@ -221,6 +213,21 @@ async def schedule_heat(
             at=now,
         )
     return heat
+
+
+async def _may_reopen_cut(
+    session: AsyncSession, tournament_id: int, stage: Stage, announced_via: str | None
+) -> bool:
+    """Whether a heat added now reopens the stage's sealed cut (an amendment: T10,
+    T21b); refused once the next stage was drawn from it, or if not announced (T10)."""
+    if not await cut_sealed(session, tournament_id, stage):
+        return False
+    await refuse_if_drawn_from(session, tournament_id, stage)
+    if not (announced_via and announced_via.strip()):
+        raise RuleViolation(
+            10, f"the {stage.value} cut is sealed: a heat added now is announced (say how)"
+        )
+    return True
 
 
 async def _check_bank_free(

@@ -7,13 +7,16 @@ naming the rule; a score row edited behind the gateway's back is still BROKEN.""
 from __future__ import annotations
 
 import json
+import os
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.records import chain
+from gateway.records.keys import SIGNING_KEY_ENV
 from gateway.tournament import services as svc
 from gateway.tournament.rules.enums import HeatStatus, Stage
 from gateway.tournament.rules.violations import RuleViolation
@@ -22,7 +25,13 @@ from storage.audit import AuditCheckpoint, AuditEntry
 from storage.db import make_sessionmaker
 
 from ..tournament.conftest import Desk, at, score
-from .test_checkpoints import DAY, _journal, _season, _verify, signatures  # noqa: F401
+from .test_checkpoints import DAY, _journal, _season, _verify
+
+
+@pytest.fixture
+def signatures(record_keys: object) -> chain.SignatureChecker:
+    """The public half of the session's signing key (tests/conftest.py)."""
+    return chain.SignatureChecker(Path(os.environ[SIGNING_KEY_ENV]).with_suffix(".pub"))
 
 
 async def _amendments(engine: AsyncEngine) -> list[AuditEntry]:
@@ -78,7 +87,9 @@ async def test_an_unauthorised_edit_after_an_amendment_is_still_broken(
         actor="dora", approved_by="sam", at=at(DAY, 21),
     )  # fmt: skip
     async with engine.begin() as conn:
-        await conn.execute(text("UPDATE scores SET final_credits = 5000 WHERE final_credits = 1234"))
+        await conn.execute(
+            text("UPDATE scores SET final_credits = 5000 WHERE final_credits = 1234")
+        )
     result = await _verify(engine, None)
     lines = [f.line() for f in result.findings]
     assert not result.ok
@@ -170,8 +181,7 @@ async def test_a_change_once_the_semi_finals_are_drawn_is_refused_naming_rule_14
             actor="dora", approved_by="sam", at=at(DAY, 21, 30),
         )  # fmt: skip
     assert str(refused.value) == (
-        "rule 14: the semi-final seats were drawn from the qualifying cut; "
-        "it can no longer change"
+        "rule 14: the semi-final seats were drawn from the qualifying cut; it can no longer change"
     )
     with pytest.raises(RuleViolation, match=r"^rule 14: "):
         await _added_heat(desk, 23)

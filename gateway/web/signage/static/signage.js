@@ -696,7 +696,7 @@
           ["player fit", str(r.player)],
           ["credits", fmtCredits(r.credits)],
           ["prize", fmtRand(prizes.get(place))],
-          ["flag", tie ? "tie" : ""],
+          ["flag", tie ? "tie" : r.goes_on === "excluded" ? "not seated (rule 14)" : ""],
         ],
       });
       const next = rows[i + 1];
