@@ -72,7 +72,8 @@ def _verify(args: argparse.Namespace) -> int:
     keyed = f", keyed from row {result.keyed_from}" if result.keyed_from else ""
     points = f"{result.checkpoints} checkpoint(s)"
     points += " signed" if signed else " (signatures NOT checked: no public key)"
-    amended = f", {len(result.amendments)} amendment(s)"
+    # Documented changes after a sealed cut: counted, then listed one a line.
+    amended = f", {len(result.amendments)} amendment(s)" if result.amendments else ""
     if result.ok:
         print(
             f"audit log intact{amended}: {result.rows_checked} rows{keyed}, {points}, "
