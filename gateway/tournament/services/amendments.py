@@ -97,7 +97,7 @@ def _cut_record(row: Any) -> CutRecord | None:
     if prefix != "tournament" or not ref.isdigit() or not isinstance(data, dict):
         return None
     try:
-        stage = Stage(data.get("stage"))
+        stage = Stage(str(data.get("stage")))
     except ValueError:
         return None
     return CutRecord(
