@@ -5,6 +5,7 @@ same — and a role that may not ask for it changes nothing."""
 from __future__ import annotations
 
 import json
+
 from sqlalchemy import select
 
 from gateway.tournament import services as svc
