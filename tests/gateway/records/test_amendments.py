@@ -6,6 +6,7 @@ naming the rule; a score row edited behind the gateway's back is still BROKEN.""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from datetime import timedelta
@@ -15,6 +16,7 @@ import pytest
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from gateway.app.cli import main
 from gateway.records import chain
 from gateway.records.keys import SIGNING_KEY_ENV
 from gateway.tournament import services as svc
@@ -23,6 +25,7 @@ from gateway.tournament.rules.violations import RuleViolation
 from gateway.tournament.services.amendments import AMEND_ACTION, amended_entries
 from storage.audit import AuditCheckpoint, AuditEntry
 from storage.db import make_sessionmaker
+from storage.migrate import head_revision
 
 from ..tournament.conftest import Desk, at, score
 from .test_checkpoints import DAY, _journal, _season, _verify
@@ -202,3 +205,29 @@ async def test_verify_json_lists_the_amendments(desk: Desk, engine: AsyncEngine)
     data = json.loads(json.dumps((await _verify(engine, None)).as_dict()))
     assert data["ok"] is True
     assert [a["kind"] for a in data["amendments"]] == ["score.manual"]
+
+
+async def test_cli_audit_verify_counts_and_lists_the_amendments(
+    desk: Desk, engine: AsyncEngine, db_backend: str, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    if db_backend != "sqlite":
+        pytest.skip("the command opens the test's SQLite file")
+    first, _ = await _season(desk)
+    await desk.run(
+        svc.enter_manual_score, await _seat_of(desk, first), score(1234), reason="hand read",
+        actor="dora", approved_by="sam", at=at(DAY, 21),
+    )  # fmt: skip
+    async with engine.begin() as conn:  # created from the models: stamp it as upgraded
+        await conn.execute(text("CREATE TABLE alembic_version (version_num VARCHAR(32))"))
+        await conn.execute(text(f"INSERT INTO alembic_version VALUES ('{head_revision()}')"))
+    capsys.readouterr()
+    argv = ["audit", "verify", "--database", f"sqlite:///{tmp_path / 'test.db'}"]
+    code = await asyncio.to_thread(main, argv)
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    first_line, listed, *_ = out.splitlines()
+    assert first_line.startswith("audit log intact, 1 amendment(s): ")
+    assert listed.startswith("  amendment (audit row ")
+    assert "tournament 1 qualifying score.manual (rule 23; entry 1, new_credits 1234, " in listed
+    assert listed.endswith("by dora, approved by sam — hand read")
