@@ -159,7 +159,9 @@ async def top_standings(
 ) -> StageStandings:
     """The top ``limit`` places (and everyone tied with the last of them) straight from
     SQL window functions (:func:`.live_standings.standings`): the live view, fast at any
-    size.  Same lines, places and ties as the top of :func:`stage_standings`."""
+    size.  Same lines, places and ties as the top of :func:`stage_standings`; its
+    qualifying reading (cuts, who goes on) holds for the lines read, so ask for the
+    widened cut and more (the signs do: :func:`.signage.leaderboard`)."""
     if limit < 1:
         raise RuleViolation(None, f"limit: at least 1 line, got {limit}")
     tournament = await find_tournament(session, tournament_ref)
@@ -256,7 +258,7 @@ async def qualifiers(
     s = await stage_standings(session, tournament.id, Stage.SEMI_FINAL, as_of=as_of)
     f = await stage_standings(session, tournament.id, Stage.FINAL, as_of=as_of)
     return Qualifiers(
-        qualifying=q.qualifying or qualifying_outcome(settings, q.standings),
+        qualifying=q.qualifying or qualifying_outcome(settings, q.standings),  # always set
         qualifying_over=await stage_over(session, tournament.id, Stage.QUALIFYING),
         finalists_from_semis=qualify_finalists(s.standings, settings.finalists_from_semis),
         semis_over=await stage_over(session, tournament.id, Stage.SEMI_FINAL),
