@@ -15,6 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.tournament.rules.enums import HeatStatus, Stage
+from gateway.tournament.services.amendments import amended_entries
 from gateway.tournament.services.common import find_tournament, load_settings
 from gateway.tournament.services.prizes import prize_lines
 from gateway.tournament.services.standings import stage_cuts, stage_over, top_standings
@@ -69,6 +70,7 @@ async def leaderboard(
         limit = min(MAX_ROWS, widest)
         table = await top_standings(session, tournament.id, stage, limit=limit, as_of=now)
     cuts = cut_lines(settings, stage, table.cuts)
+    amended = await amended_entries(session, tournament.id, stage)
     prizes = await prize_lines(session, tournament.id, stage, table.lines)
     official = not table.ties_to_draw and await stage_over(session, tournament.id, stage)
     return {
@@ -86,6 +88,7 @@ async def leaderboard(
                 "tie": line.tied,
                 "heat": line.heat_number,
                 "goes_on": table.goes_on(line.entry_id),  # the one qualifier rule (T13, T14a)
+                "amended": line.entry_id in amended,  # changed after the cut was sealed
             }
             for line in table.lines
         ],

@@ -11,21 +11,25 @@ import json
 import os
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import select, text
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from gateway.app.cli import main
 from gateway.records import chain
 from gateway.records.keys import SIGNING_KEY_ENV
+from gateway.records.stage_export import stage_body
 from gateway.tournament import services as svc
 from gateway.tournament.rules.enums import HeatStatus, Stage
 from gateway.tournament.rules.violations import RuleViolation
 from gateway.tournament.services.amendments import AMEND_ACTION, amended_entries
+from gateway.tournament.services.signage import leaderboard
 from storage.audit import AuditCheckpoint, AuditEntry
 from storage.db import make_sessionmaker
 from storage.migrate import head_revision
+from storage.tournament import Tournament
 
 from ..tournament.conftest import Desk, at, score
 from .test_checkpoints import DAY, _journal, _season, _verify
@@ -35,6 +39,12 @@ from .test_checkpoints import DAY, _journal, _season, _verify
 def signatures(record_keys: object) -> chain.SignatureChecker:
     """The public half of the session's signing key (tests/conftest.py)."""
     return chain.SignatureChecker(Path(os.environ[SIGNING_KEY_ENV]).with_suffix(".pub"))
+
+
+async def _stage_body(session: AsyncSession, tournament_id: int) -> dict[str, Any]:
+    tournament = await session.get(Tournament, tournament_id)
+    assert tournament is not None
+    return await stage_body(session, tournament, Stage.QUALIFYING)
 
 
 async def _amendments(engine: AsyncEngine) -> list[AuditEntry]:
@@ -79,6 +89,11 @@ async def test_t23_manual_score_after_the_cut_is_one_amendment(
     assert point.position >= amend.id
     assert [line[2] for line in amend.details_dict()["standings"]] == [1234, 900]
     assert entries == set(amend.details_dict()["entries"])
+    board = await desk.run(leaderboard, desk.tournament_id, Stage.QUALIFYING, now=at(DAY, 22))
+    assert [(r["credits"], r["amended"]) for r in board["rows"]] == [(1234, True), (900, False)]
+    export = await desk.run(_stage_body, desk.tournament_id)
+    assert [a["kind"] for a in export["amendments"]] == ["score.manual"]
+    assert [line["amended"] for line in export["standings"]] == [True, False]
 
 
 async def test_an_unauthorised_edit_after_an_amendment_is_still_broken(
