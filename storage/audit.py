@@ -751,6 +751,8 @@ class VerifyResult:
     checkpoints: int = 0
     sealed_rows: int = 0
     findings: list[Finding] = field(default_factory=list)
+    # Documented changes after a sealed cut (the gateway's stage amendments), listed.
+    amendments: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def first_bad_id(self) -> int | None:
@@ -773,6 +775,7 @@ class VerifyResult:
             "first_bad_id": self.first_bad_id,
             "problem": self.problem,
             "findings": [f.as_dict() for f in self.findings],
+            "amendments": self.amendments,
         }
 
 

@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from gateway.accounts.roles import Permission
 from gateway.app.database import run
 from gateway.app.identity import host_actor
-from gateway.app.keyed import keyed_field
+from gateway.app.keyed import keyed_field, second_name
 from gateway.app.options import add_common, add_second, now_of, parse_date, parse_time, write_of
 from gateway.app.output import cell, emit, score_mark
 from gateway.app.remote import remote_register, remote_score
@@ -449,6 +449,7 @@ def _score(args: argparse.Namespace) -> int:
             reason=args.reason,
             actor=host_actor(),
             at=now_of(args, zone),
+            approved_by=second_name(args),
         )
         return {
             "seat": s.seat_id,

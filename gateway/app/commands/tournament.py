@@ -25,6 +25,7 @@ from gateway.errors import OperatorError
 from gateway.tournament import services as svc
 from gateway.tournament.rules.cards import Card, parse_seed
 from gateway.tournament.rules.enums import DrawnBy, HeatStatus, Stage
+from gateway.tournament.services.amendments import amended_entries
 from gateway.tournament.services.common import find_tournament, load_settings
 from gateway.tournament.services.draws import DrawnCard
 from gateway.tournament.services.finals import verify_seat_draws
@@ -322,11 +323,12 @@ def _standings(args: argparse.Namespace) -> int:
         venue_of = await venues_of_entries(
             session, t.id, Stage(args.stage), (x.entry_id for x in table.lines)
         )
-        return table, await tournament_prizes.prizes_for(session, table), venue_of  # T15
+        amended = await amended_entries(session, t.id, Stage(args.stage))
+        return table, await tournament_prizes.prizes_for(session, table), venue_of, amended  # T15
 
     if args.limit < 0:
         raise OperatorError("--limit: a number of lines, 0 for all")
-    table, prizes, venue_of = run(args, work)
+    table, prizes, venue_of, amended = run(args, work)
     lines = table.lines
     if args.venue is not None:  # places stay the whole tournament's (T14: one ranking)
         lines = tuple(x for x in lines if venue_of.get(x.entry_id) == args.venue)
@@ -337,6 +339,8 @@ def _standings(args: argparse.Namespace) -> int:
         "venues": {str(x.entry_id): venue_of.get(x.entry_id) for x in lines},
         "ties_to_draw": table.ties_to_draw,
         "prizes": prizes,
+        "goes_on": {str(x.entry_id): table.goes_on(x.entry_id) for x in lines},  # T13, T14a
+        "amended": sorted(amended),  # entries changed after the sealed cut
     }
     rows = [
         [
@@ -358,6 +362,11 @@ def _standings(args: argparse.Namespace) -> int:
                 f"tie at {tie.credits} credits, place {tie.place}, entries "
                 f"{list(tie.entry_ids)}: draw round {tie.next_round} (rule 19)"
             )
+        excluded = [x.entry_id for x in lines if table.goes_on(x.entry_id) == "excluded"]
+        if excluded:
+            print(f"not seated (rule 14, the top qualifier's other entries): {excluded}")
+        if amended:
+            print(f"amended after the cut was sealed (audit verify lists why): {sorted(amended)}")
         if prizes:
             tournament_prizes.show(args, prizes)
     return code

@@ -232,6 +232,7 @@ class ManualScore(Body):
     credits_wagered: Count
     credits_won: Count
     reason: Reason
+    approved_by: str | None = None  # filled on approval: the dual-control approver
 
 
 class ManualScoreIn(Body):

@@ -723,7 +723,11 @@
           ["player fit", str(r.player)],
           ["credits", fmtCredits(r.credits)],
           ["prize", fmtRand(prizes.get(place))],
-          ["flag", [tie ? "tie" : "", manual ? "manual" : ""].filter(Boolean).join(" · ")],
+          ["flag", [
+            tie ? "tie" : r.goes_on === "excluded" ? "not seated (rule 14)" : "",
+            manual ? "manual" : "",
+            r.amended ? "amended" : "",
+          ].filter(Boolean).join(" · ")],
         ],
       });
       const next = rows[i + 1];
