@@ -113,14 +113,14 @@ def _verify(args: argparse.Namespace) -> int:
         print(seen.headline)
     else:
         print(f"audit log BROKEN: {len(findings)} finding(s){keyed}, {points}{amended}")
+    for item in result.amendments:
+        print(f"  amendment {_amendment_line(item)}")
     for line in seen.restores:
         print(f"  {line}")
     for line in seen.warnings:
         print(f"  {line}")
     for finding in [] if ok else findings:
         print(f"  {finding.line()}")
-    for item in result.amendments:
-        print(f"  amendment {_amendment_line(item)}")
     return 0 if ok else 1
 
 
