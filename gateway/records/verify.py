@@ -7,14 +7,17 @@ through the same ranking the desk uses): an entry whose credits differ from the 
 cut, that was ranked at the cut and no longer is, or that is ranked now but was not, is
 named.  (A card draw made after the close may still reorder tied places; credits and
 membership cannot change once the stage is closed, except by a recorded
-disqualification, which is itself sealed.)
+disqualification, which is itself sealed.)  A cut that cannot be recomputed (settings
+edited in the database so that they no longer load) is named, and the next one checked.
 """
 
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 from sqlalchemy import select
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.tournament.rules.enums import Stage
@@ -45,26 +48,41 @@ async def standings_at_cuts(session: AsyncSession) -> list[Finding]:
     ).all()
     found: list[Finding] = []
     for audit_id, subject, details, at in rows:
-        data = json.loads(details)
-        tournament_id = int(subject.split(":", 1)[1])
-        stage = Stage(data["stage"])
-        chained = {int(e): int(c) for _place, e, c in data.get("standings", [])}
-        now = await stage_standings(session, tournament_id, stage, as_of=at)
-        current = {line.entry_id: line.credits for line in now.standings.lines}
-        _, bad_entries = await disqualified_sets(session, tournament_id)
-        label = f"tournament {tournament_id} {stage.value} cut (audit row {audit_id})"
-        for entry_id, credits in sorted(chained.items()):
-            if entry_id not in current:
-                if entry_id not in bad_entries:
-                    found.append(Finding("standings", label, f"entry {entry_id} no longer ranked"))
-            elif current[entry_id] != credits:
-                found.append(
-                    Finding(
-                        "standings",
-                        label,
-                        f"entry {entry_id}: {current[entry_id]} credits now, {credits} at the cut",
-                    )
+        try:
+            found.extend(await _one_cut(session, audit_id, subject, details, at))
+        except DBAPIError:
+            raise  # the database itself failed: nothing more can be verified
+        except Exception as exc:  # e.g. edited settings no longer load
+            found.append(
+                Finding("standings", f"cut at audit row {audit_id}", f"cannot be recomputed: {exc}")
+            )
+    return found
+
+
+async def _one_cut(
+    session: AsyncSession, audit_id: int, subject: str, details: str, at: datetime
+) -> list[Finding]:
+    found: list[Finding] = []
+    data = json.loads(details)
+    tournament_id = int(subject.split(":", 1)[1])
+    stage = Stage(data["stage"])
+    chained = {int(e): int(c) for _place, e, c in data.get("standings", [])}
+    now = await stage_standings(session, tournament_id, stage, as_of=at)
+    current = {line.entry_id: line.credits for line in now.standings.lines}
+    _, bad_entries = await disqualified_sets(session, tournament_id)
+    label = f"tournament {tournament_id} {stage.value} cut (audit row {audit_id})"
+    for entry_id, credits in sorted(chained.items()):
+        if entry_id not in current:
+            if entry_id not in bad_entries:
+                found.append(Finding("standings", label, f"entry {entry_id} no longer ranked"))
+        elif current[entry_id] != credits:
+            found.append(
+                Finding(
+                    "standings",
+                    label,
+                    f"entry {entry_id}: {current[entry_id]} credits now, {credits} at the cut",
                 )
-        for entry_id in sorted(set(current) - set(chained)):
-            found.append(Finding("standings", label, f"entry {entry_id} ranked, not at the cut"))
+            )
+    for entry_id in sorted(set(current) - set(chained)):
+        found.append(Finding("standings", label, f"entry {entry_id} ranked, not at the cut"))
     return found
