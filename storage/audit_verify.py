@@ -62,7 +62,7 @@ class _Chain:
     keyed_from: int | None = None
     wrong_key: bool = False
     seal_map: dict[tuple[str, Key], tuple[str | None, int]] = field(default_factory=dict)
-    scopes: list[str | None] = field(default_factory=list)  # records.seal_scope details
+    scopes: list[list[str]] = field(default_factory=list)  # the sealed tables stated
     chained_points: dict[int, dict[str, Any]] = field(default_factory=dict)
     macs_at: dict[int, str] = field(default_factory=dict)
 
@@ -89,6 +89,9 @@ def _genesis(chain: _Chain, row_id: int, prev_hash: str, details: str) -> None:
         )
     if data.get("legacy_rows") != row_id - 1 or data.get("legacy_head") != prev_hash:
         chain.bad(row_id, "genesis row does not seal the legacy chain before it")
+    stated = seals.stated_scope(GENESIS_ACTION, data)
+    if stated is not None:
+        chain.scopes.append(stated)
 
 
 def _special(chain: _Chain, row_id: int, action: str, details: str) -> None:
@@ -97,7 +100,9 @@ def _special(chain: _Chain, row_id: int, action: str, details: str) -> None:
             table, seal_id, digest = item
             chain.seal_map[(str(table), seals.key_from_json(seal_id))] = (digest, row_id)
     elif action == seals.SCOPE_ACTION:
-        chain.scopes.append(details)
+        stated = seals.stated_scope(action, _details(chain, row_id, details))
+        if stated is not None:
+            chain.scopes.append(stated)
     elif action == CHECKPOINT_ACTION:
         data = _details(chain, row_id, details)
         chain.chained_points[int(data.get("checkpoint", -1))] = data
@@ -263,11 +268,7 @@ async def _checkpoints(
 
 async def _tables(conn: AsyncConnection, chain: _Chain) -> int:
     checked = 0
-    try:
-        scope = seals.scope_of(chain.scopes)
-    except (ValueError, AttributeError):  # its MAC is checked above: named there if forged
-        scope = seals.FIRST_SCOPE
-        chain.bad(0, "a records.seal_scope row is not readable")
+    scope = seals.scope_of(chain.scopes)
     for name in sorted(seals.SEALED):
         checked += await _table(conn, chain, name, name in scope)
     return checked

@@ -370,50 +370,57 @@ def _seal_tables(session: Session, tables: Iterable[str], why: str) -> None:
             _seal_rows(session, rows, f"seal:{table} ({why})")
 
 
-def _write_scope(session: Session, added: Sequence[str], reason: str) -> None:
-    audit.append_sync(
-        session,
-        actor=audit.SYSTEM_ACTOR,
-        action=SCOPE_ACTION,
-        subject="records",
-        reason=reason,
-        details={"tables": sorted(SEALED), "added": sorted(added)},
-    )
-
-
 def seal_everything(session: Session) -> None:
     _seal_tables(session, SEALED, "keyed from here")
-    _write_scope(session, sorted(SEALED), "the chain is keyed: every sealed table sealed")
 
 
-def scope_of(details: Sequence[str | None]) -> frozenset[str]:
-    """The tables under the seals, from the details of the log's ``records.seal_scope``
-    rows in order (none: the first scope, if the chain is keyed)."""
-    scope = FIRST_SCOPE
-    for text in details:
-        if text is not None:
-            tables = json.loads(text).get("tables", [])
-            scope = frozenset(str(t) for t in tables)
-    return scope
+def scope_of(lists: Sequence[Sequence[str]]) -> frozenset[str]:
+    """The tables under the seals, from the lists the log states in order (the genesis
+    row's ``sealed_tables``, then each ``records.seal_scope`` row's ``tables``): the last
+    one, or, for a chain keyed before the genesis named them, :data:`FIRST_SCOPE`."""
+    return frozenset(str(t) for t in lists[-1]) if lists else FIRST_SCOPE
+
+
+def stated_scope(action: str, details: Mapping[str, Any]) -> list[str] | None:
+    """The tables a genesis or ``records.seal_scope`` row states (None: it states none)."""
+    found = details.get("tables" if action == SCOPE_ACTION else "sealed_tables")
+    if not isinstance(found, list):
+        return None
+    return [str(t) for t in found]
 
 
 def extend_scope(session: Session) -> list[str]:
     """Seal, as they stand, every row of the sealed tables a keyed chain does not cover
-    yet (a database keyed before they joined :data:`SEALED`), and record the new scope.
-    Run by ``reelgate db upgrade``; the tables added (none: nothing written)."""
+    yet (a database keyed before they joined :data:`SEALED`), and record the new scope in
+    a ``records.seal_scope`` row.  Run by ``reelgate db upgrade``; the tables added (none:
+    nothing written)."""
     head = audit.AuditChainHead.__table__
     keyed_from = session.execute(select(head.c.keyed_from).where(head.c.id == 1)).scalar()
     if keyed_from is None:
         return []  # not keyed yet: the genesis will seal every table
     log = audit.AuditEntry.__table__
-    found = session.execute(
-        select(log.c.details).where(log.c.action == SCOPE_ACTION).order_by(log.c.id)
-    ).scalars()
-    added = sorted(set(SEALED) - scope_of(list(found)))
+    rows = session.execute(
+        select(log.c.action, log.c.details)
+        .where(log.c.action.in_([SCOPE_ACTION, audit.GENESIS_ACTION]))
+        .order_by(log.c.id)
+    ).all()
+    lists = [found for a, d in rows if (found := stated_scope(a, json.loads(d))) is not None]
+    added = sorted(set(SEALED) - scope_of(lists))
     if added:
         _seal_tables(session, added, "under the seals from here")
-        _write_scope(session, added, "tables put under the seals by reelgate db upgrade")
+        audit.append_sync(
+            session,
+            actor=audit.SYSTEM_ACTOR,
+            action=SCOPE_ACTION,
+            subject="records",
+            reason="tables put under the seals by reelgate db upgrade",
+            details={"tables": sorted(SEALED), "added": added},
+        )
     return added
+
+
+# The genesis row names the tables it seals from there on (storage.audit keeps no list).
+audit.GENESIS_FACTS["sealed_tables"] = sorted(SEALED)
 
 
 @event.listens_for(Session, "before_commit")

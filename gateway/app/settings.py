@@ -48,6 +48,7 @@ LEGACY_ENV: Mapping[str, tuple[str, str]] = {
     "REELGATE_SNMP_SECRETS": ("serve", "snmp_secrets"),
     "REELGATE_AUDIT_KEY_FILE": ("records", "audit_key_file"),
     "REELGATE_SIGNING_KEY_FILE": ("records", "signing_key_file"),
+    "REELGATE_BACKUP_KEY_FILE": ("records", "backup_key_file"),
 }
 SECRET_WORDS = ("password", "secret", "token", "passphrase")
 MASK = "***"
@@ -150,6 +151,7 @@ class LogSection(Section):
 class RecordsSection(Section):
     audit_key_file: Path | None = None  # gateway.records.keys: the audit log's HMAC key
     signing_key_file: Path | None = None  # Ed25519 key signing checkpoints and exports
+    backup_key_file: Path | None = None  # AES key `db backup` encrypts with (backups.crypt)
 
 
 class ServeSection(Section):
