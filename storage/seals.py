@@ -131,7 +131,7 @@ _SEALED_READ = {audit.NOT_THE_LOG: True}
 _MAX_SEAL_ROUNDS = 10  # a seal row never dirties a sealed table; bounded all the same
 
 SEALED: dict[str, Table] = {
-    model.__tablename__: model.__table__  # type: ignore[attr-defined]
+    model.__tablename__: model.__table__  # type: ignore[misc]
     for model in (
         Score,
         HeatResult,
@@ -202,7 +202,7 @@ def _key_part(value: Any) -> int | str:
     return plain if isinstance(plain, str) else int(plain)
 
 
-def key_of(table: str, row: Mapping[str, Any]) -> Key:
+def key_of(table: str, row: Mapping[Any, Any]) -> Key:
     """The row's key in a seal: its one key column's value, or a tuple of its key's."""
     cols = _PK[table]
     if len(cols) == 1:
