@@ -96,9 +96,11 @@ def _genesis(chain: _Chain, row_id: int, prev_hash: str, details: str) -> None:
 
 def _special(chain: _Chain, row_id: int, action: str, details: str) -> None:
     if action == seals.SEAL_ACTION:
-        for item in _details(chain, row_id, details).get("rows", []):
-            table, seal_id, digest = item
-            chain.seal_map[(str(table), seals.key_from_json(seal_id))] = (digest, row_id)
+        try:  # a forged row (named by its MAC) may hold anything: it must not stop the pass
+            for table, seal_id, digest in _details(chain, row_id, details).get("rows", []):
+                chain.seal_map[(str(table), seals.key_from_json(seal_id))] = (digest, row_id)
+        except (TypeError, ValueError):
+            chain.bad(row_id, "seal details are not [table, key, digest] rows")
     elif action == seals.SCOPE_ACTION:
         stated = seals.stated_scope(action, _details(chain, row_id, details))
         if stated is not None:

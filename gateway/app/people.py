@@ -33,7 +33,9 @@ def read_password(name: str) -> str:
     return line.rstrip("\r\n")
 
 
-async def _check(session: AsyncSession, name: str, password: str, now: datetime) -> Principal | str:
+async def _check(
+    session: AsyncSession, name: str, password: str, now: datetime
+) -> Principal | str:
     """The account, or why not (a failure is counted on the row, for the caller to commit)."""
     user = await user_by_name(session, name)
     if user is None or user.disabled:

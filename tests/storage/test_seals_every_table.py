@@ -311,3 +311,28 @@ def test_scope_of_a_chain_that_states_none_is_the_first_scope() -> None:
     assert seals.scope_of([]) == seals.FIRST_SCOPE
     assert seals.scope_of([["players"], ["players", "users"]]) == {"players", "users"}
     assert seals.stated_scope(audit.GENESIS_ACTION, {"key_id": "x"}) is None
+
+
+async def test_a_forged_seal_row_with_garbage_details_does_not_stop_verify(
+    engine: AsyncEngine,
+) -> None:
+    """An insider appends a 'records.seal' row whose details are not seal rows: it is
+    named (its MAC, its details) and every other finding still follows."""
+    keys = await _build(engine)
+    async with engine.begin() as conn:
+        last = (await conn.execute(text("SELECT max(id) FROM audit_log"))).one()
+        await conn.execute(
+            text(
+                "INSERT INTO audit_log (id, at, actor, action, subject, details, prev_hash, "
+                "hash, keyed) SELECT :id, at, actor, 'records.seal', subject, "
+                "'{\"rows\": [[\"players\"], 7]}', hash, :mac, keyed FROM audit_log "
+                "WHERE id = :last"
+            ),
+            {"id": last[0] + 1, "mac": "ab" * 32, "last": last[0]},
+        )
+    await _raw(engine, f"UPDATE users SET role = 'admin' WHERE id = {keys.of['users']}")
+    result = await _verify(engine)
+    forged = _named(result, "audit_log", last[0] + 1)
+    assert "seal details are not [table, key, digest] rows" in forged
+    assert any("altered" in p for p in forged)
+    assert any("differs from its seal" in p for p in _named(result, "users", keys.of["users"]))

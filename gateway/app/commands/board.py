@@ -31,11 +31,7 @@ def register(sub: Any) -> None:
     # Each may come from the environment instead (the systemd unit's EnvironmentFile):
     # a broker password in REELGATE_BOARD_MQTT stays out of the process list.
     for flag, env, text in (
-        (
-            "--sas",
-            "REELGATE_BOARD_SAS",
-            "the EGM: sas+serial:///dev/ttyUSB0?address=1, sas+tcp://…",
-        ),
+        ("--sas", "REELGATE_BOARD_SAS", "the EGM: sas+serial:///dev/ttyUSB0?address=1, sas+tcp://…"),
         ("--mqtt", "REELGATE_BOARD_MQTT", "the broker: mqtt://[user:pass@]HOST[:PORT], mqtts://…"),
         ("--site", "REELGATE_BOARD_SITE", "site name, the topic level"),
     ):

@@ -417,7 +417,9 @@ def _roll_call(args: argparse.Namespace) -> int:
 def _finish(args: argparse.Namespace) -> int:
     async def work(session: AsyncSession) -> tuple[dict[str, Any], str]:
         zone = await _zone_of_heat(session, args.heat)
-        heat = await svc.finish_heat(session, args.heat, at=now_of(args, zone), actor=host_actor())
+        heat = await svc.finish_heat(
+            session, args.heat, at=now_of(args, zone), actor=host_actor()
+        )
         return {"heat": heat.id, "status": heat.status, "ended_at": heat.ended_at}, zone
 
     data, zone = run(args, work)

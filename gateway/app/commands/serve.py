@@ -340,7 +340,9 @@ async def _open_feed(
     signage = None
     if port is not None:
         try:
-            signage = await start_signage(fanout, args.signage_host, port, settings=_branding(args))
+            signage = await start_signage(
+                fanout, args.signage_host, port, settings=_branding(args)
+            )
         except OSError as exc:
             if mqtt is not None:
                 await mqtt.close()
