@@ -103,11 +103,11 @@ def _backup(args: argparse.Namespace) -> int:
     key = _key(args)
     url = database.resolve(args.database)
     if key is None:
-        found = _write_backup(url, args.database, file)
+        found = _write_backup(url, args.database, file, file)
     else:
         with private.scratch_folder() as scratch:
             plain = scratch / "plain"
-            found = _write_backup(url, args.database, plain)
+            found = _write_backup(url, args.database, plain, file)
             _encrypt(plain, file, key[1])
     size = file.stat().st_size
     sealed = f", encrypted with {key[0]}" if key else ""
@@ -116,7 +116,8 @@ def _backup(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_backup(url: str, given: str | None, file: Path) -> str:
+def _write_backup(url: str, given: str | None, file: Path, named: Path) -> str:
+    """Write the plain backup to ``file`` (``named``: the file the operator gave)."""
     if is_sqlite(url):
         # Read through sqlite3 (a plain read): the gateway may be writing meanwhile.
         source = _sqlite_path(url)
@@ -124,7 +125,7 @@ def _write_backup(url: str, given: str | None, file: Path) -> str:
             found = _revision_set(url, sqlite_files.revision(source))
             sqlite_files.backup(source, file)
         except sqlite3.Error as exc:
-            raise OperatorError(f"backup to {file} failed: {exc}") from None
+            raise OperatorError(f"backup to {named} failed: {exc}") from None
     else:
         found = _revision_set(url, asyncio.run(database.revision_of(given)))
         pg_tools.dump(url, file)
