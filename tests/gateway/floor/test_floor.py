@@ -96,7 +96,8 @@ async def test_enable_with_exclusions_is_audited_and_disable_clears_them(
     async with sessions() as session:
         check = await audit.verify(session)
         assert check.ok
-        actions = (await session.scalars(select(audit.AuditEntry.action))).all()
+        query = select(audit.AuditEntry.action).order_by(audit.AuditEntry.id)
+        actions = (await session.scalars(query)).all()
     # the genesis row; enable, exclusion, disable; each with the seal of the floor rows
     assert [a for a in actions if a != "records.seal"] == [
         "audit.chain_keyed", "bank.enable", "bank.exclude-machine", "bank.disable",
