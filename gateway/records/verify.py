@@ -18,7 +18,8 @@ added heat, a T20/T21 restart), naming the change.  Two checks:
 
 The amendments are listed in the result ("intact, N amendments").  (A card draw made
 after the close may still reorder tied places; places are not compared, credits and
-membership are.)
+membership are.)  A stage whose cuts cannot be recomputed (settings edited in the database
+so that they no longer load) is named, and the next one checked.
 """
 
 from __future__ import annotations
@@ -27,8 +28,10 @@ from collections.abc import Collection, Iterable
 from itertools import pairwise
 
 from sqlalchemy import select
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from gateway.tournament.rules.enums import Stage
 from gateway.tournament.services.amendments import CutRecord, cut_records
 from gateway.tournament.services.people import disqualified_sets
 from gateway.tournament.services.standings import stage_standings
@@ -96,21 +99,40 @@ async def standings_at_cuts(session: AsyncSession) -> tuple[list[Finding], list[
     for (tournament_id, stage), cuts in sorted(
         (await cut_records(session)).items(), key=lambda kv: (kv[0][0], kv[0][1].value)
     ):
-        _, bad_entries = await disqualified_sets(session, tournament_id)
-        for before, cut in pairwise(cuts):
-            allowed = set(cut.affected) | await _seated_in(session, before.open_heats)
-            for problem in _differences(before.standings, cut.standings, allowed, bad_entries):
-                since = f"{problem} since audit row {before.audit_id}"
-                found.append(Finding("standings", _label(cut), since))
-        for cut in cuts:
-            if cut.is_amendment:
-                entry = cut.listing()
-                entry["checkpoint"] = await _checkpoint_after(session, cut.audit_id)
-                listed.append(entry)
-        latest = cuts[-1]
-        now = await stage_standings(session, tournament_id, stage, as_of=latest.at)
-        current = {line.entry_id: line.credits for line in now.standings.lines}
-        still_open = await _seated_in(session, latest.open_heats)
-        for problem in _differences(latest.standings, current, still_open, bad_entries):
-            found.append(Finding("standings", _label(latest), problem))
+        try:
+            stage_found, stage_listed = await _one_stage(session, tournament_id, stage, cuts)
+        except DBAPIError:
+            raise  # the database itself failed: nothing more can be verified
+        except Exception as exc:  # e.g. edited settings no longer load: named, and on
+            where = f"tournament {tournament_id} {stage.value} cut (audit row {cuts[-1].audit_id})"
+            found.append(Finding("standings", where, f"cannot be recomputed: {exc}"))
+            continue
+        found.extend(stage_found)
+        listed.extend(stage_listed)
+    return found, listed
+
+
+async def _one_stage(
+    session: AsyncSession, tournament_id: int, stage: Stage, cuts: list[CutRecord]
+) -> tuple[list[Finding], list[dict[str, object]]]:
+    """One stage's chained cuts, each against the one before, the latest against today."""
+    found: list[Finding] = []
+    listed: list[dict[str, object]] = []
+    _, bad_entries = await disqualified_sets(session, tournament_id)
+    for before, cut in pairwise(cuts):
+        allowed = set(cut.affected) | await _seated_in(session, before.open_heats)
+        for problem in _differences(before.standings, cut.standings, allowed, bad_entries):
+            since = f"{problem} since audit row {before.audit_id}"
+            found.append(Finding("standings", _label(cut), since))
+    for cut in cuts:
+        if cut.is_amendment:
+            entry = cut.listing()
+            entry["checkpoint"] = await _checkpoint_after(session, cut.audit_id)
+            listed.append(entry)
+    latest = cuts[-1]
+    now = await stage_standings(session, tournament_id, stage, as_of=latest.at)
+    current = {line.entry_id: line.credits for line in now.standings.lines}
+    still_open = await _seated_in(session, latest.open_heats)
+    for problem in _differences(latest.standings, current, still_open, bad_entries):
+        found.append(Finding("standings", _label(latest), problem))
     return found, listed

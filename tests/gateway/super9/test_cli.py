@@ -11,15 +11,16 @@ import pytest
 
 from gateway.app.cli import main
 from storage import migrate
-from storage.db import make_engine, make_sessionmaker
+from storage.db import make_sessionmaker
 from storage.tournament import Player
+from tests.keyed_engine import make_engine as keyed_engine
 
 from ..training_db import PASSWORD, add_accounts, cheap_hashes, make_training, type_passwords
 
 
 def _seed_player(url: str) -> None:
     async def go() -> None:
-        engine = make_engine(url)
+        engine = keyed_engine(url)
         async with make_sessionmaker(engine).begin() as db:
             db.add(
                 Player(
