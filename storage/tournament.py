@@ -601,7 +601,9 @@ class Refund(Base):
     __table_args__ = (
         UniqueConstraint("entry_id"),
         CheckConstraint("amount_cents >= 0", name="amount_not_negative"),
-        CheckConstraint("tender IS NULL OR tender IN ('cash', 'card', 'comp')", name="tender_known"),
+        CheckConstraint(
+            "tender IS NULL OR tender IN ('cash', 'card', 'comp')", name="tender_known"
+        ),
     )
 
     id: Mapped[int] = mapped_column(_ID, primary_key=True)

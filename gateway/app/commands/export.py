@@ -5,8 +5,9 @@ a date).  Writes ``KIND-ID.json`` (canonical JSON), ``KIND-ID.json.sig`` (detach
 Ed25519 signature) and ``KIND-ID.html`` (printable report) into ``--out`` (default the
 current folder), signed with the venue key from ``--signing-key``, else
 ``$REELGATE_SIGNING_KEY_FILE``, else the database's key folder — the key that signs its
-checkpoints, found as every other signer finds it (:func:`gateway.records.chain.key_paths`).  ``verify`` needs only the file, its ``.sig`` and the
-venue's public key: exit 0 valid, 1 (one line) altered or not signed by that key.
+checkpoints, found as every other signer finds it
+(:func:`gateway.records.chain.key_paths`).  ``verify`` needs only the file, its ``.sig``
+and the venue's public key: exit 0 valid, 1 (one line) altered or not signed by that key.
 The format is docs/records.md, "Exports".
 """
 

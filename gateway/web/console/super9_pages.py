@@ -36,6 +36,7 @@ from gateway.web.api.super9_models import (
 from gateway.web.console.acting import attempt, done, parse
 from gateway.web.console.auth import Viewer, viewer
 from gateway.web.console.state import console_of
+from storage.enums import Tender
 from storage.super9 import Super9Session
 
 router = APIRouter()
@@ -135,7 +136,7 @@ async def sell(request: Request, me: Viewer = viewer(P.SUPER9_SELL)) -> Response
     async def work() -> str:
         body = parse(SaleIn, _fields(me, SaleIn))
         sid = await (await desk_in(me.session)).sell(
-            body.ticket, body.player, actor=me.name, now=_now(request)
+            body.ticket, body.player, actor=me.name, now=_now(request), tender=Tender(body.tender)
         )
         return f"ticket {body.ticket} sold for session {sid}"
 

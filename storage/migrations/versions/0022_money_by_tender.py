@@ -30,7 +30,9 @@ def upgrade() -> None:
         batch.add_column(sa.Column("idempotency_key", sa.String(length=200), nullable=True))
         # SHA-256 of what was asked: a retry must ask the same to get the same sale.
         batch.add_column(sa.Column("request_digest", sa.String(length=64), nullable=True))
-        batch.create_unique_constraint(op.f("uq_entry_purchases_idempotency_key"), ["idempotency_key"])
+        batch.create_unique_constraint(
+            op.f("uq_entry_purchases_idempotency_key"), ["idempotency_key"]
+        )
         batch.create_check_constraint(
             op.f("ck_entry_purchases_tender_of_kind"),
             "tender IS NULL"
