@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Annotated, Any
+from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, Header, Path, Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -154,7 +155,8 @@ async def sell(
                 package=p.package_code,
                 seats=p.seats,
                 amount_cents=p.amount_cents,
-                valid_until=p.valid_until,
+                # in the venue's zone: a retry, read back from the database, answers alike
+                valid_until=p.valid_until.astimezone(ZoneInfo(t.venue_tz)),
                 entries=list(sale.entry_ids),
             ).model_dump(),
         }
