@@ -29,7 +29,7 @@ def _html(training: bool = False) -> str:
 
 def _row(html: str, seat: int) -> str:
     rows = re.findall(r"<tr>\s*<td class=\"num\">(\d+)</td>(.*?)</tr>", html, re.S)
-    return next(body for number, body in rows if int(number) == seat)
+    return str(next(body for number, body in rows if int(number) == seat))
 
 
 def test_the_sheet_shows_every_seat_with_its_marks() -> None:
