@@ -83,25 +83,29 @@ async def test_the_sheet_fits_an_a4_page_in_chromium(a4: Page) -> None:
     await a4.set_content(_html())
     overflow = await a4.evaluate("document.documentElement.scrollWidth")
     assert overflow <= A4_WIDTH_PX
-    # No cell of an ID number, machine, time or score wraps: one line each.
-    heights = await a4.evaluate(
-        """() => {
-          const line = parseFloat(getComputedStyle(document.body).fontSize) * 1.6;
-          return [...document.querySelectorAll('table.seats td.nb, table.seats td.num')]
-            .filter(td => td.textContent.trim())
-            .map(td => [td.textContent.trim(), td.getBoundingClientRect().height, line]);
-        }"""
+    # No ID number, machine, time or score breaks across lines (its text is one line box)
+    # or spills out of its cell.
+    cells = await a4.evaluate(
+        """() => [...document.querySelectorAll('table.seats td.nb, table.seats td.num')]
+              .filter(td => td.textContent.trim())
+              .map(td => {
+                const range = document.createRange();
+                range.selectNodeContents(td);
+                const lines = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+                return [td.textContent.trim(), lines.size, td.scrollWidth <= td.clientWidth];
+              })"""
     )
-    assert heights
-    tall = [text for text, height, line in heights if height > line]
-    assert tall == []
+    assert len(cells) >= 8 * 4
+    broken = [text for text, lines, fits in cells if lines != 1 or not fits]
+    assert broken == []
     # The long double-barrelled name wraps at its spaces, not one letter per line.
     name_width = await a4.evaluate(
         """() => [...document.querySelectorAll('table.seats td.name')]
               .map(td => td.getBoundingClientRect().width)"""
     )
     assert min(name_width) > 100
-    # Printed: one A4 page wide (the PDF's page is A4; Chromium lays it out with @page).
+    # Printed with its own @page: A4 (595 x 842 points), eight seats on one page.
     pdf = await a4.pdf(prefer_css_page_size=True)
-    assert pdf.startswith(b"%PDF")
-    assert b"/MediaBox [0 0 595" in pdf  # A4: 595 x 842 points
+    boxes = re.findall(rb"/MediaBox \[0 0 ([\d.]+) ([\d.]+)\]", pdf)
+    assert [(round(float(w)), round(float(h))) for w, h in boxes] == [(595, 842)]
+    assert len(re.findall(rb"/Type /Page[^s]", pdf)) == 1
