@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 
 from gateway.errors import IdempotencyConflict, OperatorError
 from gateway.tournament import services as svc
-from gateway.tournament.services import cashdesk
+from gateway.tournament.services import cashdesk, idempotency
 from storage.audit import AuditEntry
 from storage.enums import Tender
 from storage.tournament import Entry, EntryPurchase
@@ -122,7 +122,7 @@ async def test_two_retries_racing_make_one_sale(
     if desk.maker.kw["bind"].dialect.name == "postgresql":
         barrier = asyncio.Barrier(2)
         looked: list[int] = []
-        real = cashdesk.prior_sale
+        real = idempotency.prior_sale
 
         async def held(*args: Any) -> Any:
             found = await real(*args)
