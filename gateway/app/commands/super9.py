@@ -39,6 +39,7 @@ from gateway.clocks import deadlines
 from gateway.errors import OperatorError
 from gateway.feed import FeedPublisher
 from storage.db import make_sessionmaker
+from storage.enums import Tender
 
 # The Super 9 desk and alembic load slowly; every other command (a heat's recovery among
 # them) would pay for them at start-up, so the handlers import them when they run.
@@ -114,6 +115,7 @@ def register(sub: Any) -> None:
     p = action("sell", "cash desk sale (rules 1-6)", _sell)
     p.add_argument("--ticket", required=True, help="printed ticket number")
     p.add_argument("--player", required=True, help="ID number or Rewards card number")
+    p.add_argument("--tender", choices=["cash", "card"], default="cash", help="(default cash)")
 
     p = action("hand-in", "key the top copy (rules 6-11)", _hand_in)
     p.add_argument("--ticket", required=True)
@@ -413,7 +415,9 @@ def _sell(args: argparse.Namespace) -> int:
     async def work(d: Super9Desk) -> str:
         write = write_of(args, DEFAULT_ZONE)
         deadlines.super9_sale(await d.calendar(), write)  # S9-6b at the real time
-        await d.sell(args.ticket, args.player, actor=host_actor(), now=write.at)
+        await d.sell(
+            args.ticket, args.player, actor=host_actor(), now=write.at, tender=Tender(args.tender)
+        )
         return await _session_of(d, args.ticket)
 
     print(f"ticket {args.ticket} sold for the session of {_run(args, work)}")

@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from starlette.exceptions import HTTPException
 
-from gateway.errors import OperatorError
+from gateway.errors import IdempotencyConflict, OperatorError
 from storage.types import ValueTooLong
 
 
@@ -38,6 +38,10 @@ async def _validation(_: Request, exc: Exception) -> JSONResponse:
     errors = exc.errors()
     first = errors[0] if errors else {"loc": ("body",), "msg": "invalid request"}
     return problem(422, f"{_field(tuple(first['loc']))}: {first['msg']}")
+
+
+async def _reused_key(_: Request, exc: Exception) -> JSONResponse:
+    return problem(409, str(exc))
 
 
 async def _operator(_: Request, exc: Exception) -> JSONResponse:
@@ -66,6 +70,7 @@ async def _http(_: Request, exc: Exception) -> JSONResponse:
 
 def install(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation)
+    app.add_exception_handler(IdempotencyConflict, _reused_key)  # before its base class
     app.add_exception_handler(OperatorError, _operator)
     app.add_exception_handler(ValueTooLong, _too_long)
     app.add_exception_handler(IntegrityError, _conflict)

@@ -6,7 +6,14 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    model_validator,
+)
 
 INT32 = 2**31 - 1
 BIG = 2**62  # money and meters: BIGINT columns
@@ -144,18 +151,31 @@ class PlayerOut(BaseModel):
     card_number: str | None
 
 
+TenderIn = Literal["cash", "card", "comp"]
+
+
 class SaleIn(Body):
     player: Annotated[str, Field(pattern=REF_PATTERN)]
     package: Code = "single"
     quantity: Annotated[int, Field(ge=1, le=100)] = 1
+    # How it is paid; replaces ``payment`` and ``complimentary`` (kept for old clients).
+    tender: TenderIn | None = None
     payment: Literal["cash", "card"] = "cash"
     complimentary: bool = False
-    reference: Name | None = None
+    reference: Annotated[str, Field(min_length=1, max_length=64), _Plain] | None = None  # till slip
+
+    @model_validator(mode="after")
+    def _one_tender(self) -> SaleIn:
+        said = "comp" if self.complimentary else self.payment
+        if self.tender is not None and said != "cash" and said != self.tender:
+            raise ValueError(f"tender: {self.tender} contradicts the older field ({said})")
+        return self
 
 
 class SaleOut(BaseModel):
     purchase: int
     kind: str
+    tender: str
     package: str | None
     seats: int
     amount_cents: int
@@ -167,11 +187,13 @@ class Refund(Body):
     entry_id: Id
     rule: Literal[20, 23]
     reason: Reason
+    tender: TenderIn | None = None  # how the money goes back; default: as it was paid
 
 
 class RefundIn(Body):
     rule: Literal[20, 23]
     reason: Reason
+    tender: TenderIn | None = None
 
 
 class HeatIn(Body):

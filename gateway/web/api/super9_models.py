@@ -40,6 +40,7 @@ class SessionOut(BaseModel):
 class SaleIn(Body):
     ticket: Serial
     player: PlayerRef
+    tender: Literal["cash", "card"] = "cash"  # how the buy-in is paid
 
 
 class TicketOut(BaseModel):
