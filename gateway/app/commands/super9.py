@@ -29,6 +29,7 @@ from gateway.app.options import (
     DEFAULT_ZONE,
     TIME_HELP,
     add_database,
+    add_first,
     add_json,
     add_now,
     add_write,
@@ -77,8 +78,10 @@ def register(sub: Any) -> None:
         if second is not None:
             p.add_argument(
                 second.option, dest=second.dest, metavar="ACCOUNT",
-                help="the second person's account (required; its password is asked)",
+                help="the second person's account (required; its password is asked), "
+                "not the --as account",
             )  # fmt: skip
+            add_first(p)
         if write and (not read or name in ("close", "claim")):
             p.add_argument("--mqtt", help="publish the live draw to this broker (mqtt://H:P)")
             p.add_argument("--site", default="venue", help="MQTT site prefix (venue)")

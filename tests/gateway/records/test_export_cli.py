@@ -55,7 +55,7 @@ def test_heat_export_verified_by_reelgate_and_by_the_standalone_verifier(
     _seed_floor(url)
     make_training(url)  # a season keyed on past days
     cheap_hashes(monkeypatch)
-    add_accounts(url, ("dana", "director"))  # the manual scores' second person (T23)
+    add_accounts(url, ("dana", "director"), ("sam", "supervisor"))  # the scores' two people
     db = ["--database", url]
 
     def ok(*argv: str, json_out: bool = True) -> Any:
@@ -75,9 +75,9 @@ def test_heat_export_verified_by_reelgate_and_by_the_standalone_verifier(
     ok("heat", "begin", "1", "--present", "1,2", "--now", "2026-11-02 18:00")
     seats = [s["seat_id"] for s in ok("heat", "show", "1")["seats"]]
     for seat, credits in zip(seats, ("1500", "1200"), strict=True):
-        type_passwords(monkeypatch, PASSWORD)
+        type_passwords(monkeypatch, PASSWORD, PASSWORD)
         ok("heat", "score", str(seat), "--credits", credits, "--reason", "link lost",
-           "--now", "2026-11-02 18:11", "--second", "dana")  # fmt: skip
+           "--now", "2026-11-02 18:11", "--as", "sam", "--second", "dana")  # fmt: skip
     ok("heat", "finish", "1", "--now", "2026-11-02 18:12")
 
     out_dir = tmp_path / "out"

@@ -178,7 +178,9 @@ async def test_disabling_the_requester_voids_its_pending_actions(desk: Desk) -> 
         await service.disable_user(s, "cashier", actor="admin", now=NOW)
     assert await _status(desk, pending) == "void"
     assert ("admin", "dual.void", f"pending:{pending}") in await _audit(desk)
-    r = await desk.client.post(f"/api/v1/pending/{pending}/approve", headers=desk.auth("supervisor"))
+    r = await desk.client.post(
+        f"/api/v1/pending/{pending}/approve", headers=desk.auth("supervisor")
+    )
     assert r.status_code == 422
     assert "void, not pending" in r.json()["error"]
 
@@ -195,7 +197,9 @@ async def test_approval_rechecks_the_requester(
     pending = await _request(desk, Permission.ENTRY_REFUND, "cashier")
     async with svc.unit_of_work(desk.sessions) as s:
         await s.execute(update(User).where(User.name == "cashier").values(**change))
-    r = await desk.client.post(f"/api/v1/pending/{pending}/approve", headers=desk.auth("supervisor"))
+    r = await desk.client.post(
+        f"/api/v1/pending/{pending}/approve", headers=desk.auth("supervisor")
+    )
     assert r.status_code == 422
     assert words in r.json()["error"]
     assert await _status(desk, pending) == "pending"
