@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from gateway.app.cli import main
-from gateway.app.identity import host_actor
 from gateway.records.keys import KeyPaths, create_keys
 
 from ..tournament.test_cli import _seed_floor
@@ -107,7 +106,7 @@ def test_heat_export_verified_by_reelgate_and_by_the_standalone_verifier(
     assert by_seat[1]["score"]["final_credits"] == 1500
     assert by_seat[1]["score"]["source"] == "manual"
     assert [(m["by"], m["reason"], m["credits"]) for m in by_seat[2]["manual_scores"]] == [
-        (host_actor(), "link lost", 1200)  # the host account that keyed it
+        ("sam", "link lost", 1200)  # the account that keyed it (--as, dual control)
     ]
     html = (out_dir / "heat-1.html").read_text("utf-8")
     sig = json.loads((out_dir / "heat-1.json.sig").read_text("utf-8"))
