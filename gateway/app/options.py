@@ -81,6 +81,10 @@ def add_write(parser: argparse.ArgumentParser, *, now: bool = True) -> None:
     parser.set_defaults(writes=True)
 
 
+PLAYER_HELP = (
+    "the player: id:N (player number), card:N or idnum:N (ID or passport number); a bare "
+    "value is a card or ID number, never a player number"
+)
 FIRST_HELP = (
     "your own account, the first person of this dual-control write (its password is "
     "asked before the second person's); the write is recorded under it"

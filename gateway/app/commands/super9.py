@@ -27,6 +27,7 @@ from gateway.app.identity import host_actor
 from gateway.app.keyed import SecondPerson, second_name
 from gateway.app.options import (
     DEFAULT_ZONE,
+    PLAYER_HELP,
     TIME_HELP,
     add_database,
     add_first,
@@ -116,7 +117,7 @@ def register(sub: Any) -> None:
 
     p = action("sell", "cash desk sale (rules 1-6)", _sell)
     p.add_argument("--ticket", required=True, help="printed ticket number")
-    p.add_argument("--player", required=True, help="ID number or Rewards card number")
+    p.add_argument("--player", required=True, help=PLAYER_HELP)
 
     p = action("hand-in", "key the top copy (rules 6-11)", _hand_in)
     p.add_argument("--ticket", required=True)
@@ -188,7 +189,7 @@ def register(sub: Any) -> None:
     p.add_argument("--ticket", required=True)
     p.add_argument("--kind", required=True, choices=("jackpot", "consolation"))
     p.add_argument("--signature", required=True, help="receipt / signature reference")
-    p.add_argument("--signer", required=True, help="ID or card number of who signs")
+    p.add_argument("--signer", required=True, help=f"who signs: {PLAYER_HELP}")
 
     p = action("report", "session report", _report, write=False, read=True)
     p.add_argument("--session", type=int, required=True)
