@@ -50,6 +50,10 @@ def _check_remote_options(args: argparse.Namespace) -> None:
         )
     if getattr(args, "director", None):
         raise OperatorError("--director: not over --server (the API takes no keyed time)")
+    if getattr(args, "as_account", None):
+        raise OperatorError(
+            "--as: over --server the token's account is the first person; nothing sent"
+        )
     spec = getattr(args, "second_person", None)
     if spec is not None and getattr(args, spec.dest, None):
         raise OperatorError(

@@ -199,6 +199,9 @@ def test_what_the_api_cannot_take_is_refused_in_one_line(
     assert "--second: over --server the second person approves" in cli.fails(
         "heat", "score", "1", "--credits", "10", "--reason", "x", "--second", "dana"
     )
+    assert "--as: over --server the token's account is the first person" in cli.fails(
+        "heat", "score", "1", "--credits", "10", "--reason", "x", "--as", "dana"
+    )
     monkeypatch.setenv("REELGATE_TOKEN", "rg_not-a-token")
     assert "authentication: token unknown" in cli.fails("entries", "sell", ANN, "-t", "Ridge")
     assert _actors(database, "purchase.sell") == []

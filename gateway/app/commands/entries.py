@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from gateway.accounts.roles import Permission
 from gateway.app.database import run
 from gateway.app.identity import host_actor
-from gateway.app.options import OneLineParser, add_common, add_second, now_of, write_of
+from gateway.app.options import PLAYER_HELP, OneLineParser, add_common, add_second, now_of, write_of
 from gateway.app.output import emit, rands
 from gateway.app.remote import remote_refund, remote_sell
 from gateway.app.tenders import sale_tender
@@ -37,7 +37,7 @@ def register(sub: Any) -> None:
 
     p = actions.add_parser("sell", help="sell seats to a player (rules 5–9)")
     add_common(p, read=True)
-    p.add_argument("player", help="player id, ID number or card number")
+    p.add_argument("player", help=PLAYER_HELP)
     p.add_argument("--tournament", "-t", required=True)
     p.add_argument("--package", default="single", help="package code (default: single)")
     p.add_argument("--quantity", type=int, default=1)
@@ -73,7 +73,7 @@ def register(sub: Any) -> None:
     p = actions.add_parser("list", help="entries of a tournament (optionally one player's)")
     add_common(p, read=True, write=False)
     p.add_argument("--tournament", "-t", required=True)
-    p.add_argument("player", nargs="?")
+    p.add_argument("player", nargs="?", help=PLAYER_HELP)
     p.set_defaults(handler=_list)
 
 

@@ -27,8 +27,10 @@ from gateway.app.identity import host_actor
 from gateway.app.keyed import SecondPerson, second_name
 from gateway.app.options import (
     DEFAULT_ZONE,
+    PLAYER_HELP,
     TIME_HELP,
     add_database,
+    add_first,
     add_json,
     add_now,
     add_write,
@@ -78,8 +80,10 @@ def register(sub: Any) -> None:
         if second is not None:
             p.add_argument(
                 second.option, dest=second.dest, metavar="ACCOUNT",
-                help="the second person's account (required; its password is asked)",
+                help="the second person's account (required; its password is asked), "
+                "not the --as account",
             )  # fmt: skip
+            add_first(p)
         if write and (not read or name in ("close", "claim")):
             p.add_argument("--mqtt", help="publish the live draw to this broker (mqtt://H:P)")
             p.add_argument("--site", default="venue", help="MQTT site prefix (venue)")
@@ -114,7 +118,7 @@ def register(sub: Any) -> None:
 
     p = action("sell", "cash desk sale (rules 1-6)", _sell)
     p.add_argument("--ticket", required=True, help="printed ticket number")
-    p.add_argument("--player", required=True, help="ID number or Rewards card number")
+    p.add_argument("--player", required=True, help=PLAYER_HELP)
     p.add_argument("--tender", choices=["cash", "card"], default="cash", help="(default cash)")
 
     p = action("hand-in", "key the top copy (rules 6-11)", _hand_in)
@@ -187,7 +191,7 @@ def register(sub: Any) -> None:
     p.add_argument("--ticket", required=True)
     p.add_argument("--kind", required=True, choices=("jackpot", "consolation"))
     p.add_argument("--signature", required=True, help="receipt / signature reference")
-    p.add_argument("--signer", required=True, help="ID or card number of who signs")
+    p.add_argument("--signer", required=True, help=f"who signs: {PLAYER_HELP}")
 
     p = action("report", "session report", _report, write=False, read=True)
     p.add_argument("--session", type=int, required=True)

@@ -45,7 +45,8 @@ async def _reused_key(_: Request, exc: Exception) -> JSONResponse:
 
 
 async def _operator(_: Request, exc: Exception) -> JSONResponse:
-    return problem(422, str(exc), getattr(exc, "rule", None))
+    # A refusal of the account's role (e.g. a dual-control rejection) is a 403.
+    return problem(getattr(exc, "http_status", 422), str(exc), getattr(exc, "rule", None))
 
 
 async def _too_long(_: Request, exc: Exception) -> JSONResponse:

@@ -60,6 +60,21 @@ Id = Annotated[int, Field(ge=1, le=INT32)]
 Count = Annotated[int, Field(ge=0, le=BIG)]
 Stage = Literal["qualifying", "semi-final", "final"]
 REF_PATTERN = r"^[^\x00-\x1f\x7f]{1,100}$"
+# A player is named by a typed reference (gateway.tournament.rules.player_ref); a bare
+# value is a card or ID number, never a player number, and refused if it is both.
+PLAYER_REF_PATTERN = (
+    r"^(?:id:[0-9]{1,18}|(?:card|idnum):[^\x00-\x1f\x7f]{1,94}|[^\x00-\x1f\x7f:]{1,100})$"
+)
+PLAYER_REF_DOC = (
+    "The player: `id:N` (player number), `card:N` (Rewards card number) or `idnum:N` "
+    "(national ID or passport number).  A bare value is looked up as a card number and "
+    "as an ID number, never as a player number, and refused when it names two players."
+)
+PLAYER_REF_EXAMPLES = ["id:12", "card:4000123", "idnum:8001015009087"]
+PlayerRef = Annotated[
+    str,
+    Field(pattern=PLAYER_REF_PATTERN, description=PLAYER_REF_DOC, examples=PLAYER_REF_EXAMPLES),
+]
 
 
 class Body(BaseModel):
@@ -155,7 +170,7 @@ TenderIn = Literal["cash", "card", "comp"]
 
 
 class SaleIn(Body):
-    player: Annotated[str, Field(pattern=REF_PATTERN)]
+    player: PlayerRef
     package: Code = "single"
     quantity: Annotated[int, Field(ge=1, le=100)] = 1
     # How it is paid; replaces ``payment`` and ``complimentary`` (kept for old clients).
@@ -222,7 +237,7 @@ class HeatOut(BaseModel):
 
 
 class RegisterIn(Body):
-    player: Annotated[str, Field(pattern=REF_PATTERN)]
+    player: PlayerRef
     entry: Id | None = None
 
 

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 from gateway.app.cli import main
-from gateway.app.identity import host_actor
 from gateway.records.keys import KeyPaths, create_keys
 
 from ..tournament.test_cli import _seed_floor
@@ -56,7 +55,7 @@ def test_heat_export_verified_by_reelgate_and_by_the_standalone_verifier(
     _seed_floor(url)
     make_training(url)  # a season keyed on past days
     cheap_hashes(monkeypatch)
-    add_accounts(url, ("dana", "director"))  # the manual scores' second person (T23)
+    add_accounts(url, ("dana", "director"), ("sam", "supervisor"))  # the scores' two people
     db = ["--database", url]
 
     def ok(*argv: str, json_out: bool = True) -> Any:
@@ -76,9 +75,9 @@ def test_heat_export_verified_by_reelgate_and_by_the_standalone_verifier(
     ok("heat", "begin", "1", "--present", "1,2", "--now", "2026-11-02 18:00")
     seats = [s["seat_id"] for s in ok("heat", "show", "1")["seats"]]
     for seat, credits in zip(seats, ("1500", "1200"), strict=True):
-        type_passwords(monkeypatch, PASSWORD)
+        type_passwords(monkeypatch, PASSWORD, PASSWORD)
         ok("heat", "score", str(seat), "--credits", credits, "--reason", "link lost",
-           "--now", "2026-11-02 18:11", "--second", "dana")  # fmt: skip
+           "--now", "2026-11-02 18:11", "--as", "sam", "--second", "dana")  # fmt: skip
     ok("heat", "finish", "1", "--now", "2026-11-02 18:12")
 
     out_dir = tmp_path / "out"
@@ -109,7 +108,7 @@ def test_heat_export_verified_by_reelgate_and_by_the_standalone_verifier(
     assert by_seat[1]["score"]["final_credits"] == 1500
     assert by_seat[1]["score"]["source"] == "manual"
     assert [(m["by"], m["reason"], m["credits"]) for m in by_seat[2]["manual_scores"]] == [
-        (host_actor(), "link lost", 1200)  # the host account that keyed it
+        ("sam", "link lost", 1200)  # the account that keyed it (--as, dual control)
     ]
     html = (out_dir / "heat-1.html").read_text("utf-8")
     sig = json.loads((out_dir / "heat-1.json.sig").read_text("utf-8"))

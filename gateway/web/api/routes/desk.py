@@ -23,6 +23,9 @@ from gateway.web.api import actions
 from gateway.web.api.auth import Caller, api_of, who
 from gateway.web.api.models import (
     INT32,
+    PLAYER_REF_DOC,
+    PLAYER_REF_EXAMPLES,
+    PLAYER_REF_PATTERN,
     REF_PATTERN,
     ManualScore,
     ManualScoreIn,
@@ -45,6 +48,10 @@ from storage.enums import Tender
 
 router = APIRouter(tags=["desk"])
 Ref = Annotated[str, Path(pattern=REF_PATTERN)]
+PlayerPath = Annotated[
+    str,
+    Path(pattern=PLAYER_REF_PATTERN, description=PLAYER_REF_DOC, examples=PLAYER_REF_EXAMPLES),
+]
 Key = Annotated[int, Path(ge=1, le=INT32)]
 
 
@@ -58,15 +65,12 @@ def _player(p: Any) -> PlayerOut:
     )
 
 
-def _ref(text: str) -> int | str:
-    """A player reference: the player id when all digits and small, else ID/card number."""
-    return int(text) if text.isdigit() and len(text) <= 9 else text
-
-
 @router.get("/players/{ref}", openapi_extra=needs(P.PLAYER_READ))
-async def find_player(request: Request, ref: Ref, me: Caller = who(P.PLAYER_READ)) -> PlayerOut:
+async def find_player(
+    request: Request, ref: PlayerPath, me: Caller = who(P.PLAYER_READ)
+) -> PlayerOut:
     session = me.session
-    return _player(await svc.find_player(session, _ref(ref)))
+    return _player(await svc.find_player(session, ref))
 
 
 @router.post("/players", status_code=201, openapi_extra=needs(P.PLAYER_ADD))
@@ -134,7 +138,7 @@ async def sell(
         sale = await svc.sell_entries(
             session,
             t.id,
-            _ref(b.player),
+            b.player,
             package_code=b.package,
             quantity=b.quantity,
             payment=PurchaseKind.CARD if b.payment == "card" else PurchaseKind.CASH,
@@ -196,7 +200,7 @@ async def register(
         session: AsyncSession, b: RegisterIn, actor: str, now: datetime
     ) -> dict[str, Any]:
         seat = await svc.register_for_heat(
-            session, key, _ref(b.player), actor=actor, now=now, entry_id=b.entry
+            session, key, b.player, actor=actor, now=now, entry_id=b.entry
         )
         return {
             "seat_id": seat.id,
