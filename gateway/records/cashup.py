@@ -3,7 +3,7 @@ Super 9 buy-ins, prizes paid (Super 9 and tournament), the jackpot carried, reco
 to the cent, and the liability carried forward.
 
 **Tender.** Every movement has its tender (cash, card, comp; a row from before revision
-0022 by its kind, a ticket's as cash).  ``by_tender`` splits each cashier's money;
+0017 by its kind, a ticket's as cash).  ``by_tender`` splits each cashier's money;
 ``cash_in_cents``/``cash_out_cents`` count cash only and ``drawer_cents`` (cash in −
 cash out) is what the drawer must hold: a card sale is money in the bank, a comp none.
 Prizes are paid in cash.  The cash figures are also summed in SQL, and a stored tender

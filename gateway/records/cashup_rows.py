@@ -68,7 +68,7 @@ class LedgerRow:
     actor: str
     cents: int
     key: tuple[str, str]
-    tender: str | None = None  # as the audit row recorded it (None: rows before 0022)
+    tender: str | None = None  # as the audit row recorded it (None: rows before 0017)
 
 
 async def _purchases(db: AsyncSession, start: datetime, end: datetime) -> list[Movement]:
@@ -93,7 +93,7 @@ async def _purchases(db: AsyncSession, start: datetime, end: datetime) -> list[M
 
 
 async def _refunds(db: AsyncSession, start: datetime, end: datetime) -> list[Movement]:
-    # A refund with no stored tender (before revision 0022) went back as it was paid.
+    # A refund with no stored tender (before revision 0017) went back as it was paid.
     rows = await db.execute(
         select(Refund, EntryPurchase.kind)
         .join(Entry, Entry.id == Refund.entry_id)

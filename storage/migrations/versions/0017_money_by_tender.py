@@ -1,7 +1,7 @@
 """money by tender: sales, refunds and Super 9 tickets carry their tender; idempotent sales
 
-Revision ID: 0022
-Revises: 0015
+Revision ID: 0017
+Revises: 0016
 Create Date: 2026-12-06 20:00:00
 
 Every column is nullable and old rows keep NULL: these tables are sealed, and a row's
@@ -17,8 +17,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0022"
-down_revision: str | Sequence[str] | None = "0015"
+revision: str = "0017"
+down_revision: str | Sequence[str] | None = "0016"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
