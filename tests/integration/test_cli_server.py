@@ -50,7 +50,9 @@ async def _seed(url: str) -> dict[str, str]:
                     FloorMachine(machine_id=f"A-{i}", bank_name="A", position=i,
                                  endpoint=endpoint, updated_at=now)
                 )  # fmt: skip
-            for name, role in (("thandi", "cashier"), ("lee", "desk"), ("dana", "director")):
+            accounts = (("thandi", "cashier"), ("lee", "desk"), ("dana", "director"),
+                        ("sam", "supervisor"))  # fmt: skip
+            for name, role in accounts:
                 await service.add_user(session, name, role, PASSWORD, actor="tests", now=now)
                 _, tokens[name] = await service.create_token(
                     session, name, role=None, expires_at=now + timedelta(days=1),
@@ -255,10 +257,10 @@ def test_a_manual_score_keyed_on_the_host_reaches_the_signs_of_the_api(
         cli.direct("entries", "sell", id_number, "-t", "Ridge", *now)
         cli.direct("heat", "register", "1", id_number, *now)
     cli.direct("heat", "begin", "1", "--present", "1,2", "--now", "2026-11-02 18:00")
-    type_passwords(monkeypatch, *[PASSWORD] * 4)  # dana, the second person, types hers
+    type_passwords(monkeypatch, *[PASSWORD] * 4)  # sam keys, dana confirms: each types theirs
     for seat, credits in ((1, "1500"), (2, "1700")):
         cli.direct("heat", "score", str(seat), "--credits", credits, "--reason", "link lost",
-                   "--second", "dana", "--now", "2026-11-02 18:11")  # fmt: skip
+                   "--as", "sam", "--second", "dana", "--now", "2026-11-02 18:11")  # fmt: skip
     deadline = time.monotonic() + START_S  # generous on a loaded host; the reader polls 200 ms
     rows: list[dict[str, Any]] = []
     while time.monotonic() < deadline:
