@@ -287,6 +287,9 @@ class Chaos:
                     starts_at=now - timedelta(seconds=1), bank_name=BANK,
                     duration_seconds=HEAT_S, starting_credits=CREDITS, actor="chaos",
                     now=booked - timedelta(hours=1),
+                    # Once a heat has closed the cut is sealed: each further heat is an
+                    # added one, announced (T10), and an amendment of the cut.
+                    announced_via="chaos run (PA)",
                 )  # fmt: skip
                 for seat in range(4):
                     p = await svc.add_player(

@@ -36,7 +36,7 @@ async def test_api_alone_is_ready_while_its_database_is(tmp_path: Path) -> None:
     try:
         status, body = await asyncio.to_thread(_get, f"{base}/readyz")
         assert status == 200
-        assert set(json.loads(body)["checks"]) == {"database"}
+        assert set(json.loads(body)["checks"]) == {"database", "audit witness"}
         assert (await asyncio.to_thread(_get, f"{base}/healthz"))[0] == 200
 
         os.replace(file, tmp_path / "aside.db")
