@@ -54,7 +54,7 @@ import httpx  # noqa: E402
 from sqlalchemy import text  # noqa: E402
 
 from gateway.accounts import service  # noqa: E402
-from gateway.records import chain  # noqa: E402
+from gateway.records import chain, witness  # noqa: E402
 from gateway.tournament import services as svc  # noqa: E402
 from gateway.tournament.rules.enums import EntryValidity, Stage  # noqa: E402
 from gateway.tournament.settings import TournamentSettings  # noqa: E402
@@ -367,6 +367,9 @@ def quiet_trio_probe() -> None:
         sys.modules["sniffio"] = None  # type: ignore[assignment]  # import fails at once
 
 
+WITNESSED = True  # --no-witness: the API without the head's witness, to compare
+
+
 async def run_backend(
     url: str, schema: str | None, desks: int, seconds: float, think_ms: float, trace: Trace | None
 ) -> list[list[str]]:
@@ -375,6 +378,7 @@ async def run_backend(
         trace.install(engine)
     chain.throwaway_keys()
     chain.bind(engine, url)
+    found = witness.bind(engine, url) if WITNESSED else None  # each head out, batched
     import storage.models  # noqa: F401
 
     async with engine.begin() as conn:
@@ -393,6 +397,9 @@ async def run_backend(
         elapsed = time.perf_counter() - began
         if trace is not None:
             trace.stop_watching()
+    if found is not None:
+        print(f"witness: {found.batches} writes (fdatasync at most once a second)", file=sys.stderr)
+        await found.close()
     await engine.dispose()
     rows = []
     for op in OPS:
@@ -447,7 +454,14 @@ async def main() -> None:
     parser.add_argument(
         "--trace", action="store_true", help="statements, round trips, lock holds per request"
     )
+    parser.add_argument(
+        "--no-witness", action="store_true", help="without the chain head's witness (compare)"
+    )
     args = parser.parse_args()
+    global WITNESSED
+    WITNESSED = not args.no_witness
+    if WITNESSED and not os.environ.get(witness.WITNESS_ENV):  # a file of this run's own
+        os.environ[witness.WITNESS_ENV] = str(Path(tempfile.mkdtemp()) / "bench.witness")
     if not 1 <= args.seconds <= 600 or not 1 <= args.desks <= 200:
         raise SystemExit("--seconds 1-600, --desks 1-200")
     if not 0 <= args.think_ms <= 60_000:

@@ -38,11 +38,19 @@ at the recorded hash), and the verifier reports "keyed from position N".  A fres
 database's first row is its genesis row.
 
 **Checkpoints.**  :func:`request_checkpoint` asks for a signed checkpoint when the
-transaction commits (heat close, stage close, Super 9 session close): after the
+transaction commits (heat close, stage close, Super 9 session close; the gateway's
+witness also asks a minute after any write and at shutdown): after the
 transaction's result seals (:mod:`storage.seals`) the head position and MAC and the
 instant are signed with the venue's Ed25519 key (the signer is part of
 :class:`ChainKeys`; storage only calls it), stored in ``audit_checkpoint`` and chained
 by an ``audit.checkpoint`` row, so a deleted checkpoint is missed by the verifier.
+
+**The witness.**  A chain can be cut short by someone who deletes the last rows and sets
+the head back (or restores an older backup): what is left still verifies.  So the head
+must also be known outside the database.  The gateway binds a :class:`HeadWitness` to
+the engine (:func:`bind_witness`, like the keys); after every commit that moved the
+head, the session hands it the new position and MAC (:func:`_witness_commit`), and the
+gateway writes it where the database cannot reach (``gateway.records.witness``).
 """
 
 from __future__ import annotations
@@ -59,7 +67,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from json.encoder import encode_basestring
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import (
     BigInteger,
@@ -101,6 +109,9 @@ _LAST_ACTOR_INFO = "reelgate_last_actor"
 _HEAD_INFO = "reelgate_chain_head"  # (transaction that locked it, the head row)
 _WAITING_INFO = "reelgate_audit_waiting"  # [(transaction recorded in, row)] to chain
 _WRITTEN_INFO = "reelgate_audit_written"  # [(written in, recorded in, row)] in savepoints
+_MOVED_INFO = "reelgate_chain_moved"  # (position, MAC) this transaction moved the head to
+_SIGNED_INFO = "reelgate_chain_signed"  # this transaction wrote a signed checkpoint
+_WITNESS_OPTION = "reelgate_chain_witness"
 GENESIS_INFO = "reelgate_seal_everything"  # storage.seals seals every result row then
 _KEY_ID_LABEL = b"reelgate audit key id"
 # Execution option of a query that never reads ``audit_log`` (the seals' read-backs):
@@ -194,6 +205,36 @@ class AuditCheckpoint(Base):
     reason: Mapped[str] = mapped_column(String(200))
     signature: Mapped[str] = mapped_column(String(128))  # Ed25519, hex
     key_fingerprint: Mapped[str] = mapped_column(String(64))
+
+
+class HeadWitness(Protocol):
+    """Told of every committed move of the chain head (called inside ``after_commit``:
+    it must only note the head and return; the writing is the witness's own)."""
+
+    def committed(self, position: int, mac: str, *, checkpointed: bool) -> None: ...
+
+
+def bind_witness(engine: AsyncEngine, witness: HeadWitness | None) -> None:
+    """Tell ``witness`` of every head that a session on ``engine`` commits."""
+    engine.sync_engine.update_execution_options(**{_WITNESS_OPTION: witness})
+
+
+def witness_of_engine(engine: AsyncEngine) -> HeadWitness | None:
+    found: HeadWitness | None = engine.sync_engine.get_execution_options().get(_WITNESS_OPTION)
+    return found
+
+
+@event.listens_for(Session, "after_commit")
+def _witness_commit(session: Session) -> None:
+    """The head this transaction committed, to the witness bound to the engine (if any).
+    Only the outermost commit fires this, after the database said COMMIT succeeded."""
+    moved = session.info.pop(_MOVED_INFO, None)
+    signed = session.info.pop(_SIGNED_INFO, False)
+    if moved is None:
+        return
+    witness = session.get_bind().get_execution_options().get(_WITNESS_OPTION)
+    if witness is not None:
+        witness.committed(moved[0], moved[1], checkpointed=signed)
 
 
 def bind_keys(engine: AsyncEngine, keys: ChainKeys | None) -> None:
@@ -428,6 +469,7 @@ def _insert(session: Session, head: AuditChainHead, entries: list[AuditEntry]) -
     the ORM neither re-reads nor re-sends them.  On PostgreSQL the last rows and the head
     go in one statement (INSERTs in a WITH), so the head is held for one round trip
     and the COMMIT; SQLite (no DML in WITH) runs its own process's two statements."""
+    session.info[_MOVED_INFO] = (head.last_id, head.last_hash)
     moved = {
         "head_last_id": head.last_id,
         "head_last_hash": head.last_hash,
@@ -556,8 +598,10 @@ def savepoint_rolled_back(session: Session, savepoint: SessionTransaction) -> No
     session.info[_WRITTEN_INFO] = kept
     if len(kept) != len(written):
         # the head's row was moved inside it (by Core, so the ORM does not expire it):
-        # read it again, under the lock this transaction may still hold
+        # read it again, under the lock this transaction may still hold; the witness is
+        # told only of a head written again after (never of one undone)
         session.info.pop(_HEAD_INFO, None)
+        session.info.pop(_MOVED_INFO, None)
     checkpoint = session.info.get(_CHECKPOINT_INFO)
     if checkpoint is not None and within(checkpoint[0], savepoint):
         session.info.pop(_CHECKPOINT_INFO)
@@ -622,6 +666,8 @@ def forget_transaction(session: Session) -> None:
     session.info.pop(_HEAD_INFO, None)
     session.info.pop(_WAITING_INFO, None)
     session.info.pop(_WRITTEN_INFO, None)
+    session.info.pop(_MOVED_INFO, None)
+    session.info.pop(_SIGNED_INFO, None)
 
 
 def request_checkpoint(session: AsyncSession | Session, reason: str) -> None:
@@ -678,6 +724,7 @@ def write_requested_checkpoint(session: Session) -> AuditCheckpoint | None:
         },
     )
     write_pending(session)
+    session.info[_SIGNED_INFO] = True
     return point
 
 

@@ -80,11 +80,13 @@ def apply_config(args: argparse.Namespace) -> None:
 
 
 def _record_keys_from(settings: Any) -> None:
-    """``[records]`` names the key files; the audit chain and the exports read them from
-    ``REELGATE_AUDIT_KEY_FILE`` / ``REELGATE_SIGNING_KEY_FILE`` (an explicit variable wins)."""
+    """``[records]`` names the key files and the witness; the audit chain and the exports
+    read them from ``REELGATE_AUDIT_KEY_FILE`` / ``REELGATE_SIGNING_KEY_FILE`` /
+    ``REELGATE_AUDIT_WITNESS`` (an explicit variable wins)."""
     for env, path in (
         ("REELGATE_AUDIT_KEY_FILE", settings.records.audit_key_file),
         ("REELGATE_SIGNING_KEY_FILE", settings.records.signing_key_file),
+        ("REELGATE_AUDIT_WITNESS", settings.records.witness),
     ):
         if path is not None and not os.environ.get(env):
             os.environ[env] = str(path)

@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from gateway.app.database import guarded, open_engine
+from gateway.app.database import close_engine, guarded, open_engine
 from gateway.app.database import upgrade as upgrade_database
 from gateway.app.options import DEFAULT_SPOOL
 from gateway.errors import OperatorError
@@ -116,7 +116,7 @@ class GatewayContext:
     async def close(self) -> None:
         await self.writer.close()
         with contextlib.suppress(Exception):
-            await self.engine.dispose()
+            await close_engine(self.engine)  # the witness settled (serve: a last checkpoint)
 
 
 def driver_factory() -> Any:

@@ -148,10 +148,41 @@ async def open_engine(given: str | None) -> tuple[str, AsyncEngine]:
 
 
 def bind_keys(engine: AsyncEngine, url: str) -> None:
+    """The chain's keys and its witness (:mod:`gateway.records.witness`) for ``engine``."""
+    from gateway.records import witness
+
     try:
         chain.bind(engine, url)
     except RecordKeyError as exc:
         raise OperatorError(str(exc)) from None
+    try:
+        witness.bind(engine, url)
+    except ValueError as exc:
+        raise OperatorError(f"records.witness: {exc}") from None
+
+
+def watch_chain(engine: AsyncEngine) -> None:
+    """``serve`` and ``api``: checkpoints within a minute of anyone's write, and at
+    shutdown (:meth:`gateway.records.witness.Witness.watch`)."""
+    from gateway.records.witness import witness_of
+
+    found = witness_of(engine)
+    if found is not None:
+        found.watch()
+
+
+async def close_engine(engine: AsyncEngine) -> None:
+    """Dispose of an engine from :func:`open_engine`: its witness first holds every head
+    committed (and, in ``serve`` and ``api``, a shutdown checkpoint; see
+    :mod:`gateway.records.witness`)."""
+    from gateway.records.witness import witness_of
+
+    found = witness_of(engine)
+    try:
+        if found is not None:
+            await found.close()
+    finally:
+        await engine.dispose()
 
 
 def require_audit_key(engine: AsyncEngine, what: str) -> None:
@@ -194,7 +225,7 @@ async def upgrade(given: str | None) -> tuple[str | None, str]:
         await guarded(url, _key_legacy_chain(engine, url))
         return before, head_revision()
     finally:
-        await engine.dispose()
+        await close_engine(engine)
 
 
 async def init(given: str | None, *, training: bool, by: str) -> tuple[str | None, str, str]:
@@ -316,4 +347,4 @@ async def _run(
     except (DBAPIError, OSError) as exc:  # server gone, database locked
         raise cannot_open(url, exc) from exc
     finally:
-        await engine.dispose()
+        await close_engine(engine)

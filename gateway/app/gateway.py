@@ -31,7 +31,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from gateway.app.context import GatewayContext, bank_links, close_links, snmp_secrets_for
-from gateway.app.database import require_audit_key
+from gateway.app.database import require_audit_key, watch_chain
 from gateway.app.options import DEFAULT_SPOOL, trap_host
 from gateway.clocks.central import DEFAULT_LIMIT_MS, central_offset
 from gateway.errors import OperatorError
@@ -141,6 +141,7 @@ class RunningGateway:
         except OperatorError:
             await ctx.close()
             raise
+        watch_chain(ctx.engine)  # a checkpoint within a minute of any write, and at shutdown
         machines = [m for bank in ctx.floor.banks.values() for m in bank.machines]
         secrets = snmp_secrets_for(s.snmp_secrets, s.floor, machines)  # before any link
         self.ownership = ownership = BankOwnership(

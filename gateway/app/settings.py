@@ -48,6 +48,7 @@ LEGACY_ENV: Mapping[str, tuple[str, str]] = {
     "REELGATE_SNMP_SECRETS": ("serve", "snmp_secrets"),
     "REELGATE_AUDIT_KEY_FILE": ("records", "audit_key_file"),
     "REELGATE_SIGNING_KEY_FILE": ("records", "signing_key_file"),
+    "REELGATE_AUDIT_WITNESS": ("records", "witness"),
 }
 SECRET_WORDS = ("password", "secret", "token", "passphrase")
 MASK = "***"
@@ -159,6 +160,20 @@ class LogSection(Section):
 class RecordsSection(Section):
     audit_key_file: Path | None = None  # gateway.records.keys: the audit log's HMAC key
     signing_key_file: Path | None = None  # Ed25519 key signing checkpoints and exports
+    # Where each committed chain head is also written (gateway.records.witness): a file
+    # kept apart from the database and its keys, syslog+udp|tcp://HOST:PORT, or none.
+    # None: <sqlite file>.witness, or a file under ~/.local/state/reelgate/ for PostgreSQL.
+    witness: str | None = None
+
+    @field_validator("witness")
+    @classmethod
+    def _witness(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        from gateway.records.witness_sinks import parse_spec
+
+        parse_spec(value)  # ValueError names what is wrong
+        return value.strip()
 
 
 class ServeSection(Section):

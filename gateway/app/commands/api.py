@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gateway.app.configfile import fill_unset, settings_of
-from gateway.app.database import open_engine, require_audit_key
+from gateway.app.database import close_engine, open_engine, require_audit_key, watch_chain
 from gateway.app.options import add_database
 from gateway.errors import OperatorError
 
@@ -173,7 +173,7 @@ class HttpApi:
             streams.end_all()  # an open stream would hold uvicorn's shutdown up
         self.server.should_exit = True
         await self.task
-        await self.engine.dispose()
+        await close_engine(self.engine)  # the witness settled, a last checkpoint
         if self.own_ops is not None:
             await self.own_ops.close()
 
@@ -210,6 +210,7 @@ async def start_http(
     except OperatorError:
         await engine.dispose()
         raise
+    watch_chain(engine)  # a checkpoint within a minute of any write, and at shutdown
     own_ops = None
     if ops is None:
         ops = own_ops = ProcessOps()

@@ -3,23 +3,28 @@
 ``verify`` needs the audit key (it recomputes every MAC) and checks the checkpoints'
 signatures with the public key (``--public-key``, else the ``.pub`` beside the signing
 key); it prints one line per row that differs, was deleted or was inserted, naming the
-table and id, and exits 1 if there is any.  ``show`` only reads: it needs no key.
+table and id, and exits 1 if there is any.  It also reads the chain's witness (the
+configured file, or ``--witness FILE``: a syslog collector's copy) and reports a
+truncated or rolled-back tail as such, with the positions missing
+(:mod:`gateway.records.witness_check`).  ``show`` only reads: it needs no key.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import signal
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
 
-from gateway.app.database import guarded, open_engine, resolve, safe_url
+from gateway.app.database import close_engine, guarded, open_engine, resolve, safe_url
 from gateway.app.options import OneLineParser, add_database, add_json
 from gateway.errors import OperatorError
-from gateway.records import chain
+from gateway.records import chain, witness, witness_check
 from gateway.records.keys import AUDIT_KEY_ENV, SIGNING_KEY_ENV, KeyPaths, RecordKeyError
 from gateway.records.verify import verify as records_verify
 from storage import audit
@@ -41,12 +46,25 @@ def register(sub: Any) -> None:
     verify.add_argument(
         "--public-key", help="the venue's Ed25519 public key (PEM) the checkpoints are signed by"
     )
+    verify.add_argument(
+        "--witness",
+        help="the witness to check against (default: records.witness when it is a file; "
+        "for syslog, the collector's copy)",
+    )
     verify.set_defaults(handler=_verify)
 
     init = actions.add_parser("keys-init", help="write a new audit key and signing key pair")
     add_database(init)
     init.add_argument("--dir", help="folder for the keys (default: <sqlite file>.keys)")
     init.set_defaults(handler=_keys_init)
+
+    receive = actions.add_parser(
+        "witness-receive",
+        help="keep the chain heads another gateway sends by syslog (RFC 5424, TCP and UDP)",
+    )
+    receive.add_argument("--listen", required=True, help="HOST:PORT to listen on (TCP and UDP)")
+    receive.add_argument("--file", required=True, help="the file to append the entries to")
+    receive.set_defaults(handler=_receive)
 
     show = actions.add_parser("show", help="list the latest audit rows, newest last")
     _common(show)
@@ -61,45 +79,84 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    url, result, signed = asyncio.run(_run_verify(args.database, args.public_key))
+    url, result, signed, seen = asyncio.run(
+        _run_verify(args.database, args.public_key, args.witness)
+    )
+    findings = [*seen.findings, *result.findings]
+    ok = result.ok and not seen.findings
     if args.json:
         print(
             json.dumps(
-                {"database": safe_url(url), "signatures_checked": signed, **result.as_dict()}
+                {
+                    "database": safe_url(url),
+                    "signatures_checked": signed,
+                    **result.as_dict(),
+                    "ok": ok,
+                    "findings": [f.as_dict() for f in findings],
+                    "witness": seen.as_dict(),
+                }
             )
         )
-        return 0 if result.ok else 1
+        return 0 if ok else 1
     keyed = f", keyed from row {result.keyed_from}" if result.keyed_from else ""
     points = f"{result.checkpoints} checkpoint(s)"
     points += " signed" if signed else " (signatures NOT checked: no public key)"
-    if result.ok:
+    witnessed = f", witnessed to row {seen.last_witnessed}" if seen.entries else ""
+    if ok:
         print(
             f"audit log intact: {result.rows_checked} rows{keyed}, {points}, "
-            f"{result.sealed_rows} result rows sealed; last MAC {result.last_hash}"
+            f"{result.sealed_rows} result rows sealed{witnessed}; last MAC {result.last_hash}"
         )
-        return 0
-    print(f"audit log BROKEN: {len(result.findings)} finding(s){keyed}, {points}")
-    for finding in result.findings:
+    elif seen.headline is not None:
+        print(seen.headline)
+    else:
+        print(f"audit log BROKEN: {len(findings)} finding(s){keyed}, {points}")
+    for line in seen.restores:
+        print(f"  {line}")
+    for line in seen.warnings:
+        print(f"  {line}")
+    for finding in [] if ok else findings:
         print(f"  {finding.line()}")
-    return 1
+    return 0 if ok else 1
 
 
 async def _run_verify(
-    given: str | None, public_key: str | None
-) -> tuple[str, audit.VerifyResult, bool]:
+    given: str | None, public_key: str | None, witness_file: str | None
+) -> tuple[str, audit.VerifyResult, bool, witness_check.WitnessReport]:
     url, engine = await open_engine(given)
     try:
         paths = chain.key_paths(url)
-        if audit.keys_of_engine(engine) is None or paths is None:
+        keys = audit.keys_of_engine(engine)
+        if keys is None or paths is None:
             raise OperatorError(
                 f"audit verify needs the audit key: set {AUDIT_KEY_ENV} to the venue's key file"
             )
         checker = _checker(Path(public_key) if public_key else paths.public_key, public_key)
+        text, source = _witness_text(url, witness_file)
         async with make_sessionmaker(engine)() as session:
             result = await guarded(url, records_verify(session, check_signature=checker))
-            return url, result, checker is not None
+            seen = await guarded(url, witness_check.check(session, keys, text, source))
+            return url, result, checker is not None, seen
     finally:
-        await engine.dispose()
+        await close_engine(engine)
+
+
+def _witness_text(url: str, given: str | None) -> tuple[str | None, str]:
+    """The witness to read: ``--witness FILE``, else the configured file."""
+    if given is not None:
+        path = Path(given)
+        if not path.is_file():
+            raise OperatorError(f"--witness {path}: no such file")
+        return witness_check.read_witness(path)
+    try:
+        spec = witness.spec_for(url)
+    except ValueError as exc:
+        raise OperatorError(f"records.witness: {exc}") from None
+    if spec.kind == "none":
+        return None, "none configured (records.witness = none)"
+    if spec.kind != "file" or spec.path is None:
+        return None, f"{spec.describe()} is not read here: give the collector's copy (--witness)"
+    return witness_check.read_witness(spec.path)
 
 
 def _checker(path: Path, given: str | None) -> chain.SignatureChecker | None:
@@ -129,6 +186,40 @@ def _keys_init(args: argparse.Namespace) -> int:
     print(f"signing key {paths.signing_key}")
     print(f"public key  {paths.public_key}  fingerprint {keys.fingerprint}")
     print(f"export {AUDIT_KEY_ENV}={paths.audit_key} {SIGNING_KEY_ENV}={paths.signing_key}")
+    return 0
+
+
+def _receive(args: argparse.Namespace) -> int:
+    from gateway.app.settings import host_port
+    from gateway.records.witness_receiver import WitnessReceiver
+    from gateway.records.witness_sinks import FileSink
+
+    try:
+        host, port = host_port(args.listen)
+    except ValueError as exc:
+        raise OperatorError(f"--listen {args.listen}: {exc}") from None
+    path = Path(args.file)
+    if not path.resolve().parent.is_dir():
+        raise OperatorError(f"--file {path}: folder {path.resolve().parent} does not exist")
+
+    async def run() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, stop.set)
+        receiver = WitnessReceiver(FileSink(path))
+        try:
+            bound = await receiver.start(host, port)
+        except OSError as exc:
+            raise OperatorError(f"--listen {args.listen}: cannot listen ({exc.strerror})") from None
+        print(f"witness receiver on {host}:{bound} (tcp, udp) -> {path}", flush=True)
+        try:
+            await stop.wait()
+        finally:
+            await receiver.close()
+
+    asyncio.run(run())
     return 0
 
 

@@ -24,6 +24,8 @@ from gateway.app.options import add_database
 from gateway.errors import OperatorError
 from storage.db import is_sqlite, make_engine
 
+KEYED_CHAIN_REVISION = "0014"  # audit_log's keyed chain and its head, as written today
+
 
 def register(actions: Any) -> None:
     backup = actions.add_parser(
@@ -131,7 +133,22 @@ def _restore(args: argparse.Namespace) -> int:
     else:
         pg_tools.restore(file, url)
     print(f"restored {file} (revision {found}) into {database.safe_url(url)}")
+    _record(url, file, found)
     return report_revision(args.database)
+
+
+def _record(url: str, file: Path, found: str | None) -> None:
+    """The restore as an audited event the witness knows of (restore_record)."""
+    from gateway.app.backups.restore_record import record_restore
+
+    if found is None or found < KEYED_CHAIN_REVISION:  # no keyed chain to record it in
+        print(f"revision {found} predates the keyed audit chain: the restore is not recorded")
+        return
+    recorded = asyncio.run(record_restore(url, file))
+    if recorded is None:
+        print("no audit key: the restore is not recorded; audit verify will see a rollback")
+        return
+    print(recorded.line())
 
 
 def report_revision(given: str | None) -> int:

@@ -139,3 +139,15 @@ def bank_checks(
         else:
             checks.append(Check(f"bank:{name}", True, f"{len(active)} machine link(s) up"))
     return checks
+
+
+def witness_check(engine: AsyncEngine) -> Check | None:
+    """The chain head's witness (gateway.records.witness): its last write went through."""
+    from gateway.records.witness import witness_of
+
+    found = witness_of(engine)
+    if found is None:
+        return None
+    if found.last_error is not None:
+        return Check("audit witness", False, found.last_error)
+    return Check("audit witness", True, f"{found.batches} writes")

@@ -23,6 +23,7 @@ from gateway.app.monitoring.checks import (
     database_check,
     recovery_check,
     spool_check,
+    witness_check,
 )
 from gateway.app.monitoring.loop import LoopWatch
 from gateway.app.monitoring.metrics import (
@@ -73,8 +74,15 @@ class ProcessOps:
             return Check("database", False, "not opened yet")
         return await database_check(*self._database)
 
+    def witness(self) -> list[Check]:
+        """The audit chain's witness: not ready while its last write failed."""
+        if self._database is None:
+            return []
+        found = witness_check(self._database[1])
+        return [] if found is None else [found]
+
     async def readiness(self) -> Sequence[Check]:
-        return [await self.database()]
+        return [await self.database(), *self.witness()]
 
 
 class _Live:
@@ -140,7 +148,7 @@ class GatewayOps(ProcessOps):
         return await database_check(gateway.ctx.url, gateway.ctx.engine)
 
     async def readiness(self) -> Sequence[Check]:
-        checks = [await self.database()]
+        checks = [await self.database(), *self.witness()]
         gateway = self.gateway
         if gateway is None or gateway.ctx is None or gateway.scheduler is None:
             return [*checks, Check("gateway", False, "starting: banks not taken yet")]

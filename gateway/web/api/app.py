@@ -32,6 +32,7 @@ from gateway.web.api.routes import (
     tournament_desk,
     tournaments,
 )
+from gateway.web.api.witnessed import WitnessedAnswers
 from gateway.web.limits import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY, BodyLimit
 
 PREFIX = "/api/v1"
@@ -84,7 +85,8 @@ def create_app(
     if ops is not None:
         install_ops(app, ops, [(PREFIX, module.router) for module in modules])
     console.mount(app)  # the console's pages under /console/ (gateway.web.console)
-    # Outside every route: a body over the limit is refused before it is parsed.
+    app.add_middleware(WitnessedAnswers, sessions=sessions)  # the head witnessed first
+    # Outermost (added last): a body over the limit is refused before it is parsed.
     app.add_middleware(
         BodyLimit, max_body=max_body, timeout=body_timeout, larger=larger_bodies or {}
     )

@@ -239,3 +239,26 @@ def test_the_record_keys_named_in_records_are_the_ones_used(
 
 def main_args(argv: list[str]) -> argparse.Namespace:
     return build_parser(argv[0]).parse_args(argv)
+
+
+def test_the_witness_named_in_records_is_checked_and_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """25.1: ``[records] witness`` is one line when wrong, reaches the audit chain's
+    witness when right (the variable wins), and is refused in the keys' folder."""
+    bad = _write(tmp_path, '[records]\nwitness = "syslog://10.0.0.12:514"\n')
+    err = _error(capsys, ["tournament", "list", "--config", str(bad)])
+    assert err.endswith(
+        "records.witness: must be a file path, syslog+udp://HOST:PORT, "
+        "syslog+tcp://HOST:PORT or none"
+    )
+    path = _write(tmp_path, '[records]\nwitness = "syslog+tcp://10.0.0.12:6514"\n')
+    configfile.apply_config(main_args(["tournament", "list", "--config", str(path)]))
+    assert os.environ["REELGATE_AUDIT_WITNESS"] == "syslog+tcp://10.0.0.12:6514"
+    monkeypatch.delenv("REELGATE_AUDIT_WITNESS")
+
+    db = tmp_path / "venue.db"
+    assert main(["db", "upgrade", "--database", f"sqlite:///{db}"]) == 0
+    monkeypatch.setenv("REELGATE_AUDIT_WITNESS", str(tmp_path / "venue.db.keys" / "w"))
+    err = _error(capsys, ["tournament", "list", "--database", f"sqlite:///{db}"])
+    assert "the witness must not be kept in the keys folder" in err
