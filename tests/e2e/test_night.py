@@ -21,26 +21,27 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
-from .night import Host, Lines, passwords, until
+from .night import Host, Lines, passwords, token_by_service, until
 
 ROLES = {
-    "dana": "director", "pieter": "director", "naledi": "cashier", "lee": "desk",
-    "tumi": "technician", "thabo": "promotion-director", "sam": "dealer", "vusi": "supervisor",
+    "dana": "director", "pieter": "director", "naledi": "cashier",
+    "thabo": "promotion-director", "sam": "dealer", "vusi": "supervisor",
 }  # fmt: skip
-HEAT_SECONDS = 8
-PLAYERS = [  # (ID number, name, date of birth, card)
+HEAT_SECONDS = 30  # long enough for a loaded host to see it running
+PLAYERS = [  # (ID number, name, date of birth, card); the fourth sits at A04
     ("8001015009087", "Lerato Mokoena", "1980-01-01", "600101"),
     ("8101015009086", "Sipho Dlamini", "1981-01-01", "600102"),
     ("7505055009083", "Ann Naidoo", "1975-05-05", "600103"),
     ("6906065009082", "Johan Botha", "1969-06-06", "600104"),
-    ("9002025009081", "Zanele Khumalo", "1990-02-02", "600105"),
-    ("8803035009080", "Pieter Smit", "1988-03-03", "600106"),
 ]
 
 
@@ -59,6 +60,7 @@ class Night:
         self.cashier_token = ""
         self.heats: dict[str, int] = {}
         self.tournaments: dict[str, int] = {}
+        self.seams: list[str] = []  # what the night could not do as documented
 
     # 1. the host
     def init(self) -> None:
@@ -66,9 +68,14 @@ class Night:
         for name, role in ROLES.items():
             self.host.run("users", "add", name, "--role", role, "--password-stdin",
                           stdin=self.pw[name] + "\n")  # fmt: skip
-        made = self.host.json("tokens", "create", "--user", "naledi", "--expires", "1",
-                              "--label", "cash desk 2")  # fmt: skip
-        self.cashier_token = made["token"]
+        made = self.host.run("tokens", "create", "--user", "naledi", "--expires", "1",
+                             "--label", "cash desk 2", "--json", ok=False)  # fmt: skip
+        if made.returncode == 0:
+            self.cashier_token = json.loads(made.stdout)["token"]
+        else:  # issue 24 no. 1, fixed on h7: a seam the night records
+            assert "outside its preflight" in made.stderr, made.stderr
+            self.seams.append("tokens create: " + made.stderr.strip().splitlines()[-1])
+            self.cashier_token = token_by_service(self.host.database, "naledi")
 
     # 2. the technician
     def floor(self) -> None:
@@ -99,7 +106,8 @@ class Night:
     # 3. the director
     def schedule(self, lead: float) -> None:
         for key, bank in (("one", "A"), ("two", "B")):
-            made = self.host.json("tournament", "create", f"Night {key}", "--validity", "48h")
+            made = self.host.json("tournament", "create", f"Night {key}", "--validity", "48h",
+                                  "--notice-min", "1")  # fmt: skip
             self.tournaments[key] = made["id"]
         start = datetime.now(UTC) + timedelta(seconds=lead)
         for key, bank in (("one", "A"), ("two", "B")):
@@ -108,7 +116,7 @@ class Night:
                 "--start", _iso(start), "--bank", bank, "--seconds", str(HEAT_SECONDS),
                 "--credits", "500",
             )  # fmt: skip
-            self.heats[key] = heat["id"]
+            self.heats[key] = heat["heat_id"]
 
     def serve(self) -> None:
         lines = self.host.start("serve", "--floor", "floor.toml", "--spool", "spool",
@@ -134,24 +142,121 @@ class Night:
             self.desk("entries", "sell", id_number, "-t", one, "--reference", f"TILL-{100 + i}",
                       *tender)  # fmt: skip
             self.desk("heat", "register", str(self.heats["one"]), id_number)
-        for i, (id_number, *_rest) in enumerate(PLAYERS[:3]):
+        for i, (id_number, *_rest) in enumerate(PLAYERS[:2]):
             self.desk("entries", "sell", id_number, "-t", two, "--reference", f"TILL-{200 + i}")
             self.desk("heat", "register", str(self.heats["two"]), id_number)
 
     def heat(self, key: str) -> Any:
         return self.host.json("heat", "show", str(self.heats[key]))
 
+    def move_up(self, lead: float) -> None:
+        """The registrations done, the director brings the heats forward (T10, announced)."""
+        start = datetime.now(UTC) + timedelta(seconds=lead)
+        for key in ("one", "two"):
+            self.host.run("heat", "reschedule", str(self.heats[key]), "--start", _iso(start),
+                          "--announced-via", "MC", "--reason", "every seat booked")  # fmt: skip
+
+    # 5. the heats, and a machine that stops answering
+    def play(self) -> None:
+        seen: list[str] = []
+
+        def status(key: str) -> str:
+            found = str(self.heat(key)["heat"]["status"])
+            seen.append(f"{key}:{found}")
+            return found
+
+        began = until(lambda: status("one") not in ("scheduled", "armed"), 150, "heat one on",
+                      every=1)  # fmt: skip
+        print("statuses", seen)
+        assert began == "running", seen
+        spare = self.emulators["A-spare"].proc
+        spare.send_signal(signal.SIGSTOP)  # A04 stops answering mid-heat
+        try:
+            until(lambda: status("one") == "closed", 120, "heat one closed", every=1)
+        finally:
+            spare.send_signal(signal.SIGCONT)
+        until(lambda: status("two") == "closed", 60, "heat two closed", every=1)
+
+    # 6. after the close: a manual score with a second person, an added heat, a refund
+    def seat_of(self, key: str, id_number: str) -> dict[str, Any]:
+        seats = self.heat(key)["seats"]
+        name = next(p[1] for p in PLAYERS if p[0] == id_number)
+        found = [x for x in seats if name in json.dumps(x)]
+        assert len(found) == 1, seats
+        return dict(found[0])
+
+    def after_the_cut(self) -> None:
+        seat = self.seat_of("one", PLAYERS[1][0])
+        done = self.host.run(
+            "heat", "score", str(seat["seat_id"]), "--credits", "777",
+            "--reason", "meter read by hand after a keying error", "--second", "pieter",
+            stdin=self.pw["pieter"] + "\n", ok=False,
+        )  # fmt: skip
+        if done.returncode != 0:
+            self.seams.append("manual score after the close: " + done.stderr.strip())
+        else:
+            self.manual = (seat["seat_id"], 777)
+        start = datetime.now(UTC) + timedelta(seconds=900)
+        added = self.host.run(
+            "heat", "schedule", "-t", str(self.tournaments["one"]), "--stage", "qualifying",
+            "--start", _iso(start), "--bank", "A", "--seconds", str(HEAT_SECONDS),
+            "--credits", "500", "--announced-via", "MC", "--json", ok=False,
+        )  # fmt: skip
+        if added.returncode != 0:
+            self.seams.append("added heat after the close: " + added.stderr.strip())
+        else:
+            self.heats["added"] = json.loads(added.stdout)["heat_id"]
+        sold = self.desk("entries", "sell", PLAYERS[2][0], "-t", str(self.tournaments["one"]),
+                         "--reference", "TILL-300")  # fmt: skip
+        print("sold", sold)
+        self.refund_of = sold
+
+    def refund(self) -> None:
+        entry = self.refund_of["entries"][0] if "entries" in self.refund_of else self.refund_of
+        entry_id = entry["id"] if isinstance(entry, dict) else entry
+        self.host.run("entries", "refund", str(entry_id), "--rule", "23",
+                      "--reason", "player left before a seat was free", "--second", "pieter",
+                      stdin=self.pw["pieter"] + "\n")  # fmt: skip
+
+    # 7. the close of the day
+    def records(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        key = self.host.work / "signing.key"
+        subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-out", str(key)],
+                       check=True, capture_output=True)  # fmt: skip
+        subprocess.run(["openssl", "pkey", "-in", str(key), "-pubout", "-out",
+                        str(self.host.work / "signing.pub")], check=True, capture_output=True)  # fmt: skip
+        day = datetime.now(ZoneInfo("Africa/Johannesburg")).date().isoformat()
+        out["cashup"] = self.host.json("cashup", "--date", day)
+        records = self.host.work / "records"
+        for kind, ref in (("heat", self.heats["one"]), ("tournament", self.tournaments["one"]),
+                          ("cashup", day)):  # fmt: skip
+            self.host.run("export", kind, str(ref), "--out", str(records),
+                          "--signing-key", str(key))  # fmt: skip
+        out["exports"] = sorted(p.name for p in records.iterdir())
+        for f in records.glob("*.json"):
+            self.host.run("export", "verify", str(f), "--public-key",
+                          str(self.host.work / "signing.pub"))  # fmt: skip
+        out["audit"] = self.host.run("audit", "verify").stdout
+        out["standings"] = self.host.json("tournament", "standings", str(self.tournaments["one"]))
+        return out
+
 
 def test_one_night_one_truth(empty_database: str, tmp_path: Path) -> None:
     host = Host(empty_database, tmp_path)
     night = Night(host)
     try:
-        night.init()
-        night.floor()
-        night.schedule(lead=60)
-        night.serve()
-        night.sell()
+        for step in (night.init, night.floor, lambda: night.schedule(lead=900), night.serve,
+                     night.sell, lambda: night.move_up(75), night.play, night.after_the_cut,
+                     night.refund):  # fmt: skip
+            began = time.monotonic()
+            step()
+            print(f"{getattr(step, '__name__', 'step')}: {time.monotonic() - began:.1f} s")
         print(json.dumps(night.heat("one"), indent=1))
+        print(json.dumps(night.heat("two"), indent=1))
+        print(night.seams)
+        out = night.records()
+        print(json.dumps(out, indent=1, default=str))
     finally:
         codes = list(host.stop_all())
     assert codes
