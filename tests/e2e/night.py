@@ -164,3 +164,39 @@ def token_by_service(database: str, user: str) -> str:
             await engine.dispose()
 
     return asyncio.run(go())
+
+
+def console_standings(api: str, account: str, password: str, tournament: int) -> list[tuple[str, int]]:
+    """The director's console in Chromium: sign in through the login page (its CSRF token
+    comes with the form), open the standings of ``tournament``; (player, credits) by place."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from tests.browser import CHROMIUM, TABLET
+
+    base = api.removesuffix("/api/v1") + "/console"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_context(viewport=TABLET).new_page()
+            page.set_default_timeout(30_000)
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.goto(f"{base}/login")
+            page.get_by_label("Account").fill(account)
+            page.get_by_label("Password").fill(password)
+            page.get_by_role("button", name="Sign in").click()
+            page.wait_for_url(f"{base}/")
+            page.get_by_role("navigation", name="Screens").get_by_role(
+                "link", name="Standings"
+            ).click()
+            page.goto(f"{base}/standings?t={tournament}&stage=qualifying")
+            rows = page.locator("#standings-table tbody tr[data-entry]")
+            expect(rows.first).to_be_visible()
+            found = [
+                (r.locator("td").nth(1).inner_text().strip(), int(r.locator(".credits").inner_text()))
+                for r in rows.all()
+            ]
+            assert errors == [], f"the console threw: {errors}"
+            return found
+        finally:
+            browser.close()

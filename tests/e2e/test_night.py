@@ -30,7 +30,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from .night import Host, Lines, passwords, token_by_service, until
+from .night import Host, Lines, console_standings, passwords, token_by_service, until
 
 ROLES = {
     "dana": "director", "pieter": "director", "naledi": "cashier",
@@ -165,10 +165,8 @@ class Night:
             seen.append(f"{key}:{found}")
             return found
 
-        began = until(lambda: status("one") not in ("scheduled", "armed"), 150, "heat one on",
-                      every=1)  # fmt: skip
-        print("statuses", seen)
-        assert began == "running", seen
+        until(lambda: status("one") not in ("scheduled", "armed"), 150, "heat one on", every=1)
+        assert seen[-1] == "one:running", seen
         spare = self.emulators["A-spare"].proc
         spare.send_signal(signal.SIGSTOP)  # A04 stops answering mid-heat
         try:
@@ -254,6 +252,7 @@ def test_one_night_one_truth(empty_database: str, tmp_path: Path) -> None:
             print(f"{getattr(step, '__name__', 'step')}: {time.monotonic() - began:.1f} s")
         print(json.dumps(night.heat("one"), indent=1))
         print(json.dumps(night.heat("two"), indent=1))
+        print(console_standings(night.api, "dana", night.pw["dana"], night.tournaments["one"]))
         print(night.seams)
         out = night.records()
         print(json.dumps(out, indent=1, default=str))
