@@ -113,6 +113,8 @@ _MOVED_INFO = "reelgate_chain_moved"  # (position, MAC) this transaction moved t
 _SIGNED_INFO = "reelgate_chain_signed"  # this transaction wrote a signed checkpoint
 _WITNESS_OPTION = "reelgate_chain_witness"
 GENESIS_INFO = "reelgate_seal_everything"  # storage.seals seals every result row then
+# More the genesis row states: storage.seals names the tables it seals from there on.
+GENESIS_FACTS: dict[str, Any] = {}
 _KEY_ID_LABEL = b"reelgate audit key id"
 # Execution option of a query that never reads ``audit_log`` (the seals' read-backs):
 # it needs no waiting rows written first, nor the search of its FROM that tells.
@@ -494,7 +496,12 @@ def _insert(session: Session, head: AuditChainHead, entries: list[AuditEntry]) -
 
 def _genesis(session: Session, head: AuditChainHead, keys: ChainKeys) -> AuditEntry:
     """Key the chain from here on, sealing whatever legacy chain came before."""
-    details = {"legacy_rows": head.last_id, "legacy_head": head.last_hash, "key_id": keys.key_id}
+    details = {
+        **GENESIS_FACTS,
+        "legacy_rows": head.last_id,
+        "legacy_head": head.last_hash,
+        "key_id": keys.key_id,
+    }
     entry = AuditEntry(
         actor=SYSTEM_ACTOR,
         action=GENESIS_ACTION,
@@ -751,6 +758,8 @@ class VerifyResult:
     checkpoints: int = 0
     sealed_rows: int = 0
     findings: list[Finding] = field(default_factory=list)
+    # Documented changes after a sealed cut (the gateway's stage amendments), listed.
+    amendments: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def first_bad_id(self) -> int | None:
@@ -773,6 +782,7 @@ class VerifyResult:
             "first_bad_id": self.first_bad_id,
             "problem": self.problem,
             "findings": [f.as_dict() for f in self.findings],
+            "amendments": self.amendments,
         }
 
 

@@ -39,11 +39,12 @@ from storage.audit import (
     row_body,
     row_mac,
 )
+from storage.seal_notes import Key
 
 _PAGE = 20_000
 _SLICE = 2_000
 _MAX_PAGES = 10_000_000  # bounds the loop far above any venue's history
-_SPECIAL = frozenset({seals.SEAL_ACTION, CHECKPOINT_ACTION, GENESIS_ACTION})
+_SPECIAL = frozenset({seals.SEAL_ACTION, seals.SCOPE_ACTION, CHECKPOINT_ACTION, GENESIS_ACTION})
 CheckSignature = Callable[[bytes, bytes, str], bool]  # (payload, signature, fingerprint)
 
 
@@ -60,7 +61,8 @@ class _Chain:
     checked: int = 0
     keyed_from: int | None = None
     wrong_key: bool = False
-    seal_map: dict[tuple[str, int], tuple[str | None, int]] = field(default_factory=dict)
+    seal_map: dict[tuple[str, Key], tuple[str | None, int]] = field(default_factory=dict)
+    scopes: list[list[str]] = field(default_factory=list)  # the sealed tables stated
     chained_points: dict[int, dict[str, Any]] = field(default_factory=dict)
     macs_at: dict[int, str] = field(default_factory=dict)
 
@@ -87,13 +89,22 @@ def _genesis(chain: _Chain, row_id: int, prev_hash: str, details: str) -> None:
         )
     if data.get("legacy_rows") != row_id - 1 or data.get("legacy_head") != prev_hash:
         chain.bad(row_id, "genesis row does not seal the legacy chain before it")
+    stated = seals.stated_scope(GENESIS_ACTION, data)
+    if stated is not None:
+        chain.scopes.append(stated)
 
 
 def _special(chain: _Chain, row_id: int, action: str, details: str) -> None:
     if action == seals.SEAL_ACTION:
-        for item in _details(chain, row_id, details).get("rows", []):
-            table, seal_id, digest = item
-            chain.seal_map[(str(table), int(seal_id))] = (digest, row_id)
+        try:  # a forged row (named by its MAC) may hold anything: it must not stop the pass
+            for table, seal_id, digest in _details(chain, row_id, details).get("rows", []):
+                chain.seal_map[(str(table), seals.key_from_json(seal_id))] = (digest, row_id)
+        except (TypeError, ValueError):
+            chain.bad(row_id, "seal details are not [table, key, digest] rows")
+    elif action == seals.SCOPE_ACTION:
+        stated = seals.stated_scope(action, _details(chain, row_id, details))
+        if stated is not None:
+            chain.scopes.append(stated)
     elif action == CHECKPOINT_ACTION:
         data = _details(chain, row_id, details)
         chain.chained_points[int(data.get("checkpoint", -1))] = data
@@ -118,7 +129,7 @@ def _check_row(chain: _Chain, row: Any) -> None:
         computed = hashlib.sha256((prev_hash + body).encode("utf-8")).hexdigest()
     if computed != stored and not chain.wrong_key:
         chain.bad(row_id, "altered: its MAC does not match its content")
-    if action in (seals.SEAL_ACTION, CHECKPOINT_ACTION):
+    if action in (seals.SEAL_ACTION, seals.SCOPE_ACTION, CHECKPOINT_ACTION):
         _special(chain, row_id, action, details)
     if row_id in chain.want_positions:
         chain.macs_at[row_id] = stored
@@ -158,7 +169,8 @@ def _fast_page(chain: _Chain, page: Sequence[Any]) -> None:
 # The details travel separately only for the rows it must read (seals, checkpoints).
 _PG_PAGE = f"""
 SELECT id, action,
-       CASE WHEN action IN ('{seals.SEAL_ACTION}', '{CHECKPOINT_ACTION}', '{GENESIS_ACTION}')
+       CASE WHEN action IN ('{seals.SEAL_ACTION}', '{seals.SCOPE_ACTION}', '{CHECKPOINT_ACTION}',
+                            '{GENESIS_ACTION}')
             THEN details END,
        prev_hash, hash, keyed,
        '{{"action":' || to_json(action)::text || ',"actor":' || to_json(actor)::text
@@ -258,33 +270,54 @@ async def _checkpoints(
 
 async def _tables(conn: AsyncConnection, chain: _Chain) -> int:
     checked = 0
-    for name, table in sorted(seals.SEALED.items()):
-        last: int | None = None
-        present: set[int] = set()
-        for _ in range(_MAX_PAGES):
-            query = select(table).order_by(table.c.id).limit(_PAGE)
-            if last is not None:
-                query = query.where(table.c.id > last)
-            page = (await conn.execute(query)).mappings().all()
-            for row in page:
-                row_id = int(row["id"])
-                present.add(row_id)
-                checked += 1
-                sealed = chain.seal_map.get((name, row_id))
-                if sealed is None or sealed[0] is None:
-                    chain.findings.append(Finding(name, row_id, "inserted without an audit row"))
-                elif seals.row_digest(name, row) != sealed[0]:
+    scope = seals.scope_of(chain.scopes)
+    for name in sorted(seals.SEALED):
+        checked += await _table(conn, chain, name, name in scope)
+    return checked
+
+
+async def _table(conn: AsyncConnection, chain: _Chain, name: str, in_scope: bool) -> int:
+    """One table against its seals.  Outside the scope (a database keyed before the
+    table was sealed, not yet upgraded) its unsealed rows are named once, together."""
+    checked, unsealed, last, present = 0, 0, None, set()
+    key_column = seals.SEALED[name].primary_key.columns.values()[0].name
+    for _ in range(_MAX_PAGES):
+        page = (await conn.execute(seals.page_query(name, last, checked, _PAGE))).mappings().all()
+        for row in page:
+            key = seals.key_of(name, row)
+            present.add(key)
+            checked += 1
+            sealed = chain.seal_map.get((name, key))
+            if sealed is None or sealed[0] is None:
+                if in_scope:
                     chain.findings.append(
-                        Finding(name, row_id, f"differs from its seal (audit row {sealed[1]})")
+                        Finding(name, seals.key_label(key), "inserted without an audit row")
                     )
-            if len(page) < _PAGE:
-                break
-            last = int(page[-1]["id"])
-        for (sealed_table, row_id), (digest, at_row) in chain.seal_map.items():
-            if sealed_table == name and digest is not None and row_id not in present:
+                else:
+                    unsealed += 1
+            elif seals.row_digest(name, row) != sealed[0]:
                 chain.findings.append(
-                    Finding(name, row_id, f"deleted (sealed at audit row {at_row})")
+                    Finding(
+                        name, seals.key_label(key), f"differs from its seal (audit row {sealed[1]})"
+                    )
                 )
+        if len(page) < _PAGE:
+            break
+        last = page[-1][key_column]
+    if unsealed:
+        chain.findings.append(
+            Finding(
+                name,
+                "*",
+                f"{unsealed} row(s) not under the seals yet: run `reelgate db upgrade` "
+                "with the audit key",
+            )
+        )
+    for (sealed_table, key), (digest, at_row) in chain.seal_map.items():
+        if sealed_table == name and digest is not None and key not in present:
+            chain.findings.append(
+                Finding(name, seals.key_label(key), f"deleted (sealed at audit row {at_row})")
+            )
     return checked
 
 

@@ -37,6 +37,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from storage import change_feed
 from storage.db import Base, database_url, make_engine
 
 ENV_URL = "REELGATE_DATABASE_URL"
@@ -69,6 +70,7 @@ def _run(connection: Connection, action: str, revision: str) -> None:
 async def _on_engine(engine: AsyncEngine, action: str, revision: str) -> None:
     async with engine.begin() as connection:
         await connection.run_sync(_run, action, revision)
+    change_feed.forget_schema(engine.sync_engine)
 
 
 async def upgrade_async(

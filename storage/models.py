@@ -9,6 +9,7 @@ import storage.accounts
 import storage.aft
 import storage.attendance
 import storage.audit
+import storage.change_feed
 import storage.database_mark
 import storage.effects
 import storage.floor

@@ -8,20 +8,17 @@ hook, a bulk insert calls :func:`note` for each row it wrote.
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy.orm import Session, SessionTransaction
 
-PENDING = "reelgate_seal_pending"  # session.info: {(table, id): the transaction}
+PENDING = "reelgate_seal_pending"  # session.info: {(table, key): the transaction}
+# A row's primary key: an id or a one-column key's value, or a composite key's values.
+Key = int | str | tuple[int | str, ...]
 
 
-def note(session: Session, table: str, row_id: Any) -> None:
-    """Seal row ``row_id`` of ``table`` at this transaction's commit."""
+def note(session: Session, table: str, row_id: Key) -> None:
+    """Seal row ``row_id`` (its key) of ``table`` at this transaction's commit."""
     # Each row with the transaction it was first noted in: a savepoint rolled back
     # forgets the rows first changed inside it (their changes are undone).
-    pending: dict[tuple[str, int], SessionTransaction | None] = session.info.setdefault(
-        PENDING, {}
-    )
-    pending.setdefault(
-        (table, int(row_id)), session.get_nested_transaction() or session.get_transaction()
-    )
+    pending: dict[tuple[str, Key], SessionTransaction | None] = session.info.setdefault(PENDING, {})
+    key = row_id if isinstance(row_id, str | tuple) else int(row_id)
+    pending.setdefault((table, key), session.get_nested_transaction() or session.get_transaction())

@@ -5,7 +5,8 @@
 
 Starts the boards on a free loopback port, publishes a realistic floor through the
 feed (a 20-seat qualifying heat on bank A with one struck-out seat, the tournament's
-leaderboard with its cuts and prizes, a bank waiting for its next heat, a Super 9 draw)
+leaderboard with its cuts and prizes, a bank waiting for its next heat, a three-player
+heat on bank C, a Super 9 draw; then a Super 9 sign between draws on a feed of its own)
 and photographs each board with Debian's chromium (Playwright; ``REELGATE_CHROMIUM``
 names another binary, nothing is downloaded).  Run it after changing a board and
 commit the pictures with the change.
@@ -46,6 +47,7 @@ LAYOUTS = {
 BOARDS = {  # file stem -> path under /signage/
     "bank": "bank/A",
     "bank-waiting": "bank/B",
+    "bank-short": "bank/C",
     "tournament": "tournament/3",
     "super9": "super9",
     "floor": "",
@@ -93,6 +95,21 @@ async def publish_floor(feed: FanoutFeed) -> None:
          "starts_at": starts.astimezone(UTC).isoformat()},
         retain=True,
     )  # fmt: skip
+    short = {"name": "Ridge Classic - heat 14", "stage": "Qualifying", "bank": "C",
+             "tournament": "3"}  # fmt: skip
+    await feed.publish(
+        "heat/43/state",
+        {"heat": "43", "state": "running", "ends_at": ends.isoformat(),
+         "machines": ["C01", "C02", "C03"], **short},
+        retain=True,
+    )  # fmt: skip
+    for i, machine in enumerate(["C01", "C02", "C03"]):
+        await feed.publish(
+            f"heat/43/seat/{machine}",
+            {"machine": machine, "credits": 1180 - 95 * i, "player": NAMES[10 + i],
+             "final": False, "malfunction": None},
+            retain=True,
+        )  # fmt: skip
     await feed.publish(
         "super9/88/draw",
         {"session": 88, "status": "drawing", "called": [32, 15, 19, 4, 21, 2, 25, 0, 17, 34],
@@ -104,16 +121,46 @@ async def publish_floor(feed: FanoutFeed) -> None:
     )  # fmt: skip
 
 
+async def publish_between_draws(feed: FanoutFeed) -> None:
+    """Session 88 closed; the jackpot rolled over; the next session tonight at 21:00."""
+    starts = (datetime.now(VENUE) + timedelta(hours=2)).replace(minute=0, second=0)
+    await feed.publish(
+        "super9/jackpot",
+        {"jackpot_cents": 1_989_000, "session": 88,
+         "next_session": starts.astimezone(UTC).isoformat()},
+        retain=True,
+    )  # fmt: skip
+    await feed.publish(
+        "super9/88/draw",
+        {"session": 88, "status": "closed", "called": [32, 15, 19, 4, 21, 2, 25, 0, 17, 34,
+                                                       8, 11, 30, 23, 5, 14, 27, 36, 9, 12],
+         "last": {"number": 12}, "spins": 22, "counted_spins": 20, "jackpot_spins": 18,
+         "jackpot_live": False, "jackpot_cents": 1_989_000, "voided_games": [],
+         "completed": [{"ticket": "A1093", "spin": 21, "counted": 20}], "completed_count": 1,
+         "near_complete": []},
+        retain=True,
+    )  # fmt: skip
+
+
 async def render(out: Path) -> list[Path]:
+    written: list[Path] = []
     feed = FanoutFeed()
     await publish_floor(feed)
+    written += await _photograph(feed, out, BOARDS)
+    idle = FanoutFeed()
+    await publish_between_draws(idle)
+    written += await _photograph(idle, out, {"super9-between": "super9"})
+    return written
+
+
+async def _photograph(feed: FanoutFeed, out: Path, boards: dict[str, str]) -> list[Path]:
     venue = SignageSettings(title="Ridge Casino")
     server = await start_signage(feed, "127.0.0.1", 0, settings=venue)
     written: list[Path] = []
     try:
         async with async_playwright() as p:
             browser = await p.chromium.launch(executable_path=CHROMIUM)
-            for stem, path in BOARDS.items():
+            for stem, path in boards.items():
                 for layout, (width, height) in LAYOUTS.items():
                     if stem == "floor" and layout != "landscape":
                         continue  # the floor board is the desk's overview, not a wall screen

@@ -82,11 +82,13 @@ def apply_config(args: argparse.Namespace) -> None:
 def _record_keys_from(settings: Any) -> None:
     """``[records]`` names the key files and the witness; the audit chain and the exports
     read them from ``REELGATE_AUDIT_KEY_FILE`` / ``REELGATE_SIGNING_KEY_FILE`` /
-    ``REELGATE_AUDIT_WITNESS`` (an explicit variable wins)."""
+    ``REELGATE_AUDIT_WITNESS`` (an explicit variable wins), ``db backup`` and ``db restore``
+    from ``REELGATE_BACKUP_KEY_FILE``."""
     for env, path in (
         ("REELGATE_AUDIT_KEY_FILE", settings.records.audit_key_file),
         ("REELGATE_SIGNING_KEY_FILE", settings.records.signing_key_file),
         ("REELGATE_AUDIT_WITNESS", settings.records.witness),
+        ("REELGATE_BACKUP_KEY_FILE", settings.records.backup_key_file),
     ):
         if path is not None and not os.environ.get(env):
             os.environ[env] = str(path)

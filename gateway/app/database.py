@@ -38,11 +38,10 @@ from sqlalchemy.exc import (
 )
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
-import storage.seals  # noqa: F401  (seals every result row under the audit chain)
 from gateway.errors import OperatorError
 from gateway.records import chain
 from gateway.records.keys import RecordKeyError
-from storage import audit
+from storage import audit, seals
 from storage.chain_errors import AuditKeyMissing
 from storage.db import database_url, make_engine, make_sessionmaker
 from storage.types import ValueTooLong
@@ -292,12 +291,16 @@ async def kind_of(given: str | None) -> str:
 
 
 async def _key_legacy_chain(engine: AsyncEngine, url: str) -> None:
-    """Seal a chain from before the key under it now, if the key is configured."""
+    """Seal a chain from before the key under it now, if the key is configured; then
+    seal the existing rows of tables put under the seals since the chain was keyed
+    (:func:`storage.seals.extend_scope`, one ``records.seal_scope`` audit row)."""
     bind_keys(engine, url)
     if audit.keys_of_engine(engine) is None:
         return
     async with make_sessionmaker(engine).begin() as session:
         await session.run_sync(audit.key_legacy_chain)
+    async with make_sessionmaker(engine).begin() as session:
+        await session.run_sync(seals.extend_scope)
 
 
 async def revision_of(given: str | None) -> str | None:

@@ -101,7 +101,7 @@ class Board:
         table.add_column("machine")
         table.add_column("player")
         table.add_column("credits", justify="right")
-        table.add_column("")
+        table.add_column("what happened")
         for m in self.machines:
             table.add_row(
                 m,
@@ -128,7 +128,9 @@ async def run(args: argparse.Namespace, folder: Path) -> int:
     if mqtt is not None:
         console.print(f"live feed also on {args.mqtt} under reelgate/v1/{args.site}/feed/")
     try:
-        return await _run(args, folder, console, feed)
+        code = await _run(args, folder, console, feed)
+        console.print(Group(*(Text(x) for x in what_next(folder, bool(args.keep)))))
+        return code
     finally:
         linger = float(getattr(args, "linger", 0.0))
         if linger > 0:
@@ -243,9 +245,16 @@ async def _check_and_enable(
     if blocked:
         raise OperatorError(f"bank check failed: {blocked[0].machine_id} {blocked[0].blockers}")
     host_timed = [c.machine_id for c in checks if c.tournament == "host-timed"]
+    own = len(checks) - len(host_timed)
+    timed = (
+        f"; {', '.join(host_timed)} cannot, so the gateway times "
+        f"{'it' if len(host_timed) == 1 else 'them'} and loads the credits"
+        if host_timed
+        else ""
+    )
     console.print(
-        f"bank check: {len(checks)} machines ready "
-        f"({len(checks) - len(host_timed)} native 8C, host-timed: {', '.join(host_timed)})"
+        f"bank check: all {len(checks)} machines ready; {own} run the heat clock themselves "
+        f"(the machine's own tournament mode){timed}"
     )
     await set_bank_enabled(ctx.sessions, BANK, enabled=True, actor=ACTOR)
     await ctx.reload_floor()
@@ -317,6 +326,24 @@ def _summary(console: Console, outcome: HeatOutcome) -> None:
     console.print(Group(*(Text(x) for x in lines)))
 
 
+def what_next(folder: Path, keep: bool) -> list[str]:
+    """Where to go from the demo, in commands that run as written."""
+    db = f"sqlite:///{folder / 'reelgate.db'}"
+    if not keep:
+        return [
+            "What next:",
+            "  reelgate demo --keep          keeps this folder: its database, floor file and "
+            "journal, to look into with the commands below",
+            "  docs/guide/README.md          a guide for each job at the venue",
+        ]
+    return [
+        f"What next (this folder is kept: {folder}):",
+        f'  reelgate tournament standings "Reelgate demo" --database {db}',
+        f"  reelgate audit verify --database {db}",
+        "  docs/guide/README.md          a guide for each job at the venue",
+    ]
+
+
 async def _standings(console: Console, ctx: GatewayContext) -> None:
     async with ctx.sessions() as s:
         st = await stage_standings(s, "Reelgate demo", Stage.QUALIFYING)
@@ -324,7 +351,7 @@ async def _standings(console: Console, ctx: GatewayContext) -> None:
     table.add_column("place", justify="right")
     table.add_column("player")
     table.add_column("credits", justify="right")
-    table.add_column("")
+    table.add_column("tie")
     for line in st.lines:
         table.add_row(
             str(line.place),

@@ -88,3 +88,12 @@ def _fields(data: Any) -> dict[str, Any]:
 
 def rands(cents: int) -> str:
     return f"R{cents // 100}.{cents % 100:02d}"
+
+
+MANUAL_MARK = "manual (T23)"  # a score a director keyed in or corrected, wherever shown
+
+
+def score_mark(source: Any) -> str:
+    """The mark of a stored score's source (``storage.enums.ScoreSource``): machine scores
+    carry none, keyed-in or corrected ones :data:`MANUAL_MARK`."""
+    return MANUAL_MARK if getattr(source, "value", source) == "manual" else ""

@@ -49,6 +49,7 @@ LEGACY_ENV: Mapping[str, tuple[str, str]] = {
     "REELGATE_AUDIT_KEY_FILE": ("records", "audit_key_file"),
     "REELGATE_SIGNING_KEY_FILE": ("records", "signing_key_file"),
     "REELGATE_AUDIT_WITNESS": ("records", "witness"),
+    "REELGATE_BACKUP_KEY_FILE": ("records", "backup_key_file"),
 }
 SECRET_WORDS = ("password", "secret", "token", "passphrase")
 MASK = "***"
@@ -160,6 +161,7 @@ class LogSection(Section):
 class RecordsSection(Section):
     audit_key_file: Path | None = None  # gateway.records.keys: the audit log's HMAC key
     signing_key_file: Path | None = None  # Ed25519 key signing checkpoints and exports
+    backup_key_file: Path | None = None  # AES key `db backup` encrypts with (backups.crypt)
     # Where each committed chain head is also written (gateway.records.witness): a file
     # kept apart from the database and its keys, syslog+udp|tcp://HOST:PORT, or none.
     # None: <sqlite file>.witness, or a file under ~/.local/state/reelgate/ for PostgreSQL.

@@ -8,6 +8,15 @@
 Where they live is named in the configuration (or ``REELGATE_AUDIT_KEY_FILE`` /
 ``REELGATE_SIGNING_KEY_FILE``); :func:`create_keys` writes both files with mode 0600 and
 refuses to overwrite an existing key (losing the audit key makes the chain unverifiable).
+
+A secret key file (audit, signing, backup) is refused when its mode gives the group or
+others any access (:func:`check_private`): a key anyone on the host can read protects
+nothing, and one they can write can be swapped.  Every command that loads a key checks
+it, in one line naming the file and the ``chmod`` that fixes it.  The public key is not
+a secret and is not checked.
+
+The **backup key** (32 random bytes, 64 hex digits like the audit key) encrypts backups
+(:mod:`gateway.app.backups.crypt`); :func:`create_backup_key` writes one with mode 0600.
 """
 
 from __future__ import annotations
@@ -26,6 +35,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 AUDIT_KEY_BYTES = 32
 AUDIT_KEY_ENV = "REELGATE_AUDIT_KEY_FILE"
 SIGNING_KEY_ENV = "REELGATE_SIGNING_KEY_FILE"
+BACKUP_KEY_ENV = "REELGATE_BACKUP_KEY_FILE"
+BACKUP_KEY_BYTES = 32
 
 
 class RecordKeyError(Exception):
@@ -67,13 +78,30 @@ def create_keys(paths: KeyPaths) -> None:
 
 def load_audit_key(path: Path) -> bytes:
     """The HMAC key: 64 hex digits on one line."""
+    return _hex_key(path, "an audit key", AUDIT_KEY_BYTES)
+
+
+def load_backup_key(path: Path) -> bytes:
+    """The backup encryption key: 64 hex digits on one line."""
+    return _hex_key(path, "a backup key", BACKUP_KEY_BYTES)
+
+
+def create_backup_key(path: Path) -> None:
+    """Write a fresh backup key (mode 0600); never overwrite one (the backups it
+    encrypted would be lost with it)."""
+    if path.exists():
+        raise RecordKeyError(f"{path}: already exists; a key is never overwritten")
+    _write_secret(path, secrets.token_bytes(BACKUP_KEY_BYTES).hex().encode() + b"\n")
+
+
+def _hex_key(path: Path, what: str, size: int) -> bytes:
     text = _read(path).decode("ascii", errors="replace").strip()
     try:
         key = bytes.fromhex(text)
     except ValueError:
-        raise RecordKeyError(f"{path}: not an audit key (expected 64 hex digits)") from None
-    if len(key) != AUDIT_KEY_BYTES:
-        raise RecordKeyError(f"{path}: not an audit key (expected 64 hex digits)")
+        raise RecordKeyError(f"{path}: not {what} (expected {2 * size} hex digits)") from None
+    if len(key) != size:
+        raise RecordKeyError(f"{path}: not {what} (expected {2 * size} hex digits)")
     return key
 
 
@@ -89,7 +117,7 @@ def load_signing_key(path: Path) -> Ed25519PrivateKey:
 
 def load_public_key(path: Path) -> Ed25519PublicKey:
     try:
-        key = serialization.load_pem_public_key(_read(path))
+        key = serialization.load_pem_public_key(_read(path, secret=False))
     except ValueError:
         raise RecordKeyError(f"{path}: not a PEM Ed25519 public key") from None
     if not isinstance(key, Ed25519PublicKey):
@@ -103,9 +131,21 @@ def public_pem(key: Ed25519PublicKey) -> bytes:
     )
 
 
-def _read(path: Path) -> bytes:
+def check_private(path: Path, mode: int) -> None:
+    """Refuse a secret key file the group or others may read, write or run."""
+    if os.name == "posix" and mode & 0o077:
+        raise RecordKeyError(
+            f"{path}: key file is open to group or others (mode {mode & 0o777:04o}); "
+            f"it must be 0600: chmod 600 {path}"
+        )
+
+
+def _read(path: Path, *, secret: bool = True) -> bytes:
     try:
-        return path.read_bytes()
+        with path.open("rb") as handle:
+            if secret:  # the mode of the file read, not of a path swapped meanwhile
+                check_private(path, os.fstat(handle.fileno()).st_mode)
+            return handle.read()
     except OSError as exc:
         raise RecordKeyError(f"{path}: cannot read key ({exc.strerror})") from None
 
@@ -113,5 +153,6 @@ def _read(path: Path) -> bytes:
 def _write_secret(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.fchmod(fd, 0o600)  # whatever the umask
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)

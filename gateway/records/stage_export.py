@@ -1,7 +1,8 @@
 """The body of a stage export: its heats, the standings with the cuts they decide
 (T13, T14, T17, T19), unresolved ties, the card draws that broke ties (with seeds for
 digital ones), the seat draws (with seed, algorithm and whether they still recompute),
-and the prizes (T15): the advertised schedule, the director's surplus decision, payouts.
+and the prizes (T15): the advertised schedule, the director's surplus decision, payouts;
+and the amendments of the stage's sealed cut (each line says whether it was amended).
 
 A stage's standings are ``official`` once every heat of it is run or cancelled.
 """
@@ -15,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.records.heat_export import audit_row, result_status
 from gateway.tournament.rules.enums import Stage
+from gateway.tournament.services.amendments import CutRecord, amendments
 from gateway.tournament.services.finals import SEAT_DRAW_ACTIONS, verify_seat_draws
 from gateway.tournament.services.prizes import prize_lines, surplus_decision
 from gateway.tournament.services.standings import (
@@ -55,7 +57,9 @@ def _going_on(stage: Stage, q: Qualifiers) -> dict[int, str]:
     return {e: f"prize place {i} (T19)" for i, e in enumerate(q.winners.selected, start=1)}
 
 
-def _standings(table: StageStandings, going_on: dict[int, str]) -> list[dict[str, Any]]:
+def _standings(
+    table: StageStandings, going_on: dict[int, str], amended: set[int]
+) -> list[dict[str, Any]]:
     return [
         {
             "place": x.place,
@@ -66,9 +70,14 @@ def _standings(table: StageStandings, going_on: dict[int, str]) -> list[dict[str
             "tied": x.tied,
             "heat_number": x.heat_number,
             "goes_on_to": going_on.get(x.entry_id),
+            "amended": x.entry_id in amended,  # changed after the sealed cut
         }
         for x in table.lines
     ]
+
+
+def _amended(changes: list[CutRecord]) -> list[int]:
+    return sorted({e for c in changes for e in c.affected})
 
 
 def _card(d: CardDraw) -> dict[str, Any]:
@@ -135,6 +144,7 @@ async def stage_body(session: AsyncSession, tournament: Tournament, stage: Stage
         .order_by(CardDraw.tie_credits.desc(), CardDraw.round, CardDraw.entry_id)
     )
     seat_problems = await verify_seat_draws(session, tournament.id)
+    changes = await amendments(session, tournament.id, stage)
     return {
         "tournament": {"id": tournament.id, "name": tournament.name},
         "stage": stage,
@@ -152,7 +162,8 @@ async def stage_body(session: AsyncSession, tournament: Tournament, stage: Stage
             for h in heats.scalars()
         ],
         "cuts": list(table.cuts),
-        "standings": _standings(table, _going_on(stage, q)),
+        "standings": _standings(table, _going_on(stage, q), set(_amended(changes))),
+        "amendments": [c.listing() for c in changes],  # the cut as amended after its seal
         "ties": list(table.standings.ties),
         "ties_to_draw": list(table.ties_to_draw),
         "outcome": _outcome(stage, q),

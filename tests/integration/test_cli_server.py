@@ -12,6 +12,7 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -215,3 +216,55 @@ def test_an_unreachable_server_is_one_line(
     code = main(["entries", "sell", ANN, "-t", "Ridge", "--server", f"http://127.0.0.1:{port}"])
     assert code == 2
     assert "cannot reach the API" in capsys.readouterr().err
+
+
+def _snapshot(api: str) -> dict[str, Any]:
+    import httpx
+
+    base = api.removesuffix("/api/v1")
+    response = httpx.get(f"{base}/signage/snapshot", timeout=5.0)
+    assert response.status_code == 200
+    retained: dict[str, Any] = response.json()["retained"]
+    return retained
+
+
+def test_a_manual_score_keyed_on_the_host_reaches_the_signs_of_the_api(
+    database: str,
+    tokens: dict[str, str],
+    api: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 24: a dual-controlled manual score (T23) written by the CLI on the host —
+    another process, straight to the database — reaches the API process's signs (its
+    change reader follows the database), the new leader marked manual."""
+    from ..gateway.training_db import make_training, type_passwords
+
+    make_training(database)  # the script keys its times with --now
+    cli = Cli(database, api, capsys)
+    now = ("--now", "2026-11-02 17:00")
+    cli.direct("tournament", "create", "Ridge", "--validity", "48h")
+    cli.direct("heat", "schedule", "-t", "Ridge", "--start", "2026-11-02 18:00", "--bank", "A",
+               *now)  # fmt: skip
+    for id_number, name in ((ANN, "Ann"), (BEN, "Ben")):
+        cli.direct("players", "add", "--id-number", id_number, "--name", name,
+                   "--dob", "1980-01-01")  # fmt: skip
+        cli.direct("entries", "sell", id_number, "-t", "Ridge", *now)
+        cli.direct("heat", "register", "1", id_number, *now)
+    cli.direct("heat", "begin", "1", "--present", "1,2", "--now", "2026-11-02 18:00")
+    type_passwords(monkeypatch, *[PASSWORD] * 4)  # dana, the second person, types hers
+    for seat, credits in ((1, "1500"), (2, "1700")):
+        cli.direct("heat", "score", str(seat), "--credits", credits, "--reason", "link lost",
+                   "--second", "dana", "--now", "2026-11-02 18:11")  # fmt: skip
+    deadline = time.monotonic() + START_S  # generous on a loaded host; the reader polls 200 ms
+    rows: list[dict[str, Any]] = []
+    while time.monotonic() < deadline:
+        board = _snapshot(api).get("tournament/1/leaderboard")
+        rows = board["rows"] if board else []
+        if len(rows) == 2:
+            break
+        time.sleep(0.1)
+    assert [(r["player"], r["credits"], r["manual"]) for r in rows] == [
+        ("Ben", 1700, True),
+        ("Ann", 1500, True),
+    ]

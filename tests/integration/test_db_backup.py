@@ -5,6 +5,7 @@ scratch database of its own), and the refusals that leave the target untouched."
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 import uuid
 from collections.abc import Iterator
@@ -243,3 +244,97 @@ def test_sqlite_backup_is_consistent_while_a_writer_holds_a_transaction(tmp_path
     restored = f"sqlite+aiosqlite:///{tmp_path / 'restored.db'}"
     assert main(["db", "restore", str(backup), "--database", restored]) == 0
     assert asyncio.run(_tournaments(restored)) == ["Committed"]
+
+
+def _revision(url: str) -> str | None:
+    """The database's revision; None when it is empty (or, SQLite, not even a file)."""
+    from gateway.app.database import stored_revision
+
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite" and not Path(parsed.database or "").exists():
+        return None
+
+    async def read() -> str | None:
+        engine = make_engine(url)
+        try:
+            return await stored_revision(engine)
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(read())
+
+
+@pytest.fixture
+def open_umask() -> Iterator[None]:
+    """A umask that would leave a new file world-readable (0666 & ~0o000)."""
+    old = os.umask(0o000)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+@pytest.mark.usefixtures("open_umask")
+def test_backups_are_0600_whatever_the_umask(
+    database: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 25.7: a backup holds players' ID numbers; it is the owner's alone, plain or
+    encrypted, from the moment the file exists."""
+    asyncio.run(_add_tournament(database, "Winter Cup"))
+    plain = tmp_path / "plain.backup"
+    assert main(["db", "backup", str(plain), "--database", database]) == 0
+    key = tmp_path / "backup.key"
+    assert main(["db", "backup-key", str(key)]) == 0
+    sealed = tmp_path / "sealed.backup"
+    assert main(["db", "backup", str(sealed), "--key-file", str(key), "--database", database]) == 0
+    for path in (plain, key, sealed):
+        assert path.stat().st_mode & 0o777 == 0o600, path
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_encrypted_backup_round_trip_and_refusals(
+    database: str,
+    scratch: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An encrypted backup holds no plain text of the database, restores with its key
+    (flag or REELGATE_BACKUP_KEY_FILE), and is refused in one line, with nothing changed,
+    without a key, with another key, with a key file open to others, or damaged."""
+    asyncio.run(_add_tournament(database, "Winter Cup"))
+    key, other = tmp_path / "backup.key", tmp_path / "other.key"
+    assert main(["db", "backup-key", str(key)]) == 0
+    assert main(["db", "backup-key", str(key)]) == 2  # a key is never overwritten
+    assert main(["db", "backup-key", str(other)]) == 0
+    backup = tmp_path / "sealed.backup"
+    assert main(["db", "backup", str(backup), "--key-file", str(key), "--database", database]) == 0
+    assert "encrypted with" in capsys.readouterr().out
+    content = backup.read_bytes()
+    assert content.startswith(b"RGBACKUP")
+    assert b"Winter Cup" not in content
+    assert b"SQLite format 3" not in content
+    assert b"PGDMP" not in content
+
+    damaged = tmp_path / "damaged.backup"
+    damaged.write_bytes(content[:-40] + bytes(b ^ 1 for b in content[-40:]))
+    for argv, words in (
+        ([], "an encrypted backup; give its key with --key-file"),
+        (["--key-file", str(other)], "encrypted under another backup key"),
+    ):
+        capsys.readouterr()
+        assert main(["db", "restore", str(backup), *argv, "--database", scratch]) == 2
+        (err,) = capsys.readouterr().err.strip().splitlines()
+        assert words in err
+    assert main(["db", "restore", str(damaged), "--key-file", str(key), "--database", scratch]) == 2
+    assert "does not authenticate" in capsys.readouterr().err
+    key.chmod(0o640)
+    assert main(["db", "restore", str(backup), "--key-file", str(key), "--database", scratch]) == 2
+    assert "chmod 600" in capsys.readouterr().err
+    key.chmod(0o600)
+    assert _revision(scratch) is None  # nothing restored by any refusal
+
+    monkeypatch.setenv("REELGATE_BACKUP_KEY_FILE", str(key))
+    assert main(["db", "restore", str(backup), "--database", scratch]) == 0
+    assert asyncio.run(_tournaments(scratch)) == ["Winter Cup"]
+    assert main(["audit", "verify", "--database", scratch]) == 0

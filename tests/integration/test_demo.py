@@ -48,6 +48,11 @@ def test_demo_runs_a_heat_and_its_signage_page_shows_it(tmp_path: Path) -> None:
         assert url, text
         assert "Qualifying standings" in text, text
         assert "heat closed" in text, text
+        # Issue 24, problem 10: the demo speaks the floor's words, not the engineer's.
+        assert "native 8C" not in text, text
+        assert "run the heat clock themselves" in text, text
+        assert "what happened" in text, text  # no blank column headers
+        assert "What next:" in text, text
         page = _snapshot(url)
         key = page["current"]["heat"]
         assert page["current"]["stage"] == "Qualifying"

@@ -254,9 +254,7 @@ async def test_reconnecting_mark_while_the_server_is_away(page: Page) -> None:
         # The last snapshot stays on the screen under the mark.
         assert len(await page.evaluate(VISIBLE_SEATS_JS)) == 6
         server = await start_signage(feed, "127.0.0.1", port)
-        await page.wait_for_function(
-            "document.body.dataset.connection === 'live'", timeout=15_000
-        )
+        await page.wait_for_function("document.body.dataset.connection === 'live'", timeout=15_000)
         await expect(page.locator("#banner")).to_be_hidden()
         feed.set_upstream("disconnected")  # the standalone sign's source is away
         await expect(page.locator("#banner")).to_contain_text("Reconnecting to the gateway feed")
@@ -328,3 +326,28 @@ async def test_payload_text_is_shown_as_text_never_as_markup(
     await open_board(page, f"{signage.url}bank/A", rows=2)
     await expect(page.locator('#seats .row[data-machine="A01"] .player')).to_have_text(hostile)
     assert await page.locator("#seats img").count() == 0
+
+
+async def test_a_manual_score_is_marked_and_stands_over_the_machine_reading(
+    signage: SignageServer, page: Page
+) -> None:
+    """T23, issue 24: a score a director keyed in after the heat closed comes from the
+    database (``gateway.web.change_reader``): the seat shows the stored credits, not its
+    last machine reading, marked manual; so does the leaderboard's row."""
+    feed = signage.feed
+    await publish_bank(feed, 4)
+    await open_board(page, f"{signage.url}bank/A", rows=4)
+    rows = [
+        {"rank": 1, "machine": "A02", "credits": 2000, "tie": False, "manual": True},
+        {"rank": 2, "machine": "A04", "credits": 1111, "tie": False, "manual": False},
+    ]
+    await feed.publish("heat/17/state", {"heat": "17", "state": "closed", "bank": "A"}, retain=True)
+    await feed.publish("heat/17/standings", {"rows": rows, "official": True}, retain=True)
+    board = leaderboard(official=True)
+    board["rows"][0] = {**board["rows"][0], "manual": True}
+    await feed.publish("tournament/3/leaderboard", board, retain=True)
+    seat = page.locator('#seats .row[data-machine="A02"]')
+    await expect(seat.locator(".credits")).to_have_text(re.compile(r"2,?000"))
+    await expect(seat.locator(".flag")).to_have_text("manual")
+    await expect(page.locator('#seats .row[data-machine="A04"] .flag')).not_to_have_text("manual")
+    await expect(page.locator("#board .row").first.locator(".flag")).to_have_text("manual")

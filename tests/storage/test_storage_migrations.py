@@ -102,12 +102,20 @@ async def test_0002_moves_settings_out_of_the_audit_log(empty_db: EmptyDatabase)
         "reschedule_notice_s": 3600,
     }
     async with make_sessionmaker(engine).begin() as session:
-        changed, plain = Tournament(name="Changed"), Tournament(name="Never configured")
-        session.add_all([changed, plain])
-        player = Player(id_number=unique_id_number(), name="P", date_of_birth=T0.date())
-        session.add(player)
-        await session.flush()
-        subject = f"tournament:{changed.id}"
+        # Core inserts, as 0001's code wrote them: no seal (the chain of 0001 has no key,
+        # and its head no column the seals' writer needs).
+        for name in ("Changed", "Never configured"):
+            await session.execute(sa.insert(Tournament).values(name=name))
+        await session.execute(
+            sa.insert(Player).values(
+                id_number=unique_id_number(), name="P", date_of_birth=T0.date()
+            )
+        )
+        changed_id, plain_id = (
+            await session.scalars(sa.select(Tournament.id).order_by(Tournament.name))
+        ).all()
+        player_id = await session.scalar(sa.select(Player.id))
+        subject = f"tournament:{changed_id}"
         await _legacy_row(
             session, actor="d", action="tournament.create", subject=subject,
             details={"settings": old_settings},
@@ -124,16 +132,16 @@ async def test_0002_moves_settings_out_of_the_audit_log(empty_db: EmptyDatabase)
                 " amount_cents, package_credit_cents, purchased_at, valid_until, cashier)"
                 " VALUES (:t, :p, 'package', 6, 30000, 2500, :at, :until, 'c')"
             ),
-            {"t": changed.id, "p": player.id, "at": T0, "until": T0 + timedelta(hours=48)},
+            {"t": changed_id, "p": player_id, "at": T0, "until": T0 + timedelta(hours=48)},
         )
         purchase_id = (
             await session.execute(sa.text("SELECT max(id) FROM entry_purchases"))
         ).scalar()
         await _legacy_row(
-            session, actor="c", action="purchase.sell", subject=f"player:{player.id}",
+            session, actor="c", action="purchase.sell", subject=f"player:{player_id}",
             details={"purchase_id": purchase_id, "package": "R300"},
         )  # fmt: skip
-        ids = (changed.id, plain.id)
+        ids = (changed_id, plain_id)
 
     await migrate.upgrade_async(engine)
     assert await migrate.schema_differences(engine) == [], STALE
@@ -169,9 +177,14 @@ async def test_0002_moves_settings_out_of_the_audit_log(empty_db: EmptyDatabase)
     ]
     assert code == "R300"
     # The legacy chain is intact but not yet under the key: not trusted until keyed.
+    unsealed = "row(s) not under the seals yet: run `reelgate db upgrade` with the audit key"
     assert [f.line() for f in chain.findings] == [
         "audit_log 3: the chain was never keyed: no row is under the audit key",
         f"entry_purchases {purchase_id}: inserted without an audit row",
+        f"players *: 1 {unsealed}",
+        f"tournament_packages *: 4 {unsealed}",
+        f"tournament_settings *: 2 {unsealed}",
+        f"tournaments *: 2 {unsealed}",
     ]
     async with make_sessionmaker(engine).begin() as session:
         assert await session.run_sync(audit.key_legacy_chain) == 3
@@ -182,7 +195,9 @@ async def test_0002_moves_settings_out_of_the_audit_log(empty_db: EmptyDatabase)
     assert keyed.keyed_from == 4
     assert genesis is not None
     assert genesis.details_dict()["legacy_rows"] == 3
-    assert keyed.sealed_rows == 1  # the purchase, sealed as it stood when keyed
+    # the purchase, the player, 2 tournaments, their 2 settings and 4 packages, sealed as
+    # they stood when keyed
+    assert keyed.sealed_rows == 10
     async with engine.begin() as conn:  # a legacy row edited after keying is still named
         await conn.execute(sa.text("UPDATE audit_log SET actor = 'x' WHERE id = 2"))
     async with make_sessionmaker(engine)() as session:

@@ -8,7 +8,8 @@ line.  The tools are taken from ``$PATH``, else from the newest
 ``/usr/lib/postgresql/*/bin`` (Debian's layout); ``pg_dump`` must be at least as new as
 the server, which it says itself when it is not.
 
-A dump is the custom format (``-Fc``: compressed, restorable table by table).  A restore
+A dump is the custom format (``-Fc``: compressed, restorable table by table), in a file
+of mode 0600 from its creation (:mod:`.private`).  A restore
 runs ``pg_restore --clean --if-exists --no-owner --no-privileges --single-transaction``:
 every object of the dump is dropped and made again in one transaction, so a restore that
 fails part-way leaves the database as it was.
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from sqlalchemy.engine import URL, make_url
 
+from gateway.app.backups import private
 from gateway.errors import OperatorError
 
 DUMP_MAGIC = b"PGDMP"
@@ -93,6 +95,7 @@ def dump(url: str, target: Path) -> None:
     partial = target.with_name(f".{target.name}.partial")
     partial.unlink(missing_ok=True)
     try:
+        private.create(partial)  # 0600 before pg_dump writes into it (it keeps the mode)
         _run([tool("pg_dump"), "--format=custom", f"--file={partial}", f"--dbname={uri}"], env)
         os.replace(partial, target)
     finally:

@@ -3,6 +3,7 @@
 The copy is taken page by page under SQLite's own locking, so it is consistent even while
 a gateway writes (WAL included), and written to a temporary file renamed into place once
 it passed ``PRAGMA integrity_check``: a backup file either is whole or is not there.
+The file is mode 0600 from its creation (:mod:`.private`): it holds players' ID numbers.
 A restore copies the same way in the other direction, into the target file in one go.
 """
 
@@ -13,6 +14,8 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+
+from gateway.app.backups import private
 
 HEADER = b"SQLite format 3\x00"
 
@@ -56,6 +59,7 @@ def backup(source: Path, target: Path) -> None:
     partial = target.with_name(f".{target.name}.partial")
     partial.unlink(missing_ok=True)
     try:
+        private.create(partial)  # 0600 before SQLite writes a page into it
         with _connect(source, read_only=True) as src, _connect(partial, read_only=False) as dst:
             src.backup(dst)
             dst.execute("PRAGMA journal_mode = DELETE")  # one self-contained file

@@ -167,12 +167,15 @@ class HttpApi:
     own_ops: ProcessOps | None = None  # made here (``reelgate api``), closed here
     app: Any = None  # the FastAPI application (the console is attached to it)
     streams: tuple[Any, ...] = ()  # the open feed streams (gateway.web.signage.stream)
+    changes: Any = None  # its own change reader (``reelgate api``: gateway.app.changes)
 
     async def close(self) -> None:
         for streams in self.streams:
             streams.end_all()  # an open stream would hold uvicorn's shutdown up
         self.server.should_exit = True
         await self.task
+        if self.changes is not None:
+            await self.changes.close()
         await close_engine(self.engine)  # the witness settled, a last checkpoint
         if self.own_ops is not None:
             await self.own_ops.close()
@@ -189,7 +192,10 @@ async def start_http(
     it ``/metrics``, ``/healthz`` and ``/readyz`` serve ``ops`` (``serve`` passes the
     gateway's; ``reelgate api`` gets one of its own, for its database).  With the
     gateway's live ``feed``, the signage boards (``/signage/``, branded by ``settings``)
-    and the feed stream for standalone signs (``/api/v1/feed/events``) come with it."""
+    and the feed stream for standalone signs (``/api/v1/feed/events``) come with it.
+    Without one (``reelgate api``) it makes its own, fed by a change reader from the
+    database alone (issue 24): the console, the boards and the relay show every stored
+    change whoever made it."""
     spec = getattr(args, "http", None)
     if not spec:
         return None
@@ -223,12 +229,25 @@ async def start_http(
         max_body=limits.max_body,
         body_timeout=limits.body_timeout,
     )
-    streams: tuple[Any, ...] = ()
-    if feed is not None:
-        from gateway.web.signage import mount_signage
-        from gateway.web.signage.relay import mount_relay
+    changes = None
+    if feed is None:
+        from gateway.app.changes import start_changes
+        from gateway.web import console
+        from gateway.web.fanout import FanoutFeed
 
-        streams = (mount_signage(app, feed, settings).streams, mount_relay(app, feed))
+        feed = FanoutFeed()
+        try:
+            changes = await start_changes(args.database, feed)
+        except BaseException:
+            await engine.dispose()
+            if own_ops is not None:
+                await own_ops.close()
+            raise
+        console.attach(app, feed=feed)
+    from gateway.web.signage import mount_signage
+    from gateway.web.signage.relay import mount_relay
+
+    streams = (mount_signage(app, feed, settings).streams, mount_relay(app, feed))
     config = uvicorn.Config(
         app,
         host=host,
@@ -249,6 +268,8 @@ async def start_http(
     while not server.started and not task.done():  # noqa: ASYNC110
         await asyncio.sleep(0.01)
     if task.done():  # uvicorn exits (SystemExit) when it cannot listen
+        if changes is not None:
+            await changes.close()
         await engine.dispose()
         if own_ops is not None:
             await own_ops.close()
@@ -259,7 +280,7 @@ async def start_http(
     url = f"{'https' if tls else 'http'}://{host}:{bound}/api/v1"
     print(f"api on {url}", flush=True)
     print(f"console on {url.removesuffix('/api/v1')}/console/", flush=True)
-    return HttpApi(server, task, engine, url, own_ops, app, streams)
+    return HttpApi(server, task, engine, url, own_ops, app, streams, changes)
 
 
 def _server_class() -> type:

@@ -102,15 +102,19 @@ def _verify(args: argparse.Namespace) -> int:
     points = f"{result.checkpoints} checkpoint(s)"
     points += " signed" if signed else " (signatures NOT checked: no public key)"
     witnessed = f", witnessed to row {seen.last_witnessed}" if seen.entries else ""
+    # Documented changes after a sealed cut: counted, then listed one a line.
+    amended = f", {len(result.amendments)} amendment(s)" if result.amendments else ""
     if ok:
         print(
-            f"audit log intact: {result.rows_checked} rows{keyed}, {points}, "
+            f"audit log intact{amended}: {result.rows_checked} rows{keyed}, {points}, "
             f"{result.sealed_rows} result rows sealed{witnessed}; last MAC {result.last_hash}"
         )
     elif seen.headline is not None:
         print(seen.headline)
     else:
-        print(f"audit log BROKEN: {len(findings)} finding(s){keyed}, {points}")
+        print(f"audit log BROKEN: {len(findings)} finding(s){keyed}, {points}{amended}")
+    for item in result.amendments:
+        print(f"  amendment {_amendment_line(item)}")
     for line in seen.restores:
         print(f"  {line}")
     for line in seen.warnings:
@@ -118,6 +122,18 @@ def _verify(args: argparse.Namespace) -> int:
     for finding in [] if ok else findings:
         print(f"  {finding.line()}")
     return 0 if ok else 1
+
+
+def _amendment_line(item: dict[str, Any]) -> str:
+    """One amendment of a sealed cut, as ``audit verify`` lists it."""
+    change = ", ".join(f"{k} {v}" for k, v in sorted((item.get("change") or {}).items()))
+    approved = f", approved by {item['approved_by']}" if item.get("approved_by") else ""
+    sealed = item.get("checkpoint")
+    return (
+        f"(audit row {item['audit_row']}, checkpoint {sealed or 'none'}): tournament "
+        f"{item['tournament']} {item['stage']} {item['kind']} (rule {item['rule']}; {change}) "
+        f"by {item['requested_by']}{approved} — {item['reason']}"
+    )
 
 
 async def _run_verify(

@@ -5,7 +5,13 @@
 do (:mod:`gateway.heats.ownership`): with the bank held by another process (``reelgate
 serve``, a test heat) they refuse in one line, exit 2, and change nothing.  With
 ``--server URL`` (a token) the gateway serving the bank checks, enables or disables it
-through its API (``/api/v1/banks/A/...``), and the floor's rows change through the API."""
+through its API (``/api/v1/banks/A/...``), and the floor's rows change through the API.
+
+``check`` polls the machines too, so it holds the lease while it does: with the bank
+held by another process it says in one line who holds it and that the machines answer
+that process (a second poller on a SAS line reads as "no answer", which is not the
+machines' truth), and points at ``--server`` for the holder's live view; exit 2.
+``enable`` ends with one line saying what it did: the bank enabled, who is left out."""
 
 from __future__ import annotations
 
@@ -43,6 +49,7 @@ from gateway.heats.ownership import hold_banks
 from gateway.heats.preflight import MachineCheck, add_health, check_bank
 from storage import aft as aft_store
 from storage.aft import RegistrationRow
+from storage.lease import lease_of
 
 
 def register(sub: Any) -> None:
@@ -137,17 +144,32 @@ def _check(args: argparse.Namespace) -> int:
     return 0 if all(c.ok for c in checks) and not blockers else 1
 
 
+async def refuse_held(sessions: async_sessionmaker[AsyncSession], bank: str) -> None:
+    """One line naming the live holder of ``bank``, if another process drives it."""
+    view = await lease_of(sessions, bank)
+    if view is None or not view.live(datetime.now(UTC)):
+        return
+    raise OperatorError(
+        f"bank {bank} is held by {view.holder} on {view.host} pid {view.pid} since "
+        f"{view.acquired_at:%H:%M:%S} UTC: its machines answer that process, not this "
+        f"check; see its live view with `reelgate bank check {bank} --server URL`"
+    )
+
+
 async def _run_check(args: argparse.Namespace) -> tuple[list[MachineCheck], ClockOffset]:
     ctx = await GatewayContext.open(database=args.database, floor_path=args.floor, spool=args.spool)
     try:
         host = await central_offset(ctx.engine)  # the host's part of the preflight
         bank = ctx.bank(args.bank)
         secrets = snmp_secrets(args, bank.machines)  # a missing secret: before any link
-        links, _failed = await bank_links(bank, include_excluded=True)
-        try:
-            checks = await check_bank(links)
-        finally:
-            await close_links(links)
+        await refuse_held(ctx.sessions, bank.name)
+        # Held while polling: serve taking the bank mid-check would see the same mess.
+        async with hold_banks(ctx.sessions, ctx.journal, [bank.name], holder="bank check"):
+            links, _failed = await bank_links(bank, include_excluded=True)
+            try:
+                checks = await check_bank(links)
+            finally:
+                await close_links(links)
         await _record_aft(ctx.sessions, checks)
         add_health(checks, await _health(bank.machines, secrets))
         return checks, host
@@ -176,8 +198,22 @@ def _exclusions(args: argparse.Namespace) -> dict[str, str]:
 def _enable(args: argparse.Namespace) -> int:
     exclusions = _exclusions(args)  # validate before touching anything
     checks = asyncio.run(_run_enable(args, exclusions))
-    _print_checks(checks, as_json=args.json)
+    _print_checks(checks, as_json=args.json, title=f"bank {args.bank} enable")
+    # After --json the line goes to stderr: stdout stays one JSON document.
+    print(
+        enabled_line(args.bank, len(checks), exclusions),
+        file=sys.stderr if args.json else sys.stdout,
+    )
     return 0
+
+
+def enabled_line(bank: str, ready: int, exclusions: dict[str, str]) -> str:
+    """``bank A enabled: 7 machines ready; A07 left out (reel 2 sticks)``."""
+    line = f"bank {bank} enabled: {ready} machine{'s' if ready != 1 else ''} ready"
+    if exclusions:
+        left = ", ".join(f"{m} ({why})" for m, why in sorted(exclusions.items()))
+        return f"{line}; {left} left out"
+    return f"{line}; none left out"
 
 
 async def _run_enable(args: argparse.Namespace, exclusions: dict[str, str]) -> list[MachineCheck]:
@@ -326,8 +362,12 @@ def _remote_check(args: argparse.Namespace) -> int:
 
 
 def _remote_enable(args: argparse.Namespace) -> int:
-    data = call(args, "POST", f"/banks/{args.bank}/enable", {"exclude": _exclusions(args)})
-    return _remote_checks(args, data, f"bank {args.bank} enabled")
+    exclusions = _exclusions(args)
+    data = call(args, "POST", f"/banks/{args.bank}/enable", {"exclude": exclusions})
+    code = _remote_checks(args, data, f"bank {args.bank} enabled")
+    ready = sum(1 for m in data["machines"] if m["ready"])
+    print(enabled_line(args.bank, ready, exclusions), file=sys.stderr if args.json else sys.stdout)
+    return code
 
 
 def _remote_disable(args: argparse.Namespace) -> int:
@@ -358,11 +398,11 @@ def _remote_move_machine(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_checks(checks: list[MachineCheck], *, as_json: bool) -> None:
+def _print_checks(checks: list[MachineCheck], *, as_json: bool, title: str = "bank check") -> None:
     if as_json:
         print(json.dumps([c.as_dict() for c in checks], indent=2))
         return
-    table = Table(title="bank check")
+    table = Table(title=title)
     for col in ("machine", "answers", "tournament", "AFT asset", "credits", "clock", "blocks"):
         table.add_column(col)
     for c in checks:

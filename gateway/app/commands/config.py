@@ -65,6 +65,7 @@ def named_files(settings: Settings) -> list[tuple[str, Path, str]]:
         ("http.tls_key", settings.http.tls_key),
         ("records.audit_key_file", settings.records.audit_key_file),
         ("records.signing_key_file", settings.records.signing_key_file),
+        ("records.backup_key_file", settings.records.backup_key_file),
     ):
         if path is not None:
             found.append((key, path, "file"))

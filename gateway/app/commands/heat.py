@@ -3,7 +3,8 @@
 The director's (schedule, register, roll call, begin, score, incidents ...) are in
 :mod:`gateway.app.commands.heat_desk`; here the technician's test heat (``heat run``),
 crash recovery (``heat recover``) and the director's orders to the running gateway
-(``heat direct``).
+(``heat direct``: queued for the process holding the bank, then the outcome it stamps
+is awaited and printed, exit 1 when it refused or did not answer in ``--wait``).
 
 ``heat run`` first brings any heat the journal left unfinished on the bank to rest (a
 crashed gateway), then runs one heat now on the bank's active machines and prints, per
@@ -19,7 +20,8 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import Any
+from datetime import UTC, datetime
+from typing import Any, Final
 
 from rich.console import Console
 from rich.table import Table
@@ -30,10 +32,14 @@ from gateway.app.identity import host_actor
 from gateway.app.options import add_gateway, add_json, add_write
 from gateway.errors import OperatorError
 from gateway.heats.hooks import Progress, ProgressNote
+from gateway.heats.orders import check_order, queue_order
 from gateway.heats.ownership import hold_banks
 from gateway.heats.recovery import Recovery, recover_bank
 from gateway.heats.runner import HeatOutcome, HeatRunner
-from storage.journal import RunState
+from storage.journal import DirectorCommand, RunState
+from storage.lease import lease_of
+
+DIRECT_POLL_S: Final = 0.2  # the scheduler ticks every 0.5 s
 
 
 def register(sub: Any) -> None:
@@ -63,6 +69,13 @@ def register(sub: Any) -> None:
     direct.add_argument("--bank", required=True)
     direct.add_argument("--heat", type=int, help="the heat to start (start only)")
     direct.add_argument("--reason", default="", help="why (required to abort or restart)")
+    direct.add_argument(
+        "--wait",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="wait up to S seconds for the gateway's outcome (default 30; 0: only queue)",
+    )
     add_write(direct, now=False)
     direct.set_defaults(handler=_direct)
 
@@ -153,48 +166,62 @@ async def _recover_only(args: argparse.Namespace) -> list[Recovery]:
 
 
 def _direct(args: argparse.Namespace) -> int:
-    if args.order == "start" and args.heat is None:
-        raise OperatorError("--heat: say which heat to start")
-    if args.order != "start" and args.heat is not None:
-        raise OperatorError("--heat: only a start names a heat (the others act on the bank)")
-    if args.order in ("abort", "restart") and not args.reason.strip():
-        raise OperatorError(f"--reason: a director's {args.order} needs a reason (rules 20, 23)")
-    command_id = asyncio.run(_queue_direct(args))
-    print(f"order {command_id} ({args.order}) queued for bank {args.bank}")
-    return 0
+    check_order(args.order, args.heat, args.reason)  # one line, before the database
+    if not 0 <= args.wait <= 600:
+        raise OperatorError("--wait must be 0..600 seconds")
+    return asyncio.run(_run_direct(args))
 
 
-async def _queue_direct(args: argparse.Namespace) -> int:
-    from datetime import UTC, datetime
+async def _run_direct(args: argparse.Namespace) -> int:
+    """Queue the order for the bank's holder and wait for what it did.
 
-    from storage import audit
-    from storage.journal import DirectorCommand
-
+    Only the process holding the bank's lease carries an order out (its scheduler's next
+    tick), so an order for a bank nobody holds is refused here: queued, it would be
+    carried out by whichever gateway took the bank next, perhaps hours later."""
     ctx = await GatewayContext.open(database=args.database, floor_path=args.floor, spool=args.spool)
     try:
         ctx.bank(args.bank)  # the bank must exist
+        holder = await lease_of(ctx.sessions, args.bank)
+        if holder is None or not holder.live(datetime.now(UTC)):
+            raise OperatorError(
+                f"bank {args.bank}: no gateway holds it (start `reelgate serve`); "
+                f"the {args.order} was not queued"
+            )
         async with ctx.sessions.begin() as session:
-            cmd = DirectorCommand(
-                bank_name=args.bank,
-                heat_id=args.heat,
-                command=args.order,
-                reason=args.reason.strip(),
-                actor=host_actor(),
-                created_at=datetime.now(UTC),
-            )
-            session.add(cmd)
-            await session.flush()
-            await audit.record(
-                session,
-                actor=host_actor(),
-                action=f"heat.{args.order}",
-                subject=f"bank:{args.bank}",
-                reason=args.reason.strip() or None,
-                details={"heat": args.heat, "order": cmd.id},
-            )
-            return cmd.id
+            cmd = await queue_order(
+                session, bank=args.bank, order=args.order, heat_id=args.heat,
+                reason=args.reason, actor=host_actor(), now=datetime.now(UTC),
+            )  # fmt: skip
+            order_id = cmd.id
+        said = f"order {order_id} ({args.order}) for bank {args.bank}"
+        if args.wait == 0:
+            print(f"{said}: queued for {holder.holder} on {holder.host} pid {holder.pid}")
+            return 0
+        outcome = await _outcome(ctx, order_id, args.wait)
     finally:
         await ctx.close()
+    if outcome is None:
+        print(
+            f"{said}: queued, but {holder.holder} on {holder.host} pid {holder.pid} has not "
+            f"carried it out within {args.wait:g} s; it still will on its next tick"
+        )
+        return 1
+    print(f"{said}: {outcome}")
+    return 1 if outcome.startswith("refused") else 0
+
+
+async def _outcome(ctx: GatewayContext, order_id: int, wait_s: float) -> str | None:
+    """The order's outcome once the holder stamped it, or None after ``wait_s``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait_s
+    while True:
+        async with ctx.sessions() as session:
+            row = await session.get(DirectorCommand, order_id)
+            if row is not None and row.done_at is not None:
+                return row.outcome or "done"
+        if loop.time() >= deadline:
+            return None
+        await asyncio.sleep(min(DIRECT_POLL_S, max(deadline - loop.time(), 0.0)))
 
 
 def outcome_dict(outcome: HeatOutcome) -> dict[str, Any]:

@@ -19,9 +19,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from gateway.accounts.roles import Permission
 from gateway.app.database import run
 from gateway.app.identity import host_actor
-from gateway.app.keyed import keyed_field
+from gateway.app.keyed import keyed_field, second_name
 from gateway.app.options import add_common, add_second, now_of, parse_date, parse_time, write_of
-from gateway.app.output import cell, emit
+from gateway.app.output import cell, emit, score_mark
 from gateway.app.remote import remote_register, remote_score
 from gateway.clocks import deadlines
 from gateway.errors import OperatorError
@@ -276,7 +276,17 @@ def _show(args: argparse.Namespace) -> int:
     return emit(
         args,
         data,
-        ["seat id", "seat", "machine", "entry", "holder", "played by", "status", "credits"],
+        [
+            "seat id",
+            "seat",
+            "machine",
+            "entry",
+            "holder",
+            "played by",
+            "status",
+            "credits",
+            "score",
+        ],
         [
             [
                 s.seat_id,
@@ -287,6 +297,7 @@ def _show(args: argparse.Namespace) -> int:
                 s.played_by,
                 s.status,
                 s.credits,
+                score_mark(s.source),
             ]
             for s in data["seats"]
         ],
@@ -417,9 +428,7 @@ def _roll_call(args: argparse.Namespace) -> int:
 def _finish(args: argparse.Namespace) -> int:
     async def work(session: AsyncSession) -> tuple[dict[str, Any], str]:
         zone = await _zone_of_heat(session, args.heat)
-        heat = await svc.finish_heat(
-            session, args.heat, at=now_of(args, zone), actor=host_actor()
-        )
+        heat = await svc.finish_heat(session, args.heat, at=now_of(args, zone), actor=host_actor())
         return {"heat": heat.id, "status": heat.status, "ended_at": heat.ended_at}, zone
 
     data, zone = run(args, work)
@@ -440,6 +449,7 @@ def _score(args: argparse.Namespace) -> int:
             reason=args.reason,
             actor=host_actor(),
             at=now_of(args, zone),
+            approved_by=second_name(args),
         )
         return {
             "seat": s.seat_id,

@@ -289,8 +289,12 @@ async def serve(
     ops = GatewayOps()
     ops.start()
     fanout, mqtt, signage = await _open_feed(args)
-    http = None
+    http = changes = None
     try:
+        if fanout is not None:  # every stored change a screen shows, whoever wrote it
+            from gateway.app.changes import start_changes
+
+            changes = await start_changes(args.database, fanout)
         # The desks' API beside the gateway (--http), with the boards and the feed stream.
         http = await start_http(args, ops, feed=fanout, settings=_branding(args))
         async with (
@@ -317,6 +321,8 @@ async def serve(
     finally:
         if http is not None:
             await http.close()
+        if changes is not None:
+            await changes.close()
         await _close_feed(signage, mqtt)
         await ops.close()
     return 0

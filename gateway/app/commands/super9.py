@@ -401,33 +401,49 @@ def _close(args: argparse.Namespace) -> int:
     return _print(args, report, "\n".join(lines))
 
 
+async def _session_of(d: Super9Desk, serial: str) -> str:
+    """The session the ticket now plays in, as the desk names it (its day and time)."""
+    from gateway.super9.rules.calendar import session_words
+
+    starts = await d.sold_for(serial)
+    return "-" if starts is None else session_words(starts, (await d.calendar()).tz)
+
+
 def _sell(args: argparse.Namespace) -> int:
-    async def work(d: Super9Desk) -> int:
+    async def work(d: Super9Desk) -> str:
         write = write_of(args, DEFAULT_ZONE)
         deadlines.super9_sale(await d.calendar(), write)  # S9-6b at the real time
-        return await d.sell(args.ticket, args.player, actor=host_actor(), now=write.at)
+        await d.sell(args.ticket, args.player, actor=host_actor(), now=write.at)
+        return await _session_of(d, args.ticket)
 
-    sid = _run(args, work)
-    print(f"ticket {args.ticket} sold for session {sid}")
+    print(f"ticket {args.ticket} sold for the session of {_run(args, work)}")
     return 0
 
 
 def _hand_in(args: argparse.Namespace) -> int:
+    from gateway.super9.desk.core import Disqualified
     from gateway.super9.rules.verification import Verification
 
     section = Verification(args.name, args.id_ref, args.contact, args.signed)
 
-    async def work(d: Super9Desk) -> int:
+    async def work(d: Super9Desk) -> str:
         write = write_of(args, DEFAULT_ZONE)
         sold_for = await d.sold_for(args.ticket)
         if sold_for is not None:  # S9-6c at the real time
             deadlines.super9_hand_in(await d.calendar(), sold_for, write)
-        return await d.hand_in(
-            args.ticket, args.numbers, actor=host_actor(), now=write.at, verification=section
-        )
+        try:
+            await d.hand_in(
+                args.ticket, args.numbers, actor=host_actor(), now=write.at, verification=section
+            )
+        except Disqualified as exc:  # S9-9: recorded, so not an input error (exit 2)
+            return f"NOT entered: {exc}"
+        return f"entered into the session of {await _session_of(d, args.ticket)}"
 
-    sid = _run(args, work)
-    print(f"ticket {args.ticket} entered into session {sid}")
+    said = _run(args, work)
+    if said.startswith("NOT"):
+        print(said)
+        return 1
+    print(f"ticket {args.ticket} {said}")
     return 0
 
 
@@ -448,14 +464,27 @@ def _change(args: argparse.Namespace) -> int:
 
 
 def _disqualify(args: argparse.Namespace) -> int:
-    _run(
+    out = _run(
         args,
         lambda d: d.disqualify(
             args.ticket, actor=host_actor(), reason=args.reason, rule=args.rule, now=_now(args)
         ),
     )
-    print(f"ticket {args.ticket} disqualified (rule {args.rule})")
+    print(disqualified_line(args.ticket, args.rule, out))
     return 0
+
+
+def disqualified_line(serial: str, rule: int, out: list[str]) -> str:
+    """What the disqualification took out, in the sheet's terms (S9-9, S9-21, S9-24, S9-28)."""
+    others = [s for s in out if s != serial]
+    scope = {
+        9: "the player is out of that day's promotion",
+        21: "the ticket is out of play",
+        24: "the person is out of the promotion",
+        28: "the person is out of the promotion",
+    }[rule]
+    also = f"; also disqualified: {', '.join(others)}" if others else ""
+    return f"ticket {serial} disqualified (rule {rule}): {scope}{also}"
 
 
 class _MqttFeed:

@@ -20,18 +20,19 @@ from gateway.app.commands import tournament_prizes
 from gateway.app.database import run
 from gateway.app.identity import host_actor
 from gateway.app.options import OneLineParser, add_common, add_second, now_of, parse_time
-from gateway.app.output import emit, rands
+from gateway.app.output import MANUAL_MARK, emit, rands
 from gateway.errors import OperatorError
 from gateway.tournament import services as svc
 from gateway.tournament.rules.cards import Card, parse_seed
-from gateway.tournament.rules.enums import DrawnBy, Stage
+from gateway.tournament.rules.enums import DrawnBy, HeatStatus, Stage
+from gateway.tournament.services.amendments import amended_entries
 from gateway.tournament.services.common import find_tournament, load_settings
 from gateway.tournament.services.draws import DrawnCard
 from gateway.tournament.services.finals import verify_seat_draws
 from gateway.tournament.services.setup import change_settings
 from gateway.tournament.settings import DEFAULT_PACKAGES, Package, TournamentSettings, Validity
 from storage.floor import venues_of_entries
-from storage.tournament import Tournament
+from storage.tournament import Heat, Tournament
 
 STAGES = [s.value for s in Stage]
 
@@ -322,11 +323,12 @@ def _standings(args: argparse.Namespace) -> int:
         venue_of = await venues_of_entries(
             session, t.id, Stage(args.stage), (x.entry_id for x in table.lines)
         )
-        return table, await tournament_prizes.prizes_for(session, table), venue_of  # T15
+        amended = await amended_entries(session, t.id, Stage(args.stage))
+        return table, await tournament_prizes.prizes_for(session, table), venue_of, amended  # T15
 
     if args.limit < 0:
         raise OperatorError("--limit: a number of lines, 0 for all")
-    table, prizes, venue_of = run(args, work)
+    table, prizes, venue_of, amended = run(args, work)
     lines = table.lines
     if args.venue is not None:  # places stay the whole tournament's (T14: one ranking)
         lines = tuple(x for x in lines if venue_of.get(x.entry_id) == args.venue)
@@ -337,18 +339,20 @@ def _standings(args: argparse.Namespace) -> int:
         "venues": {str(x.entry_id): venue_of.get(x.entry_id) for x in lines},
         "ties_to_draw": table.ties_to_draw,
         "prizes": prizes,
+        "goes_on": {str(x.entry_id): table.goes_on(x.entry_id) for x in lines},  # T13, T14a
+        "amended": sorted(amended),  # entries changed after the sealed cut
     }
     rows = [
         [
-            x.place, "=" if x.tied else "", x.credits, x.entry_id, x.player_name,
-            x.heat_number, venue_of.get(x.entry_id) or "",
+            x.place, "=" if x.tied else "", x.credits, MANUAL_MARK if x.manual else "",
+            x.entry_id, x.player_name, x.heat_number, venue_of.get(x.entry_id) or "",
         ]
         for x in lines
     ]  # fmt: skip
     code = emit(
         args,
         data,
-        ["place", "tie", "credits", "entry", "player", "heat", "venue"],
+        ["place", "tie", "credits", "score", "entry", "player", "heat", "venue"],
         rows,
         title=f"{args.stage} standings (cuts after places {', '.join(map(str, table.cuts))})",
     )
@@ -358,22 +362,31 @@ def _standings(args: argparse.Namespace) -> int:
                 f"tie at {tie.credits} credits, place {tie.place}, entries "
                 f"{list(tie.entry_ids)}: draw round {tie.next_round} (rule 19)"
             )
+        excluded = [x.entry_id for x in lines if table.goes_on(x.entry_id) == "excluded"]
+        if excluded:
+            print(f"not seated (rule 14, the top qualifier's other entries): {excluded}")
+        if amended:
+            print(f"amended after the cut was sealed (audit verify lists why): {sorted(amended)}")
         if prizes:
             tournament_prizes.show(args, prizes)
     return code
 
 
 def _qualifiers(args: argparse.Namespace) -> int:
-    async def work(session: AsyncSession) -> tuple[Any, dict[tuple[Stage, int], Any], str]:
+    async def work(
+        session: AsyncSession,
+    ) -> tuple[Any, dict[tuple[Stage, int], Any], str, dict[Stage, str]]:
         t = await find_tournament(session, args.tournament)
         as_of = parse_time(args.as_of, t.venue_tz, "--as-of") if args.as_of else None
         lines = {}
+        words = {}
         for stage in Stage:
             table = await svc.stage_standings(session, t.id, stage, as_of=as_of)
             lines.update({(stage, x.entry_id): x for x in table.lines})
-        return await svc.qualifiers(session, t.id, as_of=as_of), lines, t.venue_tz
+            words[stage] = await _stage_progress(session, t.id, stage)
+        return await svc.qualifiers(session, t.id, as_of=as_of), lines, t.venue_tz, words
 
-    q, lines, zone = run(args, work)
+    q, lines, zone, words = run(args, work)
     data = {
         "qualifying_over": q.qualifying_over,
         "direct_finalists": q.qualifying.direct_finalists,
@@ -409,9 +422,31 @@ def _qualifiers(args: argparse.Namespace) -> int:
         q.finalists_from_semis.pending,
     )
     add(Stage.FINAL, "prize place (rule 19)", q.winners.selected, q.winners.pending)
-    over = {"qualifying": q.qualifying_over, "semi-finals": q.semis_over, "final": q.final_over}
-    title = "; ".join(f"{k} {'over' if v else 'in progress'}" for k, v in over.items())
+    named = {Stage.QUALIFYING: "qualifying", Stage.SEMI_FINAL: "semi-finals", Stage.FINAL: "final"}
+    title = "; ".join(f"{named[stage]} {words[stage]}" for stage in named)
     return emit(args, data, ["group", "place", "credits", "entry", "player"], rows, title, zone)
+
+
+_PLAYED = (HeatStatus.CLOSED, HeatStatus.CANCELLED)
+
+
+async def _stage_progress(session: AsyncSession, tournament_id: int, stage: Stage) -> str:
+    """What the stage's heats say: "over" only when every one is run or cancelled (as
+    :func:`~gateway.tournament.services.standings.stage_over`), "in progress" once one
+    has started, else "not started" or "no heats scheduled" (a stage with no heats was
+    called "in progress")."""
+    statuses = (
+        await session.scalars(
+            select(Heat.status).where(Heat.tournament_id == tournament_id, Heat.stage == stage)
+        )
+    ).all()
+    if not statuses:
+        return "no heats scheduled"
+    if all(s in _PLAYED for s in statuses):
+        return "over"
+    if any(s is not HeatStatus.SCHEDULED for s in statuses):
+        return "in progress"
+    return f"not started ({len(statuses)} heat{'s' if len(statuses) != 1 else ''} scheduled)"
 
 
 def _draw_cards(items: list[str]) -> dict[int, DrawnCard]:

@@ -3,6 +3,8 @@
 Prints one JSON line per machine (``machine``, ``endpoint``, ``port``, ``address``,
 ``tournament_supported``, ``asset_number``) and then ``{"ready": true, ...}``, so scripts
 and tests can read the endpoints; then serves until interrupted (or for ``--duration`` seconds).
+``--floor-out FILE`` also writes a floor file of one bank holding them (written before
+the ready line), so ``reelgate bank check A --floor FILE`` runs as soon as it is ready.
 """
 
 from __future__ import annotations
@@ -10,11 +12,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import signal
 import sys
 from typing import Any
 
 from emulators.bank import Bank
+from gateway.app.floor_file import write_floor_file
 from gateway.errors import OperatorError
 
 
@@ -81,6 +85,14 @@ def register(kinds: Any) -> None:
         help="also serve one machine on this serial port (repeatable), e.g. /dev/ttyUSB0",
     )
     parser.add_argument("--duration", type=float, default=None, help="stop after this many seconds")
+    parser.add_argument(
+        "--floor-out",
+        metavar="FILE",
+        help="write a floor file of one bank holding these machines (for --floor FILE)",
+    )
+    parser.add_argument(
+        "--bank-name", default="A", metavar="NAME", help="the bank's name in --floor-out (A)"
+    )
     parser.set_defaults(handler=run)
 
 
@@ -105,6 +117,8 @@ def run(args: argparse.Namespace) -> int:
         raise OperatorError("--pace must be positive")
     if args.duration is not None and args.duration <= 0:
         raise OperatorError("--duration must be positive")
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", args.bank_name):
+        raise OperatorError("--bank-name: 1-32 letters, digits, '-' or '_'")
     return asyncio.run(_serve(args))
 
 
@@ -157,6 +171,9 @@ async def _serve(args: argparse.Namespace) -> int:
             out.write(json.dumps(b.describe()) + "\n")
         for s in on_serial:
             out.write(json.dumps(s.describe()) + "\n")
+        if args.floor_out:
+            described = [b.describe() for b in machines] + [s.describe() for s in on_serial]
+            write_floor_file(args.floor_out, args.bank_name, described)
         if args.play:
             bank.start_players(seed=args.seed, pace=args.pace)
         ready = {"ready": True, "machines": len(machines) + len(on_serial), "play": args.play}

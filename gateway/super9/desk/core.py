@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -46,6 +46,22 @@ from storage.super9 import (
 from storage.tournament import Player
 
 ACTOR_SYSTEM = "reelgate"
+
+
+NEXT_SESSION_DAYS = 35  # how far ahead a sign looks for the next session (a month's gap)
+
+
+class Disqualified(Exception):
+    """A hand-in whose top copy breaks S9-9 (a number twice, more than nine): the ticket
+    and the player's day are disqualified and that is *committed*, then reported.
+
+    Not an :class:`~gateway.errors.OperatorError`, which promises that nothing changed:
+    the CLI exits 1 with the decision (not 2, a refused input), the API answers 422
+    naming rule 9 with the request committed, the console shows it as done."""
+
+    def __init__(self, message: str, serials: list[str]) -> None:
+        super().__init__(message)
+        self.serials = serials
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,9 +294,19 @@ class DeskCore:
                     jackpot_cents=await self._jackpot(db),
                     voided_games=voided,
                 )
+                nxt = await self._next_session(db, session.starts_at)
                 # Under both locks: displays never get an older draw after a newer one.
-                await publish(self._feed, session_id, payload)
+                await publish(self._feed, session_id, payload, next_session=nxt)
         return fresh, at_seq
+
+    async def _next_session(self, db: AsyncSession, after: datetime) -> datetime | None:
+        """The calendar's first session after ``after``: what a sign shows between draws
+        (it showed "No draw in progress" and nothing to come)."""
+        cal = await self.calendar(db)
+        day = after.astimezone(cal.tz).date()
+        ahead = cal.between(day, day + timedelta(days=NEXT_SESSION_DAYS))
+        later = [at for at in ahead if at > after]
+        return later[0] if later else None
 
     async def _player_of(self, db: AsyncSession, ticket: Super9Ticket) -> Player:
         player = await db.get(Player, ticket.player_id)
@@ -328,6 +354,37 @@ class DeskCore:
                 row.status = TicketStatus.DISQUALIFIED
                 row.disqualified_reason = f"rule 9: out for the day (ticket {ticket.serial})"
         return sorted({ticket.serial, *(r.serial for r in rows)})
+
+    async def _disqualify_person(
+        self, db: AsyncSession, ticket: Super9Ticket, rule: int, why: str
+    ) -> tuple[list[str], set[int]]:
+        """S9-24, S9-28: "any person ... will be disqualified": the person, not a ticket.
+
+        Every ticket of theirs not yet in a closed session (any day: results already
+        settled stay final, S9-27) is disqualified with a reason starting ``rule N:``,
+        which is how later sales and hand-ins are refused
+        (:func:`gateway.super9.desk.eligibility.out_of_promotion`).  Returns the serials
+        and the sessions whose draws must be republished.
+        """
+        open_sessions = select(Super9Session.id).where(Super9Session.status != SessionStatus.CLOSED)
+        rows = (
+            await db.scalars(
+                select(Super9Ticket).where(
+                    Super9Ticket.player_id == ticket.player_id,
+                    Super9Ticket.session_id.in_(open_sessions),
+                    Super9Ticket.status.in_([TicketStatus.SOLD, TicketStatus.ENTERED]),
+                )
+            )
+        ).all()
+        ticket.status, ticket.disqualified_reason = TicketStatus.DISQUALIFIED, why
+        for row in rows:
+            if row.id != ticket.id:
+                row.status = TicketStatus.DISQUALIFIED
+                row.disqualified_reason = (
+                    f"rule {rule}: person disqualified (ticket {ticket.serial})"
+                )
+        serials = sorted({ticket.serial, *(r.serial for r in rows)})
+        return serials, {ticket.session_id, *(r.session_id for r in rows)}
 
     async def report(self, session_id: int) -> dict[str, Any]:
         async with self._sm() as db:

@@ -103,12 +103,42 @@ async def out_for_the_day(
     return f"rule 9: the player is disqualified from the promotion on {day} (ticket {row[0]})"
 
 
+PERSON_RULES = (24, 28)  # "any person ... will be disqualified"
+
+
+async def out_of_promotion(db: AsyncSession, player_id: int) -> str | None:
+    """Why the person is out of the promotion (S9-24, S9-28), or None.
+
+    Staff's ``disqualify --rule 24`` (or 28) marks every open ticket of the person with a
+    reason starting ``rule 24:`` (``rule 28:``); one such ticket is the record.
+    """
+    row = (
+        await db.execute(
+            select(Super9Ticket.serial, Super9Ticket.disqualified_reason)
+            .where(
+                Super9Ticket.player_id == player_id,
+                Super9Ticket.status == TicketStatus.DISQUALIFIED,
+                or_(*(Super9Ticket.disqualified_reason.like(f"rule {r}:%") for r in PERSON_RULES)),
+            )
+            .order_by(Super9Ticket.id)
+            .limit(1)
+        )
+    ).first()
+    if row is None:
+        return None
+    rule = str(row[1]).split(":", 1)[0]
+    return f"{rule}: the player is disqualified from the promotion (ticket {row[0]})"
+
+
 async def check_may_take_part(
     db: AsyncSession, player: Player, at: datetime, zone: ZoneInfo
 ) -> None:
-    """S9-1–S9-3 at ``at``, and not out for that venue-local day under S9-9."""
+    """S9-1–S9-3 at ``at``, not disqualified as a person (S9-24, S9-28), and not out for
+    that venue-local day under S9-9."""
     local = at.astimezone(zone)
     await check_eligible(db, player, local)
-    why = await out_for_the_day(db, player.id, local.date(), zone)
+    why = await out_of_promotion(db, player.id) or await out_for_the_day(
+        db, player.id, local.date(), zone
+    )
     if why is not None:
         raise OperatorError(why)

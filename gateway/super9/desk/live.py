@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from gateway.feed import FeedPublisher
@@ -127,11 +128,22 @@ class LiveDraw:
         }
 
 
-async def publish(feed: FeedPublisher | None, session_id: int, payload: dict[str, Any]) -> None:
+async def publish(
+    feed: FeedPublisher | None,
+    session_id: int,
+    payload: dict[str, Any],
+    *,
+    next_session: datetime | None = None,
+) -> None:
+    """The draw, and the jackpot with the next session for signs between draws."""
     if feed is not None:
         await feed.publish(draw_topic(session_id), payload, retain=True)
         await feed.publish(
             JACKPOT_TOPIC,
-            {"jackpot_cents": payload["jackpot_cents"], "session": session_id},
+            {
+                "jackpot_cents": payload["jackpot_cents"],
+                "session": session_id,
+                "next_session": None if next_session is None else next_session.isoformat(),
+            },
             retain=True,
         )

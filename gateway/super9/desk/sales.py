@@ -14,7 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.errors import OperatorError
-from gateway.super9.desk.core import DeskCore, require_aware
+from gateway.super9.desk.core import DeskCore, Disqualified, require_aware
 from gateway.super9.desk.eligibility import check_may_take_part, find_player
 from gateway.super9.rules.calendar import SessionCalendar, hand_in_cutoff
 from gateway.super9.rules.settings import Super9Settings
@@ -251,7 +251,7 @@ class SalesDesk(DeskCore):
         A keying error (S9-8: a number outside 0-36, fewer than nine) is refused and
         can be keyed again.  A top copy with a number written twice or more than nine
         numbers breaks S9-9: the ticket is disqualified and the player is out of that
-        day's promotion.  That is committed, then reported as an :class:`OperatorError`
+        day's promotion.  That is committed, then reported as :class:`Disqualified`
         so the desk sees it was not entered.
         """
         require_aware(now)
@@ -282,9 +282,10 @@ class SalesDesk(DeskCore):
             day = now.astimezone(cal.tz).date()
             out = await self._disqualify_day(db, ticket, day, cal.tz, str(breach))
             await self._audit_hand_in(db, ticket, actor, numbers, section, out=out)
-        raise OperatorError(
+        raise Disqualified(
             f"ticket {serial}: {breach}; disqualified, and the player is out of "
-            f"today's promotion (tickets {', '.join(out)})"
+            f"today's promotion (tickets {', '.join(out)})",
+            out,
         )
 
     async def _audit_hand_in(
@@ -361,14 +362,19 @@ class SalesDesk(DeskCore):
 
     async def disqualify(
         self, serial: str, *, actor: str, reason: str, rule: int, now: datetime
-    ) -> None:
-        """Staff flag a marked or scratched ticket (S9-21) or a breach of S9-24 or S9-28.
+    ) -> list[str]:
+        """Staff flag a marked or scratched ticket (S9-21) or a breach of S9-9, S9-24 or
+        S9-28; returns the serials disqualified.
 
-        Under S9-9 the player is out of that day's promotion (the day of the ticket's
-        session): every ticket of theirs that day, and later sales and hand-ins.
+        S9-21 takes out the ticket.  Under S9-9 the player is out of that day's
+        promotion (the day of the ticket's session): every ticket of theirs that day, and
+        later sales and hand-ins.  S9-24 and S9-28 disqualify the *person*: every open
+        ticket of theirs, any day, and every later sale and hand-in.
         """
         if rule not in (9, 21, 24, 28):
             raise OperatorError("disqualify: rule must be 9, 21, 24 or 28")
+        if not reason.strip():
+            raise OperatorError("--reason: say what the breach was")
         async with self._sm.begin() as db:
             ticket = await self._ticket(db, serial)
             if ticket.status is TicketStatus.DISQUALIFIED:
@@ -378,11 +384,15 @@ class SalesDesk(DeskCore):
                 raise OperatorError(f"session {session.id} is closed; results are final (rule 27)")
             ticket.status = TicketStatus.DISQUALIFIED
             ticket.disqualified_reason = f"rule {rule}: {reason}"
-            out = [serial]
+            out, sessions = [serial], {session.id}
             if rule == 9:
                 zone = ZoneInfo((await self.settings(db)).timezone)
                 day = session.starts_at.astimezone(zone).date()
                 out = await self._disqualify_day(db, ticket, day, zone, f"rule 9: {reason}")
+            elif rule in (24, 28):
+                out, sessions = await self._disqualify_person(
+                    db, ticket, rule, f"rule {rule}: {reason}"
+                )
             await audit.record(
                 db,
                 actor=actor,
@@ -391,5 +401,6 @@ class SalesDesk(DeskCore):
                 reason=reason,
                 details={"rule": rule, "disqualified": out},
             )
-            session_id = session.id
-        await self.publish(session_id)
+        for session_id in sorted(sessions):
+            await self.publish(session_id)
+        return out

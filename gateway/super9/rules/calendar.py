@@ -134,3 +134,10 @@ def sales_window(start: datetime) -> tuple[datetime, datetime]:
 
 def hand_in_cutoff(start: datetime) -> datetime:
     return start - HAND_IN_CLOSE_BEFORE
+
+
+def session_words(start: datetime, tz: ZoneInfo) -> str:
+    """A session as the desk and the player name it: its venue-local day and time
+    ("Wed 2 Dec 2026 19:00"), not its row id."""
+    local = start.astimezone(tz)
+    return f"{local:%a} {local.day} {local:%b %Y %H:%M}"

@@ -34,9 +34,22 @@ class ExclusionCsvError(RuleViolation):
 
     def __init__(self, problems: list[tuple[int, str]]) -> None:
         self.problems = problems
-        line, message = problems[0]
-        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
-        super().__init__(2, f"exclusion CSV line {line}: {message}{more}")
+        super().__init__(2, listed("exclusion CSV", [(f"line {n}", m) for n, m in problems]))
+
+
+SHOWN = 20  # problems named in one refusal; a file worse than that is the wrong file
+
+
+def listed(what: str, problems: list[tuple[str, str]]) -> str:
+    """One line naming every problem (up to :data:`SHOWN`): the desk fixes them all in
+    one go instead of meeting them one at a time ("and 1 more" named none of them)."""
+    if len(problems) == 1:
+        where, message = problems[0]
+        return f"{what} {where}: {message}".lstrip()
+    named = "; ".join(f"{where}: {message}" for where, message in problems[:SHOWN])
+    rest = f"; {len(problems) - SHOWN} more not shown" if len(problems) > SHOWN else ""
+    head = f"{what}: " if what else ""
+    return f"{head}{len(problems)} problems, nothing imported: {named}{rest}"
 
 
 def parse_exclusion_csv(text: str, zone: ZoneInfo) -> list[ExclusionRecord]:

@@ -212,15 +212,36 @@ def check_draw_round(tie: TieGroup, cards: Mapping[int, Card]) -> None:
 
 @dataclass(frozen=True, slots=True)
 class QualifyingOutcome:
-    """T13–T14: the top single entry goes to the final; the next N to the semi-finals."""
+    """T13–T14: the top single entry goes to the final; the next N to the semi-finals.
+
+    ``cut_places`` are the places after which the two cut lines fall (after the direct
+    final places, and after the last place the semi-final cut reaches once it has
+    widened past ``barred`` entries); ``barred`` are the top qualifier's other entries
+    that T14a keeps out (``top_player_excluded``).  Boards, the console, the standings
+    and seating all read these, so a line above the cut is a seat."""
 
     direct_finalists: tuple[int, ...]
     semi_finalists: tuple[int, ...]
     pending: tuple[TieGroup, ...]
+    barred: tuple[int, ...] = ()
+    cut_places: tuple[int, int] = (0, 0)
 
     @property
     def complete(self) -> bool:
         return not self.pending
+
+    def verdict(self, entry_id: int) -> str | None:
+        """Where an entry stands: ``final`` (T13), ``semi-final`` (T14), ``excluded``
+        (T14a: the top qualifier's other entry), ``tie`` (T19: a draw decides) or None."""
+        if entry_id in self.direct_finalists:
+            return "final"
+        if entry_id in self.semi_finalists:
+            return "semi-final"
+        if entry_id in self.barred:
+            return "excluded"
+        if any(entry_id in t.entry_ids for t in self.pending):
+            return "tie"
+        return None
 
 
 def qualify_from_qualifying(
@@ -259,7 +280,8 @@ def qualify_from_qualifying(
     pending = tuple(dict.fromkeys(t for t in (direct_tie, field_tie) if t is not None))
     held = set(direct) | (set(direct_tie.entry_ids) if direct_tie else set()) | barred
     semis = tuple(e for e in field_ if e not in held)
-    return QualifyingOutcome(direct, semis, pending)
+    shown = tuple(line.entry_id for line in standings.lines if line.entry_id in barred)
+    return QualifyingOutcome(direct, semis, pending, shown, (direct_places, cut))
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,6 +39,9 @@ from storage.tournament import Heat, Player, Proxy, Seat, Tournament
 # Seats a roll call is about: booked and not yet played (a restarted heat's played seats
 # are put back to present by the restart, T20).
 _CALLED = (SeatStatus.ASSIGNED, SeatStatus.PRESENT)
+# After the start the call is the record of it: who played, who forfeited (T22).
+_DECIDED = (SeatStatus.PLAYED, SeatStatus.FORFEITED, SeatStatus.DISQUALIFIED)
+_NOT_STARTED = (HeatStatus.SCHEDULED, HeatStatus.RESTARTED, HeatStatus.POSTPONED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +65,11 @@ class RollCall:
     taken: bool  # any seat marked
     unmarked_at_start: UnmarkedAtStart
     seats: list[RollCallSeat]
+
+    @property
+    def started(self) -> bool:
+        """The heat has started: the call is a record, no longer to be marked."""
+        return self.heat_status not in {*(h.value for h in _NOT_STARTED), "cancelled"}
 
     @property
     def present(self) -> list[int]:
@@ -105,15 +113,17 @@ async def present_at_start(session: AsyncSession, heat: Heat) -> set[int]:
 
 
 async def roll_call(session: AsyncSession, heat_id: int) -> RollCall:
-    """The heat's roll call as the attendant and the director read it."""
+    """The heat's roll call as the attendant and the director read it; once the heat has
+    started, what the start decided (played, forfeited), not an empty list."""
     heat = await get(session, Heat, heat_id, "heat")
     marks = await _marks(session, heat.id)
     present = await present_at_start(session, heat)
+    shown = _CALLED if heat.status in _NOT_STARTED else _CALLED + _DECIDED
     rows = await session.execute(
         select(Seat, Player.name, Proxy.nominee_name)
         .join(Player, Player.id == Seat.holder_player_id)
         .outerjoin(Proxy, Proxy.seat_id == Seat.id)
-        .where(Seat.heat_id == heat.id, Seat.status.in_(_CALLED))
+        .where(Seat.heat_id == heat.id, Seat.status.in_(shown))
         .order_by(Seat.seat_number)
     )
     seats = []
@@ -129,7 +139,8 @@ async def roll_call(session: AsyncSession, heat_id: int) -> RollCall:
                 mark=None if mark is None else mark.present,
                 marked_at=None if mark is None else mark.marked_at,
                 marked_by=None if mark is None else mark.marked_by,
-                counts_present=seat.seat_number in present,
+                counts_present=seat.status is SeatStatus.PLAYED
+                or (seat.status in _CALLED and seat.seat_number in present),
             )
         )
     return RollCall(

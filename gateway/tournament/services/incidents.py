@@ -39,6 +39,7 @@ from gateway.tournament.rules.incidents import (
 )
 from gateway.tournament.rules.seating import FreeSeat, first_free_seat_in_future_heat
 from gateway.tournament.rules.violations import RuleViolation
+from gateway.tournament.services.amendments import amend_cut, refuse_if_drawn_from
 from gateway.tournament.services.attendance import clear_roll_call
 from gateway.tournament.services.cashdesk import refund_row
 from gateway.tournament.services.common import (
@@ -277,6 +278,7 @@ async def restart_heat(
     heat = await get(session, Heat, heat_id, "heat")
     if heat.status not in IN_PROGRESS | {HeatStatus.ABORTED}:
         raise RuleViolation(20, f"{heat_label(heat)} is {heat.status.value}; nothing to restart")
+    await refuse_if_drawn_from(session, heat.tournament_id, Stage(heat.stage))
     tournament = await get(session, Tournament, heat.tournament_id, "tournament")
     settings = await load_settings(session, tournament)
     if failure_outcome(settings, failed_at, now) is FailureOutcome.POSTPONE:
@@ -307,6 +309,18 @@ async def restart_heat(
         failed_at=failed_at,
         restarts=heat.restarts,
         discarded_scores=discarded,
+    )
+    await amend_cut(
+        session,
+        heat,
+        kind="heat.restart",
+        rule=21 if is_final_stage(Stage(heat.stage)) else 20,
+        change={"restarts": heat.restarts, "discarded": len(discarded)},
+        entries=[int(d["entry_id"]) for d in discarded],
+        reason=reason,
+        actor=actor,
+        approved_by=None,
+        at=now,
     )
     return heat
 

@@ -27,6 +27,7 @@ from gateway.tournament.rules.enums import (
     Stage,
 )
 from gateway.tournament.rules.violations import RuleViolation
+from gateway.tournament.services.amendments import amend_cut, refuse_if_drawn_from
 from gateway.tournament.services.common import (
     get,
     heat_label,
@@ -181,9 +182,12 @@ async def enter_manual_score(
     reason: str,
     actor: str,
     at: datetime,
+    approved_by: str | None = None,
 ) -> Score:
     """A score keyed in by the Tournament Director (T23), e.g. read off a machine whose
-    link failed, or a correction.  The old values stay in the audit log."""
+    link failed, or a correction.  The old values stay in the audit log.  After the
+    stage's cut was sealed it is an amendment of the cut (:mod:`.amendments`), naming
+    ``actor`` (who asked) and ``approved_by`` (the dual-control approver)."""
     actor = require_actor(actor)
     reason = require_reason(reason)
     check_meters(heat_score)
@@ -191,6 +195,7 @@ async def enter_manual_score(
     heat = await get(session, Heat, seat.heat_id, "heat")
     if heat.status not in IN_PROGRESS | {HeatStatus.CLOSED}:
         raise RuleViolation(23, f"{heat_label(heat)} is {heat.status.value}; no scores for it")
+    await refuse_if_drawn_from(session, heat.tournament_id, Stage(heat.stage))
     existing = await seat_score(session, seat.id)
     old = None
     if existing is not None:
@@ -226,6 +231,24 @@ async def enter_manual_score(
         credits=heat_score.credits,
         meters=_meters_dict(heat_score.meters),
         replaced=old,
+    )
+    await amend_cut(
+        session,
+        heat,
+        kind="score.manual",
+        rule=23,
+        change={
+            "seat": seat.id,
+            "seat_number": seat.seat_number,
+            "entry": seat.entry_id,
+            "old_credits": None if old is None else old["credits"],
+            "new_credits": heat_score.credits,
+        },
+        entries=[seat.entry_id],
+        reason=reason,
+        actor=actor,
+        approved_by=approved_by,
+        at=at,
     )
     return score
 

@@ -46,6 +46,7 @@ from gateway.tournament.services.people import (
 )
 from gateway.tournament.services.stage_close import close_stage_if_over
 from gateway.tournament.settings import TournamentSettings
+from storage.enums import ScoreSource
 from storage.tournament import Entry, EntryPurchase, Heat, Player, Proxy, Score, Seat, Tournament
 
 _INACTIVE = (SeatStatus.MOVED, SeatStatus.CANCELLED)
@@ -227,6 +228,8 @@ class SeatInfo:
     played_by: str  # the holder's name, or the proxy nominee's (T16)
     status: SeatStatus
     credits: int | None
+    # Who stored the score: the machine, or a director keyed it in or corrected it (T23).
+    source: ScoreSource | None = None
 
 
 async def heat_seats(
@@ -235,7 +238,7 @@ async def heat_seats(
     """The seats of a heat in seat order, with who plays each and its score if any."""
     await get(session, Heat, heat_id, "heat")
     query = (
-        select(Seat, Player, Score.final_credits, Proxy.nominee_name)
+        select(Seat, Player, Score.final_credits, Proxy.nominee_name, Score.source)
         .join(Player, Player.id == Seat.holder_player_id)
         .outerjoin(Score, Score.seat_id == Seat.id)
         .outerjoin(Proxy, Proxy.seat_id == Seat.id)
@@ -245,7 +248,7 @@ async def heat_seats(
     if not include_inactive:
         query = query.where(Seat.status.not_in(_INACTIVE))
     out = []
-    for seat, player, credits, nominee in (await session.execute(query)).all():
+    for seat, player, credits, nominee, source in (await session.execute(query)).all():
         out.append(
             SeatInfo(
                 seat.id,
@@ -257,6 +260,7 @@ async def heat_seats(
                 nominee or player.name,
                 seat.status,
                 credits,
+                source,
             )
         )
     return out

@@ -13,7 +13,14 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.heat_limits import heat_limit_problem
-from gateway.tournament.rules.enums import EntryStatus, HeatStatus, NoticeKind, SeatStatus, Stage
+from gateway.tournament.rules.enums import (
+    EntryStatus,
+    HeatStatus,
+    NoticeKind,
+    SeatStatus,
+    Stage,
+    is_final_stage,
+)
 from gateway.tournament.rules.seating import (
     BANK_HOLDING,
     BankSlot,
@@ -21,6 +28,7 @@ from gateway.tournament.rules.seating import (
     check_reschedule,
 )
 from gateway.tournament.rules.violations import RuleViolation
+from gateway.tournament.services.amendments import amend_cut, cut_sealed, refuse_if_drawn_from
 from gateway.tournament.services.common import (
     aware,
     find_tournament,
@@ -139,6 +147,7 @@ async def schedule_heat(
     if not await seat_numbers(session, bank_name):
         raise RuleViolation(None, f"bank {bank_name!r} has no machine in service")
     await _check_bank_free(session, bank_name, starts_at, duration_seconds)
+    sealed = await _may_reopen_cut(session, tournament.id, stage, announced_via)
     if number is None:
         highest = await session.scalar(
             select(func.max(Heat.number)).where(
@@ -190,7 +199,35 @@ async def schedule_heat(
         duration_seconds=duration_seconds,
         starting_credits=starting_credits,
     )
+    if sealed:
+        await amend_cut(
+            session,
+            heat,
+            kind="heat.added",
+            rule=21 if is_final_stage(stage) else 10,
+            change={"number": number, "bank": bank_name, "starts_at": starts_at},
+            entries=[],
+            reason=f"heat added, announced via {announced_via}",
+            actor=actor,
+            approved_by=None,
+            at=now,
+        )
     return heat
+
+
+async def _may_reopen_cut(
+    session: AsyncSession, tournament_id: int, stage: Stage, announced_via: str | None
+) -> bool:
+    """Whether a heat added now reopens the stage's sealed cut (an amendment: T10,
+    T21b); refused once the next stage was drawn from it, or if not announced (T10)."""
+    if not await cut_sealed(session, tournament_id, stage):
+        return False
+    await refuse_if_drawn_from(session, tournament_id, stage)
+    if not (announced_via and announced_via.strip()):
+        raise RuleViolation(
+            10, f"the {stage.value} cut is sealed: a heat added now is announced (say how)"
+        )
+    return True
 
 
 async def _check_bank_free(

@@ -15,9 +15,10 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.tournament.rules.enums import HeatStatus, Stage
+from gateway.tournament.services.amendments import amended_entries
 from gateway.tournament.services.common import find_tournament, load_settings
 from gateway.tournament.services.prizes import prize_lines
-from gateway.tournament.services.standings import stage_over, top_standings
+from gateway.tournament.services.standings import stage_cuts, stage_over, top_standings
 from gateway.tournament.settings import TournamentSettings
 from storage.tournament import Heat, Tournament
 
@@ -31,11 +32,15 @@ _BELOW_CUT = 10
 MAX_ROWS = 200
 
 
-def cut_lines(settings: TournamentSettings, stage: Stage) -> list[dict[str, Any]]:
-    """The boundaries a leaderboard draws, each after the last place that makes it."""
+def cut_lines(
+    settings: TournamentSettings, stage: Stage, cuts: tuple[int, ...] | None = None
+) -> list[dict[str, Any]]:
+    """The boundaries a leaderboard draws, each after the last place that makes it.
+
+    ``cuts``: the standings' own cut places (qualifying: the one qualifier rule's, the
+    semi-final cut widened past the top qualifier's other entries under T14a)."""
     if stage is Stage.QUALIFYING:
-        direct = settings.direct_final_places
-        semis = direct + settings.semi_final_qualifiers
+        direct, semis = cuts if cuts is not None else stage_cuts(settings, stage)
         top = "Top entry" if direct == 1 else f"Top {direct}"
         return [
             {"after": direct, "label": f"{top}: straight to the Final (rule 13)"},
@@ -56,11 +61,16 @@ async def leaderboard(
     heat of the stage run or cancelled, no tie left to draw) or still provisional."""
     tournament = await find_tournament(session, tournament_ref)
     settings = await load_settings(session, tournament)
-    cuts = cut_lines(settings, stage)
-    reach = max([c["after"] for c in cuts] + [settings.prize_places, 10])
-    table = await top_standings(
-        session, tournament.id, stage, limit=min(MAX_ROWS, reach + _BELOW_CUT), as_of=now
-    )
+    reach = max([c["after"] for c in cut_lines(settings, stage)] + [settings.prize_places, 10])
+    limit = min(MAX_ROWS, reach + _BELOW_CUT)
+    table = await top_standings(session, tournament.id, stage, limit=limit, as_of=now)
+    widest = max(table.cuts, default=0) + _BELOW_CUT
+    if len(table.lines) >= limit and limit < min(MAX_ROWS, widest):
+        # T14a widened the cut past the top qualifier's other entries: read down to it.
+        limit = min(MAX_ROWS, widest)
+        table = await top_standings(session, tournament.id, stage, limit=limit, as_of=now)
+    cuts = cut_lines(settings, stage, table.cuts)
+    amended = await amended_entries(session, tournament.id, stage)
     prizes = await prize_lines(session, tournament.id, stage, table.lines)
     official = not table.ties_to_draw and await stage_over(session, tournament.id, stage)
     return {
@@ -77,6 +87,9 @@ async def leaderboard(
                 "credits": line.credits,
                 "tie": line.tied,
                 "heat": line.heat_number,
+                "manual": line.manual,  # T23: keyed in or corrected by a director
+                "goes_on": table.goes_on(line.entry_id),  # the one qualifier rule (T13, T14a)
+                "amended": line.entry_id in amended,  # changed after the cut was sealed
             }
             for line in table.lines
         ],

@@ -32,6 +32,7 @@ from gateway.tournament.services.common import (
 )
 from gateway.tournament.services.people import disqualified_sets
 from gateway.tournament.settings import TournamentSettings
+from storage.enums import ScoreSource
 from storage.ranking import on_exclusion_register
 from storage.tournament import (
     CardDraw,
@@ -55,6 +56,7 @@ class StandingLine:
     credits: int
     tied: bool
     heat_number: int
+    manual: bool = False  # a director keyed the score in or corrected it (T23)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +66,12 @@ class StageStandings:
     standings: Standings
     lines: tuple[StandingLine, ...]
     cuts: tuple[int, ...]  # the places whose boundary decides something (T19)
+    # Qualifying only: the one qualifier rule's reading of these lines (T13, T14a).
+    qualifying: QualifyingOutcome | None = None
+
+    def goes_on(self, entry_id: int) -> str | None:
+        """Qualifying: where the entry goes (see ``QualifyingOutcome.verdict``)."""
+        return None if self.qualifying is None else self.qualifying.verdict(entry_id)
 
     @property
     def ties_to_draw(self) -> tuple[TieGroup, ...]:
@@ -71,7 +79,28 @@ class StageStandings:
         return tuple(t for t in self.standings.ties if any(t.straddles(c) for c in self.cuts))
 
 
+def qualifying_outcome(settings: TournamentSettings, standings: Standings) -> QualifyingOutcome:
+    """The one qualifier rule (T13, T14a) with the tournament's settings: what the signs,
+    the console, ``tournament standings|qualifiers``, the exports and seating all use."""
+    return qualify_from_qualifying(
+        standings,
+        settings.semi_final_qualifiers,
+        settings.direct_final_places,
+        top_player_excluded=settings.top_player_excluded,
+    )
+
+
+def _ranked(settings: TournamentSettings, tournament_id: int, stage: Stage,
+            standings: Standings, lines: tuple[StandingLine, ...]) -> StageStandings:  # fmt: skip
+    if stage is not Stage.QUALIFYING:
+        return StageStandings(tournament_id, stage, standings, lines, stage_cuts(settings, stage))
+    outcome = qualifying_outcome(settings, standings)  # the cut widened past T14a entries
+    return StageStandings(tournament_id, stage, standings, lines, outcome.cut_places, outcome)
+
+
 def stage_cuts(settings: TournamentSettings, stage: Stage) -> tuple[int, ...]:
+    """The cut places before any entry is known (T14a may widen the qualifying one:
+    :func:`qualifying_outcome`)."""
     if stage is Stage.QUALIFYING:  # T13, T14
         direct = settings.direct_final_places
         return (direct, direct + settings.semi_final_qualifiers)
@@ -99,7 +128,14 @@ async def stage_standings(
     settings = await load_settings(session, tournament)
     rows = (
         await session.execute(
-            select(Score.entry_id, Score.player_id, Score.final_credits, Player.name, Heat.number)
+            select(
+                Score.entry_id,
+                Score.player_id,
+                Score.final_credits,
+                Player.name,
+                Heat.number,
+                Score.source,
+            )
             .join(Player, Player.id == Score.player_id)
             .join(Heat, Heat.id == Score.heat_id)
             .where(Score.tournament_id == tournament.id, Score.stage == stage)
@@ -118,9 +154,8 @@ async def stage_standings(
         players,
         entries,
     )
-    info = {r.entry_id: (r.name, r.number) for r in rows}
-    lines = _named(standings.lines, info)
-    return StageStandings(tournament.id, stage, standings, lines, stage_cuts(settings, stage))
+    info = {r.entry_id: (r.name, r.number, r.source) for r in rows}
+    return _ranked(settings, tournament.id, stage, standings, _named(standings.lines, info))
 
 
 async def top_standings(
@@ -133,7 +168,9 @@ async def top_standings(
 ) -> StageStandings:
     """The top ``limit`` places (and everyone tied with the last of them) straight from
     SQL window functions (:func:`.live_standings.standings`): the live view, fast at any
-    size.  Same lines, places and ties as the top of :func:`stage_standings`."""
+    size.  Same lines, places and ties as the top of :func:`stage_standings`; its
+    qualifying reading (cuts, who goes on) holds for the lines read, so ask for the
+    widened cut and more (the signs do: :func:`.signage.leaderboard`)."""
     if limit < 1:
         raise RuleViolation(None, f"limit: at least 1 line, got {limit}")
     tournament = await find_tournament(session, tournament_ref)
@@ -141,9 +178,9 @@ async def top_standings(
     table = await live_standings.standings(session, tournament.id, stage, limit=limit, as_of=as_of)
     ids = [r.entry_id for r in table.rows]
     info = {
-        r.entry_id: (r.name, r.number)
+        r.entry_id: (r.name, r.number, r.source)
         for r in await session.execute(
-            select(Score.entry_id, Player.name, Heat.number)
+            select(Score.entry_id, Player.name, Heat.number, Score.source)
             .join(Player, Player.id == Score.player_id)
             .join(Heat, Heat.id == Score.heat_id)
             .where(Score.entry_id.in_(ids), Score.stage == stage)
@@ -156,15 +193,14 @@ async def top_standings(
         ),
         table.ties,
     )
-    return StageStandings(
-        tournament.id, stage, ranked, _named(ranked.lines, info), stage_cuts(settings, stage)
-    )
+    return _ranked(settings, tournament.id, stage, ranked, _named(ranked.lines, info))
 
 
 def _named(
-    lines: tuple[RankedLine, ...], info: dict[int, tuple[str, int]]
+    lines: tuple[RankedLine, ...], info: dict[int, tuple[str, int, ScoreSource]]
 ) -> tuple[StandingLine, ...]:
-    """Ranked lines with each entry's player name and heat number (``info``)."""
+    """Ranked lines with each entry's player name, heat number and whether its score was
+    keyed in by a director (``info``)."""
     return tuple(
         StandingLine(
             x.place,
@@ -175,6 +211,7 @@ def _named(
             x.credits,
             x.tied,
             info[x.entry_id][1],
+            info[x.entry_id][2] is ScoreSource.MANUAL,
         )
         for x in lines
     )
@@ -232,12 +269,7 @@ async def qualifiers(
     s = await stage_standings(session, tournament.id, Stage.SEMI_FINAL, as_of=as_of)
     f = await stage_standings(session, tournament.id, Stage.FINAL, as_of=as_of)
     return Qualifiers(
-        qualifying=qualify_from_qualifying(
-            q.standings,
-            settings.semi_final_qualifiers,
-            settings.direct_final_places,
-            top_player_excluded=settings.top_player_excluded,
-        ),
+        qualifying=q.qualifying or qualifying_outcome(settings, q.standings),  # always set
         qualifying_over=await stage_over(session, tournament.id, Stage.QUALIFYING),
         finalists_from_semis=qualify_finalists(s.standings, settings.finalists_from_semis),
         semis_over=await stage_over(session, tournament.id, Stage.SEMI_FINAL),

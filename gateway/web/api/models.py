@@ -221,6 +221,7 @@ class SeatRow(BaseModel):
     played_by: str
     status: str
     credits: int | None
+    source: str | None = None  # "manual": keyed in or corrected by a director (T23)
 
 
 class ManualScore(Body):
@@ -231,6 +232,7 @@ class ManualScore(Body):
     credits_wagered: Count
     credits_won: Count
     reason: Reason
+    approved_by: str | None = None  # filled on approval: the dual-control approver
 
 
 class ManualScoreIn(Body):
@@ -326,6 +328,7 @@ class StandingLineOut(BaseModel):
     credits: int
     tied: bool
     heat_number: int
+    manual: bool = False  # keyed in or corrected by a director (T23)
 
 
 class StandingsOut(BaseModel):

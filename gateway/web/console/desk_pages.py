@@ -165,7 +165,7 @@ async def roll_call(request: Request, key: Key, me: Viewer = viewer(P.HEAT_READ)
     call = await svc.roll_call(me.session, key)
     return console_of(request).pages.render(
         request, "roll_call.html", me, active="schedule", call=call,
-        can_mark=me.can(P.HEAT_REGISTER),
+        can_mark=me.can(P.HEAT_REGISTER) and not call.started,
     )  # fmt: skip
 
 
@@ -186,6 +186,6 @@ async def mark(request: Request, key: Key, me: Viewer = viewer(P.HEAT_REGISTER))
         call = await svc.roll_call(me.session, key)
         return console_of(request).pages.render(
             request, "roll_call.html", me, status=422, active="schedule", call=call,
-            can_mark=True, error=out.error,
+            can_mark=not call.started, error=out.error,
         )  # fmt: skip
     return done(f"/console/heats/{key}/roll-call", f"seat {seat} marked")

@@ -10,7 +10,7 @@ machines' states from the heat run (locked, playing, malfunction)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import HTMLResponse, Response
@@ -130,7 +130,9 @@ async def _heat_context(
         )
     ).all()
     startable = current if current is not None and current.status in _WAITING else waiting
+    feed_state = _feed_state(console, current.id if current else None)
     return {
+        **_controls(run, current, feed_state),
         "bank": bank,
         "bank_machines": list(machines),
         "startable": startable,
@@ -139,11 +141,34 @@ async def _heat_context(
         "tournament": tournament,
         "seats": seats,
         "live": _live_seats(console, current.id if current else None),
-        "feed_state": _feed_state(console, current.id if current else None),
+        "feed_state": feed_state,
         "run": run,
         "acks": await _acks(me.session, console, bank),
         "official": current is not None and current.status is HeatStatus.CLOSED,
         "has_feed": console.feed is not None,
+    }
+
+
+PAUSE_STATES: Final = ("running",)
+RESUME_STATES: Final = ("paused",)
+STOP_STATES: Final = ("armed", "running", "paused", "ending", "collecting")  # abort, restart
+
+
+def _controls(run: HeatRun | None, heat: Heat | None, feed: dict[str, Any]) -> dict[str, Any]:
+    """The run state the orders are offered for: an order shows only in the states that
+    can take it (a closed heat's page offered all four; the gateway refused them).  The
+    page's script shows and hides them again as the live state moves."""
+    state = "none"
+    if run is not None and heat is not None and run.heat_id == heat.id:
+        state = run.state.value
+    live = feed.get("state")
+    if isinstance(live, str) and heat is not None:
+        state = live  # the gateway's feed is newer than the journal read
+    return {
+        "order_state": state,
+        "pause_states": PAUSE_STATES,
+        "resume_states": RESUME_STATES,
+        "stop_states": STOP_STATES,
     }
 
 

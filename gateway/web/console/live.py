@@ -22,7 +22,7 @@ from gateway.web.fanout import Subscription, TooManyClients
 
 router = APIRouter()
 PING_S = 15.0
-_PREFIXES = ("heat/", "current", "machine/", "super9/")
+_PREFIXES = ("heat/", "current", "machine/", "super9/", "tournament/", "bank/")
 
 
 def _wanted(frame: bytes, prefixes: tuple[str, ...]) -> bool:

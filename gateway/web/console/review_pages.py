@@ -4,6 +4,7 @@ dual-control queue, where a second account approves or rejects a pending action
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Request
@@ -15,6 +16,7 @@ from gateway.accounts.roles import Permission as P
 from gateway.errors import OperatorError
 from gateway.tournament import services as svc
 from gateway.tournament.rules.enums import Stage
+from gateway.tournament.services.amendments import amended_entries
 from gateway.tournament.services.setup import record_decision
 from gateway.web.api import actions
 from gateway.web.api.auth import api_of
@@ -38,10 +40,13 @@ async def standings(
     found = await svc.stage_standings(me.session, tournament.id, chosen) if tournament else None
     ties = found.ties_to_draw if found else ()
     tied_entries = {e for tie in ties for e in tie.entry_ids}
+    amended = await amended_entries(me.session, tournament.id, chosen) if tournament else set()
     return console_of(request).pages.render(
         request, "standings.html", me, active="standings", tournament=tournament,
         tournaments=await _tournaments(me.session), found=found, stage=chosen.value,
-        stages=[s.value for s in Stage], ties=ties, tied_entries=tied_entries,
+        stages=[s.value for s in Stage], ties=ties, tied_entries=tied_entries, amended=amended,
+        has_feed=console_of(request).feed is not None,
+        rendered_at=datetime.now(UTC).isoformat(timespec="milliseconds"),  # newer: reload
     )  # fmt: skip
 
 

@@ -20,6 +20,8 @@ from sqlalchemy import select
 
 from gateway.accounts import service
 from gateway.accounts.roles import Permission as P
+from gateway.super9.desk.core import Disqualified
+from gateway.super9.rules.calendar import hand_in_cutoff, session_words
 from gateway.super9.rules.verification import Verification
 from gateway.web.api import actions
 from gateway.web.api.auth import api_of
@@ -36,7 +38,7 @@ from gateway.web.api.super9_models import (
 from gateway.web.console.acting import attempt, done, parse
 from gateway.web.console.auth import Viewer, viewer
 from gateway.web.console.state import console_of
-from storage.super9 import Super9Session
+from storage.super9 import SessionStatus, Super9Session
 
 router = APIRouter()
 Key = Annotated[int, Path(ge=1, le=2_147_483_647)]
@@ -58,15 +60,37 @@ async def _sessions(me: Viewer) -> list[Super9Session]:
     return list((await me.session.scalars(query)).all())
 
 
+# A draw opened this late is still its session's; a session further back has passed.
+LATE_OPEN = timedelta(hours=1)
+
+
+def openable(
+    calendar: list[datetime], taken: set[datetime], now: datetime
+) -> tuple[list[datetime], datetime | None]:
+    """The sessions the desk may open for the draw, and the one to pick by default.
+
+    Sessions already opened or closed, and sessions that passed (more than
+    :data:`LATE_OPEN` ago), are not offered (the page offered them, and picked one by
+    default).  The default is the latest one whose hand-in cut-off has passed (the one
+    to open now), else the next one."""
+    offered = [at for at in calendar if at not in taken and at > now - LATE_OPEN]
+    ready = [at for at in offered if hand_in_cutoff(at) < now]
+    return offered, (ready[-1] if ready else offered[0] if offered else None)
+
+
 @router.get("/super9", response_class=HTMLResponse)
 async def super9(request: Request, me: Viewer = viewer(P.SUPER9_READ)) -> Response:
     desk = await desk_in(me.session)
     cal = await desk.calendar()
-    today = api_of(request).clock().astimezone(cal.tz).date()
-    upcoming = cal.between(today, today + timedelta(days=6))
+    now = api_of(request).clock()
+    today = now.astimezone(cal.tz).date()
+    sessions = await _sessions(me)
+    taken = {s.starts_at for s in sessions if s.status is not SessionStatus.SCHEDULED}
+    upcoming, default = openable(cal.between(today, today + timedelta(days=6)), taken, now)
     return console_of(request).pages.render(
-        request, "super9.html", me, active="super9", sessions=await _sessions(me),
-        upcoming=upcoming, jackpot=await desk.jackpot(), history=await desk.jackpot_history(),
+        request, "super9.html", me, active="super9", sessions=sessions, upcoming=upcoming,
+        default_session=default, jackpot=await desk.jackpot(),
+        history=await desk.jackpot_history(),
     )  # fmt: skip
 
 
@@ -134,10 +158,11 @@ async def open_session(request: Request, me: Viewer = viewer(P.SUPER9_SESSIONS))
 async def sell(request: Request, me: Viewer = viewer(P.SUPER9_SELL)) -> Response:
     async def work() -> str:
         body = parse(SaleIn, _fields(me, SaleIn))
-        sid = await (await desk_in(me.session)).sell(
-            body.ticket, body.player, actor=me.name, now=_now(request)
-        )
-        return f"ticket {body.ticket} sold for session {sid}"
+        desk = await desk_in(me.session)
+        await desk.sell(body.ticket, body.player, actor=me.name, now=_now(request))
+        starts = await desk.sold_for(body.ticket)
+        when = "-" if starts is None else session_words(starts, (await desk.calendar()).tz)
+        return f"ticket {body.ticket} sold for the session of {when}"
 
     return await _act(request, me, None, work)
 
@@ -149,10 +174,16 @@ async def hand_in(request: Request, me: Viewer = viewer(P.SUPER9_HAND_IN)) -> Re
     async def work() -> str:
         body = parse(HandInIn, _fields(me, HandInIn))
         section = Verification(body.name, body.id, body.contact, body.signed)
-        sid = await (await desk_in(me.session)).hand_in(
-            serial, body.numbers, actor=me.name, now=_now(request), verification=section
-        )
-        return f"ticket {serial} handed in for session {sid}"
+        desk = await desk_in(me.session)
+        try:
+            await desk.hand_in(
+                serial, body.numbers, actor=me.name, now=_now(request), verification=section
+            )
+        except Disqualified as exc:  # recorded (rule 9): kept, and said as the outcome
+            return f"not entered: {exc}"
+        starts = await desk.sold_for(serial)
+        when = "-" if starts is None else session_words(starts, (await desk.calendar()).tz)
+        return f"ticket {serial} handed in for the session of {when}"
 
     return await _act(request, me, None, work)
 

@@ -10,7 +10,7 @@
 ``GET /signage/snapshot``              the retained values as JSON
 ``GET /signage/healthz``               200; 503 while the feed's source is disconnected
 ``GET /signage/theme.css``             the venue's colours; ``/signage/logo`` its logo
-``GET /signage/static/{file}``         ``signage.css``, ``signage.js``
+``GET /signage/static/{file}``         ``signage.css``, ``signage.js``, ``favicon.svg``
 =====================================  ===================================================
 
 Every board takes ``?layout=landscape|portrait|topper`` (1920×1080, 1080×1920, a bank
@@ -39,7 +39,11 @@ from gateway.web.signage.stream import SECURITY_HEADERS, Streams
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
-STATIC_FILES = {"signage.css": "text/css", "signage.js": "text/javascript"}
+STATIC_FILES = {
+    "signage.css": "text/css",
+    "signage.js": "text/javascript",
+    "favicon.svg": "image/svg+xml",  # a browser asks for one; a 404 is a console error
+}
 PREFIX = "/signage"
 
 _templates = jinja2.Environment(

@@ -67,7 +67,11 @@ def test_check_enable_disable(
          "--json"]
     )  # fmt: skip
     assert code == 0
-    capsys.readouterr()
+    # Problem 7 (issue 24): the enable ends with one line saying what it did (stderr
+    # after --json, so stdout stays one JSON document).
+    out = capsys.readouterr()
+    json.loads(out.out)
+    assert out.err.strip() == "bank A enabled: 2 machines ready; EMU-002 (credits left) left out"
 
     async def stored() -> tuple[bool, list[str], list[tuple[str, str | None]]]:
         ctx = await GatewayContext.open(
@@ -96,3 +100,21 @@ def test_check_enable_disable(
     enabled, active, rows = asyncio.run(stored())
     assert not enabled
     assert ("bank.disable", None) in rows
+
+
+def test_emulate_writes_the_floor_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``emulate sas --floor-out FILE`` (problem 7): the floor file holds every printed
+    endpoint, and the gateway's own floor parser reads it back."""
+    from gateway.floor.model import load_floor_file
+
+    out = tmp_path / "floor.toml"
+    args = ["emulate", "sas", "--machines", "3", "--duration", "0.1", "--floor-out", str(out),
+            "--bank-name", "B"]  # fmt: skip
+    assert main(args) == 0
+    printed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    endpoints = {p["machine"]: p["endpoint"] for p in printed if "machine" in p}
+    bank = load_floor_file(out).bank("B")
+    assert {m.id: m.endpoint for m in bank.machines} == endpoints
+    assert [m.id for m in bank.machines] == ["EMU-001", "EMU-002", "EMU-003"]
+    assert main(["emulate", "sas", "--bank-name", "no spaces", "--floor-out", str(out)]) == 2
+    assert "--bank-name" in capsys.readouterr().err

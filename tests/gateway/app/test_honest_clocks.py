@@ -25,6 +25,7 @@ from storage import audit
 from storage.db import make_engine, make_sessionmaker
 from storage.floor import FloorBank, FloorMachine
 from storage.tournament import EntryPurchase
+from tests.keyed_engine import make_engine as keyed_engine
 
 from ..training_db import (
     PASSWORD,
@@ -96,7 +97,7 @@ class Desk:
 
 def _floor(url: str) -> None:
     async def go() -> None:
-        engine = make_engine(url)
+        engine = keyed_engine(url)
         async with make_sessionmaker(engine)() as session, session.begin():
             session.add(FloorBank(name="A", enabled=True))
             await session.flush()

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.app.cli import main
@@ -95,7 +96,13 @@ async def test_enable_with_exclusions_is_audited_and_disable_clears_them(
     async with sessions() as session:
         check = await audit.verify(session)
         assert check.ok
-        assert check.rows_checked == 4  # the genesis row; enable, exclusion, disable
+        query = select(audit.AuditEntry.action).order_by(audit.AuditEntry.id)
+        actions = (await session.scalars(query)).all()
+    # the genesis row; enable, exclusion, disable; each with the seal of the floor rows
+    assert [a for a in actions if a != "records.seal"] == [
+        "audit.chain_keyed", "bank.enable", "bank.exclude-machine", "bank.disable",
+    ]  # fmt: skip
+    assert check.rows_checked == len(actions)
 
 
 def test_technician_adds_and_moves_machines_from_the_cli(
@@ -130,4 +137,10 @@ def test_technician_adds_and_moves_machines_from_the_cli(
 
     b_machines, actions = asyncio.run(stored())
     assert b_machines == ["B01", "A09"]
-    assert actions == ["audit.chain_keyed", "floor.add-machine", "floor.move-machine"]
+    # each change with the seal of the floor rows it wrote (issue 25.2: the floor is sealed)
+    assert [a for a in actions if a != "records.seal"] == [
+        "audit.chain_keyed",
+        "floor.add-machine",
+        "floor.move-machine",
+    ]
+    assert actions.count("records.seal") >= 2

@@ -102,3 +102,41 @@ def test_verify_with_a_wrong_public_key_file_is_one_line(
     code, _, err = _run(capsys, "audit", "verify", "--database", url, "--public-key", str(bad))
     assert code == 2
     assert "not a PEM Ed25519 public key" in err
+
+
+@pytest.mark.usefixtures("no_key_env")
+def test_db_upgrade_seals_the_tables_a_release_put_under_the_seals(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 25.2 on an existing database: keyed when only the result tables were sealed,
+    its players and tournaments are named once per table by ``audit verify`` until
+    ``db upgrade`` seals them as they stand (one records.seal_scope row); then verify
+    passes and a later edit of a player is named."""
+    from storage import audit, seals
+
+    file = tmp_path / "venue.db"
+    db = ["--database", f"sqlite:///{file}"]
+    first = {name: seals.SEALED[name] for name in seals.FIRST_SCOPE}
+    with monkeypatch.context() as old_release:
+        old_release.setattr(seals, "SEALED", first)
+        old_release.setitem(audit.GENESIS_FACTS, "sealed_tables", sorted(first))
+        assert _run(capsys, "db", "upgrade", *db)[0] == 0
+        assert _run(capsys, "tournament", "create", "Ridge", *db)[0] == 0
+        player = ["--id-number", "8001015009087", "--name", "Anna", "--dob", "1980-01-01"]
+        assert _run(capsys, "players", "add", *player, *db)[0] == 0
+    code, out, _ = _run(capsys, "audit", "verify", *db)
+    assert code == 1
+    assert "  players *: 1 row(s) not under the seals yet: run `reelgate db upgrade`" in out
+    assert "  tournaments *: 1 row(s) not under the seals yet" in out
+    assert _run(capsys, "db", "upgrade", *db)[0] == 0
+    code, out, _ = _run(capsys, "audit", "verify", *db)
+    assert code == 0, out
+    code, out, _ = _run(capsys, "audit", "show", *db, "--json")
+    scope = [row for row in json.loads(out) if row["action"] == seals.SCOPE_ACTION]
+    assert len(scope) == 1
+    assert "players" in scope[0]["details"]["added"]
+    with sqlite3.connect(file) as raw:
+        raw.execute("UPDATE players SET name = 'Mallory'")
+    code, out, _ = _run(capsys, "audit", "verify", *db)
+    assert code == 1
+    assert "  players 1: differs from its seal" in out

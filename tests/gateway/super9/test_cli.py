@@ -11,15 +11,16 @@ import pytest
 
 from gateway.app.cli import main
 from storage import migrate
-from storage.db import make_engine, make_sessionmaker
+from storage.db import make_sessionmaker
 from storage.tournament import Player
+from tests.keyed_engine import make_engine as keyed_engine
 
 from ..training_db import PASSWORD, add_accounts, cheap_hashes, make_training, type_passwords
 
 
 def _seed_player(url: str) -> None:
     async def go() -> None:
-        engine = make_engine(url)
+        engine = keyed_engine(url)
         async with make_sessionmaker(engine).begin() as db:
             db.add(
                 Player(
@@ -296,3 +297,31 @@ def test_cli_publishes_live_draw_to_broker(
     payload = asyncio.run(retained())
     assert payload["called"] == [7]
     assert payload["status"] == "drawing"
+
+
+def test_cli_words_for_sale_hand_in_and_a_rule_9_top_copy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 24, problem 10: a sale names its session's day and time (it printed
+    "session 1", a row id); a top copy with a number twice is a recorded S9-9
+    disqualification: said as such, exit 1 — not exit 2, "bad input, nothing changed"."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'r.db'}"
+    _training_desk(url, monkeypatch)
+    db = ["--database", url]
+    for serial in ("T1", "T2"):
+        assert main(["super9", "sell", "--ticket", serial, "--player", "C1", *db,
+                     "--now", "2026-12-02T10:00+02:00"]) == 0  # fmt: skip
+        assert capsys.readouterr().out.strip() == (
+            f"ticket {serial} sold for the session of Wed 2 Dec 2026 19:00"
+        )
+    section = ["--name", "Player 1", "--id", "C1", "--contact", "082 555 0100", "--signed"]
+    code = main(["super9", "hand-in", "--ticket", "T1", "--numbers", "1 2 3 4 5 6 7 8 8",
+                 *section, *db, "--now", "2026-12-02T18:00+02:00"])  # fmt: skip
+    out = capsys.readouterr()
+    assert code == 1
+    assert out.out.startswith("NOT entered: ticket T1: rule 9")
+    assert "tickets T1, T2" in out.out
+    assert "error" not in out.err
+    assert main(["super9", "disqualify", "--ticket", "T2", "--rule", "21", "--reason", "x",
+                 *db, "--now", "2026-12-02T18:01+02:00"]) == 2  # fmt: skip
+    assert "already disqualified" in capsys.readouterr().err  # the decision was kept

@@ -1,8 +1,9 @@
 """Super 9 clauses as the sheet writes them, through the desk: the day's disqualification
-(S9-9), the verification section (S9-7), late tickets (S9-6), the registers after the
-sale (S9-2, S9-3) and the prize receipt (S9-26).
+(S9-9), the person's disqualification (S9-24, S9-28), the verification section (S9-7),
+late tickets (S9-6), the registers after the sale (S9-2, S9-3) and the prize receipt
+(S9-26).
 
-Clauses: docs/rules.md#s9-9, #s9-7, #s9-6, #s9-2, #s9-3, #s9-26.
+Clauses: docs/rules.md#s9-9, #s9-24, #s9-28, #s9-7, #s9-6, #s9-2, #s9-3, #s9-26.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.errors import OperatorError
 from gateway.super9.desk import Super9Desk
+from gateway.super9.desk.core import Disqualified
 from gateway.super9.rules.verification import Verification
 from storage.db import make_sessionmaker
 from storage.enums import ExclusionKind
@@ -80,6 +82,44 @@ async def test_s9_9_disqualify_rule_9_covers_the_day(desk: Super9Desk, engine: A
         await desk.sell("A3", P1, actor="cashier", now=at(WED, 13))
 
 
+@pytest.mark.parametrize("rule", [24, 28])
+async def test_s9_24_s9_28_disqualify_the_person(
+    desk: Super9Desk, engine: AsyncEngine, rule: int
+) -> None:
+    """S9-24 / S9-28: "any person ... will be disqualified": the person, not one ticket.
+    Before, only the ticket named was taken out and the player went on playing their
+    other tickets and buying new ones.  Now every open ticket of theirs, on any day, is
+    out, and later sales are refused on later days too; other players are untouched."""
+    sunday = WED + timedelta(days=4)
+    await desk.sell("A", P1, actor="cashier", now=at(WED, 10))
+    await desk.sell("A2", P1, actor="cashier", now=at(WED, 10))  # for 19:00, too
+    await desk.sell("A3", P1, actor="cashier", now=at(WED, 19, 30))  # for 21:00
+    await desk.sell("B", P2, actor="cashier", now=at(WED, 10))
+    out = await desk.disqualify(
+        "A", actor="grd", reason="tried to change numbers after the draw began", rule=rule,
+        now=at(WED, 19, 40),
+    )  # fmt: skip
+    assert out == ["A", "A2", "A3"]
+    for serial in ("A2", "A3"):
+        status, reason = await _status(engine, serial)
+        assert status is TicketStatus.DISQUALIFIED
+        assert reason == f"rule {rule}: person disqualified (ticket A)"
+    assert (await _status(engine, "B"))[0] is TicketStatus.SOLD
+    with pytest.raises(OperatorError, match=f"rule {rule}: the player is disqualified from the"):
+        await desk.sell("A4", P1, actor="cashier", now=at(sunday, 10))  # a later day too
+    assert await desk.sell("B2", P2, actor="cashier", now=at(sunday, 10)) > 0
+
+
+async def test_s9_21_still_takes_out_one_ticket(desk: Super9Desk, engine: AsyncEngine) -> None:
+    """S9-21 (a marked or scratched ticket) is about the ticket: the player's others stay."""
+    await desk.sell("A", P1, actor="cashier", now=at(WED, 10))
+    await desk.sell("A2", P1, actor="cashier", now=at(WED, 10))
+    assert await desk.disqualify("A", actor="grd", reason="scratched", rule=21,
+                                 now=at(WED, 12)) == ["A"]  # fmt: skip
+    assert (await _status(engine, "A2"))[0] is TicketStatus.SOLD
+    assert await desk.sell("A3", P1, actor="cashier", now=at(WED, 13)) > 0
+
+
 async def test_s9_9_top_copy_with_a_repeat_disqualifies_for_the_day(
     desk: Super9Desk, engine: AsyncEngine
 ) -> None:
@@ -90,7 +130,7 @@ async def test_s9_9_top_copy_with_a_repeat_disqualifies_for_the_day(
         await desk.sell(serial, P1, actor="cashier", now=at(WED, 10))
     with pytest.raises(OperatorError, match="rule 8"):
         await key_in(desk, "R", "1 2 3 4 5 6 7 8 37", actor="grd", now=at(WED, 17))
-    with pytest.raises(OperatorError, match=r"rule 9.*disqualified"):
+    with pytest.raises(Disqualified, match=r"rule 9.*disqualified"):
         await key_in(desk, "R", "1 2 3 4 5 6 7 8 8", actor="grd", now=at(WED, 17))
     status, reason = await _status(engine, "R")
     assert status is TicketStatus.DISQUALIFIED
@@ -108,7 +148,7 @@ async def test_s9_9_more_than_nine_on_the_top_copy_disqualifies(
 ) -> None:
     """S9-9: more than nine numbers selected on the top copy disqualifies as a repeat does."""
     await desk.sell("T", P2, actor="cashier", now=at(WED, 10))
-    with pytest.raises(OperatorError, match="more than nine"):
+    with pytest.raises(Disqualified, match="more than nine"):
         await key_in(desk, "T", "1 2 3 4 5 6 7 8 9 10", actor="grd", now=at(WED, 17))
     assert (await _status(engine, "T"))[0] is TicketStatus.DISQUALIFIED
 

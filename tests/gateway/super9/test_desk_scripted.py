@@ -79,6 +79,8 @@ async def test_jackpot_within_18_counted_spins_with_repeats(
     # RESTART_AT_SEED (S9-15 default): exactly R5,000 again; this session adds nothing.
     assert await desk.jackpot() == 500_000
     assert feed.retained["super9/jackpot"]["jackpot_cents"] == 500_000  # signage
+    # Between draws a sign shows what comes next (issue 24, problem 8): 21:00 that day.
+    assert feed.retained["super9/jackpot"]["next_session"] == at(WED, 21).isoformat()
     history = await desk.jackpot_history()
     assert [(h["kind"], h["amount_cents"], h["balance_cents"]) for h in history] == [
         ("seed", 500_000, 500_000),

@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 
 from gateway.app.cli import main
-from storage.db import make_engine, make_sessionmaker
+from storage.db import make_sessionmaker
 from storage.floor import FloorBank, FloorMachine
 from storage.migrate import upgrade_async
+from tests.keyed_engine import make_engine as keyed_engine
 
 from ..training_db import PASSWORD, add_accounts, cheap_hashes, make_training, type_passwords
 
@@ -22,7 +23,7 @@ from ..training_db import PASSWORD, add_accounts, cheap_hashes, make_training, t
 def _seed_floor(url: str) -> None:
     async def go() -> None:
         await upgrade_async(url)
-        engine = make_engine(url)
+        engine = keyed_engine(url)
         async with make_sessionmaker(engine)() as session, session.begin():
             session.add(FloorBank(name="A", enabled=True))
             await session.flush()
@@ -136,9 +137,7 @@ def test_director_and_cashier_commands(
         "reelgate: error: rule 16: player already holds a seat in qualifying heat 1 "
         "(one seat per heat)"
     )
-    assert "rule 11" in fails(
-        "heat", "register", "1", "8101015009086", "--now", "2026-11-02 18:00"
-    )
+    assert "rule 11" in fails("heat", "register", "1", "8101015009086", "--now", "2026-11-02 18:00")
     ok("heat", "register", "1", "8101015009086", "--now", "2026-11-02 17:30")
     begun = ok("heat", "begin", "1", "--present", "1,2", "--now", "2026-11-02 18:00")
     assert begun["forfeited"] == []
@@ -176,6 +175,14 @@ def test_director_and_cashier_commands(
         (1, "Ann", True),
         (1, "Ben", True),
     ]
+    # T23, issue 24: scores keyed in by a director are marked wherever a score is shown.
+    assert [x["manual"] for x in standings["lines"]] == [True, True]
+    assert [s["source"] for s in ok("heat", "show", "1")["seats"]] == ["manual", "manual"]
+    capsys.readouterr()
+    assert main(["tournament", "standings", *db, "Ridge"]) == 0
+    assert capsys.readouterr().out.count("manual (T23)") == 2
+    assert main(["heat", "show", *db, "1"]) == 0
+    assert capsys.readouterr().out.count("manual (T23)") == 2
     assert [t["entry_ids"] for t in standings["ties_to_draw"]] == [[1, 5]]
     assert "rule 19: two entries cannot draw the same card" in fails(
         "tournament",
@@ -284,8 +291,9 @@ def test_bad_input_is_one_line_and_changes_nothing(
     # Nothing of the refused commands is stored or audited.
     code, out, _ = run("audit", "show", *db, "--json")
     assert code == 0
-    actions = [row["action"] for row in json.loads(out)]
-    # the genesis of the keyed chain, the accounts of `db`, then the command
+    actions = [row["action"] for row in json.loads(out) if row["action"] != "records.seal"]
+    # the genesis of the keyed chain, the accounts of `db`, then the command (each with
+    # the seal of the rows it wrote)
     assert actions == ["audit.chain_keyed", "user.add", "user.add", "tournament.create"]
     code, out, _ = run("players", "list", *db, "--json")
     assert json.loads(out) == []
@@ -321,3 +329,20 @@ def test_create_sells_a_single_seat_at_the_seat_price(
     ]  # fmt: skip
     assert main(set_price) == 2
     assert "rule 5: package 'single' is one seat" in capsys.readouterr().err
+
+
+def test_qualifiers_name_each_stage_as_its_heats_stand(
+    capsys: pytest.CaptureFixture[str], db: list[str]
+) -> None:
+    """Issue 24, problem 10: after one qualifying heat the title said "semi-finals in
+    progress; final in progress" for stages with no heats at all."""
+    assert main(["tournament", "create", "Ridge", *db]) == 0
+    schedule = ["heat", "schedule", *db, "-t", "Ridge", "--bank", "A", "--now", "2026-11-20 10:00"]
+    assert main([*schedule, "--start", "2026-11-21 18:00"]) == 0
+    capsys.readouterr()
+    assert main(["tournament", "qualifiers", "Ridge", *db]) == 0
+    title = " ".join(capsys.readouterr().out.split())  # the table may wrap its title
+    assert "qualifying not started (1 heat scheduled)" in title
+    assert "semi-finals no heats scheduled" in title
+    assert "final no heats scheduled" in title
+    assert "in progress" not in title

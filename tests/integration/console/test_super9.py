@@ -124,7 +124,7 @@ async def test_super9_session_from_sale_to_payout_with_a_voided_spin(
     await page.get_by_label("Ticket serial").fill("T100")
     await page.get_by_label("Player: ID or Rewards card number").fill(PLAYER_ID)
     await page.get_by_role("button", name="Sell ticket").click()
-    await expect(page.locator(".flash.ok")).to_contain_text("ticket T100 sold for session")
+    await expect(page.locator(".flash.ok")).to_contain_text("ticket T100 sold for the session of")
 
     await _as(page, base, "desk")  # rules 6-11: Guest Relations keys the top copy
     await page.goto(f"{base}/super9")

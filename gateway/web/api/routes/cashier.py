@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from gateway.accounts.roles import Permission as P
 from gateway.accounts.service import Principal
 from gateway.tournament import services as svc
-from gateway.tournament.rules.exclusion_csv import COLUMNS, ExclusionCsvError
+from gateway.tournament.rules.exclusion_csv import COLUMNS, ExclusionCsvError, listed
 from gateway.tournament.rules.violations import RuleViolation
 from gateway.tournament.services.entry_list import list_entries
 from gateway.tournament.services.lookup import search_players
@@ -74,9 +74,8 @@ def _register_text(body: ExclusionImportIn) -> str:
 
 def _by_row(exc: ExclusionCsvError) -> RuleViolation:
     """The register's refusal naming the row of the request (line 2 of the file is row 0)."""
-    line, message = exc.problems[0]
-    more = f" (and {len(exc.problems) - 1} more problems)" if len(exc.problems) > 1 else ""
-    return RuleViolation(exc.rule, f"rows[{line - 2}]: {message}{more}")
+    rows = [(f"rows[{line - 2}]", message) for line, message in exc.problems]
+    return RuleViolation(exc.rule, listed("", rows))
 
 
 @router.post("/exclusions/imports", status_code=201, openapi_extra=needs(P.PLAYER_EXCLUSIONS))

@@ -186,19 +186,21 @@ async def seats(request: Request, key: Key, me: Caller = who(P.HEAT_READ)) -> li
             played_by=s.played_by,
             status=s.status.value,
             credits=s.credits,
+            source=None if s.source is None else s.source.value,
         )
         for s in found
     ]
 
 
-@actions.dual(P.HEAT_MANUAL_SCORE, ManualScore)
+@actions.dual(P.HEAT_MANUAL_SCORE, ManualScore, approver="approved_by")
 async def _score(
     session: AsyncSession, b: ManualScore, actor: str, now: datetime
 ) -> dict[str, Any]:
     meters = TournamentMeters(b.games_played, b.games_won, b.credits_wagered, b.credits_won)
     s = await svc.enter_manual_score(
-        session, b.seat_id, HeatScore(b.credits, meters), reason=b.reason, actor=actor, at=now
-    )
+        session, b.seat_id, HeatScore(b.credits, meters), reason=b.reason, actor=actor, at=now,
+        approved_by=b.approved_by,
+    )  # fmt: skip
     return {"seat": s.seat_id, "entry": s.entry_id, "credits": s.final_credits}
 
 

@@ -64,6 +64,7 @@ def _seat_row(s: SeatInfo) -> SeatRow:
         played_by=s.played_by,
         status=s.status.value,
         credits=s.credits,
+        source=None if s.source is None else s.source.value,
     )
 
 

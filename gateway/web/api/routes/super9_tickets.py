@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.accounts.roles import Permission as P
 from gateway.accounts.service import Principal
-from gateway.errors import OperatorError
+from gateway.super9.desk.core import Disqualified
 from gateway.super9.rules.verification import Verification
 from gateway.web.api import actions
 from gateway.web.api.auth import Caller, api_of, who
@@ -32,7 +32,7 @@ from gateway.web.api.super9_models import (
     SaleIn,
     TicketOut,
 )
-from storage.super9 import Super9Ticket, TicketStatus
+from storage.super9 import Super9Ticket
 
 router = APIRouter(prefix="/super9", tags=["super9"])
 Key = Annotated[int, Path(ge=1, le=INT32)]
@@ -46,12 +46,6 @@ async def sell(request: Request, body: SaleIn, me: Principal = who(P.SUPER9_SELL
         return {"ticket": b.ticket, "session": sid}
 
     return TicketOut(**await actions.perform(api_of(request), me, run, body))
-
-
-async def _status(session: AsyncSession, serial: str) -> TicketStatus | None:
-    query = select(Super9Ticket.status).where(Super9Ticket.serial == serial)
-    found: TicketStatus | None = (await session.execute(query)).scalar_one_or_none()
-    return found
 
 
 @router.post(
@@ -68,16 +62,12 @@ async def hand_in(
     for the day: that is kept (committed) and the refusal says so, as at the CLI."""
     section = Verification(body.name, body.id, body.contact, body.signed)
     desk = await desk_in(me.session)
-    before = await _status(me.session, serial)
     try:
         sid = await desk.hand_in(
             serial, body.numbers, actor=me.name, now=api_of(request).clock(), verification=section
         )
-    except OperatorError as exc:
-        after = await _status(me.session, serial)
-        if before is TicketStatus.SOLD and after is TicketStatus.DISQUALIFIED:
-            return problem(422, str(exc), 9)  # returned, not raised: the request commits
-        raise
+    except Disqualified as exc:
+        return problem(422, str(exc), 9)  # returned, not raised: the request commits
     return TicketOut(ticket=serial, session=sid)
 
 

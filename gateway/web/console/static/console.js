@@ -97,6 +97,9 @@ function heatUpdater() {
     const rest = topic.slice(`heat/${key}/`.length);
     if (rest === "state") {
       if (state) state.textContent = p.state;
+      /* Only the orders this state can take (the server rendered them for its state). */
+      for (const el of document.querySelectorAll("[data-shown-in]")) el.hidden = !el.dataset.shownIn.split(" ").includes(p.state);
+      for (const el of document.querySelectorAll("[data-hidden-in]")) el.hidden = el.dataset.hiddenIn.split(" ").includes(p.state);
       endsAt = (p.state === "running" && p.seconds_left !== null) ? Date.now() + p.seconds_left * 1000 : null;
       if (timer && endsAt === null) timer.textContent = p.state === "paused" ? "paused" : fmtClock(p.seconds_left);
       refresh("acks");
@@ -134,6 +137,24 @@ function fragmentUpdater() {
   }
 }
 
+/* A page shown whole (the standings): reloaded when the database says its subject changed
+   (a manual score, a draw, a correction: issue 24).  Only for messages newer than the page
+   (the stream first replays what it holds); not while a form on it is being filled in. */
+function reloadUpdater() {
+  const el = document.querySelector("[data-reload-topics]");
+  if (!el) return;
+  const prefixes = el.dataset.reloadTopics.split(" ");
+  const rendered = Date.parse(el.dataset.rendered);
+  updaters.push((topic, p) => {
+    if (!prefixes.some((x) => topic.startsWith(x)) || !p || !(Date.parse(p.at) > rendered)) return;
+    if (document.querySelector("details[open], input:focus, select:focus, textarea:focus")) {
+      el.hidden = false;  /* "changed: reload" */
+      return;
+    }
+    setTimeout(() => window.location.reload(), 250);
+  });
+}
+
 /* A director's order: its outcome, once the gateway has carried it out (bounded polling). */
 function orderOutcome() {
   const el = document.querySelector("[data-order-url]");
@@ -155,6 +176,7 @@ document.addEventListener("DOMContentLoaded", () => {
   setUpConfirmations();
   heatUpdater();
   fragmentUpdater();
+  reloadUpdater();
   setUpLive();
   orderOutcome();
   for (const b of document.querySelectorAll("[data-print]")) b.addEventListener("click", () => window.print());

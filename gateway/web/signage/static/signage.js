@@ -366,6 +366,10 @@
         const hide = Math.floor(i / size) !== this.page;
         if (li.hidden !== hide) li.hidden = hide;
       });
+      // A short list's rows share out its box (three players left 70 % of a sign empty).
+      // Only their height grows: a larger font would widen the em-sized columns and
+      // squeeze the names; a list that pages keeps the measured size.
+      this.list.classList.toggle("fill", this.pages === 1 && rows.length > 0);
       this.list.dataset.page = String(this.page + 1);
       this.list.dataset.pages = String(this.pages);
       if (this.pager) this.pager.textContent = this.pages > 1 ? `page ${this.page + 1} of ${this.pages}` : "";
@@ -376,8 +380,10 @@
     pageSize(rows) {
       const box = this.list.getBoundingClientRect();
       const cuts = rows.filter((li) => li.classList.contains("cut")).length;
-      const key = `${box.width}x${box.height}|${rows.length}|${cuts}|${this.list.className}`;
+      const classes = [...this.list.classList].filter((c) => c !== "fill").join(" ");
+      const key = `${box.width}x${box.height}|${rows.length}|${cuts}|${classes}`;
       if (this.sizeKey === key) return this.size;
+      this.list.classList.remove("fill");  // measured at the natural size
       for (const li of rows) li.hidden = false;
       let fit = 0;
       for (const li of rows) {
@@ -539,6 +545,18 @@
     setText("next-time", when);
     setText("next-name", nextName);
     setText("attract-next", when ? `Next heat ${when}${nextName ? ` · ${nextName}` : ""}` : "Entries on sale at the tournament desk");
+    const at = isObj(next) ? Date.parse(str(next.starts_at)) : NaN;
+    nextHeatAt = Number.isFinite(at) ? at : null;
+    renderNextHeatCountdown();
+  }
+
+  /* The time to the next heat, counted down by tick() on the waiting and attract screens. */
+  let nextHeatAt = null;
+  function renderNextHeatCountdown() {
+    const left = nextHeatAt === null ? null : (nextHeatAt - (Date.now() + skewMs)) / 1000;
+    const text = left === null ? "" : left > 0 ? `in ${fmtClock(left)}` : "starting";
+    setText("next-in", text);
+    setText("attract-in", text);
   }
 
   function seatsOf(key) {
@@ -572,6 +590,13 @@
   function ordered(rows, standings) {
     const ranks = new Map();
     for (const r of standings) if (isObj(r) && str(r.machine)) ranks.set(str(r.machine), r);
+    // A score keyed in or corrected by a director (rule 23) is stored, not read off the
+    // machine: the stored standings' credits stand over the seat's last reading.
+    for (const s of rows) {
+      const r = ranks.get(s.machine);
+      s.manual = r !== undefined && r.manual === true && isInt(r.credits);
+      if (s.manual) s.credits = r.credits;
+    }
     rows.sort((a, b) => {
       const fa = a.malfunction ? 1 : 0;
       const fb = b.malfunction ? 1 : 0;
@@ -597,8 +622,9 @@
       const tie = ranked !== undefined && ranked.tie === true;
       let flag = s.final ? "scored" : "";
       if (tie) flag = "tie"; // the note under the list says a card draw decides (rule 19)
+      if (s.manual) flag = tie ? "tie · manual" : "manual";
       if (s.malfunction) flag = "fault (rule 20)";
-      const cls = [s.final ? "final" : "", tie ? "tie" : "", s.malfunction ? "fault" : "", shown === "1" ? "top" : ""];
+      const cls = [s.final ? "final" : "", tie ? "tie" : "", s.malfunction ? "fault" : "", shown === "1" ? "top" : "", s.manual ? "manual" : ""];
       return {
         key: s.machine,
         machine: s.machine,
@@ -686,17 +712,22 @@
     rows.forEach((r, i) => {
       const place = isInt(r.place) ? r.place : i + 1;
       const tie = r.tie === true;
+      const manual = r.manual === true; // keyed in or corrected by a director (rule 23)
       items.push({
         key: `entry-${str(r.entry) || i}`,
         player: str(r.player),
         credits: isInt(r.credits) ? r.credits : null,
-        cls: [tie ? "tie" : "", place === 1 ? "top" : ""].filter(Boolean).join(" "),
+        cls: [tie ? "tie" : "", place === 1 ? "top" : "", manual ? "manual" : ""].filter(Boolean).join(" "),
         cells: [
           ["rank", String(place)],
           ["player fit", str(r.player)],
           ["credits", fmtCredits(r.credits)],
           ["prize", fmtRand(prizes.get(place))],
-          ["flag", tie ? "tie" : ""],
+          ["flag", [
+            tie ? "tie" : r.goes_on === "excluded" ? "not seated (rule 14)" : "",
+            manual ? "manual" : "",
+            r.amended ? "amended" : "",
+          ].filter(Boolean).join(" · ")],
         ],
       });
       const next = rows[i + 1];
@@ -772,6 +803,26 @@
     ball.className = `ball ball-${colour}`;
   }
 
+  /* Between draws (none yet, or the last one closed): the next session and the time to
+   * it, counted down by tick(); the closed draw's numbers stay on the table. */
+  function renderNextSession(draw, pot) {
+    const next = $("s9-next");
+    if (next === null) return;
+    const idle = !isObj(draw) || str(draw.status) === "closed";
+    const at = isObj(pot) ? Date.parse(str(pot.next_session)) : NaN;
+    next.hidden = !idle || !Number.isFinite(at);
+    next.dataset.at = next.hidden ? "" : String(at);
+    if (!next.hidden) setText("s9-next-time", fmtVenue(str(pot.next_session)));
+    renderNextCountdown();
+  }
+
+  function renderNextCountdown() {
+    const next = $("s9-next");
+    if (next === null || next.hidden || !next.dataset.at) return;
+    const left = (Number(next.dataset.at) - (Date.now() + skewMs)) / 1000;
+    setText("s9-next-in", left > 0 ? `in ${fmtClock(left)}` : "starting");
+  }
+
   function renderSuper9() {
     if ($("super9") === null) return false;
     const draw = currentDraw();
@@ -790,8 +841,9 @@
       cell.classList.toggle("last", n === last);
     }
     renderBall(last);
+    renderNextSession(draw, pot);
     if (!isObj(draw)) {
-      setText("s9-status", "No draw in progress");
+      setText("s9-status", "Between draws");
       setText("s9-counted", "0 / 18");
       setText("s9-window", "");
       setText("s9-extra", "");
@@ -879,6 +931,8 @@
 
   function tick() {
     renderCountdown();
+    renderNextCountdown();
+    renderNextHeatCountdown();
     setText("clock-now", venueTime.format(new Date(Date.now() + skewMs)));
   }
 

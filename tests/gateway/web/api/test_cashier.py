@@ -116,7 +116,8 @@ async def test_a_register_bars_and_disqualifies_a_player_holding_entries(desk: D
         ([ROW, ROW], "rule 2: rows[1]: duplicate of line 2"),
         (
             [{**ROW, "valid_until": "2025-01-01"}, {**ROW, "id_number": "1", "kind": "x"}],
-            "rule 2: rows[0]: valid_until is not after valid_from (and 1 more problems)",
+            "rule 2: 2 problems, nothing imported: rows[0]: valid_until is not after "
+            "valid_from; rows[1]: kind 'x' is not one of",
         ),
     ],
 )
