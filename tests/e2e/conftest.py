@@ -13,8 +13,8 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
-from tests.conftest import POSTGRES_URL
 from storage.db import make_engine
+from tests.conftest import POSTGRES_URL
 
 
 async def _admin(sql: str) -> None:

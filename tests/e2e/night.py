@@ -166,7 +166,9 @@ def token_by_service(database: str, user: str) -> str:
     return asyncio.run(go())
 
 
-def console_standings(api: str, account: str, password: str, tournament: int) -> list[tuple[str, int]]:
+def console_standings(
+    api: str, account: str, password: str, tournament: int
+) -> list[tuple[str, int]]:
     """The director's console in Chromium: sign in through the login page (its CSRF token
     comes with the form), open the standings of ``tournament``; (player, credits) by place."""
     from playwright.sync_api import expect, sync_playwright
@@ -193,10 +195,38 @@ def console_standings(api: str, account: str, password: str, tournament: int) ->
             rows = page.locator("#standings-table tbody tr[data-entry]")
             expect(rows.first).to_be_visible()
             found = [
-                (r.locator("td").nth(1).inner_text().strip(), int(r.locator(".credits").inner_text()))
+                (
+                    r.locator("td").nth(1).inner_text().strip(),
+                    int(r.locator(".credits").inner_text()),
+                )
                 for r in rows.all()
             ]
             assert errors == [], f"the console threw: {errors}"
             return found
         finally:
             browser.close()
+
+
+def machine_results(database: str) -> dict[str, int]:
+    """Each machine's score as the gateway read it from the machine (the journal's
+    ``heat_result``), by machine id."""
+    import asyncio
+
+    from sqlalchemy import select
+
+    from storage.db import make_engine
+    from storage.journal import HeatResult
+
+    async def go() -> dict[str, int]:
+        url = database.replace("sqlite://", "sqlite+aiosqlite://").replace(
+            "postgresql://", "postgresql+asyncpg://"
+        )
+        engine = make_engine(url)
+        try:
+            async with engine.connect() as conn:
+                rows = (await conn.execute(select(HeatResult.machine_id, HeatResult.score))).all()
+                return {m: s for m, s in rows}
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(go())
