@@ -20,6 +20,7 @@ and at the end the assertions of the issue."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import time
@@ -248,8 +249,11 @@ class Night:
         s9("hand-in", "--ticket", "100001", "--numbers", "3 7 12 18 21 25 30 33 36",
            "--name", PLAYERS[0][1], "--id", PLAYERS[0][0], "--contact", "0821234567",
            "--signed", "--now", at("09:20"))  # fmt: skip
-        opened = self.host.json("super9", "open", "--session-at", at("10:00"), "--now", at("09:50"))
-        self.s9_session = str(opened.get("id", opened.get("session_id", 1)))
+        opened = self.host.run("super9", "open", "--session-at", at("10:00"),
+                               "--now", at("09:50")).stdout  # fmt: skip
+        found = re.search(r"session (\d+) drawing", opened)
+        assert found, opened
+        self.s9_session = found.group(1)
         wheel = self.host.start("emulate", "wheel", "--port", "0", "--seed", "3", "--pause", "0.5")
         port = wheel.until(lambda x: "tcp" in x or "port" in x)
         url = next(w for w in port.replace('"', " ").split() if w.startswith("wheel+tcp://"))
@@ -259,7 +263,9 @@ class Night:
            "--reason", "wheel feed down", "--confirmed-by", "thabo",
            stdin=self.pw["thabo"] + "\n")  # fmt: skip
         self.s9_report = self.host.json("super9", "report", "--session", self.s9_session)
-        s9("close", "--session", self.s9_session)
+        self.s9_closed = self.host.json("super9", "close", "--session", self.s9_session)
+        print("super9", json.dumps(self.s9_report, default=str)[:3000])
+        print("super9 closed", json.dumps(self.s9_closed, default=str)[:2000])
 
     # 8. the close of the day
     def records(self) -> dict[str, Any]:
