@@ -8,3 +8,7 @@ class OperatorError(Exception):
 
     Raising it must leave nothing changed: commands validate before they write.
     """
+
+
+class IdempotencyConflict(OperatorError):
+    """A retry's key was first used for a different request (HTTP 409): nothing saved."""

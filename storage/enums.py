@@ -47,6 +47,14 @@ class PurchaseKind(enum.StrEnum):
     COMPLIMENTARY = "complimentary"  # T5: paid by the casino, single entry
 
 
+class Tender(enum.StrEnum):
+    """How money changed hands at a till: only cash is in the drawer."""
+
+    CASH = "cash"
+    CARD = "card"
+    COMP = "comp"  # paid by the casino: no money moved
+
+
 class EntryStatus(enum.StrEnum):
     AVAILABLE = "available"
     SEATED = "seated"

@@ -105,7 +105,10 @@ class Super9Session(Base):
 
 class Super9Ticket(Base):
     __tablename__ = "super9_ticket"
-    __table_args__ = (CheckConstraint("buy_in_cents > 0", name="buy_in_positive"),)
+    __table_args__ = (
+        CheckConstraint("buy_in_cents > 0", name="buy_in_positive"),
+        CheckConstraint("tender IS NULL OR tender IN ('cash', 'card')", name="tender_known"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     # The number printed on the ticket pair (top copy and duplicate).
@@ -135,6 +138,8 @@ class Super9Ticket(Base):
     # The verification section as keyed at hand-in (S9-7): name, id, contact, signature.
     verification: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     disqualified_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # How the buy-in was paid (cash or card); NULL on tickets sold before it was kept: cash.
+    tender: Mapped[str | None] = mapped_column(String(8), nullable=True)
 
 
 class Super9Spin(Base):

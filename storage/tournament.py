@@ -290,7 +290,17 @@ class EntryPurchase(Base):
             name="package_credit_rule_6",
         ),
         CheckConstraint("valid_until > purchased_at", name="validity_order"),
+        # The tender follows the kind (T5: a comp is the casino's; T6: packages are cash);
+        # NULL on rows sold before the column existed (they are sealed as they were).
+        CheckConstraint(
+            "tender IS NULL"
+            " OR (kind = 'complimentary' AND tender = 'comp')"
+            " OR (kind = 'card' AND tender = 'card')"
+            " OR (kind IN ('cash', 'package') AND tender = 'cash')",
+            name="tender_of_kind",
+        ),
         UniqueConstraint("id", "tournament_id", "player_id"),
+        UniqueConstraint("idempotency_key"),
         Index("ix_entry_purchases_tournament_player", "tournament_id", "player_id"),
     )
 
@@ -306,6 +316,10 @@ class EntryPurchase(Base):
     valid_until: Mapped[datetime] = mapped_column(UTCDateTime())
     cashier: Mapped[str] = mapped_column(String(100))
     reference: Mapped[str | None] = mapped_column(String(64))  # till slip / receipt number
+    tender: Mapped[str | None] = mapped_column(String(8))  # storage.enums.Tender; NULL: of kind
+    # A retried sale answers the first (gateway/tournament/services/idempotency.py).
+    idempotency_key: Mapped[str | None] = mapped_column(String(200))
+    request_digest: Mapped[str | None] = mapped_column(String(64))
 
 
 class Entry(Base):
@@ -587,6 +601,9 @@ class Refund(Base):
     __table_args__ = (
         UniqueConstraint("entry_id"),
         CheckConstraint("amount_cents >= 0", name="amount_not_negative"),
+        CheckConstraint(
+            "tender IS NULL OR tender IN ('cash', 'card', 'comp')", name="tender_known"
+        ),
     )
 
     id: Mapped[int] = mapped_column(_ID, primary_key=True)
@@ -596,6 +613,8 @@ class Refund(Base):
     reason: Mapped[str] = mapped_column(Text)
     refunded_by: Mapped[str] = mapped_column(String(100))
     refunded_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # How the money went back (storage.enums.Tender); NULL: as the entry was paid.
+    tender: Mapped[str | None] = mapped_column(String(8))
 
 
 check_text_lengths(

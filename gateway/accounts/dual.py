@@ -3,14 +3,17 @@
 The first account's request becomes a pending action; it runs only when an account that
 is not the requester (compared by user id: names are normalised at creation, so
 ``Dealer`` and ``dealer `` are the same account) and whose role is in :data:`APPROVERS`
-approves it.  Both steps are audited.  Pure: no database.
+approves it.  Only an account that could approve it — or the requester, withdrawing it —
+may reject it.  Approval re-checks the requester: the write runs under the requester's
+name, so a requester since disabled (or whose role lost the permission) voids it.  Every
+step is audited.  Pure: no database.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gateway.accounts.roles import Permission, Role
+from gateway.accounts.roles import PERMISSIONS, Permission, Role
 
 R = Role
 
@@ -45,6 +48,10 @@ class DualControlRefused(Exception):
     """An approval the dual-control rule refuses; the message says which part."""
 
 
+class DualControlForbidden(DualControlRefused):
+    """A decision the account's role may not take at all (403 over the API)."""
+
+
 def check_approval(
     permission: Permission, *, requester_id: int, approver: Decider, status: str
 ) -> None:
@@ -63,4 +70,35 @@ def check_approval(
         raise DualControlRefused(
             f"dual control: {permission.value} must be approved by {needed}, "
             f"not {approver.role.value}"
+        )
+
+
+def check_requester(permission: Permission, *, name: str, role: Role, disabled: bool) -> None:
+    """Refuse to run an action whose requester has since lost the right to ask for it:
+    an approval runs the write under the requester's name, so that name must still be
+    an enabled account whose role may make it."""
+    if disabled:
+        raise DualControlRefused(f"dual control: requester {name} is disabled; the action is void")
+    if role not in PERMISSIONS[permission]:
+        raise DualControlRefused(
+            f"dual control: requester {name} ({role.value}) may no longer ask for "
+            f"{permission.value}"
+        )
+
+
+def check_rejection(
+    permission: Permission, *, requester_id: int, rejecter: Decider, status: str
+) -> None:
+    """Refuse a rejection unless the rejecter could approve the action, or is the requester
+    withdrawing it: a read-only auditor or a dealer must not be able to block a refund."""
+    if status != "pending":
+        raise DualControlRefused(f"dual control: the action is {status}, not pending")
+    if rejecter.user_id == requester_id:
+        return
+    roles = APPROVERS.get(permission, frozenset())
+    if rejecter.role not in roles:
+        needed = ", ".join(sorted(r.value for r in roles))
+        raise DualControlForbidden(
+            f"dual control: only {needed} or the requester may reject {permission.value}, "
+            f"not {rejecter.role.value}"
         )

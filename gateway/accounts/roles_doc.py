@@ -33,6 +33,22 @@ normalised at creation, so `Dealer`, `dealer` and `dealer ` are one account) wit
 approving role approves it (`POST /api/v1/pending/{id}/approve`) and it runs then, under
 the requester's name; `dual.request` and `dual.approve` are both in the audit log.
 
+Only an account whose role may approve the action rejects it
+(`POST /api/v1/pending/{id}/reject`, `dual.reject`), or the requester, withdrawing it
+(`dual.withdraw`); any other account (a read-only auditor, a dealer) is refused with a
+403 naming the roles that may.  Disabling an account (`reelgate users disable`) voids its
+pending actions in the same transaction (`dual.void`, status `void`), and an approval
+re-checks the requester, enabled and its role still holding the permission, since the
+action runs under the requester's name.
+
+On the gateway host both people of a dual-control command are accounts, each proven by
+its password: the first signs in with `--as ACCOUNT` (a role that may ask for the action)
+and the write is recorded under it, the host login (`os:ACCOUNT@HOST`) beside it in the
+audit row's `first_person`; the second is named by the command's own option (`--second`,
+`--confirmed-by`, `--approved-by`, `--witness`; a role of the last column) and recorded
+in `second_person`.  The two are compared by account id, so neither a second spelling of
+one name nor the host login with an account of the same name makes two people.
+
 The API never takes an actor name from the client: every write is audited under the
 authenticated account (bearer token from `reelgate tokens create`, or a browser session
 from `POST /api/v1/login`, whose writes must carry `X-CSRF-Token`).

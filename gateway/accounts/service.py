@@ -15,7 +15,14 @@ from typing import Any
 from sqlalchemy import bindparam, delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from gateway.accounts.dual import Decider, DualControlRefused, check_approval
+from gateway.accounts.dual import (
+    Decider,
+    DualControlForbidden,
+    DualControlRefused,
+    check_approval,
+    check_rejection,
+    check_requester,
+)
 from gateway.accounts.passwords import policy_refusal
 from gateway.accounts.roles import Permission, Role, parse_role
 from gateway.errors import OperatorError
@@ -35,6 +42,7 @@ from storage.accounts import (
     user_by_name,
 )
 
+VOID = "void"  # a pending action whose requester was disabled; it can never run
 SESSION_TTL = timedelta(hours=12)
 TOKEN_MAX_TTL = timedelta(days=366)
 
@@ -106,12 +114,31 @@ async def list_users(session: AsyncSession) -> list[User]:
     return list((await session.scalars(select(User).order_by(User.name))).all())
 
 
-async def disable_user(session: AsyncSession, name: str, *, actor: str) -> User:
+async def disable_user(
+    session: AsyncSession, name: str, *, actor: str, now: datetime | None = None
+) -> User:
     user = await _user(session, name)
     user.disabled = True
     # A disabled account keeps no way in: its browser sessions end with it.
     await session.execute(delete(AccountSession).where(AccountSession.user_id == user.id))
     await audit.record(session, actor=actor, action="user.disable", subject=f"user:{user.name}")
+    # Nor a way through a second person: what it asked for and nobody decided yet would
+    # run under its name on approval.
+    query = (
+        select(PendingAction)
+        .where(PendingAction.requested_by == user.id, PendingAction.status == "pending")
+        .with_for_update()
+    )
+    for pending in (await session.scalars(query)).all():
+        pending.status = VOID
+        pending.decided_at = now
+        await audit.record(
+            session,
+            actor=actor,
+            action="dual.void",
+            subject=f"pending:{pending.id}",
+            details={"kind": pending.kind, "requested_by": user.name, "why": "disabled"},
+        )
     return user
 
 
@@ -217,6 +244,12 @@ async def principal_for_token(
     return Principal(user.id, user.name, Role(token.role))
 
 
+class DecisionForbidden(OperatorError):
+    """A dual-control decision the account's role may not take (403 over the API)."""
+
+    http_status = 403
+
+
 async def principal_for_session(
     session: AsyncSession, cookie: str, now: datetime
 ) -> tuple[Principal, str] | None:
@@ -278,28 +311,37 @@ async def decide(
     if pending is None:
         raise OperatorError(f"pending action {pending_id} does not exist")
     permission = Permission(pending.kind)
-    if approve:
-        try:
-            check_approval(
-                permission,
-                requester_id=pending.requested_by,
-                approver=Decider(by.user_id, by.role),
-                status=pending.status,
-            )
-        except DualControlRefused as exc:
-            raise OperatorError(str(exc)) from None
-    elif pending.status != "pending":
-        raise OperatorError(f"dual control: the action is {pending.status}, not pending")
     requester = await session.get(User, pending.requested_by)
     if requester is None:  # pragma: no cover - a foreign key keeps it
         raise OperatorError(f"pending action {pending_id}: requester is gone")
-    pending.status = "approved" if approve else "rejected"
+    decider = Decider(by.user_id, by.role)
+    try:
+        if approve:
+            check_approval(
+                permission, requester_id=pending.requested_by, approver=decider,
+                status=pending.status,
+            )  # fmt: skip
+            check_requester(
+                permission, name=requester.name, role=Role(requester.role),
+                disabled=requester.disabled,
+            )  # fmt: skip
+        else:
+            check_rejection(
+                permission, requester_id=pending.requested_by, rejecter=decider,
+                status=pending.status,
+            )  # fmt: skip
+    except DualControlForbidden as exc:
+        raise DecisionForbidden(str(exc)) from None
+    except DualControlRefused as exc:
+        raise OperatorError(str(exc)) from None
+    withdrawn = not approve and by.user_id == pending.requested_by
+    pending.status = "approved" if approve else "withdrawn" if withdrawn else "rejected"
     pending.decided_by = by.user_id
     pending.decided_at = now
     await audit.record(
         session,
         actor=by.name,
-        action="dual.approve" if approve else "dual.reject",
+        action="dual.approve" if approve else "dual.withdraw" if withdrawn else "dual.reject",
         subject=f"pending:{pending.id}",
         details={"kind": pending.kind, "requested_by": requester.name},
     )

@@ -2,8 +2,9 @@
 
 :func:`preflight` runs first, in transactions of its own: it reads whether the database
 is a training one (and says so on standard error), and authenticates the accounts the
-command names — a director for a back-dated write (``--director``), the second person
-of a dual-control action (:data:`SECOND` on the parser).  The write's transaction then
+command names — a director for a back-dated write (``--director``), and both people of
+a dual-control action: the first (``--as``, recorded as the write's actor) and the second
+(:data:`SECOND` on the parser), two different accounts.  The write's transaction then
 asks :func:`write_time` for its time: the keyed ``--now`` judged by
 :mod:`gateway.clocks.policy` against the real time taken here, and the verdict put in
 every audit row the write makes (``details.clock``).
@@ -22,8 +23,9 @@ from datetime import UTC, datetime
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gateway.accounts.dual import APPROVERS
-from gateway.accounts.roles import Permission, Role
+from gateway.accounts.roles import PERMISSIONS, Permission, Role
 from gateway.accounts.service import Principal
+from gateway.app.identity import host_login, sign_in
 from gateway.app.people import authenticate
 from gateway.clocks.policy import WriteTime, judge
 from gateway.errors import OperatorError
@@ -53,6 +55,7 @@ class Preflight:
     training: bool
     real: datetime
     director: Principal | None = None
+    first: Principal | None = None  # a dual-control write's first person (--as)
     second: Principal | None = None
     time_asked: bool = False  # the write asked for its time (so --now was used)
 
@@ -92,7 +95,7 @@ async def preflight(
     if getattr(args, "director", None):
         roles = getattr(args, "director_roles", frozenset({Role.DIRECTOR}))
         director = await authenticate(sessions, "--director", args.director, roles=roles, now=real)
-    second = None
+    first = second = None
     spec: SecondPerson | None = getattr(args, "second_person", None)
     if spec is not None and not getattr(args, spec.dest, None):
         raise OperatorError(
@@ -100,18 +103,48 @@ async def preflight(
             f"{spec.permission.value}); its password is asked"
         )
     if spec is not None:
-        second = await authenticate(
-            sessions, spec.option, getattr(args, spec.dest), roles=APPROVERS[spec.permission],
-            now=real,
-        )  # fmt: skip
-        audit.ANNOTATION.set(
-            {**(audit.ANNOTATION.get() or {}),
-             "second_person": {"account": second.name, "role": second.role.value,
-                               "for": spec.permission.value}}
-        )  # fmt: skip
-    found = Preflight(training, real, director, second)
+        first, second = await _two_people(sessions, args, spec, real)
+    found = Preflight(training, real, director, second=second, first=first)
     _CURRENT.set(found)
     return found
+
+
+async def _two_people(
+    sessions: async_sessionmaker[AsyncSession],
+    args: argparse.Namespace,
+    spec: SecondPerson,
+    real: datetime,
+) -> tuple[Principal, Principal]:
+    """Both people of a dual-control write, each an account proven by its password: the
+    first (``--as``) may make the write, the second approves it, and they differ (by
+    account id, so no spelling of one name is two people).  The host login alone is not
+    a person: it and an account of the same name were once both people at once (S9-29)."""
+    if not getattr(args, "as_account", None):
+        raise OperatorError(
+            f"--as: name your own account (dual control, {spec.permission.value}: the "
+            f"first person signs in too); its password is asked before {spec.option}'s"
+        )
+    first = await authenticate(
+        sessions, "--as", args.as_account, roles=PERMISSIONS[spec.permission], now=real
+    )
+    second = await authenticate(
+        sessions, spec.option, getattr(args, spec.dest), roles=APPROVERS[spec.permission],
+        now=real,
+    )  # fmt: skip
+    if second.user_id == first.user_id:
+        raise OperatorError(
+            f"{spec.option} {second.name}: dual control needs a second person, not the "
+            f"--as account; nothing saved"
+        )
+    sign_in(first.name)
+    audit.ANNOTATION.set(
+        {**(audit.ANNOTATION.get() or {}),
+         "first_person": {"account": first.name, "role": first.role.value,
+                          "host": host_login()},
+         "second_person": {"account": second.name, "role": second.role.value,
+                           "for": spec.permission.value}}
+    )  # fmt: skip
+    return first, second
 
 
 def current() -> Preflight:

@@ -81,6 +81,22 @@ def add_write(parser: argparse.ArgumentParser, *, now: bool = True) -> None:
     parser.set_defaults(writes=True)
 
 
+PLAYER_HELP = (
+    "the player: id:N (player number), card:N or idnum:N (ID or passport number); a bare "
+    "value is a card or ID number, never a player number"
+)
+FIRST_HELP = (
+    "your own account, the first person of this dual-control write (its password is "
+    "asked before the second person's); the write is recorded under it"
+)
+
+
+def add_first(parser: argparse.ArgumentParser) -> None:
+    """A dual-control write's first person on the host: an account too, not just the
+    operating-system login (:func:`gateway.app.keyed.preflight`)."""
+    parser.add_argument("--as", dest="as_account", metavar="ACCOUNT", help=FIRST_HELP)
+
+
 def add_second(
     parser: argparse.ArgumentParser,
     permission: Permission,
@@ -97,9 +113,11 @@ def add_second(
         option,
         dest=dest,
         metavar="ACCOUNT",
-        help="the second person's account (dual control; its password is asked); "
-        "required on the gateway host, refused with --server (approve the pending action)",
+        help="the second person's account (dual control; its password is asked), not the "
+        "--as account; required on the gateway host, refused with --server (approve the "
+        "pending action)",
     )
+    add_first(parser)
     parser.set_defaults(second_person=SecondPerson(permission, dest, option))
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 
 from gateway.app.output import emit
+from gateway.app.tenders import sale_tender
 from gateway.errors import OperatorError
 
 TOKEN_ENV = "REELGATE_TOKEN"
@@ -49,6 +50,10 @@ def _check_remote_options(args: argparse.Namespace) -> None:
         )
     if getattr(args, "director", None):
         raise OperatorError("--director: not over --server (the API takes no keyed time)")
+    if getattr(args, "as_account", None):
+        raise OperatorError(
+            "--as: over --server the token's account is the first person; nothing sent"
+        )
     spec = getattr(args, "second_person", None)
     if spec is not None and getattr(args, spec.dest, None):
         raise OperatorError(
@@ -98,8 +103,7 @@ def remote_sell(args: argparse.Namespace) -> int:
         "player": args.player,
         "package": args.package,
         "quantity": args.quantity,
-        "payment": "card" if args.card_payment else "cash",
-        "complimentary": args.complimentary,
+        "tender": sale_tender(args).value,
     }
     if args.reference:
         body["reference"] = args.reference
@@ -108,6 +112,8 @@ def remote_sell(args: argparse.Namespace) -> int:
 
 def remote_refund(args: argparse.Namespace) -> int:
     body = {"rule": args.rule, "reason": args.reason}
+    if args.tender:
+        body["tender"] = args.tender
     return _out(args, call(args, "POST", f"/entries/{args.entry}/refund", body))
 
 

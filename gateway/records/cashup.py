@@ -2,6 +2,13 @@
 Super 9 buy-ins, prizes paid (Super 9 and tournament), the jackpot carried, reconciled
 to the cent, and the liability carried forward.
 
+**Tender.** Every movement has its tender (cash, card, comp; a row from before revision
+0017 by its kind, a ticket's as cash).  ``by_tender`` splits each cashier's money;
+``cash_in_cents``/``cash_out_cents`` count cash only and ``drawer_cents`` (cash in −
+cash out) is what the drawer must hold: a card sale is money in the bank, a comp none.
+Prizes are paid in cash.  The cash figures are also summed in SQL, and a stored tender
+that differs from the one its audit row recorded is a mismatch.
+
 Reconciliation (see :mod:`.cashup_rows`): every figure is the sum of the day's stored
 rows; it must equal the SQL aggregate over the same tables, and every stored row must
 have its audit-log row with the same amount and the same account (and every money
@@ -32,6 +39,7 @@ from gateway.errors import OperatorError
 from gateway.records import cashup_rows as cr
 from gateway.records.cashup_rows import LedgerRow, Movement
 from gateway.super9.rules.settings import Super9Settings
+from storage.enums import Tender
 from storage.prizes import PrizePayout, PrizePlace
 from storage.super9 import (
     SessionStatus,
@@ -41,6 +49,9 @@ from storage.super9 import (
     Super9Setting,
     Super9Ticket,
 )
+
+CASH, CARD = Tender.CASH.value, Tender.CARD.value
+TENDERS = tuple(t.value for t in Tender)
 
 DESK_NOTE = (
     "the desk (till) is not recorded on sales, refunds or payouts: figures are per "
@@ -73,8 +84,11 @@ def _figures(moves: Iterable[Movement]) -> dict[str, Any]:
     def of(kind: str) -> list[Movement]:
         return [m for m in moves if m.kind == kind]
 
-    cash_in = sum(m.cents for m in moves if m.kind in cr.CASH_IN)
-    cash_out = sum(m.cents for m in moves if m.kind in cr.CASH_OUT)
+    def moved(kinds: frozenset[str], tender: str) -> int:
+        return sum(m.cents for m in moves if m.kind in kinds and m.tender == tender)
+
+    cash_in, cash_out = moved(cr.CASH_IN, CASH), moved(cr.CASH_OUT, CASH)
+    card_in, card_out = moved(cr.CASH_IN, CARD), moved(cr.CASH_OUT, CARD)
     return {
         "entries_sold": {
             "purchases": len(of(cr.SALE)),
@@ -101,9 +115,21 @@ def _figures(moves: Iterable[Movement]) -> dict[str, Any]:
             "prizes": len(of(cr.T_PRIZE)),
             "amount_cents": sum(m.cents for m in of(cr.T_PRIZE)),
         },
+        "by_tender": [
+            {
+                "tender": tender,
+                "movements": sum(1 for m in moves if m.tender == tender),
+                "in_cents": moved(cr.CASH_IN, tender),
+                "out_cents": moved(cr.CASH_OUT, tender),
+            }
+            for tender in TENDERS
+        ],
         "cash_in_cents": cash_in,
         "cash_out_cents": cash_out,
-        "net_cents": cash_in - cash_out,
+        "drawer_cents": cash_in - cash_out,  # what the till's drawer must hold
+        "card_in_cents": card_in,
+        "card_out_cents": card_out,
+        "net_cents": cash_in + card_in - cash_out - card_out,
     }
 
 
@@ -118,6 +144,17 @@ def _check_aggregates(moves: list[Movement], agg: dict[str, dict[str, int]]) -> 
                 f"for {agg[kind]['cents']} c"
             )
     return out
+
+
+def _check_drawer(moves: list[Movement], sql: dict[str, int]) -> list[str]:
+    cash_in = sum(m.cents for m in moves if m.kind in cr.CASH_IN and m.tender == CASH)
+    cash_out = sum(m.cents for m in moves if m.kind in cr.CASH_OUT and m.tender == CASH)
+    if (cash_in, cash_out) == (sql["in"], sql["out"]):
+        return []
+    return [
+        f"cash: rows give {cash_in} c in and {cash_out} c out, the SQL totals "
+        f"{sql['in']} c and {sql['out']} c"
+    ]
 
 
 def _check_ledger(
@@ -138,6 +175,11 @@ def _check_ledger(
             out.append(
                 f"{m.ref}: stored {m.cents} c by {m.cashier}, audit row {last.audit_id} "
                 f"says {last.cents} c by {last.actor}"
+            )
+        elif last.tender is not None and last.tender != m.tender:
+            # cash turned into card on the row would take it out of the drawer's count
+            out.append(
+                f"{m.ref}: stored as {m.tender}, audit row {last.audit_id} says {last.tender}"
             )
     for key, rows in sorted(book.items()):
         if key not in stored:
@@ -248,6 +290,7 @@ def _row(m: Movement) -> dict[str, Any]:
         "kind": m.kind,
         "what": m.ref,
         "cashier": m.cashier,
+        "tender": m.tender,
         "seats": m.seats,
         "amount_cents": m.cents,
     }
@@ -266,6 +309,7 @@ async def cashup_body(
     book = await cr.ledger(db)
     moves = await cr.movements(db, start, end, book)
     problems = _check_aggregates(moves, await cr.aggregates(db, start, end))
+    problems += _check_drawer(moves, await cr.cash_aggregates(db, start, end))
     problems += _check_ledger(moves, book, await cr.stored_keys(db))
     jackpot, jackpot_problems = await _jackpot(db, start, end)
     problems += jackpot_problems

@@ -22,14 +22,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.tournament.rules.enums import PurchaseKind
+from gateway.tournament.rules.purchases import tender_of_kind
 from storage.audit import AuditEntry
+from storage.enums import Tender
 from storage.prizes import PrizePayout
 from storage.super9 import Super9Prize, Super9Ticket
-from storage.tournament import EntryPurchase, Refund
+from storage.tournament import Entry, EntryPurchase, Refund
 
 SALE, COMP, REFUND = "entry-sale", "entry-complimentary", "entry-refund"
 BUY_IN, S9_PRIZE, T_PRIZE = "super9-buy-in", "super9-prize", "tournament-prize"
@@ -56,6 +58,7 @@ class Movement:
     cents: int
     seats: int  # entries a sale or comp covers; 1 otherwise
     audit_key: tuple[str, str]  # (action, reference) the ledger row is found by
+    tender: str = Tender.CASH.value  # cash, card or comp: only cash is in the drawer
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,7 @@ class LedgerRow:
     actor: str
     cents: int
     key: tuple[str, str]
+    tender: str | None = None  # as the audit row recorded it (None: rows before 0017)
 
 
 async def _purchases(db: AsyncSession, start: datetime, end: datetime) -> list[Movement]:
@@ -82,14 +86,18 @@ async def _purchases(db: AsyncSession, start: datetime, end: datetime) -> list[M
             p.amount_cents,
             p.seats,
             ("purchase.sell", str(p.id)),
+            p.tender or tender_of_kind(p.kind).value,
         )
         for p in rows.scalars()
     ]
 
 
 async def _refunds(db: AsyncSession, start: datetime, end: datetime) -> list[Movement]:
+    # A refund with no stored tender (before revision 0017) went back as it was paid.
     rows = await db.execute(
-        select(Refund)
+        select(Refund, EntryPurchase.kind)
+        .join(Entry, Entry.id == Refund.entry_id)
+        .join(EntryPurchase, EntryPurchase.id == Entry.purchase_id)
         .where(Refund.refunded_at >= start, Refund.refunded_at < end)
         .order_by(Refund.refunded_at, Refund.id)
     )
@@ -102,8 +110,9 @@ async def _refunds(db: AsyncSession, start: datetime, end: datetime) -> list[Mov
             r.amount_cents,
             1,
             ("entry.refund", f"entry:{r.entry_id}"),
+            r.tender or tender_of_kind(kind).value,
         )
-        for r in rows.scalars()
+        for r, kind in rows.all()
     ]
 
 
@@ -122,6 +131,7 @@ async def _buy_ins(db: AsyncSession, start: datetime, end: datetime) -> list[Mov
             t.buy_in_cents,
             1,
             ("super9.ticket.sell", f"super9/ticket/{t.serial}"),
+            t.tender or Tender.CASH.value,
         )
         for t in rows.scalars()
     ]
@@ -182,20 +192,22 @@ async def _tournament_prizes(db: AsyncSession, start: datetime, end: datetime) -
     ]
 
 
-def ledger_key(row: AuditEntry) -> tuple[tuple[str, str], int] | None:
-    """The (action, reference) and amount an audit row records, for money actions."""
+def ledger_key(row: AuditEntry) -> tuple[tuple[str, str], int, str | None] | None:
+    """The (action, reference), amount and tender (None where it was not recorded) an
+    audit row records, for money actions."""
     d = row.details_dict()
+    tender = d.get("tender")
     if row.action == "purchase.sell":
-        return (row.action, str(d["purchase_id"])), int(d["amount_cents"])
+        return (row.action, str(d["purchase_id"])), int(d["amount_cents"]), tender
     if row.action in ("entry.refund", "super9.ticket.sell"):
         cents = d["amount_cents"] if row.action == "entry.refund" else d["buy_in_cents"]
-        return (row.action, row.subject), int(cents)
+        return (row.action, row.subject), int(cents), tender
     if row.action == "super9.prize.receipt":
         key = _prize_key(row.subject.removeprefix("super9/ticket/"), int(d["session"]), d["kind"])
-        return (row.action, key), int(d["amount_cents"])
+        return (row.action, key), int(d["amount_cents"]), None
     if row.action == "tournament.prizes.paid":
         key = _payout_key(int(d["tournament_id"]), str(d["stage"]), int(d["place"]))
-        return (row.action, key), int(d["amount_cents"])
+        return (row.action, key), int(d["amount_cents"]), None
     return None
 
 
@@ -210,8 +222,8 @@ async def ledger(db: AsyncSession) -> dict[tuple[str, str], list[LedgerRow]]:
     for row in rows.scalars():
         found = ledger_key(row)
         if found is not None:
-            key, cents = found
-            out.setdefault(key, []).append(LedgerRow(row.id, row.at, row.actor, cents, key))
+            key, cents, tender = found
+            out.setdefault(key, []).append(LedgerRow(row.id, row.at, row.actor, cents, key, tender))
     return out
 
 
@@ -278,3 +290,46 @@ async def aggregates(db: AsyncSession, start: datetime, end: datetime) -> dict[s
         count, cents = (await db.execute(query)).one()
         out[kind] = {"count": int(count), "cents": int(cents or 0)}
     return out
+
+
+async def cash_aggregates(db: AsyncSession, start: datetime, end: datetime) -> dict[str, int]:
+    """The drawer's movements straight from SQL: cash in (sales and buy-ins) and cash out
+    (refunds and prizes paid), each row's tender read as the report reads it (NULL:
+    by the purchase's kind; a Super 9 ticket's NULL is cash)."""
+    cash = Tender.CASH.value
+    sale_cash = or_(
+        EntryPurchase.tender == cash,
+        and_(
+            EntryPurchase.tender.is_(None),
+            EntryPurchase.kind.in_((PurchaseKind.CASH, PurchaseKind.PACKAGE)),
+        ),
+    )
+    refund_cash = or_(
+        Refund.tender == cash,
+        and_(
+            Refund.tender.is_(None),
+            EntryPurchase.kind.in_((PurchaseKind.CASH, PurchaseKind.PACKAGE)),
+        ),
+    )
+    queries = (
+        select(func.sum(EntryPurchase.amount_cents)).where(
+            EntryPurchase.purchased_at >= start, EntryPurchase.purchased_at < end, sale_cash
+        ),
+        select(func.sum(Super9Ticket.buy_in_cents)).where(
+            Super9Ticket.sold_at >= start,
+            Super9Ticket.sold_at < end,
+            or_(Super9Ticket.tender == cash, Super9Ticket.tender.is_(None)),
+        ),
+        select(func.sum(Refund.amount_cents))
+        .join(Entry, Entry.id == Refund.entry_id)
+        .join(EntryPurchase, EntryPurchase.id == Entry.purchase_id)
+        .where(Refund.refunded_at >= start, Refund.refunded_at < end, refund_cash),
+        select(func.sum(Super9Prize.amount_cents)).where(
+            Super9Prize.signed_at >= start, Super9Prize.signed_at < end
+        ),
+        select(func.sum(PrizePayout.amount_cents)).where(
+            PrizePayout.paid_at >= start, PrizePayout.paid_at < end
+        ),
+    )
+    sums = [int((await db.execute(q)).scalar_one() or 0) for q in queries]
+    return {"in": sums[0] + sums[1], "out": sums[2] + sums[3] + sums[4]}

@@ -8,6 +8,8 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
+from gateway.records import heat_sheet as sheet
+
 TITLES = {
     "heat": "Heat record",
     "stage": "Stage record",
@@ -64,6 +66,8 @@ def _alert(body: dict[str, Any]) -> str | None:
 
 def render(document: dict[str, Any], *, json_name: str, sha256: str, public_key: str) -> str:
     body: dict[str, Any] = document["body"]
+    if document["kind"] == "heat":
+        return _heat_sheet(document, json_name=json_name, sha256=sha256, public_key=public_key)
     title = f"{TITLES.get(document['kind'], document['kind'])} {document['id']}"
     return _ENV.get_template("export.html").render(
         document=document,
@@ -77,4 +81,24 @@ def render(document: dict[str, Any], *, json_name: str, sha256: str, public_key:
         rands=rands,
         label=label,
         columns=columns,
+    )
+
+
+def _heat_sheet(document: dict[str, Any], *, json_name: str, sha256: str, public_key: str) -> str:
+    """A heat prints as an A4 heat sheet (:mod:`.heat_sheet`)."""
+    body: dict[str, Any] = document["body"]
+    decisions = body.get("decisions", [])
+    return _ENV.get_template("heat_sheet.html").render(
+        document=document,
+        body=body,
+        title=f"{TITLES['heat']} {document['id']}",
+        json_name=json_name,
+        sha256=sha256,
+        public_key=public_key,
+        when=sheet.when,
+        minutes=sheet.minutes,
+        marks=sheet.marks,
+        manual_rows=lambda seats: sheet.manual_rows(seats, decisions),
+        dq_rows=sheet.dq_rows,
+        decision_rows=sheet.decision_rows,
     )

@@ -50,7 +50,9 @@ async def _seed(url: str) -> dict[str, str]:
                     FloorMachine(machine_id=f"A-{i}", bank_name="A", position=i,
                                  endpoint=endpoint, updated_at=now)
                 )  # fmt: skip
-            for name, role in (("thandi", "cashier"), ("lee", "desk"), ("dana", "director")):
+            accounts = (("thandi", "cashier"), ("lee", "desk"), ("dana", "director"),
+                        ("sam", "supervisor"))  # fmt: skip
+            for name, role in accounts:
                 await service.add_user(session, name, role, PASSWORD, actor="tests", now=now)
                 _, tokens[name] = await service.create_token(
                     session, name, role=None, expires_at=now + timedelta(days=1),
@@ -199,6 +201,9 @@ def test_what_the_api_cannot_take_is_refused_in_one_line(
     assert "--second: over --server the second person approves" in cli.fails(
         "heat", "score", "1", "--credits", "10", "--reason", "x", "--second", "dana"
     )
+    assert "--as: over --server the token's account is the first person" in cli.fails(
+        "heat", "score", "1", "--credits", "10", "--reason", "x", "--as", "dana"
+    )
     monkeypatch.setenv("REELGATE_TOKEN", "rg_not-a-token")
     assert "authentication: token unknown" in cli.fails("entries", "sell", ANN, "-t", "Ridge")
     assert _actors(database, "purchase.sell") == []
@@ -252,10 +257,10 @@ def test_a_manual_score_keyed_on_the_host_reaches_the_signs_of_the_api(
         cli.direct("entries", "sell", id_number, "-t", "Ridge", *now)
         cli.direct("heat", "register", "1", id_number, *now)
     cli.direct("heat", "begin", "1", "--present", "1,2", "--now", "2026-11-02 18:00")
-    type_passwords(monkeypatch, *[PASSWORD] * 4)  # dana, the second person, types hers
+    type_passwords(monkeypatch, *[PASSWORD] * 4)  # sam keys, dana confirms: each types theirs
     for seat, credits in ((1, "1500"), (2, "1700")):
         cli.direct("heat", "score", str(seat), "--credits", credits, "--reason", "link lost",
-                   "--second", "dana", "--now", "2026-11-02 18:11")  # fmt: skip
+                   "--as", "sam", "--second", "dana", "--now", "2026-11-02 18:11")  # fmt: skip
     deadline = time.monotonic() + START_S  # generous on a loaded host; the reader polls 200 ms
     rows: list[dict[str, Any]] = []
     while time.monotonic() < deadline:

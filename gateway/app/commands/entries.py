@@ -15,14 +15,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from gateway.accounts.roles import Permission
 from gateway.app.database import run
 from gateway.app.identity import host_actor
-from gateway.app.options import OneLineParser, add_common, add_second, now_of, write_of
+from gateway.app.options import PLAYER_HELP, OneLineParser, add_common, add_second, now_of, write_of
 from gateway.app.output import emit, rands
 from gateway.app.remote import remote_refund, remote_sell
+from gateway.app.tenders import sale_tender
 from gateway.clocks import deadlines
 from gateway.tournament import services as svc
-from gateway.tournament.rules.enums import PurchaseKind
+from gateway.tournament.services.cashdesk import tender_of
 from gateway.tournament.services.common import find_tournament
 from gateway.tournament.services.entry_list import list_entries
+from storage.enums import Tender
 
 
 def register(sub: Any) -> None:
@@ -35,14 +37,24 @@ def register(sub: Any) -> None:
 
     p = actions.add_parser("sell", help="sell seats to a player (rules 5–9)")
     add_common(p, read=True)
-    p.add_argument("player", help="player id, ID number or card number")
+    p.add_argument("player", help=PLAYER_HELP)
     p.add_argument("--tournament", "-t", required=True)
     p.add_argument("--package", default="single", help="package code (default: single)")
     p.add_argument("--quantity", type=int, default=1)
     pay = p.add_mutually_exclusive_group()
-    pay.add_argument("--card-payment", action="store_true", help="paid by card (not packages)")
-    pay.add_argument("--complimentary", action="store_true", help="one entry paid by the casino")
-    p.add_argument("--reference", help="till slip / receipt number")
+    pay.add_argument(
+        "--tender",
+        choices=[t.value for t in Tender],
+        help="how it is paid: cash (default), card (not packages) or comp (one entry paid "
+        "by the casino)",
+    )
+    pay.add_argument("--card-payment", action="store_true", help="the same as --tender card")
+    pay.add_argument("--complimentary", action="store_true", help="the same as --tender comp")
+    p.add_argument(
+        "--reference",
+        help="till slip / receipt number: a second sale on the same slip (same cashier, "
+        "same day) answers with the first",
+    )
     p.set_defaults(handler=_sell, remote=remote_sell)
 
     p = actions.add_parser("refund", help="refund an unused entry (rule 20 / rule 23)")
@@ -50,13 +62,18 @@ def register(sub: Any) -> None:
     p.add_argument("entry", type=int)
     p.add_argument("--rule", type=int, choices=[20, 23], required=True)
     p.add_argument("--reason", required=True)
+    p.add_argument(
+        "--tender",
+        choices=[t.value for t in Tender],
+        help="how the money goes back (default: as the entry was paid)",
+    )
     add_second(p, Permission.ENTRY_REFUND)
     p.set_defaults(handler=_refund, remote=remote_refund)
 
     p = actions.add_parser("list", help="entries of a tournament (optionally one player's)")
     add_common(p, read=True, write=False)
     p.add_argument("--tournament", "-t", required=True)
-    p.add_argument("player", nargs="?")
+    p.add_argument("player", nargs="?", help=PLAYER_HELP)
     p.set_defaults(handler=_list)
 
 
@@ -71,8 +88,7 @@ def _sell(args: argparse.Namespace) -> int:
             args.player,
             package_code=args.package,
             quantity=args.quantity,
-            payment=PurchaseKind.CARD if args.card_payment else PurchaseKind.CASH,
-            complimentary=args.complimentary,
+            tender=sale_tender(args),
             cashier=host_actor(),
             now=write.at,
             reference=args.reference,
@@ -81,6 +97,8 @@ def _sell(args: argparse.Namespace) -> int:
         return {
             "purchase": p.id,
             "kind": p.kind,
+            "tender": tender_of(p),
+            "replayed": sale.replayed,
             "package": p.package_code,
             "seats": p.seats,
             "amount": rands(p.amount_cents),
@@ -102,9 +120,11 @@ def _refund(args: argparse.Namespace) -> int:
             reason=args.reason,
             actor=host_actor(),
             now=now_of(args),
+            tender=Tender(args.tender) if args.tender else None,
         )
         return {
             "entry": refund.entry_id,
+            "tender": refund.tender,
             "amount": rands(refund.amount_cents),
             "amount_cents": refund.amount_cents,
         }

@@ -3,9 +3,11 @@
 KIND is heat, stage (ID ``TOURNAMENT:STAGE``), tournament, super9-session or cashup (ID
 a date).  Writes ``KIND-ID.json`` (canonical JSON), ``KIND-ID.json.sig`` (detached
 Ed25519 signature) and ``KIND-ID.html`` (printable report) into ``--out`` (default the
-current folder), signed with the venue key from ``--signing-key`` or
-``$REELGATE_SIGNING_KEY_FILE``.  ``verify`` needs only the file, its ``.sig`` and the
-venue's public key: exit 0 valid, 1 (one line) altered or not signed by that key.
+current folder), signed with the venue key from ``--signing-key``, else
+``$REELGATE_SIGNING_KEY_FILE``, else the database's key folder — the key that signs its
+checkpoints, found as every other signer finds it
+(:func:`gateway.records.chain.key_paths`).  ``verify`` needs only the file, its ``.sig``
+and the venue's public key: exit 0 valid, 1 (one line) altered or not signed by that key.
 The format is docs/records.md, "Exports".
 """
 
@@ -48,7 +50,9 @@ def register(sub: Any) -> None:
         p.add_argument("id", metavar="ID")
         p.add_argument("--out", metavar="DIR", default=".", help="folder to write into (.)")
         p.add_argument(
-            "--signing-key", metavar="FILE", help=f"venue Ed25519 key (default ${SIGNING_KEY_ENV})"
+            "--signing-key",
+            metavar="FILE",
+            help=f"venue Ed25519 key (default ${SIGNING_KEY_ENV}, else the database's key folder)",
         )
         p.add_argument("--venue", help="venue name in the record (default $REELGATE_VENUE, host)")
         p.set_defaults(handler=_export, kind=kind)
@@ -59,11 +63,21 @@ def register(sub: Any) -> None:
     v.set_defaults(handler=_verify)
 
 
-def _key_path(given: str | None) -> Path:
+def _key_path(given: str | None, database: str | None) -> Path:
+    """The option, the environment, then the key that signs the database's checkpoints."""
+    from gateway.app.database import resolve
+    from gateway.records.chain import key_paths
+
     found = given or os.environ.get(SIGNING_KEY_ENV)
-    if not found:
-        raise OperatorError(f"--signing-key: no signing key given (or set ${SIGNING_KEY_ENV})")
-    return Path(found)
+    if found:
+        return Path(found)
+    paths = key_paths(resolve(database))
+    if paths is None or not paths.signing_key.exists():
+        raise OperatorError(
+            f"--signing-key: no signing key given, ${SIGNING_KEY_ENV} unset and the "
+            "database has no key folder with signing.key"
+        )
+    return paths.signing_key
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -72,7 +86,7 @@ def _export(args: argparse.Namespace) -> int:
     from gateway.records.exporter import build_export, write_export
 
     try:
-        key = load_signing_key(_key_path(args.signing_key))
+        key = load_signing_key(_key_path(args.signing_key, args.database))
     except RecordKeyError as exc:
         raise OperatorError(f"--signing-key {exc}") from None
     venue = args.venue or os.environ.get("REELGATE_VENUE") or socket.gethostname()

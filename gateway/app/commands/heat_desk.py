@@ -20,7 +20,15 @@ from gateway.accounts.roles import Permission
 from gateway.app.database import run
 from gateway.app.identity import host_actor
 from gateway.app.keyed import keyed_field, second_name
-from gateway.app.options import add_common, add_second, now_of, parse_date, parse_time, write_of
+from gateway.app.options import (
+    PLAYER_HELP,
+    add_common,
+    add_second,
+    now_of,
+    parse_date,
+    parse_time,
+    write_of,
+)
 from gateway.app.output import cell, emit, score_mark
 from gateway.app.remote import remote_register, remote_score
 from gateway.clocks import deadlines
@@ -82,7 +90,7 @@ def add_actions(actions: Any) -> None:
     p = actions.add_parser("register", help="register a player for a qualifying heat (11, 16)")
     add_common(p, read=True)
     p.add_argument("heat", type=int)
-    p.add_argument("player")
+    p.add_argument("player", help=PLAYER_HELP)
     p.add_argument("--entry", type=int, help="use this entry (default: oldest valid)")
     p.set_defaults(handler=_register, remote=remote_register)
 

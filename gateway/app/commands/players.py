@@ -18,7 +18,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from gateway.accounts.roles import Permission
 from gateway.app.database import run
 from gateway.app.identity import host_actor
-from gateway.app.options import OneLineParser, add_common, add_second, now_of, parse_date
+from gateway.app.options import (
+    PLAYER_HELP,
+    OneLineParser,
+    add_common,
+    add_second,
+    now_of,
+    parse_date,
+)
 from gateway.app.output import emit
 from gateway.app.remote import call, remote_add_player
 from gateway.errors import OperatorError
@@ -50,7 +57,7 @@ def register(sub: Any) -> None:
 
     p = actions.add_parser("show", help="a player's entries, seats and scores")
     add_common(p, read=True, write=False)
-    p.add_argument("player", help="player id, ID number or card number")
+    p.add_argument("player", help=PLAYER_HELP)
     p.add_argument("--tournament", "-t", required=True)
     p.set_defaults(handler=_show)
 
@@ -63,7 +70,7 @@ def register(sub: Any) -> None:
 
     p = actions.add_parser("disqualify", help="disqualify a player or one entry (rules 2, 20, 23)")
     add_common(p, read=True)
-    p.add_argument("player")
+    p.add_argument("player", help=PLAYER_HELP)
     p.add_argument("--tournament", "-t", required=True)
     p.add_argument("--rule", type=int, required=True, choices=[1, 2, 3, 12, 20, 23])
     p.add_argument("--reason", required=True)

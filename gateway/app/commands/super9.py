@@ -27,8 +27,10 @@ from gateway.app.identity import host_actor
 from gateway.app.keyed import SecondPerson, second_name
 from gateway.app.options import (
     DEFAULT_ZONE,
+    PLAYER_HELP,
     TIME_HELP,
     add_database,
+    add_first,
     add_json,
     add_now,
     add_write,
@@ -39,6 +41,7 @@ from gateway.clocks import deadlines
 from gateway.errors import OperatorError
 from gateway.feed import FeedPublisher
 from storage.db import make_sessionmaker
+from storage.enums import Tender
 
 # The Super 9 desk and alembic load slowly; every other command (a heat's recovery among
 # them) would pay for them at start-up, so the handlers import them when they run.
@@ -77,8 +80,10 @@ def register(sub: Any) -> None:
         if second is not None:
             p.add_argument(
                 second.option, dest=second.dest, metavar="ACCOUNT",
-                help="the second person's account (required; its password is asked)",
+                help="the second person's account (required; its password is asked), "
+                "not the --as account",
             )  # fmt: skip
+            add_first(p)
         if write and (not read or name in ("close", "claim")):
             p.add_argument("--mqtt", help="publish the live draw to this broker (mqtt://H:P)")
             p.add_argument("--site", default="venue", help="MQTT site prefix (venue)")
@@ -113,7 +118,8 @@ def register(sub: Any) -> None:
 
     p = action("sell", "cash desk sale (rules 1-6)", _sell)
     p.add_argument("--ticket", required=True, help="printed ticket number")
-    p.add_argument("--player", required=True, help="ID number or Rewards card number")
+    p.add_argument("--player", required=True, help=PLAYER_HELP)
+    p.add_argument("--tender", choices=["cash", "card"], default="cash", help="(default cash)")
 
     p = action("hand-in", "key the top copy (rules 6-11)", _hand_in)
     p.add_argument("--ticket", required=True)
@@ -185,7 +191,7 @@ def register(sub: Any) -> None:
     p.add_argument("--ticket", required=True)
     p.add_argument("--kind", required=True, choices=("jackpot", "consolation"))
     p.add_argument("--signature", required=True, help="receipt / signature reference")
-    p.add_argument("--signer", required=True, help="ID or card number of who signs")
+    p.add_argument("--signer", required=True, help=f"who signs: {PLAYER_HELP}")
 
     p = action("report", "session report", _report, write=False, read=True)
     p.add_argument("--session", type=int, required=True)
@@ -413,7 +419,9 @@ def _sell(args: argparse.Namespace) -> int:
     async def work(d: Super9Desk) -> str:
         write = write_of(args, DEFAULT_ZONE)
         deadlines.super9_sale(await d.calendar(), write)  # S9-6b at the real time
-        await d.sell(args.ticket, args.player, actor=host_actor(), now=write.at)
+        await d.sell(
+            args.ticket, args.player, actor=host_actor(), now=write.at, tender=Tender(args.tender)
+        )
         return await _session_of(d, args.ticket)
 
     print(f"ticket {args.ticket} sold for the session of {_run(args, work)}")

@@ -8,7 +8,7 @@ keeps only its sha256.
 from __future__ import annotations
 
 import argparse
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -49,8 +49,9 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=_revoke)
 
 
-def _expiry(args: argparse.Namespace) -> Any:
-    now = now_of(args)
+def _expiry(args: argparse.Namespace, now: datetime) -> datetime:
+    """``--expires`` as a time: days counted from the write's judged time, which exists
+    only inside the write's transaction (after its preflight)."""
     text = args.expires.strip()
     if text.isdigit():
         days = int(text)
@@ -61,17 +62,19 @@ def _expiry(args: argparse.Namespace) -> Any:
 
 
 def _create(args: argparse.Namespace) -> int:
-    expires_at = _expiry(args)
+    if not args.expires.strip().isdigit():
+        parse_time(args.expires, field="--expires")  # a bad time: one line before any I/O
 
     async def work(session: AsyncSession) -> dict[str, Any]:
+        now = now_of(args)
         token, secret = await service.create_token(
             session,
             args.user,
             role=args.role,
-            expires_at=expires_at,
+            expires_at=_expiry(args, now),
             label=args.label,
             actor=host_actor(),
-            now=now_of(args),
+            now=now,
         )
         return {"id": token.id, "role": token.role, "expires_at": token.expires_at, "token": secret}
 

@@ -19,7 +19,7 @@ from gateway.accounts.roles import Permission
 from gateway.app.database import run
 from gateway.app.identity import host_actor
 from gateway.app.keyed import second_name
-from gateway.app.options import OneLineParser, add_common, add_second, now_of
+from gateway.app.options import PLAYER_HELP, OneLineParser, add_common, add_second, now_of
 from gateway.app.output import emit, rands
 from gateway.errors import OperatorError
 from gateway.tournament.rules.enums import Stage
@@ -66,7 +66,7 @@ def register(actions: Any) -> None:
     p = sub.add_parser("pay", help="pay a place to its winner, signed and witnessed (T15)")
     _common(p)
     p.add_argument("--place", type=int, required=True)
-    p.add_argument("--signer", required=True, help="the ID or card number the winner keys")
+    p.add_argument("--signer", required=True, help=f"the winner, signing: {PLAYER_HELP}")
     p.add_argument("--signature", required=True, help="signature / receipt reference")
     # The witness is a second account that types its password (dual control).
     add_second(p, Permission.TOURNAMENT_PRIZE_RECEIPT, option="--witness", dest="witness")

@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.accounts import service
 from gateway.accounts.roles import Role, role_table
+from gateway.app import keyed
 from gateway.app.database import run
 from gateway.app.identity import host_actor
 from gateway.app.options import OneLineParser, add_common, now_of
@@ -134,7 +135,11 @@ def _list(args: argparse.Namespace) -> int:
 
 def _disable(args: argparse.Namespace) -> int:
     async def work(session: AsyncSession) -> dict[str, Any]:
-        return _row(await service.disable_user(session, args.name, actor=host_actor()))
+        return _row(
+            await service.disable_user(
+                session, args.name, actor=host_actor(), now=keyed.REAL_CLOCK()
+            )
+        )
 
     return emit(args, run(args, work))
 

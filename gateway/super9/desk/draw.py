@@ -349,8 +349,8 @@ class DrawDesk(DeskCore):
     ) -> None:
         """S9-26: the winner signs for receipt; a staff witness is recorded too.
 
-        Prizes are not transferable (S9-26): ``signer`` is the ID or card number of
-        the person signing, who must be the ticket's player, and still eligible
+        Prizes are not transferable (S9-26): ``signer`` names (typed, or by ID or card
+        number) the person signing, who must be the ticket's player, and still eligible
         (S9-2, S9-3).  The witness is named and is not the signer.
         """
         if not signature.strip():
@@ -360,7 +360,7 @@ class DrawDesk(DeskCore):
         async with self._sm.begin() as db:
             ticket = await self._ticket(db, serial)
             winner = await self._player_of(db, ticket)
-            signed = await find_player(db, signer)
+            signed = await find_player(db, signer, "signer")
             if signed.id != winner.id:
                 raise OperatorError(
                     f"rule 26: prizes are not transferable; ticket {serial} belongs to "

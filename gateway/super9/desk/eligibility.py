@@ -16,25 +16,18 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.errors import OperatorError
 from gateway.tournament.rules.eligibility import age_on, normalise_id
+from gateway.tournament.services.lookup import player_by_ref
 from storage.super9 import Super9Session, Super9Ticket, TicketStatus
 from storage.tournament import Exclusion, Player
 
 MINIMUM_AGE = 18  # S9-1
 
 
-async def find_player(db: AsyncSession, ref: str) -> Player:
-    """A player by national ID / passport number or Rewards card number."""
-    wanted = ref.strip()
-    if not wanted:
-        raise OperatorError("player: give an ID number or card number")
-    row = (
-        await db.execute(
-            select(Player).where(or_(Player.id_number == wanted, Player.card_number == wanted))
-        )
-    ).scalar_one_or_none()
-    if row is None:
-        raise OperatorError(f"player {wanted!r} is not in the player register")
-    return row
+async def find_player(db: AsyncSession, ref: str, field: str = "player") -> Player:
+    """A player by a typed reference (``id:N``, ``card:N``, ``idnum:N``) or a bare card or
+    ID number — one query over both kinds, refused when they name two players (a card
+    number equal to another player's ID number made this a 500)."""
+    return await player_by_ref(db, ref, field)
 
 
 async def check_eligible(db: AsyncSession, player: Player, at: datetime) -> None:

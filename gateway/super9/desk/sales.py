@@ -30,6 +30,7 @@ from gateway.super9.rules.verification import (
     check_verification,
 )
 from storage import audit
+from storage.enums import Tender
 from storage.super9 import (
     SessionStatus,
     Super9CalendarChange,
@@ -175,9 +176,21 @@ class SalesDesk(DeskCore):
         await self.publish(session_id)
         return session_id
 
-    async def sell(self, serial: str, player_ref: str, *, actor: str, now: datetime) -> int:
-        """Cash desk sale (S9-5, S9-6) to an eligible player (S9-1–S9-3); the session id."""
+    async def sell(
+        self,
+        serial: str,
+        player_ref: str,
+        *,
+        actor: str,
+        now: datetime,
+        tender: Tender = Tender.CASH,
+    ) -> int:
+        """Cash desk sale (S9-5, S9-6) to an eligible player (S9-1–S9-3), paid in cash or
+        by card; the session id.  The printed serial is the sale's own key: a second
+        sale of one ticket is refused."""
         require_aware(now)
+        if tender is Tender.COMP:
+            raise OperatorError("tender: a Super 9 ticket is paid in cash or by card")
         serial = serial.strip()
         if not serial:
             raise OperatorError("ticket: give the printed ticket number")
@@ -209,6 +222,7 @@ class SalesDesk(DeskCore):
                     sold_at=now,
                     sold_by=actor,
                     status=TicketStatus.SOLD,
+                    tender=tender.value,
                 )
             )
             await audit.record(
@@ -216,7 +230,12 @@ class SalesDesk(DeskCore):
                 actor=actor,
                 action="super9.ticket.sell",
                 subject=f"super9/ticket/{serial}",
-                details={"session": session.id, "player": player.id_number, "buy_in_cents": buy_in},
+                details={
+                    "session": session.id,
+                    "player": player.id_number,
+                    "buy_in_cents": buy_in,
+                    "tender": tender.value,
+                },
             )
             return session.id
 

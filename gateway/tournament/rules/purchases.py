@@ -21,8 +21,10 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+from gateway.tournament.rules.enums import PurchaseKind
 from gateway.tournament.rules.violations import RuleViolation
 from gateway.tournament.settings import TournamentSettings, Validity
+from storage.enums import Tender
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,3 +127,11 @@ def is_expired(settings: TournamentSettings, purchased_at: datetime, now: dateti
 def _require_aware(value: datetime, name: str) -> None:
     if value.tzinfo is None or value.utcoffset() is None:
         raise RuleViolation(None, f"{name} must carry a time zone")
+
+
+def tender_of_kind(kind: PurchaseKind) -> Tender:
+    """A purchase's tender by its kind: card for a card sale, comp for a complimentary
+    entry (T5: the casino pays), else cash (T6: packages are sold for cash only)."""
+    if kind is PurchaseKind.COMPLIMENTARY:
+        return Tender.COMP
+    return Tender.CARD if kind is PurchaseKind.CARD else Tender.CASH

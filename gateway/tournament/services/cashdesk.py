@@ -9,12 +9,14 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.tournament.rules.enums import IN_PROGRESS, EntryStatus, PurchaseKind, SeatStatus
 from gateway.tournament.rules.purchases import (
     check_not_continuing_heat,
     quote_sale,
+    tender_of_kind,
     validity_window,
 )
 from gateway.tournament.rules.violations import RuleViolation
@@ -27,7 +29,9 @@ from gateway.tournament.services.common import (
     require_actor,
     require_reason,
 )
+from gateway.tournament.services.idempotency import SaleKey, digest, prior_sale, sale_key
 from gateway.tournament.services.people import check_player_may_play, find_player
+from storage.enums import Tender
 from storage.tournament import Entry, EntryPurchase, Heat, Refund, Seat
 
 
@@ -35,6 +39,12 @@ from storage.tournament import Entry, EntryPurchase, Heat, Refund, Seat
 class Sale:
     purchase: EntryPurchase
     entry_ids: tuple[int, ...]
+    replayed: bool = False  # a retry answered with the first sale (nothing written)
+
+
+def tender_of(purchase: EntryPurchase) -> Tender:
+    """The stored tender; rows sold before it was stored (NULL) by their kind."""
+    return Tender(purchase.tender) if purchase.tender else tender_of_kind(purchase.kind)
 
 
 async def sell_entries(
@@ -49,12 +59,31 @@ async def sell_entries(
     cashier: str,
     now: datetime,
     reference: str | None = None,
+    tender: Tender | None = None,
+    idempotency_key: str | None = None,
 ) -> Sale:
-    """Sell seats: one entry row per seat (T14 single entry), valid per T5–T8."""
+    """Sell seats: one entry row per seat (T14 single entry), valid per T5–T8.
+
+    ``tender`` (cash, card, comp) says how it is paid, in place of ``payment`` and
+    ``complimentary``.  A sale with a till slip (``reference``) or an
+    ``idempotency_key`` is made once: a retry answers with the first sale
+    (:mod:`.idempotency`)."""
     cashier = require_actor(cashier)
+    if tender is not None:
+        complimentary = tender is Tender.COMP
+        payment = PurchaseKind.CARD if tender is Tender.CARD else PurchaseKind.CASH
     tournament = await find_tournament(session, tournament_ref)
-    settings = await load_settings(session, tournament)
     player = await find_player(session, player_ref)
+    key = sale_key(
+        cashier, reference=reference, header=idempotency_key, now=now, zone=tournament.venue_tz
+    )
+    asked = digest(
+        tournament=tournament.id, player=player.id, package=package_code, quantity=quantity,
+        payment=payment.value, complimentary=complimentary, reference=reference,
+    )  # fmt: skip
+    if key is not None and (prior := await prior_sale(session, key, asked)) is not None:
+        return Sale(*prior, replayed=True)  # before the rules: the sale was made
+    settings = await load_settings(session, tournament)
     await check_player_may_play(session, player, tournament, now)
     running = await running_heat_of(session, tournament.id, player.id)
     check_not_continuing_heat(running)  # T9
@@ -84,9 +113,17 @@ async def sell_entries(
         valid_until=valid_until,
         cashier=cashier,
         reference=reference,
+        tender=tender_of_kind(kind).value,
+        idempotency_key=key.stored if key else None,
+        request_digest=asked if key else None,
     )
-    session.add(purchase)
-    await session.flush()
+    if key is not None:
+        raced = await _insert_once(session, purchase, key, asked)
+        if raced is not None:
+            return raced
+    else:
+        session.add(purchase)
+        await session.flush()
     entries = [
         Entry(
             purchase_id=purchase.id,
@@ -119,8 +156,26 @@ async def sell_entries(
         valid_until=valid_until,
         entries=list(ids),
         reference=reference,
+        tender=purchase.tender,
     )
     return Sale(purchase, ids)
+
+
+async def _insert_once(
+    session: AsyncSession, purchase: EntryPurchase, key: SaleKey, asked: str
+) -> Sale | None:
+    """Insert the keyed purchase; None when it is the first, else the sale a concurrent
+    retry made first under the same key (the insert undone in its savepoint)."""
+    try:
+        async with session.begin_nested():
+            session.add(purchase)
+            await session.flush()
+    except IntegrityError:
+        prior = await prior_sale(session, key, asked)
+        if prior is None:  # another constraint refused it: the usual conflict
+            raise
+        return Sale(*prior, replayed=True)
+    return None
 
 
 async def running_heat_of(session: AsyncSession, tournament_id: int, player_id: int) -> str | None:
@@ -154,10 +209,12 @@ async def refund_entry(
     reason: str,
     actor: str,
     now: datetime,
+    tender: Tender | None = None,
 ) -> Refund:
-    """Refund one entry.  The rules allow it after a machine malfunction with no future
-    seat (T20); any other refund is a Tournament Director decision (T23).  Only an
-    entry that is not seated and not played can be refunded."""
+    """Refund one entry, in ``tender`` (default: as it was paid).  The rules allow it
+    after a machine malfunction with no future seat (T20); any other refund is a
+    Tournament Director decision (T23).  Only an entry that is not seated and not played
+    can be refunded."""
     actor = require_actor(actor)
     reason = require_reason(reason, rule)
     if rule not in (20, 23):
@@ -168,13 +225,33 @@ async def refund_entry(
             22 if entry.status is EntryStatus.FORFEITED else rule,
             f"entry {entry.id} is {entry.status.value}; only an unused entry can be refunded",
         )
-    return await refund_row(session, entry, rule=rule, reason=reason, actor=actor, now=now)
+    return await refund_row(
+        session, entry, rule=rule, reason=reason, actor=actor, now=now, tender=tender
+    )
 
 
 async def refund_row(
-    session: AsyncSession, entry: Entry, *, rule: int, reason: str, actor: str, now: datetime
+    session: AsyncSession,
+    entry: Entry,
+    *,
+    rule: int,
+    reason: str,
+    actor: str,
+    now: datetime,
+    tender: Tender | None = None,
 ) -> Refund:
     purchase = await get(session, EntryPurchase, entry.purchase_id, "purchase")
+    paid = tender_of(purchase)
+    given = tender or paid
+    # A comp cost the player nothing: its refund moves no money, and money is never
+    # returned as a comp.
+    if (given is Tender.COMP) != (paid is Tender.COMP):
+        raise RuleViolation(
+            rule,
+            f"tender: entry {entry.id} was paid {paid.value}; "
+            + ("a complimentary entry is refunded as comp" if paid is Tender.COMP
+               else "its refund is cash or card"),
+        )  # fmt: skip
     refund = Refund(
         entry_id=entry.id,
         amount_cents=refund_amount(purchase),
@@ -182,6 +259,7 @@ async def refund_row(
         reason=reason,
         refunded_by=actor,
         refunded_at=now,
+        tender=given.value,
     )
     entry.status = EntryStatus.REFUNDED
     entry.status_changed_at = now
@@ -197,6 +275,7 @@ async def refund_row(
         amount_cents=refund.amount_cents,
         player_id=entry.player_id,
         complimentary=purchase.kind is PurchaseKind.COMPLIMENTARY,
+        tender=refund.tender,
     )
     return refund
 

@@ -22,6 +22,7 @@ from gateway.tournament.rules.eligibility import (
 )
 from gateway.tournament.rules.enums import EntryStatus, exclusion_rule
 from gateway.tournament.rules.exclusion_csv import parse_exclusion_csv
+from gateway.tournament.rules.player_ref import PlayerRef
 from gateway.tournament.rules.violations import RuleViolation
 from gateway.tournament.services.common import (
     find_tournament,
@@ -29,36 +30,20 @@ from gateway.tournament.services.common import (
     record,
     require_actor,
     require_reason,
-    row_id,
 )
+from gateway.tournament.services.lookup import player_by_ref
 from storage.tournament import Disqualification, Entry, Exclusion, Player, Tournament
 
 
-async def find_player(session: AsyncSession, ref: int | str) -> Player:
-    """A player by national ID / passport number or Rewards card number, else by database
-    id.  Identity documents win, so a short card number is never read as another row id."""
-    if isinstance(ref, int):
-        player = await session.get(Player, ref)
-    else:
-        text = ref.strip()
-        wanted = {"id_number": normalise_id(text), "card": text}
-        matches = (await session.execute(_PLAYER_BY_DOCUMENT, wanted)).scalars().all()
-        if len(matches) > 1:
-            raise RuleViolation(None, f"player {text!r} matches an ID and a card: use the ID")
-        player = matches[0] if matches else None
-        if player is None and (number := row_id(text)) is not None:
-            player = await session.get(Player, number)
-    if player is None:
-        raise RuleViolation(None, f"player {ref!r} does not exist")
-    return player
+async def find_player(session: AsyncSession, ref: int | str | PlayerRef) -> Player:
+    """The player a desk names: ``id:N``, ``card:N``, ``idnum:N`` or a bare card / ID
+    number, never guessed across kinds (:func:`.lookup.player_by_ref`)."""
+    return await player_by_ref(session, ref)
 
 
 # Every sale and registration runs these three: built once, with bound parameters
 # (building a SELECT costs more CPU than its compiled-cache lookup).
 _EXCLUSIONS_OF = select(Exclusion).where(Exclusion.id_number == bindparam("id_number"))
-_PLAYER_BY_DOCUMENT = select(Player).where(
-    (Player.id_number == bindparam("id_number")) | (Player.card_number == bindparam("card"))
-)
 _ACTIVE_DISQUALIFICATION = (
     select(Disqualification)
     .where(

@@ -19,6 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.tournament.rules.enums import Stage
+from gateway.tournament.rules.player_ref import PlayerNotFound
 from gateway.tournament.rules.prizes import (
     RULE,
     TIE_RULE,
@@ -38,6 +39,7 @@ from gateway.tournament.services.common import (
     require_actor,
     require_reason,
 )
+from gateway.tournament.services.lookup import player_by_ref
 from gateway.tournament.services.standings import StandingLine, stage_over, stage_standings
 from storage.prizes import PrizePayout, PrizePlace, PrizeSurplus
 from storage.tournament import Player, Tournament
@@ -212,7 +214,8 @@ async def pay_prize(
     now: datetime,
 ) -> PrizePayout:
     """Pay a place (T15) to the winning entry's player, who signs for it: ``signer`` is
-    the ID or card number they key (prizes are not transferable), ``witness`` someone
+    the player they name (``idnum:``, ``card:``, ``id:`` or a bare ID or card number;
+    prizes are not transferable), ``witness`` someone
     other than the winner.  Pays the advertised minimum plus the surplus share."""
     actor = require_actor(actor)
     aware(now, "now")
@@ -230,9 +233,15 @@ async def pay_prize(
     holder = await _holder(session, tournament, stage, place, now)
     player = await session.get(Player, holder.player_id)
     assert player is not None  # the score's foreign key
+    # The signer is named like any player (typed, never guessed across kinds): a card
+    # number equal to another player's ID number is refused, not taken as the winner's.
+    try:
+        signed: Player | None = await player_by_ref(session, signer, "signer")
+    except PlayerNotFound:
+        signed = None  # nobody in the register: the rule's own words below
     check_receipt(
         Winner(player.name, player.id_number, player.card_number),
-        signer=signer,
+        signer=player.id_number if signed is not None and signed.id == player.id else signer,
         signature=signature,
         witness=witness,
     )

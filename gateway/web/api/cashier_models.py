@@ -9,9 +9,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, BaseModel, Field
 
-from gateway.web.api.models import REF_PATTERN, Body, Id, Label, Note, Reason, Zone
+from gateway.web.api.models import Body, Id, Label, Note, PlayerRef, Reason, Zone
 
-PlayerRef = Annotated[str, Field(pattern=REF_PATTERN)]
 Cell = Annotated[str, Field(max_length=40, pattern=r"^[^\x00-\x1f\x7f]*$")]
 
 
@@ -61,7 +60,7 @@ class ExclusionImportOut(BaseModel):
 
 
 class DisqualifyIn(Body):
-    player: PlayerRef  # ID number, card number or player id
+    player: PlayerRef
     rule: Literal[1, 2, 3, 12, 20, 23]
     reason: Reason
     entry: Id | None = None  # only this entry

@@ -20,6 +20,7 @@ from gateway.web.api.models import (
     IdNumber,
     Label,
     Name,
+    PlayerRef,
     Reason,
     SeatRow,
     Stage,
@@ -307,7 +308,7 @@ class PrizesOut(BaseModel):
 
 
 class PayIn(Body):
-    signer: Annotated[str, Field(min_length=1, max_length=32)]  # the ID or card the winner keys
+    signer: PlayerRef  # the winner, as they name themselves (T15: not transferable)
     signature: Annotated[str, Field(min_length=1, max_length=128)]  # receipt reference
 
 

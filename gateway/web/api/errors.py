@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from starlette.exceptions import HTTPException
 
-from gateway.errors import OperatorError
+from gateway.errors import IdempotencyConflict, OperatorError
 from storage.types import ValueTooLong
 
 
@@ -40,8 +40,13 @@ async def _validation(_: Request, exc: Exception) -> JSONResponse:
     return problem(422, f"{_field(tuple(first['loc']))}: {first['msg']}")
 
 
+async def _reused_key(_: Request, exc: Exception) -> JSONResponse:
+    return problem(409, str(exc))
+
+
 async def _operator(_: Request, exc: Exception) -> JSONResponse:
-    return problem(422, str(exc), getattr(exc, "rule", None))
+    # A refusal of the account's role (e.g. a dual-control rejection) is a 403.
+    return problem(getattr(exc, "http_status", 422), str(exc), getattr(exc, "rule", None))
 
 
 async def _too_long(_: Request, exc: Exception) -> JSONResponse:
@@ -66,6 +71,7 @@ async def _http(_: Request, exc: Exception) -> JSONResponse:
 
 def install(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation)
+    app.add_exception_handler(IdempotencyConflict, _reused_key)  # before its base class
     app.add_exception_handler(OperatorError, _operator)
     app.add_exception_handler(ValueTooLong, _too_long)
     app.add_exception_handler(IntegrityError, _conflict)

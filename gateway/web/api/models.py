@@ -6,7 +6,14 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    model_validator,
+)
 
 INT32 = 2**31 - 1
 BIG = 2**62  # money and meters: BIGINT columns
@@ -53,6 +60,21 @@ Id = Annotated[int, Field(ge=1, le=INT32)]
 Count = Annotated[int, Field(ge=0, le=BIG)]
 Stage = Literal["qualifying", "semi-final", "final"]
 REF_PATTERN = r"^[^\x00-\x1f\x7f]{1,100}$"
+# A player is named by a typed reference (gateway.tournament.rules.player_ref); a bare
+# value is a card or ID number, never a player number, and refused if it is both.
+PLAYER_REF_PATTERN = (
+    r"^(?:id:[0-9]{1,18}|(?:card|idnum):[^\x00-\x1f\x7f]{1,94}|[^\x00-\x1f\x7f:]{1,100})$"
+)
+PLAYER_REF_DOC = (
+    "The player: `id:N` (player number), `card:N` (Rewards card number) or `idnum:N` "
+    "(national ID or passport number).  A bare value is looked up as a card number and "
+    "as an ID number, never as a player number, and refused when it names two players."
+)
+PLAYER_REF_EXAMPLES = ["id:12", "card:4000123", "idnum:8001015009087"]
+PlayerRef = Annotated[
+    str,
+    Field(pattern=PLAYER_REF_PATTERN, description=PLAYER_REF_DOC, examples=PLAYER_REF_EXAMPLES),
+]
 
 
 class Body(BaseModel):
@@ -144,18 +166,31 @@ class PlayerOut(BaseModel):
     card_number: str | None
 
 
+TenderIn = Literal["cash", "card", "comp"]
+
+
 class SaleIn(Body):
-    player: Annotated[str, Field(pattern=REF_PATTERN)]
+    player: PlayerRef
     package: Code = "single"
     quantity: Annotated[int, Field(ge=1, le=100)] = 1
+    # How it is paid; replaces ``payment`` and ``complimentary`` (kept for old clients).
+    tender: TenderIn | None = None
     payment: Literal["cash", "card"] = "cash"
     complimentary: bool = False
-    reference: Name | None = None
+    reference: Annotated[str, Field(min_length=1, max_length=64), _Plain] | None = None  # till slip
+
+    @model_validator(mode="after")
+    def _one_tender(self) -> SaleIn:
+        said = "comp" if self.complimentary else self.payment
+        if self.tender is not None and said != "cash" and said != self.tender:
+            raise ValueError(f"tender: {self.tender} contradicts the older field ({said})")
+        return self
 
 
 class SaleOut(BaseModel):
     purchase: int
     kind: str
+    tender: str
     package: str | None
     seats: int
     amount_cents: int
@@ -167,11 +202,13 @@ class Refund(Body):
     entry_id: Id
     rule: Literal[20, 23]
     reason: Reason
+    tender: TenderIn | None = None  # how the money goes back; default: as it was paid
 
 
 class RefundIn(Body):
     rule: Literal[20, 23]
     reason: Reason
+    tender: TenderIn | None = None
 
 
 class HeatIn(Body):
@@ -200,7 +237,7 @@ class HeatOut(BaseModel):
 
 
 class RegisterIn(Body):
-    player: Annotated[str, Field(pattern=REF_PATTERN)]
+    player: PlayerRef
     entry: Id | None = None
 
 

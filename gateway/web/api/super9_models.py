@@ -7,10 +7,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from gateway.web.api.models import Body, Id, Name, Note, Reason, Time
+from gateway.web.api.models import Body, Id, Name, Note, PlayerRef, Reason, Time
 
 Serial = Annotated[str, Field(pattern=r"^[A-Za-z0-9_./-]{1,32}$")]
-PlayerRef = Annotated[str, Field(min_length=1, max_length=32, pattern=r"^[^\x00-\x1f\x7f]+$")]
 Numbers = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[^\x00-\x1f\x7f]+$")]
 Wheel = Annotated[int, Field(ge=0, le=36)]
 Game = Annotated[int, Field(ge=0, le=2**31 - 1)]
@@ -40,6 +39,7 @@ class SessionOut(BaseModel):
 class SaleIn(Body):
     ticket: Serial
     player: PlayerRef
+    tender: Literal["cash", "card"] = "cash"  # how the buy-in is paid
 
 
 class TicketOut(BaseModel):

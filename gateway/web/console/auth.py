@@ -2,7 +2,7 @@
 (:mod:`gateway.accounts.roles`), and the CSRF token of every form.
 
 The console signs in with the same accounts and sessions as the API
-(:func:`gateway.accounts.service.login`), under a cookie of its own scoped to
+(:func:`gateway.accounts.signin.sign_in`), under a cookie of its own scoped to
 ``/console`` (``SameSite=Strict``, HttpOnly).  Pages are plain forms: every POST carries
 the session's CSRF token in a hidden ``csrf`` field.  As in the API, one transaction per
 request: the dependency opens it, authenticates inside it, and commits after the handler

@@ -16,12 +16,14 @@ from gateway.accounts.roles import Permission as P
 from gateway.errors import OperatorError
 from gateway.tournament import services as svc
 from gateway.tournament.rules.enums import PurchaseKind
+from gateway.tournament.services.cashdesk import tender_of
 from gateway.tournament.services.common import load_settings
 from gateway.tournament.services.lookup import search_players
 from gateway.web.api.auth import api_of
 from gateway.web.console.acting import attempt, done
 from gateway.web.console.auth import Viewer, viewer
 from gateway.web.console.state import console_of
+from storage.enums import Tender
 from storage.tournament import Entry, EntryPurchase, Heat, HeatStatus, Player, Tournament
 
 router = APIRouter()
@@ -106,11 +108,15 @@ async def sell(request: Request, me: Viewer = viewer(P.ENTRY_SELL)) -> Response:
         quantity = me.field("quantity") or "1"
         if not quantity.isdigit() or not 1 <= int(quantity) <= 50:
             raise OperatorError("quantity: 1 to 50")
+        tender = me.field("tender")
+        if tender and tender not in {t.value for t in Tender}:
+            raise OperatorError("tender: cash, card or comp")
         sale = await svc.sell_entries(
             me.session, me.field("tournament"), me.field("player"),
             package_code=me.field("package") or "single", quantity=int(quantity),
             payment=PurchaseKind.CARD if me.field("payment") == "card" else PurchaseKind.CASH,
             complimentary=me.field("complimentary") == "on", cashier=me.name,
+            tender=Tender(tender) if tender else None,
             now=_now(request), reference=me.field("reference") or None,
         )  # fmt: skip
         return sale.purchase.id
@@ -131,7 +137,7 @@ async def receipt(request: Request, key: Key, me: Viewer = viewer(P.PLAYER_READ)
     entries = (await me.session.scalars(select(Entry).where(Entry.purchase_id == key))).all()
     return console_of(request).pages.render(
         request, "receipt.html", me, active="desk", purchase=purchase, player=player,
-        tournament=tournament, entries=entries,
+        tournament=tournament, entries=entries, tender=tender_of(purchase).value,
     )  # fmt: skip
 
 

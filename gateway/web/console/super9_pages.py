@@ -38,6 +38,7 @@ from gateway.web.api.super9_models import (
 from gateway.web.console.acting import attempt, done, parse
 from gateway.web.console.auth import Viewer, viewer
 from gateway.web.console.state import console_of
+from storage.enums import Tender
 from storage.super9 import SessionStatus, Super9Session
 
 router = APIRouter()
@@ -159,7 +160,9 @@ async def sell(request: Request, me: Viewer = viewer(P.SUPER9_SELL)) -> Response
     async def work() -> str:
         body = parse(SaleIn, _fields(me, SaleIn))
         desk = await desk_in(me.session)
-        await desk.sell(body.ticket, body.player, actor=me.name, now=_now(request))
+        await desk.sell(
+            body.ticket, body.player, actor=me.name, now=_now(request), tender=Tender(body.tender)
+        )
         starts = await desk.sold_for(body.ticket)
         when = "-" if starts is None else session_words(starts, (await desk.calendar()).tz)
         return f"ticket {body.ticket} sold for the session of {when}"

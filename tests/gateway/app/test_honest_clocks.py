@@ -20,7 +20,7 @@ from sqlalchemy import select
 
 from gateway.app import keyed
 from gateway.app.cli import main
-from gateway.app.identity import host_actor
+from gateway.app.identity import host_actor, host_login
 from storage import audit
 from storage.db import make_engine, make_sessionmaker
 from storage.floor import FloorBank, FloorMachine
@@ -243,15 +243,27 @@ def test_dual_control_at_the_cli_needs_a_second_account_with_its_password(
     desk.clock(at(18))
     desk.ok("heat", "begin", "1", "--present", "1")
     seat = desk.ok("heat", "show", "1")["seats"][0]["seat_id"]
-    score = ("heat", "score", str(seat), "--credits", "1500", "--reason", "link lost")
+    alone = ("heat", "score", str(seat), "--credits", "1500", "--reason", "link lost")
+    score = (*alone, "--as", "dana")
     assert "--second: name the second person's account" in desk.fails(*score)
+    # The first person is an account too, not the host login (audit 25.5).
+    assert "--as: name your own account" in desk.fails(*alone, "--second", "sam")
     assert "must be director, supervisor, not cashier" in desk.fails(*score, "--second", "cash")
-    type_passwords(monkeypatch, "not the password")
+    assert "--as cash: must be director, supervisor, not cashier" in desk.fails(
+        *alone, "--as", "cash", "--second", "sam"
+    )
+    assert "not the --as account" in desk.fails(*score, "--second", "DANA")
+    type_passwords(monkeypatch, PASSWORD, "not the password")
     assert "unknown account or wrong password" in desk.fails(*score, "--second", "sam")
-    type_passwords(monkeypatch, PASSWORD)
+    type_passwords(monkeypatch, "not the password", PASSWORD)
+    assert "--as dana: unknown account or wrong password" in desk.fails(*score, "--second", "sam")
+    type_passwords(monkeypatch, PASSWORD, PASSWORD)
     desk.ok(*score, "--second", "sam")
     [row] = desk.rows("score.manual")
-    assert row.actor == host_actor()
+    assert row.actor == "dana"  # the signed-in first person, the host login beside it
+    assert row.details_dict()["first_person"] == {
+        "account": "dana", "role": "director", "host": host_login()
+    }  # fmt: skip
     assert row.details_dict()["second_person"] == {
         "account": "sam", "role": "supervisor", "for": "heat.manual-score"
     }  # fmt: skip

@@ -29,7 +29,8 @@ def test_cashup_command(
     _seed_floor(url)
     make_training(url)  # the sales are keyed on past days
     cheap_hashes(monkeypatch)
-    add_accounts(url, ("sam", "supervisor"))  # the refund's second person (dual control)
+    # The refund's two people (dual control): its cashier signs in, a supervisor approves.
+    add_accounts(url, ("thandi", "cashier"), ("sam", "supervisor"))
     db = ["--database", url]
     host = socket.gethostname()
     thandi, sipho = f"os:thandi@{host}", f"os:sipho@{host}"
@@ -56,15 +57,16 @@ def test_cashup_command(
     at_till("thandi")
     ok(*sell, "2026-11-03 09:00", ANN)  # the next day
     entries = ok("entries", "list", "-t", "Ridge", BEN)
-    type_passwords(monkeypatch, PASSWORD)
+    type_passwords(monkeypatch, PASSWORD, PASSWORD)
     ok("entries", "refund", str(entries[0]["entry"]), "--rule", "23", "--reason", "changed mind",
-       "--now", "2026-11-02 15:00", "--second", "sam")  # fmt: skip
+       "--now", "2026-11-02 15:00", "--as", "thandi", "--second", "sam")  # fmt: skip
 
     report = ok("cashup", "--date", "2026-11-02", "--desk", "till 1")
     assert report["reconciliation"]["ok"] is True
     by = {x["cashier"]: x for x in report["by_cashier"]}
     assert by[thandi]["entries_sold"] == {"purchases": 1, "seats": 1, "amount_cents": 5000}
-    assert by[thandi]["entries_refunded"] == {"entries": 1, "amount_cents": 5000}
+    # The refund is the signed-in account's, not the till's host login.
+    assert by["thandi"]["entries_refunded"] == {"entries": 1, "amount_cents": 5000}
     assert by[sipho]["entries_sold"] == {"purchases": 1, "seats": 2, "amount_cents": 10_000}
     assert by[sipho]["entries_complimentary"] == {"purchases": 1, "seats": 1}
     assert report["totals"]["net_cents"] == 10_000

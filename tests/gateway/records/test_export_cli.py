@@ -6,6 +6,7 @@ process), and refused by both once a single byte of the record is changed."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +15,6 @@ from typing import Any
 import pytest
 
 from gateway.app.cli import main
-from gateway.app.identity import host_actor
 from gateway.records.keys import KeyPaths, create_keys
 
 from ..tournament.test_cli import _seed_floor
@@ -55,7 +55,7 @@ def test_heat_export_verified_by_reelgate_and_by_the_standalone_verifier(
     _seed_floor(url)
     make_training(url)  # a season keyed on past days
     cheap_hashes(monkeypatch)
-    add_accounts(url, ("dana", "director"))  # the manual scores' second person (T23)
+    add_accounts(url, ("dana", "director"), ("sam", "supervisor"))  # the scores' two people
     db = ["--database", url]
 
     def ok(*argv: str, json_out: bool = True) -> Any:
@@ -75,22 +75,23 @@ def test_heat_export_verified_by_reelgate_and_by_the_standalone_verifier(
     ok("heat", "begin", "1", "--present", "1,2", "--now", "2026-11-02 18:00")
     seats = [s["seat_id"] for s in ok("heat", "show", "1")["seats"]]
     for seat, credits in zip(seats, ("1500", "1200"), strict=True):
-        type_passwords(monkeypatch, PASSWORD)
+        type_passwords(monkeypatch, PASSWORD, PASSWORD)
         ok("heat", "score", str(seat), "--credits", credits, "--reason", "link lost",
-           "--now", "2026-11-02 18:11", "--second", "dana")  # fmt: skip
+           "--now", "2026-11-02 18:11", "--as", "sam", "--second", "dana")  # fmt: skip
     ok("heat", "finish", "1", "--now", "2026-11-02 18:12")
 
     out_dir = tmp_path / "out"
     capsys.readouterr()
-    # No key: one line, nothing written.
+    # No option, no $REELGATE_SIGNING_KEY_FILE: the database's own signing key, the one
+    # beside its audit key that signs its checkpoints (issue 24 no. 6).
     monkeypatch.delenv("REELGATE_SIGNING_KEY_FILE", raising=False)
-    assert main(["export", "heat", "1", "--out", str(out_dir), *db]) == 2
-    assert capsys.readouterr().err.strip() == (
-        "reelgate: error: --signing-key: no signing key given (or set $REELGATE_SIGNING_KEY_FILE)"
-    )
-    assert not out_dir.exists()
-    monkeypatch.setenv("REELGATE_SIGNING_KEY_FILE", str(keys.signing_key))
-    assert main(["export", "heat", "1", "--out", str(out_dir), *db]) == 0
+    own = Path(os.environ["REELGATE_AUDIT_KEY_FILE"]).with_name("signing.pub")
+    assert main(["export", "heat", "1", "--out", str(tmp_path / "own"), *db]) == 0
+    assert main(["export", "verify", str(tmp_path / "own" / "heat-1.json"),
+                 "--public-key", str(own)]) == 0  # fmt: skip
+    # --signing-key overrides it.
+    assert main(["export", "heat", "1", "--out", str(out_dir), *db,
+                 "--signing-key", str(keys.signing_key)]) == 0  # fmt: skip
     record = out_dir / "heat-1.json"
     assert {p.name for p in out_dir.iterdir()} == {"heat-1.json", "heat-1.json.sig", "heat-1.html"}
 
@@ -107,7 +108,7 @@ def test_heat_export_verified_by_reelgate_and_by_the_standalone_verifier(
     assert by_seat[1]["score"]["final_credits"] == 1500
     assert by_seat[1]["score"]["source"] == "manual"
     assert [(m["by"], m["reason"], m["credits"]) for m in by_seat[2]["manual_scores"]] == [
-        (host_actor(), "link lost", 1200)  # the host account that keyed it
+        ("sam", "link lost", 1200)  # the account that keyed it (--as, dual control)
     ]
     html = (out_dir / "heat-1.html").read_text("utf-8")
     sig = json.loads((out_dir / "heat-1.json.sig").read_text("utf-8"))
@@ -150,3 +151,33 @@ def test_heat_export_verified_by_reelgate_and_by_the_standalone_verifier(
     capsys.readouterr()
     assert main(["export", "heat", "1", "--out", str(out_dir), *db]) == 2
     assert "already exists" in capsys.readouterr().err
+
+
+def test_export_signs_with_the_sqlite_files_key_folder_by_default(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SQLite file with no key configured keeps its keys in ``<file>.keys/``, made by
+    ``db upgrade``; its exports are signed with that folder's key (docs/records.md)."""
+    monkeypatch.delenv("REELGATE_AUDIT_KEY_FILE")
+    monkeypatch.delenv("REELGATE_SIGNING_KEY_FILE")
+    url = f"sqlite+aiosqlite:///{tmp_path / 'venue.db'}"
+    assert main(["db", "upgrade", "--database", url]) == 0
+    folder = tmp_path / "venue.db.keys"
+    out = tmp_path / "out"
+    capsys.readouterr()
+    assert main(["export", "cashup", "2026-11-02", "--out", str(out), "--database", url]) == 0
+    record = out / "cashup-2026-11-02.json"
+    assert main(["export", "verify", str(record), "--public-key", str(folder / "signing.pub")]) == 0
+    other = KeyPaths.in_directory(tmp_path / "other")
+    create_keys(other)
+    assert main(["export", "verify", str(record), "--public-key", str(other.public_key)]) == 1
+
+    # No key anywhere: one line naming the option, nothing written.
+    (folder / "signing.key").unlink()
+    capsys.readouterr()
+    again = tmp_path / "again"
+    assert main(["export", "cashup", "2026-11-02", "--out", str(again), "--database", url]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "--signing-key: no signing key given" in err
+    assert not again.exists()

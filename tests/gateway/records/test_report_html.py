@@ -1,5 +1,6 @@
-"""The printable HTML of an export: banners for a training database, a provisional
-result and a cash-up that does not reconcile; names are escaped; money in rand."""
+"""The printable HTML of an export (a heat has its own sheet: test_heat_sheet.py):
+banners for a training database, a provisional result and a cash-up that does not
+reconcile; names are escaped; money in rand."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from gateway.records.report_html import rands, render
 
 
 def _doc(body: dict[str, Any], training: bool = False) -> dict[str, Any]:
-    return {"format": "reelgate-export/1", "kind": "heat", "id": "3",
+    return {"format": "reelgate-export/1", "kind": "stage", "id": "3",
             "generated_at": "2026-12-02T19:00:00+02:00", "venue": "Ridge",
             "training": training, "body": body}  # fmt: skip
 

@@ -8,10 +8,13 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 from gateway.app.cli import main
+from gateway.app.identity import host_login, os_account
 from storage import migrate
-from storage.db import make_sessionmaker
+from storage.audit import AuditEntry
+from storage.db import make_engine, make_sessionmaker
 from storage.tournament import Player
 from tests.keyed_engine import make_engine as keyed_engine
 
@@ -43,8 +46,11 @@ def _training_desk(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     make_training(url)
     _seed_player(url)
     cheap_hashes(monkeypatch)
-    add_accounts(url, ("sup", "supervisor"), ("pd", "promotion-director"))
-    type_passwords(monkeypatch, *[PASSWORD] * 12)
+    add_accounts(
+        url, ("sup", "supervisor"), ("pd", "promotion-director"), ("deal", "dealer"),
+        ("cash", "cashier"),
+    )  # fmt: skip
+    type_passwords(monkeypatch, *[PASSWORD] * 40)
 
 
 def test_cli_session_end_to_end(
@@ -100,6 +106,8 @@ def test_cli_session_end_to_end(
             str(n),
             "--confirm",
             str(n),
+            "--as",
+            "deal",
             "--confirmed-by",
             "sup",
             "--reason",
@@ -150,6 +158,8 @@ def test_cli_session_end_to_end(
         "slip 77",
         "--signer",
         "C1",
+        "--as",
+        "cash",
         "--witness",
         "pd",
     )
@@ -266,6 +276,8 @@ def test_cli_publishes_live_draw_to_broker(
                 "7",
                 "--confirm",
                 "7",
+                "--as",
+                "deal",
                 "--confirmed-by",
                 "sup",
                 "--reason",
@@ -325,3 +337,67 @@ def test_cli_words_for_sale_hand_in_and_a_rule_9_top_copy(
     assert main(["super9", "disqualify", "--ticket", "T2", "--rule", "21", "--reason", "x",
                  *db, "--now", "2026-12-02T18:01+02:00"]) == 2  # fmt: skip
     assert "already disqualified" in capsys.readouterr().err  # the decision was kept
+
+
+def _audit_rows(url: str, action: str) -> list[AuditEntry]:
+    async def go() -> list[AuditEntry]:
+        engine = make_engine(url)
+        try:
+            async with make_sessionmaker(engine)() as s:
+                query = select(AuditEntry).where(AuditEntry.action == action)
+                return list((await s.scalars(query)).all())
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(go())
+
+
+def test_host_manual_spin_needs_two_accounts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """S9-29, audit 25.5: on the host the first person was only the OS login, so whoever
+    held it and a Reelgate account of the same name keyed and confirmed a spin alone.  The
+    first person now signs in as an account (--as), and the second must be another one."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'r.db'}"
+    _training_desk(url, monkeypatch)
+    me = os_account()
+    add_accounts(url, (me, "supervisor"))  # the host login's namesake account
+    db = ["--database", url]
+
+    def run(*argv: str) -> tuple[int, str]:
+        code = main(["super9", *argv, *db])
+        out = capsys.readouterr()
+        return code, out.out if code == 0 else out.err
+
+    assert (
+        run("sell", "--ticket", "T1", "--player", "C1", "--now", "2026-12-02T10:00+02:00")[0] == 0
+    )
+    hand_in = ("hand-in", "--ticket", "T1", "--numbers", "1 2 3 4 5 6 7 8 9", "--name", "P 1",
+               "--id", "C1", "--contact", "082 555 0100", "--signed",
+               "--now", "2026-12-02T18:00+02:00")  # fmt: skip
+    assert run(*hand_in)[0] == 0
+    opened = run(
+        "open", "--session-at", "2026-12-02T19:00+02:00", "--now", "2026-12-02T19:00+02:00"
+    )
+    assert opened[0] == 0
+    spin = ("manual-spin", "--session", "1", "--number", "4", "--confirm", "4",
+            "--reason", "wheel sensor down", "--now", "2026-12-02T19:10+02:00")  # fmt: skip
+    code, err = run(*spin, "--confirmed-by", me)
+    assert code == 2
+    assert "--as: name your own account" in err
+    assert err.count("\n") == 1
+    for alias in (me, f" {me.upper()} "):  # the same account under any spelling
+        code, err = run(*spin, "--as", me, "--confirmed-by", alias)
+        assert code == 2
+        assert "not the --as account" in err
+    code, err = run(*spin, "--as", "pd", "--confirmed-by", "sup")
+    assert code == 2
+    assert "--as pd: must be dealer, supervisor, not promotion-director" in err
+    assert _audit_rows(url, "super9.spin.manual") == []
+    code, _ = run(*spin, "--as", "deal", "--confirmed-by", me)
+    assert code == 0
+    (row,) = _audit_rows(url, "super9.spin.manual")
+    assert row.actor == "deal"
+    details = row.details_dict()
+    assert details["first_person"] == {"account": "deal", "role": "dealer", "host": host_login()}
+    assert details["second_person"]["account"] == me

@@ -50,7 +50,10 @@ def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     _seed_floor(url)
     # Dual control at the CLI: the second person is an account that types its password.
     cheap_hashes(monkeypatch)
-    add_accounts(url, ("dana", "director"), ("sam", "supervisor"))
+    add_accounts(
+        url, ("dana", "director"), ("sam", "supervisor"), ("dirk", "director"),
+        ("cleo", "cashier"),
+    )  # fmt: skip
     type_passwords(monkeypatch, *[PASSWORD] * 40)
     return ["--database", url]
 
@@ -151,6 +154,8 @@ def test_director_and_cashier_commands(
         "1500",
         "--reason",
         "link lost",
+        "--as",
+        "sam",
         "--second",
         "dana",
         "--now",
@@ -164,6 +169,8 @@ def test_director_and_cashier_commands(
         "1500",
         "--reason",
         "link lost",
+        "--as",
+        "sam",
         "--second",
         "dana",
         "--now",
@@ -217,15 +224,43 @@ def test_director_and_cashier_commands(
     expired = ok("tournament", "expire", "Ridge", "--now", "2026-11-03 00:00")
     assert expired == {"expired": [2, 3, 4]}
     assert "rule 20" in fails(
-        "entries", "refund", "2", "--rule", "20", "--reason", "x", "--second", "sam"
+        "entries",
+        "refund",
+        "2",
+        "--rule",
+        "20",
+        "--reason",
+        "x",
+        "--as",
+        "cleo",
+        "--second",
+        "sam",
     )
     listed = ok("entries", "list", "-t", "Ridge", "8001015009087")
     assert [e["status"] for e in listed] == ["played", "expired", "expired", "expired"]
     assert "settings: unknown key 'colour'" in fails(
-        "tournament", "set", "Ridge", "colour=red", "--reason", "x", "--second", "dana"
+        "tournament",
+        "set",
+        "Ridge",
+        "colour=red",
+        "--reason",
+        "x",
+        "--as",
+        "dirk",
+        "--second",
+        "dana",
     )
     changed = ok(
-        "tournament", "set", "Ridge", "prize_places=4", "--reason", "sponsor", "--second", "dana"
+        "tournament",
+        "set",
+        "Ridge",
+        "prize_places=4",
+        "--reason",
+        "sponsor",
+        "--as",
+        "dirk",
+        "--second",
+        "dana",
     )
     assert changed["settings"]["prize_places"] == 4  # T19
     assert ok("tournament", "show", "Ridge")["settings"]["prize_places"] == 4
@@ -280,7 +315,7 @@ def test_bad_input_is_one_line_and_changes_nothing(
         "--dob",
         "1980-01-01",
     ) == ("reelgate: error: players.name: 201 characters, at most 200; nothing saved")
-    set_ = ("tournament", "set", "Ridge", *db, "--reason", "x", "--second", "dana")
+    set_ = ("tournament", "set", "Ridge", *db, "--reason", "x", "--as", "dirk", "--second", "dana")
     assert fails(*set_, "validity=72h") == (
         "reelgate: error: rule 5: settings: validity must be one of same-day, 48h, got '72h'"
     )
@@ -294,7 +329,7 @@ def test_bad_input_is_one_line_and_changes_nothing(
     actions = [row["action"] for row in json.loads(out) if row["action"] != "records.seal"]
     # the genesis of the keyed chain, the accounts of `db`, then the command (each with
     # the seal of the rows it wrote)
-    assert actions == ["audit.chain_keyed", "user.add", "user.add", "tournament.create"]
+    assert actions == ["audit.chain_keyed", *["user.add"] * 4, "tournament.create"]
     code, out, _ = run("players", "list", *db, "--json")
     assert json.loads(out) == []
 
@@ -325,7 +360,7 @@ def test_create_sells_a_single_seat_at_the_seat_price(
     ]
     set_price = [
         "tournament", "set", "Dear", *db, "seat_price_cents=7000", "--reason", "x",
-        "--second", "dana",
+        "--as", "dirk", "--second", "dana",
     ]  # fmt: skip
     assert main(set_price) == 2
     assert "rule 5: package 'single' is one seat" in capsys.readouterr().err

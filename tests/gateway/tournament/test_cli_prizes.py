@@ -23,7 +23,7 @@ def test_t15_prizes_commands_and_the_standings_show_them(
     _seed_floor(url)
     cheap_hashes(monkeypatch)
     add_accounts(url, ("dana", "director"), ("sam", "supervisor"), ("cleo", "cashier"))
-    type_passwords(monkeypatch, *[PASSWORD] * 10)
+    type_passwords(monkeypatch, *[PASSWORD] * 30)
     db = ["--database", url]
 
     def ok(*argv: str, json_out: bool = True) -> Any:
@@ -55,7 +55,7 @@ def test_t15_prizes_commands_and_the_standings_show_them(
     seats = [s["seat_id"] for s in ok("heat", "show", "1")["seats"]]
     for seat, credits in zip(seats, ("1500", "1200"), strict=True):
         ok("heat", "score", str(seat), "--credits", credits, "--reason", "link lost",
-           "--second", "dana", "--now", "2026-11-02 18:11")  # fmt: skip
+           "--as", "sam", "--second", "dana", "--now", "2026-11-02 18:11")  # fmt: skip
     ok("heat", "finish", "1", "--now", "2026-11-02 18:12")
 
     assert fails(*prizes, "apportion", *q, "--surplus-cents", "10001", "--share", "1=5000",
@@ -67,7 +67,7 @@ def test_t15_prizes_commands_and_the_standings_show_them(
     split = ok(*prizes, "apportion", *q, "--surplus-cents", "10001", "--weights", "2,1",
                "--reason", "larger field")  # fmt: skip
     assert [(x["place"], x["surplus_cents"]) for x in split["prizes"]] == [(1, 6667), (2, 3334)]
-    pay = (*prizes, "pay", *q, "--place", "1", "--signature", "slip 9")
+    pay = (*prizes, "pay", *q, "--place", "1", "--signature", "slip 9", "--as", "cleo")
     # The witness is an authenticated second account (dual control), not free text.
     assert fails(*pay, "--signer", ANN) == (
         "reelgate: error: --witness: name the second person's account (dual control, "

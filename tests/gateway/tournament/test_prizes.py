@@ -20,6 +20,7 @@ from gateway.tournament.services.prizes import (
 from gateway.tournament.services.standings import stage_standings
 from storage.audit import AuditEntry
 from storage.prizes import PrizePayout, PrizeSurplus
+from storage.tournament import Player
 
 from .conftest import Desk, at
 from .test_services_rules import refused
@@ -177,3 +178,30 @@ async def test_t15_t19_a_tied_place_is_drawn_before_it_is_paid(desk: Desk) -> No
     table = await desk.run(stage_standings, tid, Q, as_of=later)
     lines = await desk.run(prize_lines, tid, Q, table.lines)
     assert [(x.place, x.player_name) for x in lines] == [(1, "Ann"), (2, None), (3, None)]
+
+
+async def test_t15_the_signer_is_named_by_kind_never_guessed(desk: Desk) -> None:
+    """T15 (audit 25.6): Ann's card number is Ben's ID number.  Ben keying his own ID
+    number used to match Ann's card and sign for her prize; a bare value that is one
+    player's card and another's ID number is now refused, naming both, and the typed
+    forms say whom they mean."""
+    tid, heat = await _heat_of_three(desk)
+    await desk.run(set_schedule, tid, Q, {1: 100000}, actor="director", now=at(DAY, 9))
+    await desk.play(heat, {1: 1500, 2: 1200, 3: 900}, at(DAY, 18))
+
+    async def give_ann_bens_id_as_card(session: AsyncSession) -> None:
+        ann = (await session.execute(select(Player).where(Player.id_number == ANN))).scalar_one()
+        ann.card_number = BEN
+
+    await desk.run(give_ann_bens_id_as_card)
+    pay = {"signature": "slip 1", "witness": "Floor Lee", "actor": "cashier", "now": at(DAY, 19)}
+    await refused(
+        desk, rf"^signer: '{BEN}' is the card of player \d+ and the ID number of player \d+; "
+        rf"say card:{BEN} or idnum:{BEN}", pay_prize, tid, Q, 1, signer=BEN, **pay,
+    )  # fmt: skip
+    await refused(
+        desk, r"^rule 15: prizes are not transferable", pay_prize, tid, Q, 1,
+        signer=f"idnum:{BEN}", **pay,
+    )  # fmt: skip
+    payout = await desk.run(pay_prize, tid, Q, 1, signer=f"card:{BEN}", **pay)
+    assert payout.signer == f"card:{BEN}"

@@ -31,7 +31,7 @@ from gateway.web.api.cashier_models import (
     ExclusionImportOut,
     PlayerRow,
 )
-from gateway.web.api.models import REF_PATTERN
+from gateway.web.api.models import PLAYER_REF_DOC, PLAYER_REF_PATTERN, REF_PATTERN
 from gateway.web.api.routes import needs
 
 router = APIRouter(tags=["cashier"])
@@ -131,7 +131,9 @@ async def disqualify(
 @router.get("/tournaments/{ref}/entries", openapi_extra=needs(P.PLAYER_READ))
 async def entries(
     ref: Ref,
-    player: Annotated[str | None, Query(pattern=REF_PATTERN)] = None,
+    player: Annotated[
+        str | None, Query(pattern=PLAYER_REF_PATTERN, description=PLAYER_REF_DOC)
+    ] = None,
     me: Caller = who(P.PLAYER_READ),
 ) -> list[EntryOut]:
     """The tournament's entries in sale order; ``player`` (an ID, card or player number):

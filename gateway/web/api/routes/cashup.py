@@ -8,7 +8,6 @@ is not recorded on the rows); by default it is this API host's name.
 from __future__ import annotations
 
 import socket
-from datetime import date
 from typing import Annotated, Any
 from zoneinfo import ZoneInfo
 
@@ -21,6 +20,7 @@ from gateway.records.cashup import cashup_body
 from gateway.records.training import is_training
 from gateway.web.api.auth import Caller, who
 from gateway.web.api.errors import ApiError
+from gateway.web.api.models import Day
 from gateway.web.api.routes import needs
 
 router = APIRouter(tags=["cash-up"])
@@ -28,7 +28,8 @@ router = APIRouter(tags=["cash-up"])
 
 @router.get("/cashup", openapi_extra=needs(P.CASHUP_READ))
 async def read_cashup(
-    day: Annotated[date, Query(alias="date", description="venue-local day, YYYY-MM-DD")],
+    # A day the database's timestamps can hold (year 1 made the day's bounds overflow: 500).
+    day: Annotated[Day, Query(alias="date", description="venue-local day, YYYY-MM-DD")],
     cashier: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
     desk: Annotated[str | None, Query(min_length=1, max_length=64)] = None,
     me: Caller = who(P.CASHUP_READ),

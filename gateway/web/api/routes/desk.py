@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Annotated, Any
+from zoneinfo import ZoneInfo
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Header, Path, Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.accounts.roles import Permission as P
@@ -15,17 +16,23 @@ from gateway.accounts.service import Principal
 from gateway.scores import HeatScore, TournamentMeters
 from gateway.tournament import services as svc
 from gateway.tournament.rules.enums import PurchaseKind
+from gateway.tournament.services.cashdesk import tender_of
 from gateway.tournament.services.common import find_tournament
+from gateway.tournament.services.idempotency import HEADER_MAX as IDEMPOTENCY_MAX
 from gateway.web.api import actions
 from gateway.web.api.auth import Caller, api_of, who
 from gateway.web.api.models import (
     INT32,
+    PLAYER_REF_DOC,
+    PLAYER_REF_EXAMPLES,
+    PLAYER_REF_PATTERN,
     REF_PATTERN,
     ManualScore,
     ManualScoreIn,
     PendingOut,
     PlayerIn,
     PlayerOut,
+    Problem,
     Refund,
     RefundIn,
     RegisterIn,
@@ -37,9 +44,14 @@ from gateway.web.api.models import (
     SeatRow,
 )
 from gateway.web.api.routes import needs
+from storage.enums import Tender
 
 router = APIRouter(tags=["desk"])
 Ref = Annotated[str, Path(pattern=REF_PATTERN)]
+PlayerPath = Annotated[
+    str,
+    Path(pattern=PLAYER_REF_PATTERN, description=PLAYER_REF_DOC, examples=PLAYER_REF_EXAMPLES),
+]
 Key = Annotated[int, Path(ge=1, le=INT32)]
 
 
@@ -53,15 +65,12 @@ def _player(p: Any) -> PlayerOut:
     )
 
 
-def _ref(text: str) -> int | str:
-    """A player reference: the player id when all digits and small, else ID/card number."""
-    return int(text) if text.isdigit() and len(text) <= 9 else text
-
-
 @router.get("/players/{ref}", openapi_extra=needs(P.PLAYER_READ))
-async def find_player(request: Request, ref: Ref, me: Caller = who(P.PLAYER_READ)) -> PlayerOut:
+async def find_player(
+    request: Request, ref: PlayerPath, me: Caller = who(P.PLAYER_READ)
+) -> PlayerOut:
     session = me.session
-    return _player(await svc.find_player(session, _ref(ref)))
+    return _player(await svc.find_player(session, ref))
 
 
 @router.post("/players", status_code=201, openapi_extra=needs(P.PLAYER_ADD))
@@ -103,51 +112,83 @@ async def reinstate(
     return await actions.request(api_of(request), me, P.PLAYER_REINSTATE, order)
 
 
-@router.post("/tournaments/{ref}/entries", status_code=201, openapi_extra=needs(P.ENTRY_SELL))
+@router.post(
+    "/tournaments/{ref}/entries",
+    status_code=201,
+    openapi_extra=needs(P.ENTRY_SELL),
+    responses={200: {"model": SaleOut, "description": "a retry: the first sale, unchanged"},
+               409: {"model": Problem, "description": "the key was used for another sale"}},
+)  # fmt: skip
 async def sell(
-    request: Request, ref: Ref, body: SaleIn, me: Principal = who(P.ENTRY_SELL)
+    request: Request,
+    response: Response,
+    ref: Ref,
+    body: SaleIn,
+    idempotency_key: Annotated[
+        str | None, Header(alias="Idempotency-Key", max_length=IDEMPOTENCY_MAX)
+    ] = None,
+    me: Principal = who(P.ENTRY_SELL),
 ) -> SaleOut:
+    """Sell entries.  With a till slip (``reference``) or an ``Idempotency-Key`` header
+    a retry answers 200 with the first sale (same purchase and entries); the same key
+    for a different sale is 409."""
+
     async def run(session: AsyncSession, b: SaleIn, actor: str, now: datetime) -> dict[str, Any]:
         t = await find_tournament(session, ref)
         sale = await svc.sell_entries(
             session,
             t.id,
-            _ref(b.player),
+            b.player,
             package_code=b.package,
             quantity=b.quantity,
             payment=PurchaseKind.CARD if b.payment == "card" else PurchaseKind.CASH,
             complimentary=b.complimentary,
+            tender=Tender(b.tender) if b.tender else None,
             cashier=actor,
             now=now,
             reference=b.reference,
+            idempotency_key=idempotency_key,
         )
         p = sale.purchase
-        return SaleOut(
-            purchase=p.id,
-            kind=p.kind.value,
-            package=p.package_code,
-            seats=p.seats,
-            amount_cents=p.amount_cents,
-            valid_until=p.valid_until,
-            entries=list(sale.entry_ids),
-        ).model_dump()
+        return {
+            "replayed": sale.replayed,
+            **SaleOut(
+                purchase=p.id,
+                kind=p.kind.value,
+                tender=tender_of(p).value,
+                package=p.package_code,
+                seats=p.seats,
+                amount_cents=p.amount_cents,
+                # in the venue's zone: a retry, read back from the database, answers alike
+                valid_until=p.valid_until.astimezone(ZoneInfo(t.venue_tz)),
+                entries=list(sale.entry_ids),
+            ).model_dump(),
+        }
 
-    return SaleOut(**await actions.perform(api_of(request), me, run, body))
+    done = await actions.perform(api_of(request), me, run, body)
+    if done.pop("replayed"):
+        response.status_code = 200
+    return SaleOut(**done)
 
 
 @actions.dual(P.ENTRY_REFUND, Refund)
 async def _refund(session: AsyncSession, b: Refund, actor: str, now: datetime) -> dict[str, Any]:
     refund = await svc.refund_entry(
-        session, b.entry_id, rule=b.rule, reason=b.reason, actor=actor, now=now
-    )
-    return {"entry": refund.entry_id, "amount_cents": refund.amount_cents}
+        session, b.entry_id, rule=b.rule, reason=b.reason, actor=actor, now=now,
+        tender=Tender(b.tender) if b.tender else None,
+    )  # fmt: skip
+    return {
+        "entry": refund.entry_id,
+        "amount_cents": refund.amount_cents,
+        "tender": refund.tender,
+    }
 
 
 @router.post("/entries/{key}/refund", status_code=202, openapi_extra=needs(P.ENTRY_REFUND))
 async def refund(
     request: Request, key: Key, body: RefundIn, me: Principal = who(P.ENTRY_REFUND)
 ) -> PendingOut:
-    order = Refund(entry_id=key, rule=body.rule, reason=body.reason)
+    order = Refund(entry_id=key, rule=body.rule, reason=body.reason, tender=body.tender)
     return await actions.request(api_of(request), me, P.ENTRY_REFUND, order)
 
 
@@ -159,7 +200,7 @@ async def register(
         session: AsyncSession, b: RegisterIn, actor: str, now: datetime
     ) -> dict[str, Any]:
         seat = await svc.register_for_heat(
-            session, key, _ref(b.player), actor=actor, now=now, entry_id=b.entry
+            session, key, b.player, actor=actor, now=now, entry_id=b.entry
         )
         return {
             "seat_id": seat.id,

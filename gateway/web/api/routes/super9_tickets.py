@@ -32,6 +32,7 @@ from gateway.web.api.super9_models import (
     SaleIn,
     TicketOut,
 )
+from storage.enums import Tender
 from storage.super9 import Super9Ticket
 
 router = APIRouter(prefix="/super9", tags=["super9"])
@@ -42,7 +43,8 @@ SerialPath = Annotated[str, Path(pattern=r"^[A-Za-z0-9_./-]{1,32}$")]
 @router.post("/tickets", status_code=201, openapi_extra=needs(P.SUPER9_SELL))
 async def sell(request: Request, body: SaleIn, me: Principal = who(P.SUPER9_SELL)) -> TicketOut:
     async def run(session: AsyncSession, b: SaleIn, actor: str, now: datetime) -> dict[str, Any]:
-        sid = await (await desk_in(session)).sell(b.ticket, b.player, actor=actor, now=now)
+        desk = await desk_in(session)
+        sid = await desk.sell(b.ticket, b.player, actor=actor, now=now, tender=Tender(b.tender))
         return {"ticket": b.ticket, "session": sid}
 
     return TicketOut(**await actions.perform(api_of(request), me, run, body))

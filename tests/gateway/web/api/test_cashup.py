@@ -42,3 +42,13 @@ async def test_a_bad_date_names_the_field(desk: Desk) -> None:
     )
     assert r.status_code == 422
     assert "date" in r.text
+
+
+async def test_a_day_out_of_the_databases_range_is_a_422(desk: Desk) -> None:
+    """Found by schemathesis: ``date=0001-01-01`` overflowed the day's bounds (a 500)."""
+    for day in ("0001-01-01", "9999-12-31"):
+        r = await desk.client.get(
+            "/api/v1/cashup", params={"date": day}, headers=desk.auth("director")
+        )
+        assert r.status_code == 422, r.text
+        assert r.json()["error"].startswith("date: ")

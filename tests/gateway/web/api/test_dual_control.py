@@ -5,12 +5,14 @@ approving role runs it, and both steps are audited."""
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import update
 
 from gateway.accounts import service
 from gateway.accounts.dual import APPROVERS
 from gateway.accounts.roles import PERMISSIONS, Permission
 from gateway.errors import OperatorError
 from gateway.tournament import services as svc
+from storage.accounts import PendingAction, User
 from tests.gateway.web.api.conftest import NOW, PASSWORD, Desk
 from tests.gateway.web.api.test_permissions import PREPARE, SAMPLES
 
@@ -127,3 +129,77 @@ async def test_names_differing_in_case_or_spaces_are_one_account(desk: Desk) -> 
         with pytest.raises(OperatorError, match="already exists"):
             async with svc.unit_of_work(desk.sessions) as s:
                 await service.add_user(s, variant, "dealer", PASSWORD, actor="setup", now=NOW)
+
+
+async def _status(desk: Desk, pending: int) -> str:
+    async with svc.unit_of_work(desk.sessions) as s:
+        row = await s.get(PendingAction, pending)
+        assert row is not None
+        return row.status
+
+
+async def _audit(desk: Desk) -> list[tuple[str, str, str]]:
+    r = await desk.client.get("/api/v1/audit", params={"limit": 50}, headers=desk.auth("auditor"))
+    return [(a["actor"], a["action"], a["subject"]) for a in r.json()]
+
+
+@pytest.mark.parametrize("outsider", ["auditor", "dealer", "cashier"])
+async def test_only_an_approver_or_the_requester_rejects(desk: Desk, outsider: str) -> None:
+    """Audit 25.5: a read-only auditor or a dealer could reject another person's refund."""
+    pending = await _request(desk, Permission.ENTRY_REFUND, "supervisor")
+    r = await desk.client.post(f"/api/v1/pending/{pending}/reject", headers=desk.auth(outsider))
+    assert r.status_code == 403, r.text
+    assert "may reject entry.refund" in r.json()["error"]
+    assert await _status(desk, pending) == "pending"
+    ok = await desk.client.post(f"/api/v1/pending/{pending}/reject", headers=desk.auth("director"))
+    assert ok.status_code == 200, ok.text
+    assert ok.json()["status"] == "rejected"
+    assert ("director", "dual.reject", f"pending:{pending}") in await _audit(desk)
+
+
+async def test_the_requester_withdraws(desk: Desk) -> None:
+    pending = await _request(desk, Permission.ENTRY_REFUND, "cashier")
+    r = await desk.client.post(f"/api/v1/pending/{pending}/reject", headers=desk.auth("cashier"))
+    assert r.status_code == 200, r.text
+    assert r.json()["status"] == "withdrawn"
+    assert ("cashier", "dual.withdraw", f"pending:{pending}") in await _audit(desk)
+    late = await desk.client.post(
+        f"/api/v1/pending/{pending}/approve", headers=desk.auth("supervisor")
+    )
+    assert late.status_code == 422
+    assert "withdrawn, not pending" in late.json()["error"]
+
+
+async def test_disabling_the_requester_voids_its_pending_actions(desk: Desk) -> None:
+    """Audit 25.5: a disabled account's pending action could still be approved and ran
+    under its name."""
+    pending = await _request(desk, Permission.ENTRY_REFUND, "cashier")
+    async with svc.unit_of_work(desk.sessions) as s:
+        await service.disable_user(s, "cashier", actor="admin", now=NOW)
+    assert await _status(desk, pending) == "void"
+    assert ("admin", "dual.void", f"pending:{pending}") in await _audit(desk)
+    r = await desk.client.post(
+        f"/api/v1/pending/{pending}/approve", headers=desk.auth("supervisor")
+    )
+    assert r.status_code == 422
+    assert "void, not pending" in r.json()["error"]
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [({"disabled": True}, "is disabled"), ({"role": "dealer"}, "may no longer ask")],
+    ids=["disabled", "demoted"],
+)
+async def test_approval_rechecks_the_requester(
+    desk: Desk, change: dict[str, object], words: str
+) -> None:
+    """An insider flipping the account row (no void step) still cannot get it run."""
+    pending = await _request(desk, Permission.ENTRY_REFUND, "cashier")
+    async with svc.unit_of_work(desk.sessions) as s:
+        await s.execute(update(User).where(User.name == "cashier").values(**change))
+    r = await desk.client.post(
+        f"/api/v1/pending/{pending}/approve", headers=desk.auth("supervisor")
+    )
+    assert r.status_code == 422
+    assert words in r.json()["error"]
+    assert await _status(desk, pending) == "pending"

@@ -18,7 +18,7 @@ async def test_sell_register_and_read(desk: Desk) -> None:
     entry = r.json()["entries"][0]
     r = await desk.client.post(
         f"/api/v1/heats/{desk.ids['heat']}/seats",
-        json={"player": str(desk.ids["p1"]), "entry": entry},
+        json={"player": f"id:{desk.ids['p1']}", "entry": entry},
         headers=desk.auth("desk"),
     )
     assert r.status_code == 201, r.text

@@ -5,12 +5,17 @@ nothing."""
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 from sqlalchemy import func, select
 
 from gateway.accounts.roles import Permission as P
 from gateway.accounts.roles import Role, allowed
+from gateway.tournament import services as svc
 from storage.audit import AuditEntry
+from storage.tournament import Entry
+from tests.gateway.web.api.conftest import NOW
 
 from .conftest import Desk, csrf_of, sign_in_form, signed_in
 
@@ -102,6 +107,29 @@ async def test_a_refused_sale_shows_the_rule_and_sells_nothing(desk: Desk) -> No
         assert r.status_code == 422
         assert "rule" in r.text
         assert "disqualified" in r.text
+
+
+async def test_the_desk_sells_to_the_player_on_screen_by_typed_id_number(desk: Desk) -> None:
+    """Audit 25.6: the page's sale names the player it lists by ``idnum:``, so another
+    player's card equal to this ID number cannot take the sale (nor make it ambiguous)."""
+    async with desk.sessions() as s, s.begin():
+        other = await svc.add_player(
+            s, id_number="9909095800088", name="Card Holder", date_of_birth=date(1990, 9, 9),
+            actor="desk", now=NOW, card_number="7505055123080",
+        )  # fmt: skip
+    async with signed_in(desk, "cashier") as client:
+        page = await client.get("/console/desk", params={"q": "botha"})
+        assert 'name="player" value="idnum:7505055123080"' in page.text
+        r = await client.post(
+            "/console/desk/sell",
+            data={"csrf": csrf_of(page.text), "tournament": str(desk.ids["tournament"]),
+                  "player": "idnum:7505055123080", "quantity": "1", "payment": "cash"},
+        )  # fmt: skip
+        assert r.status_code == 303, r.text
+    async with desk.sessions() as s:
+        owners = set((await s.scalars(select(Entry.player_id))).all())
+    assert other.id not in owners
+    assert desk.ids["p2"] in owners
 
 
 async def test_bank_actions_need_the_gateway_holding_the_bank(desk: Desk) -> None:

@@ -4,7 +4,7 @@
 change (a score, a correction, a draw, a sale, a Super 9 spin...), read by the process
 serving the console and the signs (gateway.web.change_reader).
 
-Revision ID: 0020
+Revision ID: 0016
 Revises: 0015
 Create Date: 2026-12-06 20:00:00
 """
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0020"
+revision: str = "0016"
 down_revision: str | Sequence[str] | None = "0015"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
