@@ -19,7 +19,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +75,11 @@ class Host:
     procs: list[subprocess.Popen[str]] = field(default_factory=list)
 
     def env(self, **extra: str) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k != "REELGATE_TOKEN"}
+        # No broker: the signs are read from serve's own feed (/signage/snapshot), and a
+        # shared broker's retained topics are not the night's to write.
+        env = {
+            k: v for k, v in os.environ.items() if k not in ("REELGATE_TOKEN", "REELGATE_MQTT_URL")
+        }
         env.update(
             PYTHONPATH=str(ROOT),
             REELGATE_DATABASE_URL=self.database,
@@ -133,37 +136,6 @@ def until(cond: Callable[[], Any], within: float, what: str, every: float = 0.5)
             return got
         time.sleep(every)
     raise AssertionError(f"{what}: not reached in {within} s (last: {got!r})")
-
-
-def token_by_service(database: str, user: str) -> str:
-    """A token made by the accounts service, as ``reelgate tokens create`` makes it.
-
-    Only while ``tokens create`` fails on this branch (issue 24 no. 1: "a write's time was
-    asked for outside its preflight"); the night says so in its output."""
-    import asyncio
-
-    from gateway.accounts import service
-    from gateway.records import chain
-    from storage.db import make_engine, make_sessionmaker
-
-    async def go() -> str:
-        url = database.replace("sqlite://", "sqlite+aiosqlite://").replace(
-            "postgresql://", "postgresql+asyncpg://"
-        )
-        engine = make_engine(url)
-        chain.bind(engine, url)
-        try:
-            now = datetime.now(UTC)
-            async with make_sessionmaker(engine)() as session, session.begin():
-                _, secret = await service.create_token(
-                    session, user, role=None, expires_at=now + timedelta(days=1),
-                    label="cash desk 2", actor="tests", now=now,
-                )  # fmt: skip
-                return secret
-        finally:
-            await engine.dispose()
-
-    return asyncio.run(go())
 
 
 def console_standings(

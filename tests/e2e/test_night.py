@@ -34,6 +34,7 @@ import signal
 import subprocess
 import time
 import urllib.request
+import warnings
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,6 @@ from .night import (
     console_standings,
     machine_results,
     passwords,
-    token_by_service,
     until,
 )  # fmt: skip
 
@@ -85,14 +85,9 @@ class Night:
         for name, role in ROLES.items():
             self.host.run("users", "add", name, "--role", role, "--password-stdin",
                           stdin=self.pw[name] + "\n")  # fmt: skip
-        made = self.host.run("tokens", "create", "--user", "naledi", "--expires", "1",
-                             "--label", "cash desk 2", "--json", ok=False)  # fmt: skip
-        if made.returncode == 0:
-            self.cashier_token = json.loads(made.stdout)["token"]
-        else:  # issue 24 no. 1, fixed on h7: a seam the night records
-            assert "outside its preflight" in made.stderr, made.stderr
-            self.seams.append("tokens create: " + made.stderr.strip().splitlines()[-1])
-            self.cashier_token = token_by_service(self.host.database, "naledi")
+        made = self.host.json("tokens", "create", "--user", "naledi", "--expires", "1",
+                              "--label", "cash desk 2")  # fmt: skip
+        self.cashier_token = made["token"]
 
     # 2. the technician
     def floor(self) -> None:
@@ -213,29 +208,21 @@ class Night:
 
     def after_the_cut(self) -> None:
         seat = self.seat_of("one", PLAYERS[1][0])
-        done = self.host.run(
+        self.host.run(
             "heat", "score", str(seat["seat_id"]), "--credits", "777",
             "--reason", "meter read by hand after a keying error", "--as", "dana",
             "--second", "pieter", stdin=self.pw["dana"] + "\n" + self.pw["pieter"] + "\n",
-            ok=False,
         )  # fmt: skip
-        if done.returncode != 0:
-            self.seams.append("manual score after the close: " + done.stderr.strip())
-        else:
-            self.manual = (seat["seat_id"], 777)
+        self.manual = (seat["seat_id"], 777)
         start = datetime.now(UTC) + timedelta(seconds=900)
-        added = self.host.run(
+        added = self.host.json(
             "heat", "schedule", "-t", str(self.tournaments["one"]), "--stage", "qualifying",
             "--start", _iso(start), "--bank", "A", "--seconds", str(HEAT_SECONDS),
-            "--credits", "500", "--announced-via", "MC", "--json", ok=False,
+            "--credits", "500", "--announced-via", "MC",
         )  # fmt: skip
-        if added.returncode != 0:
-            self.seams.append("added heat after the close: " + added.stderr.strip())
-        else:
-            self.heats["added"] = json.loads(added.stdout)["heat_id"]
+        self.heats["added"] = added["heat_id"]
         sold = self.desk("entries", "sell", PLAYERS[2][0], "-t", str(self.tournaments["one"]),
                          "--reference", "TILL-300")  # fmt: skip
-        print("sold", sold)
         self.refund_of = sold
 
     def refund(self) -> None:
@@ -389,18 +376,10 @@ def _the_truth(night: Night, console: list[tuple[str, int]], out: dict[str, Any]
     assert "score.manual" in said, said
     assert "heat.added" in said, said
     assert "2 amendment(s)" in said, said
-    findings = [x for x in said.splitlines() if "without an audit row" in x]
-    if any(x.startswith("tokens create") for x in night.seams):
-        # The token made beside the CLI (issue 24 no. 1) has no audit row: verify finds
-        # it, and only it.
-        assert code == 1, said
-        assert len(findings) == 1, said
-        assert "api_tokens" in findings[0], said
-        assert "1 finding(s)" in said, said
-    else:
-        assert code == 0, said
-        assert "intact" in said, said
-    print("seams:", night.seams)
+    assert code == 0, said
+    assert "intact" in said, said
+    for seam in night.seams:  # shown in the test summary, for whoever owns it
+        warnings.warn(f"seam: {seam}", stacklevel=1)
 
 
 def _signed_standings(snapshot: Any, tournament: int) -> list[tuple[str, int]]:
