@@ -100,7 +100,7 @@ def test_a_process_that_loads_a_watched_table_announces_its_changes() -> None:
         {
             m.class_.__module__
             for m in Base.registry.mappers
-            if m.local_table.name in change_feed.WATCHED
+            if getattr(m.class_, "__tablename__", None) in change_feed.WATCHED
         }
     )
     assert "storage.tournament" in modules  # scores, seats, heats
