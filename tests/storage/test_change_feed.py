@@ -83,3 +83,40 @@ async def test_old_rows_are_pruned(engine: AsyncEngine) -> None:
         later = newest + timedelta(hours=2)
         assert await change_feed.prune(session, now=later, keep=timedelta(hours=1)) == len(rows)
     assert await _subjects(engine) == []
+
+
+def test_a_process_that_loads_a_watched_table_announces_its_changes() -> None:
+    """Issue 24: ``reelgate heat score`` on the host (T23) loads the tournament tables but
+    never imported this module, so its session had no change-feed listeners: the score
+    committed with no change row, and the closed heat's board on the signs kept the
+    machine's score.  Every module defining a watched table registers them itself; checked
+    in a fresh interpreter, which imports only that module."""
+    import subprocess
+    import sys
+
+    from storage.db import Base
+
+    modules = sorted(
+        {
+            m.class_.__module__
+            for m in Base.registry.mappers
+            if getattr(m.class_, "__tablename__", None) in change_feed.WATCHED
+        }
+    )
+    assert "storage.tournament" in modules  # scores, seats, heats
+    probe = (
+        "import importlib, sys\n"
+        "importlib.import_module(sys.argv[1])\n"
+        "from sqlalchemy import event\n"
+        "from sqlalchemy.orm import Session\n"
+        "ready = 'storage.change_feed' in sys.modules\n"
+        "from storage import change_feed as cf\n"
+        "assert ready, 'storage.change_feed not loaded'\n"
+        "assert event.contains(Session, 'after_flush', cf._collect)\n"
+        "assert event.contains(Session, 'before_commit', cf._write_at_commit)\n"
+    )
+    for module in modules:
+        done = subprocess.run(
+            [sys.executable, "-c", probe, module], capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, f"{module}: {done.stderr}"
