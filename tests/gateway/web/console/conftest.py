@@ -10,10 +10,34 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import httpx
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from tests.gateway.web.api.conftest import PASSWORD, Desk, cheap_argon2, desk
+from gateway.tournament import services as svc
+from gateway.tournament.rules.enums import HeatStatus, SeatStatus
+from storage.tournament import Heat, Seat
+from tests.gateway.web.api.conftest import NOW, PASSWORD, Desk, cheap_argon2, desk
 
-__all__ = ["Desk", "cheap_argon2", "csrf_of", "desk", "sign_in_form", "signed_in"]
+__all__ = [
+    "Desk", "cheap_argon2", "csrf_of", "desk", "playing_pair", "sign_in_form", "signed_in",
+]  # fmt: skip
+
+
+async def playing_pair(s: AsyncSession, d: Desk) -> tuple[Heat, list[Seat]]:
+    """p1 and p2 each buy an entry and sit in the desk's heat, which is being played."""
+    seats = []
+    for key in ("p1", "p2"):
+        sale = await svc.sell_entries(s, d.ids["tournament"], d.ids[key], cashier="c", now=NOW)
+        seat = await svc.register_for_heat(
+            s, d.ids["heat"], d.ids[key], actor="desk", now=NOW, entry_id=sale.entry_ids[0]
+        )
+        seats.append(seat)
+    heat = await s.get(Heat, d.ids["heat"])
+    assert heat is not None
+    heat.status = HeatStatus.RUNNING
+    for seat in seats:
+        seat.status = SeatStatus.PRESENT
+    await s.flush()
+    return heat, seats
 
 
 @asynccontextmanager

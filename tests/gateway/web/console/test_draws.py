@@ -7,35 +7,18 @@ from __future__ import annotations
 from datetime import timedelta
 
 from gateway.tournament import services as svc
-from gateway.tournament.rules.enums import HeatStatus, SeatStatus, Stage
+from gateway.tournament.rules.enums import Stage
 from gateway.tournament.services.scoring import simple_score
-from storage.tournament import Heat, Seat
 
 from ..api.conftest import NOW
-from .conftest import Desk, csrf_of, signed_in
+from .conftest import Desk, csrf_of, playing_pair, signed_in
 
 
 async def _tie(desk: Desk) -> tuple[int, int]:
     async with svc.unit_of_work(desk.sessions) as s:
-        heat_id = desk.ids["heat"]
-        seats = []
-        for key in ("p1", "p2"):
-            sale = await svc.sell_entries(s, desk.ids["tournament"], desk.ids[key], cashier="c",
-                                          now=NOW)  # fmt: skip
-            seat = await svc.register_for_heat(
-                s, heat_id, desk.ids[key], actor="desk", now=NOW, entry_id=sale.entry_ids[0]
-            )
-            seats.append(seat.id)
-        heat = await s.get(Heat, heat_id)
-        assert heat is not None
-        heat.status = HeatStatus.RUNNING  # the heat is being played
-        entries = []
-        for seat_id in seats:
-            row = await s.get(Seat, seat_id)
-            assert row is not None
-            row.status = SeatStatus.PRESENT
-            entries.append(row.entry_id)
-        await s.flush()
+        _, pair = await playing_pair(s, desk)
+        seats = [seat.id for seat in pair]
+        entries = [seat.entry_id for seat in pair]
         for seat_id in seats:
             await svc.record_machine_score(
                 s, seat_id, simple_score(1500), at=NOW + timedelta(minutes=1)

@@ -6,37 +6,21 @@ from __future__ import annotations
 from datetime import timedelta
 
 from gateway.tournament import services as svc
-from gateway.tournament.rules.enums import HeatStatus, SeatStatus
+from gateway.tournament.rules.enums import HeatStatus
 from gateway.tournament.services.scoring import enter_manual_score, simple_score
 from gateway.web import console
 from gateway.web.console.live import _wanted
 from gateway.web.fanout import FanoutFeed, Frame
-from storage.tournament import Heat, Seat
 
 from ..api.conftest import NOW
-from .conftest import Desk, signed_in
+from .conftest import Desk, playing_pair, signed_in
 
 
 async def _scores(desk: Desk) -> str:
     """Two seats of the desk's heat: one scored by its machine, one keyed in (T23)."""
     async with svc.unit_of_work(desk.sessions) as s:
-        heat_id = desk.ids["heat"]
-        seats = []
-        for key in ("p1", "p2"):
-            sale = await svc.sell_entries(s, desk.ids["tournament"], desk.ids[key], cashier="c",
-                                          now=NOW)  # fmt: skip
-            seat = await svc.register_for_heat(
-                s, heat_id, desk.ids[key], actor="desk", now=NOW, entry_id=sale.entry_ids[0]
-            )
-            seats.append(seat.id)
-        heat = await s.get(Heat, heat_id)
-        assert heat is not None
-        heat.status = HeatStatus.RUNNING
-        for seat_id in seats:
-            row = await s.get(Seat, seat_id)
-            assert row is not None
-            row.status = SeatStatus.PRESENT
-        await s.flush()
+        heat, pair = await playing_pair(s, desk)
+        seats = [seat.id for seat in pair]
         at = NOW + timedelta(minutes=1)
         await svc.record_machine_score(s, seats[0], simple_score(1500), at=at)
         await enter_manual_score(

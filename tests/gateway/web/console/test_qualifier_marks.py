@@ -6,12 +6,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 from gateway.tournament import services as svc
-from gateway.tournament.rules.enums import HeatStatus, SeatStatus
 from gateway.tournament.services.scoring import simple_score
-from storage.tournament import Heat, Seat
 
 from ..api.conftest import NOW
-from .conftest import Desk, signed_in
+from .conftest import Desk, playing_pair, signed_in
 
 
 async def _top_player_twice(desk: Desk) -> None:
@@ -21,22 +19,8 @@ async def _top_player_twice(desk: Desk) -> None:
             s, desk.ids["scored_seat"], simple_score(1800), reason="meter read by hand",
             actor="director", approved_by="supervisor", at=NOW,
         )  # fmt: skip
-        heat_id, seats = desk.ids["heat"], []
-        for key in ("p1", "p2"):
-            sale = await svc.sell_entries(s, desk.ids["tournament"], desk.ids[key], cashier="c",
-                                          now=NOW)  # fmt: skip
-            seat = await svc.register_for_heat(
-                s, heat_id, desk.ids[key], actor="desk", now=NOW, entry_id=sale.entry_ids[0]
-            )
-            seats.append(seat.id)
-        heat = await s.get(Heat, heat_id)
-        assert heat is not None
-        heat.status = HeatStatus.RUNNING
-        for seat_id in seats:
-            row = await s.get(Seat, seat_id)
-            assert row is not None
-            row.status = SeatStatus.PRESENT
-        await s.flush()
+        _, pair = await playing_pair(s, desk)
+        seats = [seat.id for seat in pair]
         for seat_id, credits in zip(seats, (1500, 1200), strict=True):
             await svc.record_machine_score(
                 s, seat_id, simple_score(credits), at=NOW + timedelta(minutes=1)
