@@ -13,7 +13,10 @@ so both answers take one verify.
 from __future__ import annotations
 
 import asyncio
+import secrets
 import weakref
+
+from argon2 import PasswordHasher
 
 import storage.accounts
 from storage.accounts import password_matches as password_matches  # tests count the calls
@@ -23,19 +26,19 @@ SLOTS = 2
 _slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
     weakref.WeakKeyDictionary()
 )
-_dummy: dict[int, str] = {}  # id(hasher) -> a hash of nothing anyone knows
+# The hasher itself is held, not its id(): a freed hasher's id can be reused by the next.
+_dummy: list[tuple[PasswordHasher, str]] = []  # (hasher, a hash of nothing anyone knows)
 
 
 def dummy_hash() -> str:
     """A hash with the current hasher's parameters that no password matches (in practice:
     its password is random and forgotten)."""
     hasher = storage.accounts.HASHER
-    found = _dummy.get(id(hasher))
-    if found is None or not found.startswith("$argon2"):
-        import secrets
-
-        found = _dummy[id(hasher)] = hasher.hash(secrets.token_urlsafe(32))
-    return found
+    if _dummy and _dummy[0][0] is hasher:
+        return _dummy[0][1]
+    made = hasher.hash(secrets.token_urlsafe(32))
+    _dummy[:] = [(hasher, made)]
+    return made
 
 
 def _slots_of_loop() -> asyncio.Semaphore:
