@@ -32,7 +32,7 @@ from gateway.app.identity import host_actor
 from gateway.app.options import add_gateway, add_json, add_write
 from gateway.errors import OperatorError
 from gateway.heats.hooks import Progress, ProgressNote
-from gateway.heats.orders import check_order, queue_order
+from gateway.heats.orders import check_order, queue_order, unheld
 from gateway.heats.ownership import hold_banks
 from gateway.heats.recovery import Recovery, recover_bank
 from gateway.heats.runner import HeatOutcome, HeatRunner
@@ -183,10 +183,7 @@ async def _run_direct(args: argparse.Namespace) -> int:
         ctx.bank(args.bank)  # the bank must exist
         holder = await lease_of(ctx.sessions, args.bank)
         if holder is None or not holder.live(datetime.now(UTC)):
-            raise OperatorError(
-                f"bank {args.bank}: no gateway holds it (start `reelgate serve`); "
-                f"the {args.order} was not queued"
-            )
+            raise OperatorError(unheld(args.bank, args.order))
         async with ctx.sessions.begin() as session:
             cmd = await queue_order(
                 session, bank=args.bank, order=args.order, heat_id=args.heat,

@@ -134,6 +134,7 @@ async def _thandi_entry(d: Desk) -> None:
 
 Scene = Callable[[Desk], Awaitable[None]]
 PREPARE: dict[tuple[str, str], Scene] = {
+    ("post", f"{V1}/banks/{{bank}}/orders"): scene.bank_held,
     ("post", f"{HEAT}/restart"): partial(scene.due_heat, begun=True),
     ("post", f"{HEAT}/roll-call"): scene.due_heat,
     ("post", f"{HEAT}/begin"): scene.due_heat,

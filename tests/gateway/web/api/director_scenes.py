@@ -147,3 +147,10 @@ async def stale_entry(d: Desk) -> None:
             s, d.ids["tournament"], d.ids["p2"], cashier="c", now=NOW - 72 * HOUR
         )
         d.ids["stale_entry"] = sold.entry_ids[0]
+
+
+async def bank_held(d: Desk) -> None:
+    """A gateway (``reelgate serve``) holds bank A: only then is an order queued."""
+    from storage.lease import Owner, acquire
+
+    await acquire(d.sessions, "A", Owner("serve", "gateway-1", 4242), now=NOW, period=HOUR)
