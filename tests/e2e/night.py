@@ -18,9 +18,13 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
 
 ROOT = Path(__file__).resolve().parents[2]
 START_S = 60.0  # bound on a process's start-up on a loaded 2-core machine
@@ -138,66 +142,125 @@ def until(cond: Callable[[], Any], within: float, what: str, every: float = 0.5)
     raise AssertionError(f"{what}: not reached in {within} s (last: {got!r})")
 
 
-def console_standings(
-    api: str, account: str, password: str, tournament: int
-) -> list[tuple[str, int]]:
-    """The director's console in Chromium: sign in through the login page (its CSRF token
-    comes with the form), open the standings of ``tournament``; (player, credits) by place."""
-    from playwright.sync_api import expect, sync_playwright
+class Console:
+    """The console in Chromium, one browser for the night's desks; each desk signs in
+    through the login page (its CSRF token comes with the form) in a context of its own.
+    Every page error fails the night."""
 
-    from tests.browser import CHROMIUM, TABLET
+    def __init__(self, api: str) -> None:
+        from playwright.sync_api import sync_playwright
 
-    base = api.removesuffix("/api/v1") + "/console"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        from tests.browser import CHROMIUM
+
+        self.base = api.removesuffix("/api/v1") + "/console"
+        self.errors: list[str] = []
+        self._pw = sync_playwright().start()
+        self._browser = self._pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+
+    def close(self) -> None:
+        self._browser.close()
+        self._pw.stop()
+
+    @contextmanager
+    def desk(self, account: str, password: str) -> Iterator[Page]:
+        from tests.browser import TABLET
+
+        context = self._browser.new_context(viewport=TABLET)
         try:
-            page = browser.new_context(viewport=TABLET).new_page()
+            page = context.new_page()
             page.set_default_timeout(30_000)
-            errors: list[str] = []
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.goto(f"{base}/login")
+            page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+            page.goto(f"{self.base}/login")
             page.get_by_label("Account").fill(account)
             page.get_by_label("Password").fill(password)
             page.get_by_role("button", name="Sign in").click()
-            page.wait_for_url(f"{base}/")
-            page.get_by_role("navigation", name="Screens").get_by_role(
-                "link", name="Standings"
-            ).click()
-            page.goto(f"{base}/standings?t={tournament}&stage=qualifying")
-            rows = page.locator("#standings-table tbody tr[data-entry]")
-            expect(rows.first).to_be_visible()
-            found = [
-                (
-                    r.locator("td").nth(1).inner_text().strip(),
-                    int(r.locator(".credits").inner_text()),
-                )
-                for r in rows.all()
-            ]
-            assert errors == [], f"the console threw: {errors}"
-            return found
+            page.wait_for_url(f"{self.base}/")
+            yield page
         finally:
-            browser.close()
+            context.close()
+        assert self.errors == [], f"the console threw: {self.errors}"
+
+    def screen(self, page: Page, name: str) -> None:
+        page.get_by_role("navigation", name="Screens").get_by_role("link", name=name).click()
+
+    def standings(self, page: Page, tournament: int) -> list[tuple[str, int]]:
+        """The director's standings of ``tournament``: (player, credits) by place."""
+        from playwright.sync_api import expect
+
+        self.screen(page, "Standings")
+        page.goto(f"{self.base}/standings?t={tournament}&stage=qualifying")
+        rows = page.locator("#standings-table tbody tr[data-entry]")
+        expect(rows.first).to_be_visible()
+        return [
+            (r.locator("td").nth(1).inner_text().strip(), int(r.locator(".credits").inner_text()))
+            for r in rows.all()
+        ]
+
+    def approve(self, page: Page, kind: str) -> str:
+        """Approvals: the second person approves the one request of ``kind``; the flash."""
+        from playwright.sync_api import expect
+
+        self.screen(page, "Approvals")
+        row = page.locator("tr[data-pending]", has_text=kind)
+        expect(row).to_have_count(1)
+        row.get_by_role("button", name="Approve").click()
+        page.locator("#confirm-ok").click()
+        flash = page.locator(".flash.ok")
+        expect(flash).to_be_visible()
+        return flash.inner_text()
+
+    def sell_and_register(
+        self, page: Page, tournament: int, player: str, *, tender: str, slip: str, heat: int
+    ) -> tuple[str, str]:
+        """The registration desk: find ``player`` by name, sell one entry on the till slip,
+        read the receipt, register the player for ``heat``; (receipt, the desk's flash)."""
+        from playwright.sync_api import expect
+
+        self.screen(page, "Registration desk")
+        page.goto(f"{self.base}/desk?t={tournament}")
+        page.get_by_label("Player: name, Rewards card or ID number").fill(player.split()[-1])
+        page.get_by_role("button", name="Find player").click()
+        card = page.locator(f'[data-player="{player}"]')
+        card.get_by_label("Tender").select_option(tender)
+        card.get_by_label("Till slip").fill(slip)
+        card.get_by_role("button", name=f"Sell to {player}").click()
+        page.locator("#confirm-ok").click()
+        receipt = page.get_by_role("article", name="receipt")
+        expect(receipt).to_contain_text(slip)
+        said = receipt.inner_text()
+        page.goto(f"{self.base}/desk?t={tournament}&q={player.split()[-1]}")
+        card = page.locator(f'[data-player="{player}"]')
+        card.get_by_label("Heat").select_option(str(heat))
+        card.get_by_role("button", name=f"Register {player}").click()
+        flash = page.locator(".flash.ok")
+        expect(flash).to_contain_text("registered")
+        return said, flash.inner_text()
 
 
-def machine_results(database: str) -> dict[str, int]:
+def machine_results(database: str) -> dict[tuple[int, str], int]:
     """Each machine's score as the gateway read it from the machine (the journal's
-    ``heat_result``), by machine id."""
+    ``heat_result``), by heat and machine id."""
     import asyncio
 
     from sqlalchemy import select
 
     from storage.db import make_engine
-    from storage.journal import HeatResult
+    from storage.journal import HeatResult, HeatRun
 
-    async def go() -> dict[str, int]:
+    async def go() -> dict[tuple[int, str], int]:
         url = database.replace("sqlite://", "sqlite+aiosqlite://").replace(
             "postgresql://", "postgresql+asyncpg://"
         )
         engine = make_engine(url)
         try:
             async with engine.connect() as conn:
-                rows = (await conn.execute(select(HeatResult.machine_id, HeatResult.score))).all()
-                return {m: s for m, s in rows}
+                query = (
+                    select(HeatRun.heat_id, HeatResult.machine_id, HeatResult.score)
+                    .join(HeatRun, HeatRun.id == HeatResult.run_id)
+                    .order_by(HeatResult.run_id)
+                )  # a restarted heat: its last run counts
+                rows = (await conn.execute(query)).all()
+                return {(h, m): s for h, m, s in rows if h is not None}
         finally:
             await engine.dispose()
 

@@ -42,9 +42,9 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from .night import (
+    Console,
     Host,
     Lines,
-    console_standings,
     machine_results,
     passwords,
     until,
@@ -52,9 +52,10 @@ from .night import (
 
 ROLES = {
     "dana": "director", "pieter": "director", "naledi": "cashier",
-    "thabo": "promotion-director", "sam": "dealer", "vusi": "supervisor",
+    "thabo": "promotion-director", "sam": "dealer", "vusi": "supervisor", "lee": "cashier",
 }  # fmt: skip
 HEAT_SECONDS = 30  # long enough for a loaded host to see it running
+ADDED_LEAD_S = 90  # T10's notice (1 min), and time for the refund and the console desk
 PLAYERS = [  # (ID number, name, date of birth, card); the fourth sits at A04
     ("8001015009087", "Lerato Mokoena", "1980-01-01", "600101"),
     ("8101015009086", "Sipho Dlamini", "1981-01-01", "600102"),
@@ -78,6 +79,7 @@ class Night:
         self.cashier_token = ""
         self.heats: dict[str, int] = {}
         self.tournaments: dict[str, int] = {}
+        self.browser: Console | None = None
 
     # 1. the host
     def init(self) -> None:
@@ -214,24 +216,54 @@ class Night:
             "--second", "pieter", stdin=self.pw["dana"] + "\n" + self.pw["pieter"] + "\n",
         )  # fmt: skip
         self.manual = (seat["seat_id"], 777)
-        start = datetime.now(UTC) + timedelta(seconds=900)
+        # T10/T21: a qualifying heat added after the cut, announced, played tonight.
+        start = datetime.now(UTC) + timedelta(seconds=ADDED_LEAD_S)
         added = self.host.json(
             "heat", "schedule", "-t", str(self.tournaments["one"]), "--stage", "qualifying",
             "--start", _iso(start), "--bank", "A", "--seconds", str(HEAT_SECONDS),
             "--credits", "500", "--announced-via", "MC",
         )  # fmt: skip
         self.heats["added"] = added["heat_id"]
-        sold = self.desk("entries", "sell", PLAYERS[2][0], "-t", str(self.tournaments["one"]),
-                         "--reference", "TILL-300")  # fmt: skip
-        self.refund_of = sold
 
     def refund(self) -> None:
-        entry = self.refund_of["entries"][0] if "entries" in self.refund_of else self.refund_of
+        """The remote desk asks for a refund (T23) over the API; the director approves it
+        in the console's Approvals, as the second person."""
+        sold = self.desk("entries", "sell", PLAYERS[2][0], "-t", str(self.tournaments["one"]),
+                         "--reference", "TILL-300")  # fmt: skip
+        entry = sold["entries"][0]
         entry_id = entry["id"] if isinstance(entry, dict) else entry
-        self.host.run("entries", "refund", str(entry_id), "--rule", "23",
-                      "--reason", "player left before a seat was free", "--as", "naledi",
-                      "--second", "pieter",
-                      stdin=self.pw["naledi"] + "\n" + self.pw["pieter"] + "\n")  # fmt: skip
+        asked = self.desk("entries", "refund", str(entry_id), "--rule", "23",
+                          "--reason", "player left before a seat was free")  # fmt: skip
+        assert asked["status"] == "pending", asked
+        with self.console.desk("pieter", self.pw["pieter"]) as page:
+            said = self.console.approve(page, "entry.refund")
+        assert "approved by pieter" in said, said
+
+    @property
+    def console(self) -> Console:
+        if self.browser is None:  # opened by the first desk that needs it
+            self.browser = Console(self.api)
+        return self.browser
+
+    def close_console(self) -> None:
+        if self.browser is not None:
+            self.browser.close()
+            self.browser = None
+
+    def console_desk(self) -> None:
+        """The second cashier sells Ann an entry by card at the console's registration
+        desk, with a receipt, and registers her for the added heat."""
+        with self.console.desk("lee", self.pw["lee"]) as page:
+            receipt, flash = self.console.sell_and_register(
+                page, self.tournaments["one"], PLAYERS[2][1], tender="card", slip="TILL-400",
+                heat=self.heats["added"],
+            )  # fmt: skip
+        assert "Cashier: lee" in receipt, receipt
+        assert re.search(r"registered Ann Naidoo in heat \d+: seat 1, machine A0\d", flash), flash
+
+    def play_added(self) -> None:
+        until(lambda: self.heat("added")["heat"]["status"] == "closed",
+              ADDED_LEAD_S + 180, "the added heat closed", every=1)  # fmt: skip
 
     # 7. a Super 9 session earlier the same venue day, keyed from paper (a training
     # database takes any keyed time): a sale, the hand-in, the wheel's spin, a manual spin
@@ -315,17 +347,27 @@ def test_one_night_one_truth(empty_database: str, tmp_path: Path) -> None:
     try:
         for step in (night.init, night.floor, lambda: night.schedule(lead=900), night.serve,
                      night.sell, lambda: night.move_up(75), night.play, night.after_the_cut,
-                     night.refund, night.super9):  # fmt: skip
+                     night.refund, night.console_desk, night.play_added,
+                     night.super9):  # fmt: skip
             began = time.monotonic()
             step()
             print(f"{getattr(step, '__name__', 'step')}: {time.monotonic() - began:.1f} s")
-        print(json.dumps(night.heat("one"), indent=1))
-        print(json.dumps(night.heat("two"), indent=1))
-        console = console_standings(night.api, "dana", night.pw["dana"], night.tournaments["one"])
+        for key in ("one", "two", "added"):
+            print(json.dumps(night.heat(key), indent=1))
+        with night.console.desk("dana", night.pw["dana"]) as page:
+            console = night.console.standings(page, night.tournaments["one"])
+        night.close_console()  # its event loop would stand in the way of asyncio.run
         out = night.records()
-        print(json.dumps({k: v for k, v in out.items() if k != "documents"}, indent=1, default=str))
+        print(
+            json.dumps(
+                {k: v for k, v in out.items() if k not in ("documents", "results")},
+                indent=1,
+                default=str,
+            )
+        )
         print({k: list(v) for k, v in out["documents"].items()})
     finally:
+        night.close_console()
         codes = list(host.stop_all())
     _the_truth(night, console, out)
     assert codes[-1] in (0, -signal.SIGTERM), codes  # serve stopped cleanly
@@ -337,7 +379,10 @@ def _the_truth(night: Night, console: list[tuple[str, int]], out: dict[str, Any]
     machine's (or the manual score keyed with a second person)."""
     cli = [(x["player_name"], x["credits"]) for x in out["standings"]["lines"]]
     assert cli == console
-    assert len(cli) == 3  # A04's player left the heat with a malfunction (T20)
+    # Heat one's three (A04's player left it with a malfunction, T20) and Ann, who played
+    # the heat added after the cut (T10), on the entry sold at the console's desk.
+    assert len(cli) == 4, cli
+    assert PLAYERS[2][1] in [name for name, _ in cli]
     doc = out["documents"][f"tournament-{night.tournaments['one']}.json"]
     body = doc.get("body", doc)
     exported = [
@@ -348,36 +393,51 @@ def _the_truth(night: Night, console: list[tuple[str, int]], out: dict[str, Any]
     assert signs == cli, out["signs"]
     # The bank's sign: the heat's own result, with the score keyed by hand after the close
     # (T23), marked; the host's CLI wrote it, serve's change reader published it.
-    heat_board = out["signs"]["retained"][f"heat/{night.heats['one']}/standings"]
-    on_board = sorted((r["player"], r["credits"]) for r in heat_board["rows"])
-    assert on_board == sorted(cli), heat_board
-    assert [r["credits"] for r in heat_board["rows"] if r["manual"]] == [night.manual[1]]
+    # The added heat's sign likewise: Ann's second entry, played after the cut.
+    for key in ("one", "added"):
+        board = out["signs"]["retained"][f"heat/{night.heats[key]}/standings"]
+        on_board = sorted((r["machine"], r["credits"]) for r in board["rows"])
+        seats = night.heat(key)["seats"]
+        stored = sorted((s["machine_id"], s["credits"]) for s in seats if s["machine_id"] != "A04")
+        assert on_board == stored, board
+        manual = [r["credits"] for r in board["rows"] if r["manual"]]
+        assert manual == ([night.manual[1]] if key == "one" else []), board
+    assert sorted(cli) == sorted(
+        (r["player"], r["credits"])
+        for key in ("one", "added")
+        for r in out["signs"]["retained"][f"heat/{night.heats[key]}/standings"]["rows"]
+    )
 
     # Every seat's score is its machine's, as read at the end (heat_result), except the
     # one keyed by hand after the close with a second person (T23).
-    for key in ("one", "two"):
+    for key in ("one", "two", "added"):
+        heat = night.heats[key]
         for seat in night.heat(key)["seats"]:
+            read = out["results"][(heat, seat["machine_id"])]
             if seat["source"] == "manual":
                 assert (seat["seat_id"], seat["credits"]) == night.manual
-                assert out["results"][seat["machine_id"]] != seat["credits"]
+                assert read != seat["credits"]
             else:
-                assert seat["credits"] == out["results"][seat["machine_id"]], seat
+                assert seat["credits"] == read, seat
     assert "A04" not in [s["machine_id"] for s in night.heat("one")["seats"]]  # T20
 
     # The cash-up: the desk's sales and the refund, to the cent.
     totals = out["cashup"]["totals"]
     assert out["cashup"]["reconciliation"]["ok"], out["cashup"]["reconciliation"]
-    assert totals["entries_sold"] == {"amount_cents": 7 * 5000, "purchases": 7, "seats": 7}
+    assert totals["entries_sold"] == {"amount_cents": 8 * 5000, "purchases": 8, "seats": 8}
     # Refunded: A04's player's entry under T20 (no free seat later), one under T23.
     assert totals["entries_refunded"] == {"amount_cents": 2 * 5000, "entries": 2}
-    # By tender: the one card sale; cash for the rest, the Super 9 ticket and the refunds.
-    assert totals["card_in_cents"] == 5000, totals
+    # By tender: the two card sales (the remote desk's, the console's); cash for the rest,
+    # the Super 9 ticket and the refunds.
+    assert totals["card_in_cents"] == 2 * 5000, totals
     assert totals["card_out_cents"] == 0, totals
     assert totals["cash_in_cents"] == 6 * 5000 + 5000, totals
     assert totals["cash_out_cents"] == 2 * 5000, totals
     assert totals["super9_buy_ins"] == {"amount_cents": 5000, "tickets": 1}, totals
     desk = next(c for c in out["cashup"]["by_cashier"] if c["cashier"] == "naledi")
     assert desk["entries_sold"]["amount_cents"] == 7 * 5000  # the remote desk's, by token
+    console_desk = next(c for c in out["cashup"]["by_cashier"] if c["cashier"] == "lee")
+    assert console_desk["entries_sold"]["amount_cents"] == 5000, console_desk
     cashup_doc = out["documents"][f"cashup-{out['cashup']['day']}.json"]["body"]
     assert cashup_doc["totals"] == out["cashup"]["totals"]
 
