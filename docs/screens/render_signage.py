@@ -169,7 +169,8 @@ async def _photograph(feed: FanoutFeed, out: Path, boards: dict[str, str]) -> li
                     )
                     name = layout.split("-")[0]
                     await page.goto(f"{server.url}{path}?layout={name}")
-                    await page.wait_for_function("document.body.dataset.connection === 'live'")
+                    # A selector, not a script: the boards' CSP forbids eval.
+                    await page.locator("body[data-connection='live']").wait_for(state="attached")
                     await page.wait_for_timeout(400)  # the render after the replay
                     target = out / f"signage-{stem}-{layout}.png"
                     await page.screenshot(path=str(target))

@@ -217,8 +217,11 @@ async def test_waiting_screen_shows_the_next_heat_time_and_the_attract_screen(
     await expect(page.locator("#seats-block")).to_be_hidden()
     await expect(page.locator("#clock-box")).to_be_hidden()  # no "--:--" on a waiting screen
     hhmm = starts.strftime("%H:%M")  # the venue's time, whatever the screen's zone
-    await expect(page.locator("#next-time")).to_have_text(re.compile(f"{hhmm}$"))
+    await expect(page.locator("#attract-next")).to_contain_text(hhmm)
     await expect(page.locator("#attract-next")).to_contain_text("Ridge Classic - heat 4")
+    await expect(page.locator("#attract-in")).to_have_text(re.compile(r"^in 1:[23]\d:\d\d$"))
+    # Said once, on the attract screen: the head keeps the whole width for its title.
+    await expect(page.locator("#next-box")).to_be_hidden()
     assert "--" not in await page.locator("body").inner_text()
 
 

@@ -541,7 +541,9 @@
     const next = nextHeat();
     const when = isObj(next) ? fmtVenue(str(next.starts_at)) : "";
     const nextName = isObj(next) ? str(next.name) : "";
-    show("next-box", when !== "" && (key === null || DONE.has(phase)));
+    // Waiting, the attract screen says when (and counts down); the head's box is for the
+    // time after a heat, beside its result.
+    show("next-box", when !== "" && key !== null && DONE.has(phase));
     setText("next-time", when);
     setText("next-name", nextName);
     setText("attract-next", when ? `Next heat ${when}${nextName ? ` · ${nextName}` : ""}` : "Entries on sale at the tournament desk");
