@@ -101,7 +101,8 @@ function heatUpdater() {
       for (const el of document.querySelectorAll("[data-shown-in]")) el.hidden = !el.dataset.shownIn.split(" ").includes(p.state);
       for (const el of document.querySelectorAll("[data-hidden-in]")) el.hidden = el.dataset.hiddenIn.split(" ").includes(p.state);
       endsAt = (p.state === "running" && p.seconds_left !== null) ? Date.now() + p.seconds_left * 1000 : null;
-      if (timer && endsAt === null) timer.textContent = p.state === "paused" ? "paused" : fmtClock(p.seconds_left);
+      const over = ["ending", "collecting", "closed", "aborted", "restarted"].includes(p.state);
+      if (timer && endsAt === null) timer.textContent = p.state === "paused" ? "paused" : over ? "over" : fmtClock(p.seconds_left);
       refresh("acks");
       if (["collecting", "closed", "aborted", "restarted"].includes(p.state)) refresh("standings");
     } else if (rest.startsWith("seat/")) {
