@@ -99,7 +99,12 @@ def _chosen(argv: Sequence[str]) -> str | None:
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
-        return _main(args_list)
+        try:
+            return _main(args_list)
+        finally:
+            # argparse's --help and its errors leave through SystemExit: their output is
+            # flushed here too, or a closed pipe would only show at interpreter exit.
+            sys.stdout.flush()
     except BrokenPipeError:
         # The reader left (``| head``): nothing more to say, and nothing to flush at exit.
         devnull = os.open(os.devnull, os.O_WRONLY)
