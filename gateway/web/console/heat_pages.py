@@ -27,6 +27,7 @@ from gateway.web.console.control import MachineLive
 from gateway.web.console.state import Console, console_of
 from storage.floor import FloorBank, FloorMachine
 from storage.journal import DirectorCommand, HeatRun, HeatRunMachine
+from storage.lease import BankLease
 from storage.tournament import Heat, HeatStatus, Tournament
 
 router = APIRouter()
@@ -115,7 +116,7 @@ async def _acks(session: AsyncSession, console: Console, bank: str) -> list[dict
 
 
 async def _heat_context(
-    me: Viewer, console: Console, bank: str, heat_id: int | None = None
+    me: Viewer, console: Console, bank: str, heat_id: int | None = None, *, now: datetime
 ) -> dict[str, Any]:
     current, waiting = await _heat_of_bank(me.session, bank)
     if heat_id is not None:  # the heat a page shows stays its heat (its result, later)
@@ -146,7 +147,14 @@ async def _heat_context(
         "acks": await _acks(me.session, console, bank),
         "official": current is not None and current.status is HeatStatus.CLOSED,
         "has_feed": console.feed is not None,
+        "unheld": await _unheld(me.session, bank, now),
     }
+
+
+async def _unheld(session: AsyncSession, bank: str, now: datetime) -> bool:
+    """No gateway holds the bank: orders are refused (:func:`queue_order`), say so first."""
+    held = await session.get(BankLease, bank)
+    return held is None or held.released or held.expires_at <= now
 
 
 PAUSE_STATES: Final = ("running",)
@@ -182,7 +190,7 @@ async def heat_page(
         return console.pages.render(
             request, "heats.html", me, status=404, active="heat", rows=[], error=missing
         )
-    context = await _heat_context(me, console, bank)
+    context = await _heat_context(me, console, bank, now=_now(request))
     return console.pages.render(
         request, "heat.html", me, active="heat", order=order, orders=ORDERS, **context
     )
@@ -200,7 +208,7 @@ async def heat_standings(
     request: Request, bank: Bank, heat: HeatKey = None, me: Viewer = viewer(P.HEAT_DIRECT)
 ) -> Response:
     console = console_of(request)
-    context = await _heat_context(me, console, bank, heat)
+    context = await _heat_context(me, console, bank, heat, now=_now(request))
     return console.pages.render(request, "heat_seats.html", me, **context)
 
 
@@ -221,7 +229,7 @@ async def give_order(request: Request, bank: Bank, me: Viewer = viewer(P.HEAT_DI
     out = await attempt(me, work)
     if not out.ok or out.value is None:
         console = console_of(request)
-        context = await _heat_context(me, console, bank)
+        context = await _heat_context(me, console, bank, now=_now(request))
         return console.pages.render(
             request, "heat.html", me, status=422, active="heat", order=None, orders=ORDERS,
             error=out.error, **context,

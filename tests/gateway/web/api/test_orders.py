@@ -63,3 +63,13 @@ async def test_the_console_refuses_it_on_the_heat_page(desk: Desk) -> None:
     assert r.status_code == 422, r.text
     assert "bank A: no gateway holds it" in r.text
     assert await _queued(desk) == 0
+
+
+async def test_the_heat_page_says_so_before_the_director_orders(desk: Desk) -> None:
+    async with signed_in(desk, "director") as client:
+        before = (await client.get("/console/heat/A")).text
+        await acquire(desk.sessions, "A", Owner("serve", "g1", 9), now=NOW,
+                      period=timedelta(hours=1))  # fmt: skip
+        after = (await client.get("/console/heat/A")).text
+    assert "No gateway holds bank A" in before
+    assert "No gateway holds bank A" not in after
