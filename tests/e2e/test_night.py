@@ -17,12 +17,15 @@ The steps, in order (each a function below, run by the one test):
    charge), registrations; the director brings the heats forward (T10);
 5. the heats run; A04's emulator is stopped mid-heat (SIGSTOP): it stops answering, a
    malfunction (T20) takes its player out with a refund;
-6. after the close: a manual score with a second person (T23), an added heat (T21), a
-   refund with a second person;
+6. after the close: a manual score with a second person on the host (T23); a qualifying
+   heat added after the cut and announced (T10); a refund (T23) asked by the remote desk
+   over the API and approved by the director in the console's Approvals (Chromium); a
+   second cashier sells Ann an entry by card at the console's registration desk, with
+   its receipt, and registers her for the added heat, which ``serve`` then plays;
 7. a Super 9 session: a sale, the hand-in, a wheel spin, a manual spin confirmed by a
    second person (S9-29), the close;
-8. the cash-up, the signed exports (verified), ``audit verify``; the console's standings
-   in Chromium, the signs' retained leaderboard;
+8. the console's standings in Chromium; the cash-up, the signed exports (verified),
+   ``audit verify``, the signs' retained leaderboard and heat boards;
 
 and at the end the assertions of the issue."""
 
