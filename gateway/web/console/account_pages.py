@@ -126,9 +126,7 @@ async def disable(request: Request, me: Viewer = viewer(P.ACCOUNTS_MANAGE)) -> R
         try:
             user = await _account(me, me.field("name"))
             if user.id == me.user_id:
-                raise OperatorError(
-                    "name: you may not disable your own account; another admin may"
-                )
+                raise OperatorError("name: you may not disable your own account; another admin may")
             if user.disabled:
                 raise OperatorError(f"name: {user.name} is already disabled")
             await service.disable_user(me.session, user.name, actor=me.name, now=_now(request))
