@@ -69,6 +69,7 @@ async def _context(me: Viewer, now: datetime) -> dict[str, Any]:
         "tokens": tokens,
         "roles": [r.value for r in Role],
         "enabled": [u.name for u in users if not u.disabled],
+        "disabled": {u.name for u in users if u.disabled},
         "max_days": service.TOKEN_MAX_TTL.days,
         "now": now,
     }

@@ -157,6 +157,9 @@ async def test_disabling_an_account_ends_its_way_in(desk: Desk) -> None:
     assert row.actor == "admin"
     api = await desk.client.get("/api/v1/me", headers=desk.auth("cashier"))
     assert api.status_code == 401
+    async with signed_in(desk, "admin") as admin:
+        page = await admin.get("/console/accounts")
+    assert "account disabled" in page.text  # the cashier's token, listed as useless
 
 
 async def test_an_admin_may_not_disable_their_own_account(desk: Desk) -> None:
