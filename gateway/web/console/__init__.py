@@ -19,6 +19,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from gateway.web.console import (
+    account_pages,
     desk_pages,
     draw_pages,
     finals_pages,
@@ -49,6 +50,7 @@ def mount(app: FastAPI, *, zone: str = DEFAULT_ZONE) -> None:
         finals_pages,
         review_pages,
         super9_pages,
+        account_pages,
         live,
     ):
         app.include_router(module.router, prefix=PREFIX, include_in_schema=False)

@@ -13,6 +13,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from gateway.accounts import service, signin
 from gateway.accounts.signin import LoginFailed, LoginThrottled
 from gateway.web.api.auth import api_of, cross_site, source_of
+from gateway.web.console import account_pages
 from gateway.web.console.auth import (
     COOKIE,
     COOKIE_PATH,
@@ -109,7 +110,10 @@ async def logout(request: Request, me: Viewer = viewer(None)) -> Response:
 async def home(request: Request, me: Viewer = viewer(None)) -> Response:
     hour = api_of(request).clock().astimezone(console_of(request).pages.zone).hour
     greeting = "morning" if hour < 12 else "afternoon" if hour < 18 else "evening"
-    return console_of(request).pages.render(request, "home.html", me, greeting=greeting)
+    first = await account_pages.first_run(me)
+    return console_of(request).pages.render(
+        request, "home.html", me, greeting=greeting, first_run=first
+    )
 
 
 async def sign_in_needed(request: Request, exc: Exception) -> Response:

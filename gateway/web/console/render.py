@@ -43,6 +43,7 @@ NAV: tuple[NavItem, ...] = (
     NavItem("super9", "Super 9", "/console/super9", P.SUPER9_READ),
     NavItem("pending", "Approvals", "/console/pending", None),
     NavItem("audit", "Decisions & audit", "/console/audit", P.AUDIT_READ),
+    NavItem("accounts", "Accounts", "/console/accounts", P.ACCOUNTS_MANAGE),
 )
 
 

@@ -18,7 +18,7 @@ from ..test_page_browser import publish_bank
 from .conftest import ConsoleGateway, Prepare, sign_in
 
 SCREENS = ["/", "/floor", "/floor/A", "/heat", "/heat/A", "/schedule", "/desk", "/finals",
-           "/standings", "/pending", "/audit", "/super9"]  # fmt: skip
+           "/standings", "/pending", "/audit", "/super9", "/accounts"]  # fmt: skip
 BOARDS = ["/signage/", "/signage/bank/A", "/signage/tournament/3", "/signage/super9",
           "/signage/?layout=topper"]  # fmt: skip
 
@@ -41,7 +41,7 @@ async def test_console_screens_keep_their_csp(
 ) -> None:
     gw = await start_gateway(None)
     shown: set[str] = set()
-    for account in ("director", "technician", "promotion-director", "desk"):
+    for account in ("director", "technician", "promotion-director", "desk", "admin"):
         context = await browser.new_context(viewport=SCREEN)  # the policy enforced
         page = await context.new_page()
         seen = _watch(page)

@@ -31,6 +31,7 @@ SCREENS = {
     "/console/super9": P.SUPER9_READ,
     "/console/audit": P.AUDIT_READ,
     "/console/pending": None,
+    "/console/accounts": P.ACCOUNTS_MANAGE,  # issue 26, item 4
 }
 
 
