@@ -204,6 +204,8 @@ async def _shoot(s: Shooter, serving: serve_command.Serving) -> None:
     await s.as_("promotion-director")
     await s.shot("approvals", "/pending")
     await s.shot("audit", "/audit")
+    await s.as_("admin")
+    await s.shot("accounts", "/accounts", full=True)
 
 
 async def render(out: Path, chromium: str) -> list[str]:
