@@ -5,7 +5,7 @@ One ``heat_run`` row per attempt at a heat on a bank, its state and clock; one
 ``heat_run_machine`` row per seat machine with what the gateway last did to it; one
 ``heat_result`` row per (run, machine) holding the raw tournament meters and the score.
 The unique key on ``heat_result`` is what makes "never store a score twice" a database
-fact rather than a hope: :meth:`Journal.store_result` is idempotent on it.
+fact rather than a hope: :meth:`Journal.store_results` is idempotent on it.
 """
 
 from __future__ import annotations
