@@ -27,6 +27,7 @@ from gateway.web.console import (
     heat_pages,
     live,
     pages,
+    player_pages,
     review_pages,
     super9_pages,
 )
@@ -46,6 +47,7 @@ def mount(app: FastAPI, *, zone: str = DEFAULT_ZONE) -> None:
         floor_pages,
         heat_pages,
         desk_pages,
+        player_pages,
         draw_pages,
         finals_pages,
         review_pages,

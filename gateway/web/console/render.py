@@ -38,6 +38,7 @@ NAV: tuple[NavItem, ...] = (
     NavItem("heat", "Live heat", "/console/heat", P.HEAT_DIRECT),
     NavItem("schedule", "Schedule", "/console/schedule", P.HEAT_READ),
     NavItem("desk", "Registration desk", "/console/desk", P.PLAYER_READ),
+    NavItem("players", "Players", "/console/players", P.PLAYER_READ),
     NavItem("standings", "Standings", "/console/standings", P.HEAT_READ),
     NavItem("finals", "Finals", "/console/finals", P.HEAT_READ),
     NavItem("super9", "Super 9", "/console/super9", P.SUPER9_READ),

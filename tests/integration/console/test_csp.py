@@ -17,8 +17,8 @@ from tests.browser import SCREEN
 from ..test_page_browser import publish_bank
 from .conftest import ConsoleGateway, Prepare, sign_in
 
-SCREENS = ["/", "/floor", "/floor/A", "/heat", "/heat/A", "/schedule", "/desk", "/finals",
-           "/standings", "/pending", "/audit", "/super9", "/accounts"]  # fmt: skip
+SCREENS = ["/", "/floor", "/floor/A", "/heat", "/heat/A", "/schedule", "/desk", "/players",
+           "/finals", "/standings", "/pending", "/audit", "/super9", "/accounts"]  # fmt: skip
 BOARDS = ["/signage/", "/signage/bank/A", "/signage/tournament/3", "/signage/super9",
           "/signage/?layout=topper"]  # fmt: skip
 
