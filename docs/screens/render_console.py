@@ -190,6 +190,7 @@ async def _shoot(s: Shooter, serving: serve_command.Serving) -> None:
     await page.locator("#confirm-ok").click()
     await page.wait_for_selector("article.receipt")
     await s.shot("receipt")
+    await s.shot("players", "/players?q=bo", full=True)
     await s.shot("forbidden", "/heat/A")
     await s.shot("roll-call", "/heats/2/roll-call")
     await s.shot("super9", "/super9", full=True)
