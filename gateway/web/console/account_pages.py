@@ -10,6 +10,7 @@ its POST (never in a redirect or a cookie; pages are ``Cache-Control: no-store``
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Annotated, Any
 
@@ -83,6 +84,15 @@ async def _page(request: Request, me: Viewer, *, status: int = 200, error: str =
     )
 
 
+async def _answer(request: Request, me: Viewer, work: Callable[[], Awaitable[str]]) -> Response:
+    """Run one form's write: its one-line refusal on the page (422), or back to the
+    page with what was done (post, redirect, get)."""
+    out = await attempt(me, work)
+    if not out.ok or out.value is None:
+        return await _page(request, me, status=422, error=out.error)
+    return done(PATH, out.value)
+
+
 @router.get("/accounts", response_class=HTMLResponse)
 async def accounts(request: Request, me: Viewer = viewer(P.ACCOUNTS_MANAGE)) -> Response:
     return await _page(request, me)
@@ -108,10 +118,7 @@ async def add(request: Request, me: Viewer = viewer(P.ACCOUNTS_MANAGE)) -> Respo
             raise OperatorError(_field("name", str(exc))) from None
         return f"account {user.name} added ({user.role})"
 
-    out = await attempt(me, work)
-    if not out.ok or out.value is None:
-        return await _page(request, me, status=422, error=out.error)
-    return done(PATH, out.value)
+    return await _answer(request, me, work)
 
 
 async def _account(me: Viewer, name: str) -> User:
@@ -135,10 +142,7 @@ async def disable(request: Request, me: Viewer = viewer(P.ACCOUNTS_MANAGE)) -> R
             raise OperatorError(_field("name", str(exc))) from None
         return f"account {user.name} disabled (its sessions ended)"
 
-    out = await attempt(me, work)
-    if not out.ok or out.value is None:
-        return await _page(request, me, status=422, error=out.error)
-    return done(PATH, out.value)
+    return await _answer(request, me, work)
 
 
 @router.post("/accounts/reset-password")
@@ -153,10 +157,7 @@ async def reset(request: Request, me: Viewer = viewer(P.ACCOUNTS_MANAGE)) -> Res
             raise OperatorError(_field("name", str(exc))) from None
         return f"password of {user.name} reset (its sessions ended, its lockout cleared)"
 
-    out = await attempt(me, work)
-    if not out.ok or out.value is None:
-        return await _page(request, me, status=422, error=out.error)
-    return done(PATH, out.value)
+    return await _answer(request, me, work)
 
 
 @router.post("/accounts/unlock")
@@ -168,10 +169,7 @@ async def unlock(request: Request, me: Viewer = viewer(P.ACCOUNTS_MANAGE)) -> Re
             raise OperatorError(_field("name", str(exc))) from None
         return f"account {user.name} unlocked (failed logins cleared)"
 
-    out = await attempt(me, work)
-    if not out.ok or out.value is None:
-        return await _page(request, me, status=422, error=out.error)
-    return done(PATH, out.value)
+    return await _answer(request, me, work)
 
 
 @router.post("/accounts/tokens", response_class=HTMLResponse)
