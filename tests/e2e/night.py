@@ -36,7 +36,7 @@ def passwords() -> dict[str, str]:
     return {
         name: f"{name}-Night-Shift-{7311 + i}-orchid-tango"
         for i, name in enumerate(
-            ("dana", "pieter", "naledi", "lee", "tumi", "thabo", "sam", "vusi")
+            ("dana", "pieter", "naledi", "lee", "tumi", "thabo", "sam", "vusi", "ada", "tebogo")
         )
     }
 
@@ -207,6 +207,64 @@ class Console:
         page.locator("#confirm-ok").click()
         flash = page.locator(".flash.ok")
         expect(flash).to_be_visible()
+        return flash.inner_text()
+
+    def add_account(self, page: Page, name: str, role: str, password: str) -> str:
+        """Accounts (admin): a new account with its first password; the flash."""
+        from playwright.sync_api import expect
+
+        self.screen(page, "Accounts")
+        form = page.locator('form[action="/console/accounts/add"]')
+        form.get_by_label("Name").fill(name)
+        form.get_by_label("Role").select_option(role)
+        form.get_by_label("Password", exact=True).fill(password)
+        form.get_by_label("Password (again)").fill(password)
+        form.get_by_role("button", name="Add account").click()
+        flash = page.locator(".flash.ok")
+        expect(flash).to_contain_text(name)
+        return flash.inner_text()
+
+    def create_token(self, page: Page, account: str, label: str, days: int) -> str:
+        """Accounts (admin): an API token for ``account``; its secret, shown once."""
+        from playwright.sync_api import expect
+
+        self.screen(page, "Accounts")
+        form = page.locator('form[action="/console/accounts/tokens"]')
+        form.locator("select[name=account]").select_option(account)
+        form.get_by_label("Days until expiry").fill(str(days))
+        form.get_by_label("Label (what it is for)").fill(label)
+        form.get_by_role("button", name="Create token").click()
+        secret = page.locator("#token-secret")
+        expect(secret).to_be_visible()
+        return secret.input_value()
+
+    def enable_bank(self, page: Page, bank: str) -> list[str]:
+        """Floor (technician): check the bank, then enable it; each machine's check row."""
+        from playwright.sync_api import expect
+
+        page.goto(f"{self.base}/floor/{bank}")
+        page.get_by_role("button", name=f"Check bank {bank}").click()
+        rows = page.locator("[data-check]")
+        expect(rows.first).to_be_visible()
+        checked = [r.inner_text() for r in rows.all()]
+        page.get_by_role("button", name=f"Enable bank {bank}").click()
+        page.locator("#confirm-ok").click()
+        expect(page.locator(".flash.ok")).to_contain_text(f"Bank {bank} enabled by")
+        return checked
+
+    def add_player(self, page: Page, name: str, id_number: str, dob: str, card: str) -> str:
+        """Players (desk): a new player, checked T1-T4 by the service; the flash."""
+        from playwright.sync_api import expect
+
+        self.screen(page, "Players")
+        form = page.locator('form[action="/console/players/add"]')
+        form.get_by_label("Name").fill(name)
+        form.get_by_label("ID or passport number").fill(id_number)
+        form.get_by_label("Date of birth").fill(dob)
+        form.get_by_label("Rewards card number (optional)").fill(card)
+        form.get_by_role("button", name="Add player").click()
+        flash = page.locator(".flash.ok")
+        expect(flash).to_contain_text(f"player {name} added")
         return flash.inner_text()
 
     def sell_and_register(

@@ -1,30 +1,35 @@
 """Issue 24's night, end to end: one truth across desks.
 
 From ``reelgate db init`` to the cash-up and the signed exports, each role driven as it
-works: the technician on the gateway host's command line, a remote cashier's desk through
-the API with a token made by ``reelgate tokens create``, the director on the host and in
-the console (Chromium), on emulated machines whose players spin.  ``reelgate serve`` runs
-the heats by itself at their times.
+works: the shell of the gateway host only for ``db init``, the first ``users add`` and
+``serve``; the admin, the technician and desks in the console (Chromium); a remote
+cashier's desk through the API with a token made in the console; the director on the
+host and in the console, on emulated machines whose players spin.  ``reelgate serve``
+runs the heats by itself at their times.
 
 The steps, in order (each a function below, run by the one test):
 
-1. the host: ``db init --training`` (Super 9 is keyed from paper earlier the same day),
-   the accounts, a token for the remote desk (``reelgate tokens create``);
-2. the technician: two emulated banks whose players spin, the floor file, ``bank check``
-   and ``bank enable``;
-3. the director: two tournaments and their qualifying heats; ``serve`` starts;
-4. the remote desk: players, entries (one by card, sold again on the same slip: one
-   charge), registrations; the director brings the heats forward (T10);
-5. the heats run; A04's emulator is stopped mid-heat (SIGSTOP): it stops answering, a
+1. the host: ``db init --training`` (Super 9 is keyed from paper earlier the same day)
+   and the first account, an admin (``users add``);
+2. the floor: two emulated banks whose players spin and their floor file; ``serve``
+   starts;
+3. the admin, in the console's Accounts: every other account, and a token for the
+   remote desk (shown once);
+4. the technician, in the console's Floor: each bank checked, then enabled;
+5. the director: two tournaments and their qualifying heats;
+6. the desks: a cashier adds a player in the console's Players screen; the remote desk
+   adds the others, sells entries (one by card, sold again on the same slip: one
+   charge) and registers them; the director brings the heats forward (T10);
+7. the heats run; A04's emulator is stopped mid-heat (SIGSTOP): it stops answering, a
    malfunction (T20) takes its player out with a refund;
-6. after the close: a manual score with a second person on the host (T23); a qualifying
+8. after the close: a manual score with a second person on the host (T23); a qualifying
    heat added after the cut and announced (T10); a refund (T23) asked by the remote desk
    over the API and approved by the director in the console's Approvals (Chromium); a
    second cashier sells Ann an entry by card at the console's registration desk, with
    its receipt, and registers her for the added heat, which ``serve`` then plays;
-7. a Super 9 session: a sale, the hand-in, a wheel spin, a manual spin confirmed by a
+9. a Super 9 session: a sale, the hand-in, a wheel spin, a manual spin confirmed by a
    second person (S9-29), the close;
-8. the console's standings in Chromium; the cash-up, the signed exports (verified),
+10. the console's standings in Chromium; the cash-up, the signed exports (verified),
    ``audit verify``, the signs' retained leaderboard and heat boards;
 
 and at the end the assertions of the issue."""
@@ -53,8 +58,9 @@ from .night import (
     until,
 )  # fmt: skip
 
-ROLES = {
-    "dana": "director", "pieter": "director", "naledi": "cashier",
+ADMIN = "ada"  # the first account, the one made on the host's shell
+ROLES = {  # the others, made by the admin in the console
+    "tebogo": "technician", "dana": "director", "pieter": "director", "naledi": "cashier",
     "thabo": "promotion-director", "sam": "dealer", "vusi": "supervisor", "lee": "cashier",
 }  # fmt: skip
 HEAT_SECONDS = 30  # long enough for a loaded host to see it running
@@ -87,14 +93,10 @@ class Night:
     # 1. the host
     def init(self) -> None:
         self.host.run("db", "init", "--training")
-        for name, role in ROLES.items():
-            self.host.run("users", "add", name, "--role", role, "--password-stdin",
-                          stdin=self.pw[name] + "\n")  # fmt: skip
-        made = self.host.json("tokens", "create", "--user", "naledi", "--expires", "1",
-                              "--label", "cash desk 2")  # fmt: skip
-        self.cashier_token = made["token"]
+        self.host.run("users", "add", ADMIN, "--role", "admin", "--password-stdin",
+                      stdin=self.pw[ADMIN] + "\n")  # fmt: skip
 
-    # 2. the technician
+    # 2. the floor
     def floor(self) -> None:
         def emulate(key: str, n: int) -> list[dict[str, Any]]:
             seed = str(len(self.emulators) + 1)
@@ -116,12 +118,25 @@ class Night:
             )
             rows.append(f'[[bank]]\nname = "{bank}"\nmachines = [\n{found},\n]\n')
         (self.host.work / "floor.toml").write_text("\n".join(rows))
-        for bank in ("A", "B"):
-            check = self.host.run("bank", "check", bank, "--floor", "floor.toml")
-            assert "NO" not in check.stdout, check.stdout
-            self.host.run("bank", "enable", bank, "--floor", "floor.toml")
 
-    # 3. the director
+    # 3. the admin, in the console
+    def accounts(self) -> None:
+        with self.console.desk(ADMIN, self.pw[ADMIN]) as page:
+            for name, role in ROLES.items():
+                said = self.console.add_account(page, name, role, self.pw[name])
+                assert role in said, said
+            self.cashier_token = self.console.create_token(page, "naledi", "cash desk 2", 1)
+        assert self.cashier_token, "no token shown"
+
+    # 4. the technician, in the console
+    def technician(self) -> None:
+        with self.console.desk("tebogo", self.pw["tebogo"]) as page:
+            for bank in ("A", "B"):
+                checked = self.console.enable_bank(page, bank)
+                assert len(checked) == len(self.banks[bank]), checked
+                assert all("blocked" not in row for row in checked), checked
+
+    # 5. the director
     def schedule(self, lead: float) -> None:
         for key in ("one", "two"):
             made = self.host.json("tournament", "create", f"Night {key}", "--validity", "48h",
@@ -149,7 +164,7 @@ class Night:
         self.signage = self.signage.removesuffix("/signage").rstrip("/")
         self.serve_lines = lines
 
-    # 4. the remote desk
+    # 6. the desks
     def desk(self, *argv: str, ok: bool = True) -> Any:
         env = self.host.env(REELGATE_TOKEN=self.cashier_token)
         env.pop("REELGATE_DATABASE_URL")  # a desk host has no database
@@ -157,7 +172,12 @@ class Night:
         return json.loads(done.stdout) if ok else done
 
     def sell(self) -> None:
-        for id_number, name, dob, card in PLAYERS:
+        *remote, at_console = PLAYERS  # Johan is added at the console's desk
+        with self.console.desk("lee", self.pw["lee"]) as page:
+            id_number, name, dob, card = at_console
+            said = self.console.add_player(page, name, id_number, dob, card)
+            assert id_number[-4:] in said, said
+        for id_number, name, dob, card in remote:
             self.desk("players", "add", "--id-number", id_number, "--name", name,
                       "--dob", dob, "--card", card)  # fmt: skip
         one, two = str(self.tournaments["one"]), str(self.tournaments["two"])
@@ -184,7 +204,7 @@ class Night:
             self.host.run("heat", "reschedule", str(self.heats[key]), "--start", _iso(start),
                           "--announced-via", "MC", "--reason", "every seat booked")  # fmt: skip
 
-    # 5. the heats, and a machine that stops answering
+    # 7. the heats, and a machine that stops answering
     def play(self) -> None:
         seen: list[str] = []
 
@@ -203,7 +223,7 @@ class Night:
             spare.send_signal(signal.SIGCONT)
         until(lambda: status("two") == "closed", 60, "heat two closed", every=1)
 
-    # 6. after the close: a manual score with a second person, an added heat, a refund
+    # 8. after the close: a manual score with a second person, an added heat, a refund
     def seat_of(self, key: str, id_number: str) -> dict[str, Any]:
         seats = self.heat(key)["seats"]
         name = next(p[1] for p in PLAYERS if p[0] == id_number)
@@ -268,7 +288,7 @@ class Night:
         until(lambda: self.heat("added")["heat"]["status"] == "closed",
               ADDED_LEAD_S + 180, "the added heat closed", every=1)  # fmt: skip
 
-    # 7. a Super 9 session earlier the same venue day, keyed from paper (a training
+    # 9. a Super 9 session earlier the same venue day, keyed from paper (a training
     # database takes any keyed time): a sale, the hand-in, the wheel's spin, a manual spin
     # confirmed by a second person, the close.
     def super9(self) -> None:
@@ -304,7 +324,7 @@ class Night:
         print("super9", json.dumps(self.s9_report, default=str)[:3000])
         print("super9 closed", json.dumps(self.s9_closed, default=str)[:2000])
 
-    # 8. the close of the day
+    # 10. the close of the day
     def records(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         key = self.host.work / "signing.key"
@@ -348,10 +368,10 @@ def test_one_night_one_truth(empty_database: str, tmp_path: Path) -> None:
     host = Host(empty_database, tmp_path)
     night = Night(host)
     try:
-        for step in (night.init, night.floor, lambda: night.schedule(lead=900), night.serve,
-                     night.sell, lambda: night.move_up(75), night.play, night.after_the_cut,
-                     night.refund, night.console_desk, night.play_added,
-                     night.super9):  # fmt: skip
+        for step in (night.init, night.floor, night.serve, night.accounts, night.technician,
+                     lambda: night.schedule(lead=900), night.sell,
+                     lambda: night.move_up(75), night.play, night.after_the_cut, night.refund,
+                     night.console_desk, night.play_added, night.super9):  # fmt: skip
             began = time.monotonic()
             step()
             print(f"{getattr(step, '__name__', 'step')}: {time.monotonic() - began:.1f} s")
