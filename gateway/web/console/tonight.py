@@ -73,12 +73,16 @@ class Board:
     ends: datetime
     now: datetime
     heats: list[HeatSummary] | None = None  # None: not this role's part
-    next_heat: HeatSummary | None = None
+    next_heat: HeatSummary | None = None  # the first still to start, tonight or later
     banks: list[BankView] | None = None
     trouble: list[Trouble] = field(default_factory=list)
     approvals: list[Waiting] = field(default_factory=list)
     prizes: list[Unpaid] | None = None
     audit: list[AuditEntry] | None = None
+
+    @property
+    def next_tonight(self) -> bool:
+        return self.next_heat is not None and self.next_heat.starts_at < self.ends
 
     @property
     def countdown(self) -> str:
@@ -106,6 +110,7 @@ async def board(
     if me.can(P.HEAT_READ):  # as GET /tournaments/{ref}/heats
         out.heats = await _heats(me, starts, ends)
         out.next_heat = next((h for h in out.heats if h.status is HeatStatus.SCHEDULED), None)
+        out.next_heat = out.next_heat or await _next_after(me, ends)
     if me.can(P.BANK_READ):  # as the floor map
         out.banks = await floor_map(me.session, control, retained)
         out.trouble = [
@@ -128,6 +133,17 @@ async def _heats(me: Viewer, starts: datetime, ends: datetime) -> list[HeatSumma
         .order_by(Heat.scheduled_start, Heat.id)
     )
     return [await summarise_heat(me.session, h) for h in heats.all()]
+
+
+async def _next_after(me: Viewer, ends: datetime) -> HeatSummary | None:
+    """No heat left tonight: the next one scheduled on a later night, still counted down."""
+    heat = await me.session.scalar(
+        select(Heat)
+        .where(Heat.status == HeatStatus.SCHEDULED, Heat.scheduled_start >= ends.astimezone(UTC))
+        .order_by(Heat.scheduled_start, Heat.id)
+        .limit(1)
+    )
+    return None if heat is None else await summarise_heat(me.session, heat)
 
 
 async def _approvals(me: Viewer) -> list[Waiting]:

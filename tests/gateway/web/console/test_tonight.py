@@ -193,3 +193,15 @@ async def test_anonymous_is_sent_to_sign_in(desk: Desk) -> None:
         r = await desk.client.get(path)
         assert r.status_code == 303
         assert r.headers["location"] == f"/console/login?next={path}"
+
+
+async def test_with_no_heat_left_tonight_the_next_one_is_still_counted_down(desk: Desk) -> None:
+    # The desk's heat of tonight is closed; its next heat is tomorrow at 10:00.
+    async with signed_in(desk, "cashier") as client:
+        html = (await client.get("/console/")).text
+    assert re.findall(r'data-tonight-heat="(\d+)"', html) == [str(desk.ids["done_heat"])]
+    found = re.search(r'<p class="next-heat" id="next-heat">(.*?)</p>', html, re.S)
+    assert found is not None
+    assert "(not tonight)" in found.group(1)
+    assert ">in 24:00:00</time>" in found.group(1)
+    assert '<span data-f="seats">0 / 3</span>' in found.group(1)
