@@ -2,7 +2,9 @@
 may read it, through the same permission and read service as the API and the screen
 that part summarises (heats: ``list_heats``' summary; banks and machines: the floor
 map; approvals: dual control's own approval check; prizes: ``prize_lines`` against the
-stage's standings; the audit trail: its newest rows).  Read-only.
+stage's standings; the audit trail: ``GET /audit``'s newest rows less the chain's own
+seals — ``audit verify`` needs the venue's key and reads the whole chain, so it stays on
+the host).  Read-only.
 
 The night is the venue's: from 06:00 in the venue's zone to 06:00 the next morning, so
 a heat after midnight still belongs to the evening it is part of."""
@@ -27,13 +29,16 @@ from gateway.web.console.auth import Viewer
 from gateway.web.console.control import FloorControl
 from gateway.web.console.floor_state import BankView, MachineView, floor_map
 from storage.accounts import PendingAction
-from storage.audit import AuditEntry
+from storage.audit import CHECKPOINT_ACTION, GENESIS_ACTION, AuditEntry
 from storage.prizes import PrizePlace
+from storage.seals import SCOPE_ACTION, SEAL_ACTION
 from storage.tournament import Heat, Tournament
 
 NIGHT_STARTS = time(6, 0)  # the venue's night runs 06:00 to 06:00
 TROUBLE = ("malfunction", "blocked")  # machine states a technician must look at
 AUDIT_ROWS = 8
+# The chain's own rows (seals of stored rows, checkpoints): not changes a person made.
+BOOKKEEPING = (SEAL_ACTION, SCOPE_ACTION, CHECKPOINT_ACTION, GENESIS_ACTION)
 TOURNAMENTS = 20  # the newest, for prizes still to pay
 
 
@@ -119,8 +124,13 @@ async def board(
     out.approvals = await _approvals(me)  # any account, as the Approvals screen
     if me.can(P.TOURNAMENT_READ):  # as GET /tournaments/{ref}/prizes/{stage}
         out.prizes = await _unpaid(me)
-    if me.can(P.AUDIT_READ):  # as GET /audit
-        query = select(AuditEntry).order_by(AuditEntry.id.desc()).limit(AUDIT_ROWS)
+    if me.can(P.AUDIT_READ):  # as GET /audit: the newest rows, not the chain's own
+        query = (
+            select(AuditEntry)
+            .where(AuditEntry.action.not_in(BOOKKEEPING))
+            .order_by(AuditEntry.id.desc())
+            .limit(AUDIT_ROWS)
+        )
         out.audit = list((await me.session.scalars(query)).all())
     return out
 
