@@ -152,8 +152,9 @@ async def _shoot(s: Shooter, serving: serve_command.Serving) -> None:
     page = s.page
     await page.goto(f"{s.base}/login")
     await s.shot("login")
+    await s.as_("director")  # the Tonight board: a director reads every part of it
+    await s.shot("tonight", full=True)
     await s.as_("technician")
-    await s.shot("home")
     await page.goto(f"{s.base}/floor/A")
     await page.get_by_role("button", name="Enable bank A").click()
     await s.shot("confirm-dialog")

@@ -30,6 +30,7 @@ from gateway.web.console import (
     player_pages,
     review_pages,
     super9_pages,
+    tonight_pages,
 )
 from gateway.web.console.auth import PageForbidden, SignInNeeded
 from gateway.web.console.control import FloorControl
@@ -44,6 +45,7 @@ def mount(app: FastAPI, *, zone: str = DEFAULT_ZONE) -> None:
     app.state.console = Console(Pages(zone))
     for module in (
         pages,
+        tonight_pages,
         floor_pages,
         heat_pages,
         desk_pages,

@@ -1,4 +1,4 @@
-"""Sign in, sign out, the home screen and the pages of refusal."""
+"""Sign in, sign out and the pages of refusal (the home screen: :mod:`.tonight_pages`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from gateway.accounts import service, signin
 from gateway.accounts.signin import LoginFailed, LoginThrottled
 from gateway.web.api.auth import api_of, cross_site, source_of
-from gateway.web.console import account_pages
 from gateway.web.console.auth import (
     COOKIE,
     COOKIE_PATH,
@@ -104,16 +103,6 @@ async def logout(request: Request, me: Viewer = viewer(None)) -> Response:
     response = RedirectResponse("/console/login", status_code=303)
     response.delete_cookie(COOKIE, path=COOKIE_PATH)
     return response
-
-
-@router.get("/", response_class=HTMLResponse)
-async def home(request: Request, me: Viewer = viewer(None)) -> Response:
-    hour = api_of(request).clock().astimezone(console_of(request).pages.zone).hour
-    greeting = "morning" if hour < 12 else "afternoon" if hour < 18 else "evening"
-    first = await account_pages.first_run(me)
-    return console_of(request).pages.render(
-        request, "home.html", me, greeting=greeting, first_run=first
-    )
 
 
 async def sign_in_needed(request: Request, exc: Exception) -> Response:

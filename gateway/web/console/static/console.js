@@ -134,8 +134,32 @@ function heatUpdater() {
 function fragmentUpdater() {
   for (const el of document.querySelectorAll("[data-fragment][data-topics]")) {
     const prefixes = el.dataset.topics.split(" ");
-    updaters.push((topic) => { if (prefixes.some((x) => topic.startsWith(x))) refresh(el.id); });
+    /* data-skip-topics: parts of topics that change nothing shown (a seat's live credits). */
+    const skips = (el.dataset.skipTopics || "").split(" ").filter((x) => x);
+    updaters.push((topic) => {
+      if (prefixes.some((x) => topic.startsWith(x)) && !skips.some((x) => topic.includes(x))) refresh(el.id);
+    });
   }
+}
+
+/* Countdowns (the next heat on the Tonight board): the server renders the target and its
+   own now; the tablet counts the time since it saw them, so its clock need not be right.
+   Read afresh each tick: a refreshed fragment brings new ones. */
+function countdowns() {
+  const seen = new WeakMap();
+  const tick = () => {
+    for (const el of document.querySelectorAll("[data-countdown-to]")) {
+      if (!seen.has(el)) seen.set(el, Date.now());
+      const left = (Date.parse(el.dataset.countdownTo) - Date.parse(el.dataset.serverNow)
+        - (Date.now() - seen.get(el))) / 1000;
+      if (Number.isNaN(left)) continue;
+      const s = Math.floor(left);
+      el.textContent = s <= 0 ? "due now"
+        : `in ${Math.floor(s / 3600)}:${String(Math.floor(s / 60) % 60).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}`;
+    }
+  };
+  tick();
+  setInterval(tick, 1000);
 }
 
 /* A page shown whole (the standings): reloaded when the database says its subject changed
@@ -177,6 +201,7 @@ document.addEventListener("DOMContentLoaded", () => {
   setUpConfirmations();
   heatUpdater();
   fragmentUpdater();
+  countdowns();
   reloadUpdater();
   setUpLive();
   orderOutcome();

@@ -33,6 +33,7 @@ SCREENS = {
     "/console/audit": P.AUDIT_READ,
     "/console/pending": None,
     "/console/accounts": P.ACCOUNTS_MANAGE,  # issue 26, item 4
+    "/console/tonight/fragment": None,  # the home page's board, issue 26, item 6
 }
 
 
