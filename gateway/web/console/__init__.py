@@ -29,6 +29,7 @@ from gateway.web.console import (
     pages,
     player_pages,
     review_pages,
+    schedule_pages,
     super9_pages,
 )
 from gateway.web.console.auth import PageForbidden, SignInNeeded
@@ -46,6 +47,7 @@ def mount(app: FastAPI, *, zone: str = DEFAULT_ZONE) -> None:
         pages,
         floor_pages,
         heat_pages,
+        schedule_pages,
         desk_pages,
         player_pages,
         draw_pages,

@@ -173,8 +173,29 @@ function orderOutcome() {
   poll();
 }
 
+/* The next heat's countdown (Schedule): the server renders the start in data-starts-at. */
+function countdowns() {
+  const els = document.querySelectorAll("[data-starts-at]");
+  if (!els.length) return;
+  const tick = () => {
+    for (const el of els) {
+      const left = Math.floor((Date.parse(el.dataset.startsAt) - Date.now()) / 1000);
+      if (Number.isNaN(left)) continue;
+      if (left <= 0) { el.textContent = "starting now"; continue; }
+      const days = Math.floor(left / 86400);
+      const rest = left % 86400;
+      const hms = [Math.floor(rest / 3600), Math.floor(rest / 60) % 60, rest % 60]
+        .map((n) => String(n).padStart(2, "0")).join(":");
+      el.textContent = days ? `${days} d ${hms}` : hms;
+    }
+  };
+  tick();
+  setInterval(tick, 1000);
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   setUpConfirmations();
+  countdowns();
   heatUpdater();
   fragmentUpdater();
   reloadUpdater();
