@@ -89,8 +89,15 @@ def _at(start: date) -> str:
 
 
 async def _page(
-    request: Request, me: Viewer, start: date, *, status: int = 200, error: str = ""
+    request: Request,
+    me: Viewer,
+    start: date,
+    *,
+    status: int = 200,
+    error: str = "",
+    new_heat: bool = False,
 ) -> Response:
+    """The week; ``new_heat``: the new-heat form refused, shown again as keyed."""
     zone = _zone(request)
     now = _now(request)
     week = await week_of(me.session, start, zone, now)
@@ -98,7 +105,8 @@ async def _page(
     return console_of(request).pages.render(
         request, "schedule.html", me, status=status, active="schedule", week=week,
         tournaments=await _tournaments(me.session), banks=banks, stages=STAGES,
-        today=now.astimezone(zone).date(), form=me.form if error else {}, error=error,
+        today=now.astimezone(zone).date(), form=me.form if error and new_heat else {},
+        error=error,
         can_schedule=me.can(P.HEAT_SCHEDULE), can_conduct=me.can(P.HEAT_CONDUCT),
         movable=MOVABLE, cancellable=CANCELLABLE, postponable=POSTPONABLE,
         restartable=RESTARTABLE,
@@ -113,8 +121,9 @@ def _shown(request: Request, me: Viewer) -> date:
         return today
 
 
-async def _refused(request: Request, me: Viewer, error: str) -> Response:
-    return await _page(request, me, _shown(request, me), status=422, error=error)
+async def _refused(request: Request, me: Viewer, error: str, *, new_heat: bool = False) -> Response:
+    shown = _shown(request, me)
+    return await _page(request, me, shown, status=422, error=error, new_heat=new_heat)
 
 
 def _named(exc: str, default: str, fields: dict[str, str]) -> str:
@@ -170,7 +179,7 @@ async def add(request: Request, me: Viewer = viewer(P.HEAT_SCHEDULE)) -> Respons
 
     out = await attempt(me, work)
     if not out.ok or out.value is None:
-        return await _refused(request, me, out.error)
+        return await _refused(request, me, out.error, new_heat=True)
     label, starts = out.value
     when = console_of(request).pages.venue_time(starts)
     return done(_at(_week_of(starts, _shown(request, me), zone)), f"{label} scheduled: {when}")
