@@ -12,6 +12,7 @@ every change is audited under the signed-in account by the service."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from datetime import date, datetime, timedelta
 from urllib.parse import urlencode
@@ -46,6 +47,7 @@ from storage.tournament import Heat
 router = APIRouter()
 PATH = "/console/schedule"
 STAGES = [s.value for s in Stage]
+_DIGITS = re.compile(r"[0-9]{1,12}")  # ASCII digits only, and never a huge number
 
 
 def _zone(request: Request) -> ZoneInfo:
@@ -153,22 +155,22 @@ async def add(request: Request, me: Viewer = viewer(P.HEAT_SCHEDULE)) -> Respons
 
     async def work() -> tuple[str, datetime]:
         minutes = me.field("duration_minutes")
-        if not minutes.isdigit() or not 1 <= int(minutes) <= 1440:
+        if not _DIGITS.fullmatch(minutes) or not 1 <= int(minutes) <= 1440:
             raise OperatorError("duration_minutes: whole minutes, 1 to 1440")
         credits = me.field("starting_credits")
         body = parse(HeatIn, {
             "stage": me.field("stage") or "qualifying",
             "starts_at": _local(me.field("starts_at"), "starts_at", zone),
             "bank": me.field("bank"), "duration_seconds": int(minutes) * 60,
-            "starting_credits": int(credits) if credits.isdigit() else credits,
+            "starting_credits": int(credits) if _DIGITS.fullmatch(credits) else credits,
             "announced_via": me.field("announced_via") or None,
         })  # fmt: skip
-        ref = me.field("tournament")
+        ref = me.field("tournament")  # an id or a name, as the API's path takes it
         if not ref:
             raise OperatorError("tournament: pick the tournament")
         try:
             heat = await svc.schedule_heat(
-                me.session, int(ref) if ref.isdigit() else ref, stage=Stage(body.stage),
+                me.session, ref, stage=Stage(body.stage),
                 starts_at=body.starts_at, bank_name=body.bank,
                 duration_seconds=body.duration_seconds, starting_credits=body.starting_credits,
                 actor=me.name, now=_now(request), announced_via=body.announced_via,

@@ -133,6 +133,8 @@ async def test_the_director_schedules_a_heat_audited_under_the_account(desk: Des
         ({"starts_at": "tomorrow"}, "starts_at: a date and time, YYYY-MM-DD HH:MM"),
         ({"duration_minutes": "0"}, "duration_minutes: whole minutes, 1 to 1440"),
         ({"starting_credits": "lots"}, "starting_credits: Input should be a valid integer"),
+        ({"starting_credits": "9" * 5000}, "starting_credits: "),
+        ({"duration_minutes": "²"}, "duration_minutes: whole minutes, 1 to 1440"),
         ({"bank": "Z"}, "bank: bank &#39;Z&#39; is not on the floor"),
         ({"stage": "warm-up"}, "stage: Input should be &#39;qualifying&#39;"),
         ({"tournament": ""}, "tournament: pick the tournament"),
