@@ -187,17 +187,23 @@ async def add(request: Request, me: Viewer = viewer(P.HEAT_SCHEDULE)) -> Respons
     return done(_at(_week_of(starts, _shown(request, me), zone)), f"{label} scheduled: {when}")
 
 
+# Which form field a service's refusal is about, by its words (the first match wins: an
+# overlap names another heat and its tournament, whatever words that name holds).
 _ADD_FIELDS = {
-    "tournament": "tournament",
+    "is taken from": "starts_at",
+    "tournament '": "tournament",
+    "starting credits": "starting_credits",
     "starting_credits": "starting_credits",
-    "duration_seconds": "duration_minutes",
+    "heat time": "duration_minutes",
     "is not on the floor": "bank",
     "no machine in service": "bank",
     "already exists": "stage",
     "cut is sealed": "announced_via",
 }
-_MOVE_FIELDS = {"announced at least": "announced_at", "announcement": "announced_at",
-                "say how": "announced_via", "reason": "reason"}  # fmt: skip
+_MOVE_FIELDS = {"is taken from": "starts_at", "announced at least": "announced_at",
+                "announcement": "announced_at", "say how": "announced_via",
+                "reason is required": "reason"}  # fmt: skip
+_CANCEL_FIELDS = {"say how": "announced_via", "reason is required": "reason"}
 
 
 @router.post("/schedule/heats/{key}/reschedule")
@@ -258,7 +264,7 @@ async def cancel(request: Request, key: Key, me: Viewer = viewer(P.HEAT_SCHEDULE
         label = f"{heat.stage.value} heat {heat.number}" if heat else f"heat {key}"
         return f"{label} cancelled; entries affected: {len(entries)}"
 
-    return await _simple(request, me, work, {"say how": "announced_via", "reason": "reason"})
+    return await _simple(request, me, work, _CANCEL_FIELDS)
 
 
 @router.post("/schedule/heats/{key}/postpone")
@@ -272,7 +278,7 @@ async def postpone(request: Request, key: Key, me: Viewer = viewer(P.HEAT_CONDUC
         )
         return f"{heat.stage.value} heat {heat.number} postponed: give it a new time (rule 10)"
 
-    return await _simple(request, me, work, {"reason": "reason"})
+    return await _simple(request, me, work, {"reason is required": "reason"})
 
 
 @router.post("/schedule/heats/{key}/restart")
@@ -292,5 +298,5 @@ async def restart(request: Request, key: Key, me: Viewer = viewer(P.HEAT_CONDUCT
         return f"{heat.stage.value} heat {heat.number} restarted ({heat.restarts} restart(s))"
 
     return await _simple(
-        request, me, work, {"not resolved within": "failed_at", "reason": "reason"}
+        request, me, work, {"not resolved within": "failed_at", "reason is required": "reason"}
     )

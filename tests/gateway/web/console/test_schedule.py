@@ -134,6 +134,8 @@ async def test_the_director_schedules_a_heat_audited_under_the_account(desk: Des
         ({"duration_minutes": "0"}, "duration_minutes: whole minutes, 1 to 1440"),
         ({"starting_credits": "lots"}, "starting_credits: Input should be a valid integer"),
         ({"starting_credits": "9" * 5000}, "starting_credits: "),
+        ({"starting_credits": "100000000"},
+         "starting_credits: starting credits 100,000,000 outside 1..99,999,999"),
         ({"duration_minutes": "²"}, "duration_minutes: whole minutes, 1 to 1440"),
         ({"bank": "Z"}, "bank: bank &#39;Z&#39; is not on the floor"),
         ({"stage": "warm-up"}, "stage: Input should be &#39;qualifying&#39;"),
