@@ -181,7 +181,9 @@ async def _shoot(s: Shooter, serving: serve_command.Serving) -> None:
     await s.shot("heat-official", full=True)
     await s.shot("heats", "/heat")
     await s.shot("standings", "/standings", full=True)
-    await s.shot("schedule", "/schedule")
+    await page.goto(f"{s.base}/schedule")
+    await page.locator("article[data-heat] summary").first.click()  # a heat's Change panel
+    await s.shot("schedule", full=True)
     await s.shot("finals", "/finals", full=True)
     await s.as_("cashier")
     await s.shot("desk-search", "/desk?q=bo", full=True)

@@ -29,6 +29,7 @@ from gateway.web.console import (
     pages,
     player_pages,
     review_pages,
+    schedule_pages,
     super9_pages,
     tonight_pages,
 )
@@ -48,6 +49,7 @@ def mount(app: FastAPI, *, zone: str = DEFAULT_ZONE) -> None:
         tonight_pages,
         floor_pages,
         heat_pages,
+        schedule_pages,
         desk_pages,
         player_pages,
         draw_pages,

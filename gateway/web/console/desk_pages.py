@@ -1,6 +1,7 @@
-"""The schedule and the registration desk: players found by name or card (never by a
-database id), entries sold with a printable receipt, registration with the machine
-allocated, and the roll call.  Each action is the API's service (``gateway.tournament``)."""
+"""The registration desk: players found by name or card (never by a database id),
+entries sold with a printable receipt, registration with the machine allocated, and the
+roll call (the week's schedule is :mod:`schedule_pages`).  Each action is the API's
+service (``gateway.tournament``)."""
 
 from __future__ import annotations
 
@@ -45,16 +46,6 @@ async def _chosen(session: AsyncSession, ref: str) -> Tournament | None:
         if str(t.id) == ref or t.name == ref:
             return t
     return found[0] if found else None
-
-
-@router.get("/schedule", response_class=HTMLResponse)
-async def schedule(request: Request, t: str = "", me: Viewer = viewer(P.HEAT_READ)) -> Response:
-    tournament = await _chosen(me.session, t)
-    heats = await svc.list_heats(me.session, tournament.id) if tournament else []
-    return console_of(request).pages.render(
-        request, "schedule.html", me, active="schedule", tournament=tournament,
-        tournaments=await _tournaments(me.session), heats=heats,
-    )  # fmt: skip
 
 
 async def _desk_context(me: Viewer, tournament: Tournament | None, q: str) -> dict[str, Any]:

@@ -142,7 +142,7 @@ function fragmentUpdater() {
   }
 }
 
-/* Countdowns (the next heat on the Tonight board): the server renders the target and its
+/* Countdowns (the next heat on the Tonight board and the Schedule): the server renders the target and its
    own now; the tablet counts the time since it saw them, so its clock need not be right.
    Read afresh each tick: a refreshed fragment brings new ones. */
 function countdowns() {
@@ -199,9 +199,9 @@ function orderOutcome() {
 
 document.addEventListener("DOMContentLoaded", () => {
   setUpConfirmations();
+  countdowns();
   heatUpdater();
   fragmentUpdater();
-  countdowns();
   reloadUpdater();
   setUpLive();
   orderOutcome();

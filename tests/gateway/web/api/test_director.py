@@ -299,3 +299,25 @@ async def test_either_paying_role_may_ask(desk: Desk, requester: str) -> None:
     pay = f"{V1}/tournaments/Spring/prizes/qualifying/places/1/receipt"
     r = await _call(desk, "post", pay, {"signer": THANDI, "signature": "s"}, requester)
     assert r.status_code == 202, r.text
+
+
+async def test_t10a_a_heat_overlapping_another_on_its_bank_is_refused(desk: Desk) -> None:
+    """T10a (issue 26, item 2): over the API as over the CLI, scheduling or moving a heat
+    into another's time on its bank is refused naming that heat; nothing is stored."""
+    spring = f"{V1}/tournaments/Spring/heats"
+    new = {"starts_at": "2026-11-21T10:05:00+02:00", "bank": "A", "duration_seconds": 600,
+           "starting_credits": 1000}  # fmt: skip
+    taken = "bank A is taken from 2026-11-21 10:00 to 10:10 by qualifying heat 2 of Spring"
+    await _refused(desk, "post", spring, new, 10, taken)
+    later = {**new, "starts_at": "2026-11-21T10:10:00+02:00"}  # back to back is fine
+    r = await _call(desk, "post", spring, later)
+    assert r.status_code == 201, r.text
+    await _refused(
+        desk, "post", f"{V1}/heats/{desk.ids['heat']}/reschedule",
+        {"starts_at": "2026-11-21T10:15:00+02:00", "announced_via": "MC", "reason": "r"},
+        10, "bank A is taken from 2026-11-21 10:10 to 10:20 by qualifying heat 3 of Spring",
+    )  # fmt: skip
+    listed = (await _call(desk, "get", spring, None)).json()  # in the venue's time
+    assert [h["starts_at"][:16] for h in listed] == [
+        "2026-11-20T08:00", "2026-11-21T10:00", "2026-11-21T10:10"
+    ]  # fmt: skip
