@@ -60,7 +60,7 @@ async def test_director_creates_changes_and_copies_a_tournament(
     await open_screen(page, "Tournaments")
     await expect(row).to_contain_text("1 · 40 · 8")
 
-    await row.get_by_role("link", name="Copy as template (Week 49)").click()
+    await row.get_by_role("link", name="Copy Week 49 as template").click()
     copy = page.locator('form[action="/console/tournaments/create"]')
     await expect(copy.get_by_role("heading")).to_have_text("New tournament, copied from Week 49")
     await expect(copy.get_by_label("Semi-final places")).to_have_value("40")
