@@ -185,6 +185,7 @@ async def _shoot(s: Shooter, serving: serve_command.Serving) -> None:
     await page.locator("article[data-heat] summary").first.click()  # a heat's Change panel
     await s.shot("schedule", full=True)
     await s.shot("finals", "/finals", full=True)
+    await s.shot("tournaments", "/tournaments?edit=1", full=True)
     await s.as_("cashier")
     await s.shot("desk-search", "/desk?q=bo", full=True)
     player = page.locator('[data-player="Pieter Botha"]')

@@ -115,6 +115,7 @@ class Settings(Body):
     postpone_after_s: Annotated[int, Field(ge=0, le=INT32)] | None = None
     reschedule_notice_s: Annotated[int, Field(ge=0, le=INT32)] | None = None
     unmarked_at_start: Code | None = None
+    top_player_excluded: bool | None = None  # T14a: `tournament set` takes it too
 
     def changes(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)

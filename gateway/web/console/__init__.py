@@ -32,6 +32,7 @@ from gateway.web.console import (
     schedule_pages,
     super9_pages,
     tonight_pages,
+    tournament_pages,
 )
 from gateway.web.console.auth import PageForbidden, SignInNeeded
 from gateway.web.console.control import FloorControl
@@ -57,6 +58,7 @@ def mount(app: FastAPI, *, zone: str = DEFAULT_ZONE) -> None:
         review_pages,
         super9_pages,
         account_pages,
+        tournament_pages,
         live,
     ):
         app.include_router(module.router, prefix=PREFIX, include_in_schema=False)

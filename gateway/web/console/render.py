@@ -36,6 +36,7 @@ class NavItem:
 NAV: tuple[NavItem, ...] = (
     NavItem("floor", "Floor", "/console/floor", P.BANK_READ),
     NavItem("heat", "Live heat", "/console/heat", P.HEAT_DIRECT),
+    NavItem("tournaments", "Tournaments", "/console/tournaments", P.TOURNAMENT_READ),
     NavItem("schedule", "Schedule", "/console/schedule", P.HEAT_READ),
     NavItem("desk", "Registration desk", "/console/desk", P.PLAYER_READ),
     NavItem("players", "Players", "/console/players", P.PLAYER_READ),

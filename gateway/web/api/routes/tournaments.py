@@ -71,9 +71,10 @@ async def list_tournaments(
     ]
 
 
-async def _create(
+async def run_create(
     session: AsyncSession, body: TournamentIn, actor: str, now: datetime
 ) -> dict[str, Any]:
+    """The create's runner, shared with the console's Tournaments screen (one path)."""
     settings = TournamentSettings.from_json(body.settings.changes())
     settings.validate()
     t = await svc.create_tournament(
@@ -91,7 +92,7 @@ async def _create(
 async def create_tournament(
     request: Request, body: TournamentIn, me: Principal = who(P.TOURNAMENT_CREATE)
 ) -> TournamentOut:
-    return TournamentOut(**await actions.perform(api_of(request), me, _create, body))
+    return TournamentOut(**await actions.perform(api_of(request), me, run_create, body))
 
 
 @router.get("/tournaments/{ref}/settings", openapi_extra=needs(P.TOURNAMENT_READ))

@@ -24,6 +24,7 @@ SCREENS = {
     "/console/floor/A": P.BANK_READ,
     "/console/heat": P.HEAT_DIRECT,
     "/console/heat/A": P.HEAT_DIRECT,
+    "/console/tournaments": P.TOURNAMENT_READ,  # issue 26, item 1
     "/console/schedule": P.HEAT_READ,  # issue 26, item 2
     "/console/desk": P.PLAYER_READ,
     "/console/players": P.PLAYER_READ,  # issue 26, item 3
