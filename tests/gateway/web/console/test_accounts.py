@@ -209,7 +209,7 @@ async def test_the_last_sign_in_is_shown(desk: Desk) -> None:
     async with signed_in(desk, "admin") as client:
         page = await client.get("/console/accounts")
     assert "Last sign-in" in page.text
-    assert "Fri 20 Nov 10:00" in _row(page.text, "admin")
+    assert "20 Nov 10:00" in _row(page.text, "admin")
     assert "never" in _row(page.text, "technician")
     admin = await _user(desk, "admin")
     assert admin is not None
