@@ -104,6 +104,8 @@ class User(Base):
     created_by: Mapped[str] = mapped_column(String(100))
     failed_logins: Mapped[int] = mapped_column(Integer, default=0)
     locked_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # The last password sign-in (console or API /login); NULL: never since 0018.
+    last_login_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
 class ApiToken(Base):
@@ -195,13 +197,20 @@ async def claim_attempt(
 
 
 async def settle_attempt(
-    session: AsyncSession, user_id: int, *, success: bool, locked_until: datetime | None
+    session: AsyncSession,
+    user_id: int,
+    *,
+    success: bool,
+    locked_until: datetime | None,
+    now: datetime,
 ) -> None:
-    """An admitted attempt's verdict: a success clears the count; a failure keeps it and
-    sets the backoff (None: the next try may come at once)."""
+    """An admitted attempt's verdict: a success clears the count and stamps the sign-in
+    time; a failure keeps the count and sets the backoff (None: the next try may come at
+    once)."""
     values: dict[str, Any] = {"locked_until": None if success else locked_until}
     if success:
         values["failed_logins"] = 0
+        values["last_login_at"] = now
     await session.execute(
         update(User)
         .where(User.id == user_id)

@@ -63,6 +63,11 @@ async def _tournament(ctx: GatewayContext) -> None:
             await service.add_user(
                 s, role.value, role.value, PASSWORD, actor="setup", now=datetime.now(UTC)
             )
+        # A cashier who left: the Accounts screen shows a disabled account and its Enable.
+        await service.add_user(
+            s, "sipho", Role.CASHIER.value, PASSWORD, actor="admin", now=datetime.now(UTC)
+        )
+        await service.disable_user(s, "sipho", actor="admin", now=datetime.now(UTC))
     now = datetime.now(UTC)  # the first heat starts by the schedule, soon after
     async with svc.unit_of_work(ctx.sessions) as s:
         settings = TournamentSettings(validity=EntryValidity.HOURS_48)

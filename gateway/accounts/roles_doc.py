@@ -39,7 +39,11 @@ Only an account whose role may approve the action rejects it
 403 naming the roles that may.  Disabling an account (`reelgate users disable`) voids its
 pending actions in the same transaction (`dual.void`, status `void`), and an approval
 re-checks the requester, enabled and its role still holding the permission, since the
-action runs under the requester's name.
+action runs under the requester's name.  Enabling it again (`reelgate users enable`,
+`POST /api/v1/users/{id}/enable`, the console's Accounts screen) is `accounts.manage`
+alone, like disabling it, and audited as `user.enable`; the voided actions stay void and
+the ended sessions ended, but its unexpired tokens work again (revoke any it should no
+longer have).  Neither is dual control: they are the admin's, and a venue often has one.
 
 On the gateway host both people of a dual-control command are accounts, each proven by
 its password: the first signs in with `--as ACCOUNT` (a role that may ask for the action)
@@ -65,7 +69,10 @@ waits is 429 with `Retry-After`.  Every failure is audited as `user.login-failed
 `anonymous@ADDRESS`; an unknown name as `user:?`, never the name typed), every lock as
 `user.login-locked` or `login.source-locked`.  A sign-in posted from another site
 (`Origin`, `Sec-Fetch-Site`, `Referer`) is refused (403); the console's form carries a
-login CSRF token of its own as well.
+login CSRF token of its own as well.  A successful sign-in stamps the account's last
+sign-in (`users.last_login_at`, sealed with the row; shown by `reelgate users list`,
+`GET /api/v1/users` and the console's Accounts screen); a bearer token's use is not a
+sign-in and does not.
 
 Passwords (`users add`, `users reset-password`): at least 10 characters, not one
 character repeated, and not easy to guess by zxcvbn (score 3 of 4; its lists of common

@@ -114,6 +114,16 @@ async def list_users(session: AsyncSession) -> list[User]:
     return list((await session.scalars(select(User).order_by(User.name))).all())
 
 
+def check_disable(user: User, *, by: int) -> None:
+    """The refusals of a signed-in admin's disable (console and API; the host's CLI
+    leaves them to its operator): not their own account (the venue would be left
+    without a way in), not twice."""
+    if user.id == by:
+        raise OperatorError("name: you may not disable your own account; another admin may")
+    if user.disabled:
+        raise OperatorError(f"name: {user.name} is already disabled")
+
+
 async def disable_user(
     session: AsyncSession, name: str, *, actor: str, now: datetime | None = None
 ) -> User:
@@ -139,6 +149,18 @@ async def disable_user(
             subject=f"pending:{pending.id}",
             details={"kind": pending.kind, "requested_by": user.name, "why": "disabled"},
         )
+    return user
+
+
+async def enable_user(session: AsyncSession, name: str, *, actor: str) -> User:
+    """Re-enable a disabled account, under the same single ``accounts.manage`` control as
+    :func:`disable_user`.  It gets back only its password and its unexpired tokens: the
+    sessions ended and the pending actions voided with the disable stay so."""
+    user = await _user(session, name)
+    if not user.disabled:
+        raise OperatorError(f"user {user.name!r} is not disabled")
+    user.disabled = False
+    await audit.record(session, actor=actor, action="user.enable", subject=f"user:{user.name}")
     return user
 
 

@@ -216,7 +216,7 @@ async def _verdict(
     actor = f"anonymous@{source}"[:100]
     async with sessions() as session, session.begin():
         if ok and claim.user_id is not None:
-            await settle_attempt(session, claim.user_id, success=True, locked_until=None)
+            await settle_attempt(session, claim.user_id, success=True, locked_until=None, now=now)
             who = Principal(claim.user_id, normal, Role(claim.role))
             log.info("login: %r from %s", normal, source)
             if then is None:
@@ -224,7 +224,7 @@ async def _verdict(
             return await then(session, who, now)
         subject = UNKNOWN_SUBJECT if claim.user_id is None else f"user:{normal}"
         if claim.user_id is not None:
-            await settle_attempt(session, claim.user_id, success=False, locked_until=lock)
+            await settle_attempt(session, claim.user_id, success=False, locked_until=lock, now=now)
         log.warning("login failed: %s from %s (%d in a row)", subject, source, failures)
         await audit.record(
             session,

@@ -39,7 +39,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("audit", "verify or read the audit log of every change people made"),
     "export": ("export", "signed exports (JSON + HTML) of heats, stages, tournaments, Super 9"),
     "cashup": ("cashup", "the day's cash-up per cashier, reconciled to the cent"),
-    "users": ("users", "accounts: add, list, disable, reset a password; the roles"),
+    "users": ("users", "accounts: add, list, disable, enable, reset a password; the roles"),
     "tokens": ("tokens", "API tokens: create (scoped, expiring), list, revoke"),
     "api": ("api", "serve the desks' HTTP API (/api/v1) on a desk host"),
     "signage": ("signage", "serve the leaderboard / Super 9 signage page from the MQTT feed"),

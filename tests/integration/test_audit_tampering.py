@@ -81,3 +81,45 @@ def test_the_audits_edits_are_each_named(
     assert code == 1
     assert "audit log BROKEN: " in text_out
     assert f"  users {ids['users']}: differs from its seal" in text_out
+
+
+def test_an_account_re_enabled_in_the_database_is_named(
+    database: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 26, item 4: disable and enable through ``reelgate users`` keep the seals
+    right; an insider clearing ``disabled`` (or forging a last sign-in) straight in the
+    database is named by ``audit verify``."""
+    db = ["--database", database]
+    monkeypatch.setenv("REELGATE_ACTOR", "admin:zodwa")
+    for name in ("thandi", "sipho"):
+        monkeypatch.setattr("sys.stdin", io.StringIO("a long enough password 1\n"))
+        add = ["users", "add", name, "--role", "cashier", "--password-stdin", *db]
+        assert _run(capsys, *add)[0] == 0
+    assert _run(capsys, "users", "disable", "thandi", *db)[0] == 0
+    assert _run(capsys, "users", "enable", "thandi", *db)[0] == 0
+    assert _run(capsys, "users", "disable", "thandi", *db)[0] == 0
+    code, out = _run(capsys, "audit", "verify", *db)
+    assert code == 0, out
+
+    async def tamper() -> dict[str, int]:
+        engine = make_engine(database)
+        try:
+            async with engine.begin() as conn:
+                await conn.execute(text("UPDATE users SET disabled = false WHERE name = 'thandi'"))
+                await conn.execute(
+                    text("UPDATE users SET last_login_at = created_at WHERE name = 'sipho'")
+                )
+                found = await conn.execute(text("SELECT name, id FROM users"))
+                return {str(n): int(i) for n, i in found.all()}
+        finally:
+            await engine.dispose()
+
+    ids = asyncio.run(tamper())
+    code, out = _run(capsys, "audit", "verify", *db, "--json")
+    assert code == 1
+    named = {
+        (f["table"], f["id"])
+        for f in json.loads(out)["findings"]
+        if "differs from its seal" in f["problem"]
+    }
+    assert named == {("users", ids["thandi"]), ("users", ids["sipho"])}

@@ -253,3 +253,32 @@ def test_check_without_a_database_compares_models_with_the_revisions(
     monkeypatch.chdir(tmp_path)
     assert migrate.main(["check"]) == 0, STALE
     assert list(tmp_path.iterdir()) == []  # no reelgate.db left behind
+
+
+async def test_0018_adds_the_last_sign_in_and_keeps_the_accounts(empty_db: EmptyDatabase) -> None:
+    """Issue 26, item 4: an account of 0017 keeps every column and has no last sign-in
+    (NULL, never backfilled: the row's seal covers its non-null columns); down again,
+    the column goes and the account stays."""
+    engine = empty_db.engine
+    await migrate.upgrade_async(engine, "0017")
+    async with engine.begin() as conn:
+        await conn.execute(
+            sa.text(
+                "INSERT INTO users (name, role, password_hash, disabled, created_at, "
+                "created_by, failed_logins) VALUES ('thandi', 'cashier', 'h', :d, :t, 'a', 2)"
+            ),
+            {"d": True, "t": T0},
+        )
+    await migrate.upgrade_async(engine, "0018")
+    async with engine.connect() as conn:
+        row = (
+            await conn.execute(
+                sa.text("SELECT name, disabled, failed_logins, last_login_at FROM users")
+            )
+        ).one()
+    assert (row[0], bool(row[1]), row[2], row[3]) == ("thandi", True, 2, None)
+    await migrate.downgrade_async(engine, "0017")
+    async with engine.connect() as conn:
+        columns = await conn.run_sync(lambda c: inspect(c).get_columns("users"))
+        assert "last_login_at" not in {c["name"] for c in columns}
+        assert (await conn.execute(sa.text("SELECT name FROM users"))).scalar_one() == "thandi"

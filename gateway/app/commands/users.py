@@ -26,7 +26,7 @@ from gateway.errors import OperatorError
 
 def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
-        "users", help="accounts: add, list, disable, reset a password; the roles"
+        "users", help="accounts: add, list, disable, enable, reset a password; the roles"
     )
     actions = parser.add_subparsers(
         dest="users_action", required=True, metavar="ACTION", parser_class=OneLineParser
@@ -46,6 +46,11 @@ def register(sub: Any) -> None:
     add_common(p, read=True)
     p.add_argument("name")
     p.set_defaults(handler=_disable)
+
+    p = actions.add_parser("enable", help="re-enable a disabled account")
+    add_common(p, read=True)
+    p.add_argument("name")
+    p.set_defaults(handler=_enable)
 
     p = actions.add_parser("reset-password", help="set a new password; clears a lockout")
     add_common(p, read=True)
@@ -99,6 +104,7 @@ def _row(u: Any) -> dict[str, Any]:
         "disabled": u.disabled,
         "failed_logins": u.failed_logins,
         "locked_until": u.locked_until,
+        "last_login_at": u.last_login_at,
     }
 
 
@@ -119,7 +125,7 @@ def _list(args: argparse.Namespace) -> int:
         return [_row(u) for u in await service.list_users(session)]
 
     data = run(args, work)
-    head = ["id", "name", "role", "state", "failed logins"]
+    head = ["id", "name", "role", "state", "failed logins", "last sign-in"]
     rows = [
         [
             d["id"],
@@ -127,6 +133,7 @@ def _list(args: argparse.Namespace) -> int:
             d["role"],
             "disabled" if d["disabled"] else "active",
             d["failed_logins"],
+            "never" if d["last_login_at"] is None else d["last_login_at"].isoformat(),
         ]
         for d in data
     ]
@@ -140,6 +147,13 @@ def _disable(args: argparse.Namespace) -> int:
                 session, args.name, actor=host_actor(), now=keyed.REAL_CLOCK()
             )
         )
+
+    return emit(args, run(args, work))
+
+
+def _enable(args: argparse.Namespace) -> int:
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        return _row(await service.enable_user(session, args.name, actor=host_actor()))
 
     return emit(args, run(args, work))
 

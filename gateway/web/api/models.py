@@ -336,6 +336,20 @@ class AuditRow(BaseModel):
     details: dict[str, Any]
 
 
+class UserOut(BaseModel):
+    """An account as ``reelgate users list`` shows it (never its password hash)."""
+
+    id: int
+    name: str
+    role: str
+    disabled: bool
+    failed_logins: int
+    locked_until: datetime | None
+    created_at: datetime
+    created_by: str
+    last_login_at: datetime | None  # the last password sign-in; None: none recorded
+
+
 class PendingOut(BaseModel):
     pending: int
     kind: str

@@ -3,10 +3,12 @@ tokens, and the forms of ``reelgate users ...`` and ``reelgate tokens ...``.
 
 Every write is the CLI's own service (:mod:`gateway.accounts.service`), audited under
 the signed-in admin; a refusal is one line naming the form's field (a 422 page) and
-changes nothing.  The console refuses two things the host's CLI leaves to its operator:
-an admin disabling their own account (the venue would be left without a way in), and
-disabling or revoking twice.  A new token's secret is shown once, in the response to
-its POST (never in a redirect or a cookie; pages are ``Cache-Control: no-store``)."""
+changes nothing.  The console (and the API) refuses two things the host's CLI leaves to
+its operator: an admin disabling their own account (the venue would be left without a
+way in), and disabling or revoking twice (``service.check_disable``).  Enabling a
+disabled account again is the same admin's word as disabling it, with no second person.
+A new token's secret is shown once, in the response to its POST (never in a redirect or
+a cookie; pages are ``Cache-Control: no-store``)."""
 
 from __future__ import annotations
 
@@ -78,6 +80,9 @@ async def _context(me: Viewer, now: datetime) -> dict[str, Any]:
 
 async def _page(request: Request, me: Viewer, *, status: int = 200, error: str = "") -> Response:
     context = await _context(me, _now(request))
+    # ?role=technician (the home page's first-run links): the add form's role chosen.
+    wanted = request.query_params.get("role", "")
+    context["preselect"] = wanted if wanted in context["roles"] else ""
     extra = {"error": error} if error else {}
     return console_of(request).pages.render(
         request, "accounts.html", me, status=status, active="accounts", **context, **extra
@@ -133,14 +138,23 @@ async def disable(request: Request, me: Viewer = viewer(P.ACCOUNTS_MANAGE)) -> R
     async def work() -> str:
         try:
             user = await _account(me, me.field("name"))
-            if user.id == me.user_id:
-                raise OperatorError("name: you may not disable your own account; another admin may")
-            if user.disabled:
-                raise OperatorError(f"name: {user.name} is already disabled")
+            service.check_disable(user, by=me.user_id)
             await service.disable_user(me.session, user.name, actor=me.name, now=_now(request))
         except OperatorError as exc:
             raise OperatorError(_field("name", str(exc))) from None
         return f"account {user.name} disabled (its sessions ended)"
+
+    return await _answer(request, me, work)
+
+
+@router.post("/accounts/enable")
+async def enable(request: Request, me: Viewer = viewer(P.ACCOUNTS_MANAGE)) -> Response:
+    async def work() -> str:
+        try:
+            user = await service.enable_user(me.session, me.field("name"), actor=me.name)
+        except OperatorError as exc:
+            raise OperatorError(_field("name", str(exc))) from None
+        return f"account {user.name} enabled (it may sign in again)"
 
     return await _answer(request, me, work)
 

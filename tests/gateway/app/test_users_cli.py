@@ -98,3 +98,40 @@ def test_unlock_clears_the_backoff(monkeypatch: pytest.MonkeyPatch, db: str) -> 
     actions = [(e.action, e.subject) for e in audit if e.action != "records.seal"]
     assert actions[-1] == ("user.unlock", "user:thandi")
     assert _users(monkeypatch, db, "unlock", "nobody") == 2
+
+
+def test_enable_brings_a_disabled_account_back(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], db: str
+) -> None:
+    """Issue 26, item 4: ``users enable``, audited; refused in one line for an account
+    that is not disabled and for an unknown name, nothing written."""
+    stdin = PASSWORD + "\n"
+    assert _users(monkeypatch, db, "add", "thandi", "--role", "cashier", stdin=stdin) == 0
+    capsys.readouterr()
+    assert _users(monkeypatch, db, "enable", "thandi") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "user 'thandi' is not disabled" in err
+    assert _users(monkeypatch, db, "enable", "nobody") == 2
+    assert "user 'nobody' does not exist" in capsys.readouterr().err
+    assert _users(monkeypatch, db, "disable", "thandi") == 0
+    assert _users(monkeypatch, db, "enable", " Thandi") == 0
+    users, audit = asyncio.run(_rows(db))
+    assert [u.disabled for u in users] == [False]
+    actions = [(e.action, e.subject) for e in audit if e.action != "records.seal"]
+    assert actions[-2:] == [("user.disable", "user:thandi"), ("user.enable", "user:thandi")]
+
+
+def test_list_shows_the_last_sign_in(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], db: str
+) -> None:
+    """Issue 26, item 4: ``users list`` has the last sign-in ("never" until one)."""
+    stdin = PASSWORD + "\n"
+    assert _users(monkeypatch, db, "add", "thandi", "--role", "cashier", stdin=stdin) == 0
+    capsys.readouterr()
+    assert _users(monkeypatch, db, "list") == 0
+    out = capsys.readouterr().out
+    assert "last sign-in" in out
+    assert "never" in out
+    assert _users(monkeypatch, db, "list", "--json") == 0
+    assert '"last_login_at": null' in capsys.readouterr().out

@@ -1,7 +1,8 @@
 """The admin's Accounts screen in Chromium (issue 26, item 4): the admin signs in, adds a
 director's account, creates an API token (its secret shown once) and revokes it; the
 page throws nothing (the ``page`` fixture checks) and the revoked token no longer opens
-the API."""
+the API.  A second test disables an account and enables it again (Enable pressed from
+the keyboard); the admin's own row shows a last sign-in."""
 
 from __future__ import annotations
 
@@ -53,3 +54,27 @@ async def test_admin_adds_a_director_and_creates_and_revokes_a_token(
         await expect(page.locator(".flash.ok")).to_contain_text("revoked")
         await expect(row).to_contain_text("revoked")
         assert (await client.get(api, headers=bearer)).status_code == 401
+
+
+async def test_admin_disables_and_enables_an_account(
+    start_gateway: Callable[[Prepare | None], Awaitable[ConsoleGateway]], page: Page
+) -> None:
+    gw = await start_gateway(None)
+    await sign_in(page, gw.url, "admin")
+    await open_screen(page, "Accounts")
+    row = page.locator('[data-account="cashier"]')
+    await expect(row.get_by_role("button", name="Enable")).to_have_count(0)
+    await expect(page.locator('[data-account="admin"]')).not_to_contain_text("never")
+
+    await row.get_by_role("button", name="Disable").click()
+    await confirm(page)
+    await expect(page.locator(".flash.ok")).to_contain_text("account cashier disabled")
+    await expect(row.locator(".badge.bad")).to_have_text("disabled")
+    await expect(row.get_by_role("button", name="Disable")).to_have_count(0)
+
+    await row.get_by_role("button", name="Enable").focus()  # a keyboard user's way
+    await page.keyboard.press("Enter")
+    await confirm(page)
+    await expect(page.locator(".flash.ok")).to_contain_text("account cashier enabled")
+    await expect(row.locator(".badge.ok")).to_have_text("enabled")
+    await expect(row.get_by_role("button", name="Disable")).to_be_visible()

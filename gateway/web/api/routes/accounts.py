@@ -1,4 +1,5 @@
-"""Signing in and out, who am I, and the dual-control queue (approve / reject)."""
+"""Signing in and out, who am I, the dual-control queue (approve / reject), and the
+accounts of ``accounts.manage`` (list, disable, enable: ``reelgate users ...``)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,14 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Request, Response
 
 from gateway.accounts import service, signin
+from gateway.accounts.roles import Permission as P
 from gateway.accounts.signin import LoginFailed, LoginThrottled
 from gateway.web.api import actions
-from gateway.web.api.auth import COOKIE, Caller, api_of, cross_site, signed_in, source_of
+from gateway.web.api.auth import COOKIE, Caller, api_of, cross_site, signed_in, source_of, who
 from gateway.web.api.errors import ApiError
-from gateway.web.api.models import INT32, Decision, Login, Me, PendingOut, Problem
+from gateway.web.api.models import INT32, Decision, Login, Me, PendingOut, Problem, UserOut
+from gateway.web.api.routes import needs
+from storage.accounts import User
 
 router = APIRouter(tags=["accounts"])
 Key = Annotated[int, Path(ge=1, le=INT32)]
@@ -89,3 +93,56 @@ async def approve(request: Request, key: Key, who: Signed) -> Decision:
 @router.post("/pending/{key}/reject", openapi_extra={"x-dual-approval": True})
 async def reject(request: Request, key: Key, who: Signed) -> Decision:
     return await actions.reject(api_of(request), who, key)
+
+
+def _user_out(u: User) -> UserOut:
+    return UserOut(
+        id=u.id,
+        name=u.name,
+        role=u.role,
+        disabled=u.disabled,
+        failed_logins=u.failed_logins,
+        locked_until=u.locked_until,
+        created_at=u.created_at,
+        created_by=u.created_by,
+        last_login_at=u.last_login_at,
+    )
+
+
+async def _account(me: Caller, key: int) -> User:
+    user = await me.session.get(User, key)
+    if user is None:
+        raise ApiError(404, f"user {key} does not exist")
+    return user
+
+
+@router.get("/users", openapi_extra=needs(P.ACCOUNTS_MANAGE))
+async def users(me: Caller = who(P.ACCOUNTS_MANAGE)) -> list[UserOut]:
+    """Every account, its role, state and last sign-in (``reelgate users list``)."""
+    return [_user_out(u) for u in await service.list_users(me.session)]
+
+
+@router.post(
+    "/users/{key}/disable",
+    openapi_extra=needs(P.ACCOUNTS_MANAGE),
+    responses={404: {"model": Problem}, 422: {"model": Problem}},
+)
+async def disable_user(request: Request, key: Key, me: Caller = who(P.ACCOUNTS_MANAGE)) -> UserOut:
+    """Disable an account: its sessions end, its tokens stop working and its pending
+    requests are voided.  Refused for the caller's own account and a disabled one."""
+    user = await _account(me, key)
+    service.check_disable(user, by=me.user_id)
+    await service.disable_user(me.session, user.name, actor=me.name, now=api_of(request).clock())
+    return _user_out(user)
+
+
+@router.post(
+    "/users/{key}/enable",
+    openapi_extra=needs(P.ACCOUNTS_MANAGE),
+    responses={404: {"model": Problem}, 422: {"model": Problem}},
+)
+async def enable_user(key: Key, me: Caller = who(P.ACCOUNTS_MANAGE)) -> UserOut:
+    """Re-enable a disabled account (``reelgate users enable``): its password and its
+    unexpired tokens work again; its ended sessions and voided requests stay so."""
+    user = await _account(me, key)
+    return _user_out(await service.enable_user(me.session, user.name, actor=me.name))

@@ -4,15 +4,17 @@ it lists — on SQLite and, when configured, PostgreSQL (the ``engine`` fixture)
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import pytest
 
-from gateway.accounts import roles_doc
+from gateway.accounts import roles_doc, service
 from gateway.accounts.roles import PERMISSIONS, Permission, Role
 from gateway.web.api import create_app
+from storage.accounts import user_by_name
 from tests.gateway.web.api import director_samples
-from tests.gateway.web.api.conftest import Desk
+from tests.gateway.web.api.conftest import NOW, Desk
 
 S9 = "/api/v1/super9"
 DRAWING = "/api/v1/super9/sessions/{key}"
@@ -114,6 +116,28 @@ CASHIER: dict[tuple[str, str], Any] = {
     ("get", f"{DRAWING}/wheel"): lambda d: (f"{S9}/sessions/{d.ids['s9_drawing']}/wheel", None),
 }
 
+ACCOUNTS: dict[tuple[str, str], Any] = {
+    ("get", "/api/v1/users"): lambda d: ("/api/v1/users", None),
+    ("post", "/api/v1/users/{key}/disable"): lambda d: (
+        f"/api/v1/users/{d.ids['user:director2']}/disable",
+        None,
+    ),
+    ("post", "/api/v1/users/{key}/enable"): lambda d: (
+        f"/api/v1/users/{d.ids['user:director2']}/enable",
+        None,
+    ),
+}
+
+
+async def _director2(d: Desk, *, disabled: bool) -> None:
+    async with d.sessions() as s, s.begin():
+        user = await user_by_name(s, "director2")
+        assert user is not None
+        d.ids["user:director2"] = user.id
+        if disabled:
+            await service.disable_user(s, "director2", actor="setup", now=NOW)
+
+
 # One valid request per endpoint: (path with the seeded ids filled in, JSON body).
 SAMPLES: dict[tuple[str, str], Any] = {
     ("get", "/api/v1/tournaments"): lambda d: ("/api/v1/tournaments", None),
@@ -194,10 +218,15 @@ SAMPLES: dict[tuple[str, str], Any] = {
     ("get", "/api/v1/audit"): lambda d: ("/api/v1/audit", None),
     ("get", "/api/v1/cashup"): lambda d: ("/api/v1/cashup?date=2026-11-18", None),
     **SUPER9,
+    **ACCOUNTS,
     **director_samples.SAMPLES,
 }
 # The scene a sample needs before it can succeed (the seeded desk has not got it).
-PREPARE = director_samples.PREPARE
+PREPARE: dict[tuple[str, str], director_samples.Scene] = {
+    **director_samples.PREPARE,
+    ("post", "/api/v1/users/{key}/disable"): partial(_director2, disabled=False),
+    ("post", "/api/v1/users/{key}/enable"): partial(_director2, disabled=True),
+}
 
 
 def _guarded() -> list[tuple[str, str, Permission]]:

@@ -1,7 +1,8 @@
 """The console's Accounts screen of the ``admin`` role (issue 26, item 4): accounts and
 API tokens through the CLI's own services, audited under the signed-in admin; every
 refusal one line naming the field (422) that changes nothing; the other roles refused;
-a token's secret shown once; the first-run notice on the admin's home page."""
+a token's secret shown once; re-enabling a disabled account; each account's last
+sign-in; the first-run notice on the admin's home page, its links choosing the role."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ OTHERS = [r.value for r in Role if r is not Role.ADMIN]
 WRITES = [
     "/console/accounts/add",
     "/console/accounts/disable",
+    "/console/accounts/enable",
     "/console/accounts/reset-password",
     "/console/accounts/unlock",
     "/console/accounts/tokens",
@@ -160,6 +162,58 @@ async def test_disabling_an_account_ends_its_way_in(desk: Desk) -> None:
     async with signed_in(desk, "admin") as admin:
         page = await admin.get("/console/accounts")
     assert "account disabled" in page.text  # the cashier's token, listed as useless
+
+
+def _row(html: str, name: str) -> str:
+    found = re.search(rf'<tr data-account="{name}">(.*?)</tr>', html, re.S)
+    assert found is not None, f"no row of {name}"
+    return found.group(1)
+
+
+async def test_enabling_a_disabled_account_lets_it_back_in(desk: Desk) -> None:
+    """Issue 26, item 4: Enable, on a disabled account only, audited under the admin; the
+    password and the unexpired token work again; the seals still verify."""
+    async with signed_in(desk, "admin") as admin:
+        assert (await _form(admin, "/console/accounts/disable", {"name": "cashier"})).is_redirect
+        page = await admin.get("/console/accounts")
+        assert 'action="/console/accounts/enable"' in _row(page.text, "cashier")
+        assert 'action="/console/accounts/enable"' not in _row(page.text, "technician")
+        r = await _form(admin, "/console/accounts/enable", {"name": " Cashier"})
+        assert r.status_code == 303
+        assert "account cashier enabled" in (await admin.get(r.headers["location"])).text
+        before = await _audit_count(desk)
+        again = await _form(admin, "/console/accounts/enable", {"name": "cashier"})
+        assert again.status_code == 422
+        assert "name: user &#39;cashier&#39; is not disabled" in again.text
+        unknown = await _form(admin, "/console/accounts/enable", {"name": "nobody"})
+        assert unknown.status_code == 422
+        assert "name: user &#39;nobody&#39; does not exist" in unknown.text
+        assert await _audit_count(desk) == before
+    user = await _user(desk, "cashier")
+    assert user is not None
+    assert not user.disabled
+    (row,) = await _audit(desk, "user.enable", "user:cashier")
+    assert row.actor == "admin"
+    api = await desk.client.get("/api/v1/me", headers=desk.auth("cashier"))
+    assert api.status_code == 200  # its token, unexpired and unrevoked, opens the API again
+    signed = await sign_in_form(desk.client, {"name": "cashier", "password": PASSWORD})
+    assert signed.status_code == 303
+    async with desk.sessions() as s:
+        found = await records_verify(s, check_signature=None)
+    assert found.ok, found.findings  # disable and enable went under the seals
+
+
+async def test_the_last_sign_in_is_shown(desk: Desk) -> None:
+    """Issue 26, item 4: a password sign-in stamps the account (the desk's clock); an
+    account that never signed in says so."""
+    async with signed_in(desk, "admin") as client:
+        page = await client.get("/console/accounts")
+    assert "Last sign-in" in page.text
+    assert "20 Nov 10:00" in _row(page.text, "admin")
+    assert "never" in _row(page.text, "technician")
+    admin = await _user(desk, "admin")
+    assert admin is not None
+    assert admin.last_login_at == NOW
 
 
 async def test_an_admin_may_not_disable_their_own_account(desk: Desk) -> None:
@@ -340,6 +394,13 @@ async def test_first_run_leads_the_admin_to_accounts(desk: Desk) -> None:
         assert "<strong>technician</strong> for the floor" in home.text
         assert "<strong>director</strong> for the tournament" in home.text
         assert "<strong>cashier</strong>" not in home.text  # the desk has one
+        assert 'href="/console/accounts?role=technician#add"' in home.text
+        assert 'href="/console/accounts?role=director#add"' in home.text
+        chosen = await client.get("/console/accounts?role=technician")
+        assert '<option value="technician" selected>' in chosen.text
+        odd = await client.get("/console/accounts?role=croupier")
+        assert odd.status_code == 200
+        assert " selected>" not in odd.text.split('id="add"')[1].split("</form>")[0]
         for href in re.findall(r'class="tile" href="([^"]+)"', home.text):
             assert (await client.get(href)).status_code == 200, href  # no screen 403s
     async with signed_in(desk, "supervisor") as client:
