@@ -6,7 +6,7 @@
 * no heat played twice without a recorded T20 restart (runs that reached RUNNING, less
   one, never exceed the RESTARTED runs before the last);
 * no machine left locked or in tournament mode once its link is back (``bank_host state``);
-* the audit chain intact (:func:`storage.audit.verify`);
+* the audit chain intact (:func:`storage.audit_verify.verify`);
 * no tournament effect pending (:func:`storage.effects.pending`), every run settled.
 """
 
@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gateway.heats.scheduler import DUE
 from gateway.tournament.services.seating import heat_seats
-from storage import audit, effects
+from storage import audit_verify, effects
 from storage.journal import HeatResult, HeatRun, HeatRunMachine, HeatRunStep, MachineState, RunState
 from storage.tournament import Heat, Score
 
@@ -93,7 +93,7 @@ async def check(
         await _replays(s, runs, heat_id, f)
         f.unsettled = sum(not r.settled for r in runs)
         f.pending = len(await effects.pending(s))
-        verified = await audit.verify(s)
+        verified = await audit_verify.verify(s)
         if not verified.ok:
             f.audit_broken = 1
             f.problems.append(f"audit: {verified.problem}")

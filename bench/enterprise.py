@@ -73,7 +73,7 @@ from gateway.tournament.services.setup import (  # noqa: E402
     schedule_heat,
 )
 from gateway.tournament.settings import TournamentSettings, Validity  # noqa: E402
-from storage import audit, effects  # noqa: E402
+from storage import audit_verify, effects  # noqa: E402
 from storage.effects import EffectKind, HeatEffect  # noqa: E402
 from storage.journal import HeatResult, HeatRun, RunState  # noqa: E402
 from storage.tournament import Score, Seat  # noqa: E402
@@ -296,7 +296,7 @@ async def _check(database: str, venues: list[Venue], cut: Venue | None,
             seats = list(await s.scalars(select(Seat)))
             scores = list(await s.scalars(select(Score)))
             results = list(await s.scalars(select(HeatResult)))
-            verified = await audit.verify(s)
+            verified = await audit_verify.verify(s)
         by_seat: dict[int, list[Score]] = {}
         for sc in scores:
             by_seat.setdefault(sc.seat_id, []).append(sc)

@@ -784,14 +784,3 @@ class VerifyResult:
             "findings": [f.as_dict() for f in self.findings],
             "amendments": self.amendments,
         }
-
-
-async def verify(
-    session: AsyncSession, *, check_signature: Callable[[bytes, bytes, str], bool] | None = None
-) -> VerifyResult:
-    """Verify with the keys bound to the session's engine (:mod:`storage.audit_verify`)."""
-    from storage import audit_verify  # it imports this module
-
-    return await audit_verify.verify(
-        session, require_keys(session), check_signature=check_signature
-    )

@@ -36,6 +36,7 @@ from storage.audit import (
     Finding,
     VerifyResult,
     checkpoint_payload,
+    require_keys,
     row_body,
     row_mac,
 )
@@ -322,9 +323,14 @@ async def _table(conn: AsyncConnection, chain: _Chain, name: str, in_scope: bool
 
 
 async def verify(
-    session: AsyncSession, keys: ChainKeys, *, check_signature: CheckSignature | None = None
+    session: AsyncSession,
+    keys: ChainKeys | None = None,
+    *,
+    check_signature: CheckSignature | None = None,
 ) -> VerifyResult:
-    """Everything :mod:`this module <storage.audit_verify>` describes; never writes."""
+    """Everything :mod:`this module <storage.audit_verify>` describes; never writes.
+    ``keys``: by default the ones bound to the session's engine."""
+    keys = require_keys(session) if keys is None else keys
     conn = await session.connection()
     point_rows = (
         await conn.execute(select(AuditCheckpoint.__table__).order_by(AuditCheckpoint.id))

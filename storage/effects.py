@@ -34,6 +34,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped, mapped_column
 
 from storage.db import Base
+from storage.heat_run import HeatRun
 from storage.types import UTCDateTime, enum_type
 
 
@@ -151,8 +152,6 @@ async def pending(
 ) -> list[EffectView]:
     """Effects not yet applied, oldest first: of one run, or of every run except the
     runs of ``skip_banks``."""
-    from storage.journal import HeatRun  # the journal imports this module
-
     query = select(HeatEffect).where(HeatEffect.applied_at.is_(None)).order_by(HeatEffect.id)
     if run_id is not None:
         query = query.where(HeatEffect.run_id == run_id)

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gateway.app.options import DEFAULT_SPOOL
+from gateway.app.defaults import DEFAULT_SPOOL
 from gateway.errors import OperatorError
 
 if TYPE_CHECKING:

@@ -19,11 +19,18 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from gateway.app.database import close_engine, guarded, open_engine
 from gateway.app.database import upgrade as upgrade_database
-from gateway.app.options import DEFAULT_SPOOL
+from gateway.app.defaults import DEFAULT_SPOOL
 from gateway.errors import OperatorError
 from gateway.floor.aft import configure_driver
-from gateway.floor.model import BankSpec, Floor, MachineSpec, parse_floor
-from gateway.floor.snmp import SnmpSecrets
+from gateway.floor.model import (
+    BankSpec,
+    Floor,
+    MachineSpec,
+    load_floor_file,
+    parse_floor,
+    resolve_snmp,
+)
+from gateway.floor.snmp import SnmpSecrets, load_snmp_secrets
 from gateway.floor.store import load_floor, sync_floor
 from gateway.heats.spool import JournalWriter
 from gateway.machines.driver import MachineDriver
@@ -55,10 +62,8 @@ def snmp_secrets_for(
 ) -> SnmpSecrets:
     """The run's SNMP secrets, checked at start-up: every machine with an SNMP agent must
     have its own (one-line OperatorError naming the machine and the key otherwise)."""
-    from gateway.floor.model import resolve_snmp
-    from gateway.floor.snmp import load_snmp_secrets
-
-    secrets = load_snmp_secrets(path, floor_path=floor_path)
+    inline = load_floor_file(floor_path).secrets if floor_path else None
+    secrets = load_snmp_secrets(path, inline=inline)
     resolve_snmp(machines, secrets)
     return secrets
 

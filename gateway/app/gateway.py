@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 from gateway.app.context import GatewayContext, bank_links, close_links, snmp_secrets_for
 from gateway.app.database import require_audit_key, watch_chain
-from gateway.app.options import DEFAULT_SPOOL, trap_host
+from gateway.app.defaults import DEFAULT_SPOOL
+from gateway.app.options import trap_host
 from gateway.clocks.central import DEFAULT_LIMIT_MS, central_offset
 from gateway.errors import OperatorError
 from gateway.heats.live_feed import HeatFeeds, scheduler_heat_of_run
@@ -227,6 +228,7 @@ class RunningGateway:
         watched = [m for m in machines if m.snmp]
         if not watched:
             return
+        from gateway.floor.model import resolve_snmp
         from gateway.machines.health import (
             HealthMonitor,
             TrapMarks,
@@ -237,6 +239,8 @@ class RunningGateway:
         from protocols.snmp.manager import HealthPoller, TrapReceiver
         from storage.marks import MarkStore
 
+        boards = resolve_snmp(watched, secrets)  # a missing secret: refused before any board
+
         host, port = trap_host(self.settings.snmp_traps)
         marks = await TrapMarks.load(MarkStore(self.context.sessions))  # left before a restart
         monitor = HealthMonitor(TrapReceiver(host=host, port=port), HealthPoller(), marks=marks)
@@ -246,7 +250,7 @@ class RunningGateway:
             raise OperatorError(f"--snmp-traps {host}:{port}: {exc.strerror or exc}") from None
         self.health = monitor
         print(f"SNMP traps on udp://{host}:{monitor.receiver.port}", flush=True)
-        for machine_id, why in (await watch_boards(monitor, watched, secrets)).items():
+        for machine_id, why in (await watch_boards(monitor, boards)).items():
             log.warning("SNMP: %s not reachable yet (%s)", machine_id, why)
         scheduler = self.running
 
@@ -258,7 +262,7 @@ class RunningGateway:
         async def watch() -> None:
             async with asyncio.TaskGroup() as group:  # both run until cancelled at close
                 group.create_task(route_events(monitor, deliver))
-                group.create_task(rewatch(monitor, watched, secrets))
+                group.create_task(rewatch(monitor, boards))
 
         self._routing = asyncio.create_task(watch(), name="snmp-health")
 

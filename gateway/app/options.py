@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import argparse
 from datetime import date, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 from zoneinfo import ZoneInfo
 
+from gateway.app.configfile import add_config
+from gateway.app.defaults import DEFAULT_SPOOL as DEFAULT_SPOOL  # re-exported
 from gateway.errors import OperatorError
 
 if TYPE_CHECKING:
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     from gateway.clocks.policy import WriteTime
 
 DEFAULT_ZONE = "Africa/Johannesburg"
-DEFAULT_SPOOL = Path("reelgate-journal.spool")
 TIME_HELP = "ISO 8601, e.g. 2026-11-20T18:30+02:00; without an offset it is venue-local time"
 
 
@@ -41,8 +41,6 @@ class OneLineParser(argparse.ArgumentParser):
 
 def add_database(parser: argparse.ArgumentParser) -> None:
     """``--database URL`` and ``--config FILE`` (whose ``[database] url`` it defaults to)."""
-    from gateway.app.configfile import add_config
-
     parser.add_argument(
         "--database",
         metavar="URL",
@@ -107,7 +105,7 @@ def add_second(
     """A dual-control write's second person: an account named here that types its
     password (:mod:`gateway.app.people`); its role must be one that approves
     ``permission`` (``gateway.accounts.dual.APPROVERS``)."""
-    from gateway.app.keyed import SecondPerson
+    from gateway.app.keyed import SecondPerson  # deferred for start-up (SQLAlchemy)
 
     parser.add_argument(
         option,
@@ -181,7 +179,7 @@ def now_of(args: argparse.Namespace, zone: str = DEFAULT_ZONE) -> datetime:
     """When the command acts: for a write, its judged time (:func:`write_of`)."""
     if getattr(args, "writes", False):
         return write_of(args, zone).at
-    from gateway.app.keyed import REAL_CLOCK
+    from gateway.app.keyed import REAL_CLOCK  # deferred for start-up: keyed loads SQLAlchemy
 
     given = getattr(args, "now", None)
     return parse_time(given, zone, "--now") if given else REAL_CLOCK()
@@ -190,7 +188,7 @@ def now_of(args: argparse.Namespace, zone: str = DEFAULT_ZONE) -> datetime:
 def write_of(args: argparse.Namespace, zone: str = DEFAULT_ZONE) -> WriteTime:
     """The write's keyed ``--now`` judged against the real time (refused in one line
     when it may not stand), recorded in every audit row the write makes."""
-    from gateway.app.keyed import write_time
+    from gateway.app.keyed import write_time  # deferred for start-up (SQLAlchemy)
 
     given = getattr(args, "now", None)
     keyed = parse_time(given, zone, "--now") if given else None

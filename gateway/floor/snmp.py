@@ -297,9 +297,9 @@ def _table(data: Mapping[str, Any], key: str, source: str) -> dict[str, Any]:
 SECRETS_ENV = "REELGATE_SNMP_SECRETS"
 
 
-def load_snmp_secrets(path: str | None, *, floor_path: str | Path | None = None) -> SnmpSecrets:
+def load_snmp_secrets(path: str | None, *, inline: SnmpSecrets | None = None) -> SnmpSecrets:
     """The run's SNMP secrets: the file at ``path`` (else ``$REELGATE_SNMP_SECRETS``, else
-    none) with the floor file's inline secrets over them."""
+    none) with ``inline`` (the floor file's own, ``Floor.secrets``) over them."""
     path = path or os.environ.get(SECRETS_ENV) or None
     secrets = SnmpSecrets()
     if path:
@@ -309,8 +309,6 @@ def load_snmp_secrets(path: str | None, *, floor_path: str | Path | None = None)
         except OSError as exc:
             raise OperatorError(f"--snmp-secrets {p}: cannot read ({exc.strerror})") from None
         secrets = parse_snmp_secrets(text, source=str(p))
-    if floor_path:
-        from gateway.floor.model import load_floor_file  # the model imports this module
-
-        secrets = secrets.merged(load_floor_file(floor_path).secrets)
+    if inline is not None:
+        secrets = secrets.merged(inline)
     return secrets

@@ -22,9 +22,9 @@ with ``reelgate bank clear-mark`` (audited), and preflight re-reads the table fi
 ``events()`` gives every subscriber its own bounded queue; a subscriber that falls far
 behind gets a QUEUE_OVERFLOW event in place of what was dropped.
 
-From the floor (``snmp = "udp://host:port"`` on a machine, :mod:`gateway.floor`; its
-passphrases or community come from the run's :class:`~gateway.floor.SnmpSecrets`, never
-from the database): :func:`watch_boards` adds every such board to a monitor,
+The boards come from the caller as machine id -> :class:`BoardEndpoint` (the floor's
+resolved SNMP endpoints, ``gateway.floor.model.resolve_snmp``: a machine knows no floor
+file): :func:`watch_boards` adds every such board to a monitor,
 :func:`board_problems` is the one-shot preflight ``bank check`` uses, and
 :func:`route_events` hands each trap event to whoever runs the heat
 (``HeatRunner.report_event``: T20/T21).
@@ -38,9 +38,8 @@ from collections import deque
 from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Protocol
 
-from gateway.floor.model import MachineSpec, resolve_snmp
-from gateway.floor.snmp import SnmpSecrets
 from gateway.machines.driver import MachineEvent, MachineEventKind
 from protocols.snmp.errors import SnmpError
 from protocols.snmp.manager import HealthPoller, SnmpTarget, TrapReceiver
@@ -59,6 +58,20 @@ _EVENT_KIND = {
     Notification.LINK_UP: MachineEventKind.LINK_UP,
 }
 _MARKING = frozenset({Notification.LINK_DOWN, Notification.POWER_LOST, Notification.DOOR_OPENED})
+
+
+class BoardEndpoint(Protocol):
+    """Where a board's SNMP agent listens and how to talk to it, secrets included (the
+    floor's ``SnmpEndpoint`` is one)."""
+
+    @property
+    def host(self) -> str: ...
+
+    @property
+    def port(self) -> int: ...
+
+    @property
+    def security(self) -> Security: ...
 
 
 def trap_event(trap: BoardTrap, at: datetime) -> MachineEvent:
@@ -270,13 +283,11 @@ class HealthMonitor:
 
 
 async def watch_boards(
-    monitor: HealthMonitor, machines: Iterable[MachineSpec], secrets: SnmpSecrets
+    monitor: HealthMonitor, boards: Mapping[str, BoardEndpoint]
 ) -> dict[str, str]:
-    """Watch every machine of ``machines`` that has an SNMP agent on the floor.  Returns
-    the boards that could not be reached (machine -> why); they stay in
-    ``monitor.unreachable`` so preflight refuses them until they answer.  A machine whose
-    secret is missing is an OperatorError before any board is touched."""
-    boards = list(resolve_snmp(machines, secrets).items())
+    """Watch every board of ``boards`` (machine -> its agent).  Returns the boards that
+    could not be reached (machine -> why); they stay in ``monitor.unreachable`` so
+    preflight refuses them until they answer."""
 
     async def add(machine_id: str, host: str, port: int, security: Security) -> None:
         try:
@@ -284,16 +295,13 @@ async def watch_boards(
         except SnmpError as exc:
             monitor.unreachable[machine_id] = f"{type(exc).__name__}: {exc}"
 
-    await asyncio.gather(
-        *(add(mid, e.host, e.port, e.security) for mid, e in boards if e is not None)
-    )
-    return {mid: monitor.unreachable[mid] for mid, _ in boards if mid in monitor.unreachable}
+    await asyncio.gather(*(add(mid, e.host, e.port, e.security) for mid, e in boards.items()))
+    return {mid: monitor.unreachable[mid] for mid in boards if mid in monitor.unreachable}
 
 
 async def rewatch(
     monitor: HealthMonitor,
-    machines: Sequence[MachineSpec],
-    secrets: SnmpSecrets,
+    boards: Mapping[str, BoardEndpoint],
     *,
     every_s: float = 10.0,
 ) -> None:
@@ -301,28 +309,26 @@ async def rewatch(
     not reach (an SNMPv3 board's traps are only accepted once its engine id is known)."""
     while True:
         await asyncio.sleep(every_s)
-        missing = [m for m in machines if m.id in monitor.unreachable]
+        missing = {mid: e for mid, e in boards.items() if mid in monitor.unreachable}
         if missing:
-            still = await watch_boards(monitor, missing, secrets)
-            for m in missing:
-                if m.id not in still:
-                    log.info("SNMP: %s watched now", m.id)
+            still = await watch_boards(monitor, missing)
+            for mid in missing:
+                if mid not in still:
+                    log.info("SNMP: %s watched now", mid)
 
 
 async def board_problems(
-    machines: Sequence[MachineSpec], secrets: SnmpSecrets, *, snmp_timeout: float = 1.0
+    boards: Mapping[str, BoardEndpoint], *, snmp_timeout: float = 1.0
 ) -> dict[str, list[str]]:
-    """One-shot health preflight of the machines that have an SNMP agent (``bank check``):
-    machine -> problems (link down, no power, door open, or SNMP unreachable)."""
-    with_snmp = [m for m in machines if m.snmp is not None]
-    if not with_snmp:
+    """One-shot health preflight of the boards (``bank check``): machine -> problems
+    (link down, no power, door open, or SNMP unreachable)."""
+    if not boards:
         return {}
-    resolve_snmp(with_snmp, secrets)  # a missing secret: OperatorError before any socket
     monitor = HealthMonitor(TrapReceiver(), HealthPoller(timeout=snmp_timeout))
     await monitor.start()
     try:
-        await watch_boards(monitor, with_snmp, secrets)
-        return await monitor.preflight([m.id for m in with_snmp])
+        await watch_boards(monitor, boards)
+        return await monitor.preflight(list(boards))
     finally:
         monitor.close()
 

@@ -38,7 +38,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from gateway.errors import OperatorError
 from gateway.records import cashup_rows as cr
 from gateway.records.cashup_rows import LedgerRow, Movement
-from gateway.super9.rules.settings import Super9Settings
 from storage.enums import Tender
 from storage.prizes import PrizePayout, PrizePlace
 from storage.super9 import (
@@ -46,7 +45,6 @@ from storage.super9 import (
     Super9JackpotEntry,
     Super9Prize,
     Super9Session,
-    Super9Setting,
     Super9Ticket,
 )
 
@@ -64,12 +62,6 @@ def parse_day(text: str) -> date:
         return date.fromisoformat(text.strip())
     except ValueError:
         raise OperatorError(f"date: {text!r} is not a date (YYYY-MM-DD)") from None
-
-
-async def venue_zone(db: AsyncSession) -> ZoneInfo:
-    """The venue's zone: the Super 9 ``timezone`` setting (default Africa/Johannesburg)."""
-    rows = (await db.execute(select(Super9Setting))).scalars().all()
-    return ZoneInfo(Super9Settings.from_json({r.key: r.value for r in rows}).timezone)
 
 
 def day_window(day: date, zone: ZoneInfo) -> tuple[datetime, datetime]:
@@ -300,11 +292,12 @@ async def cashup_body(
     db: AsyncSession,
     day: date,
     *,
-    zone: ZoneInfo | None,
+    zone: ZoneInfo,
     cashier: str | None = None,
     desk: str | None = None,
 ) -> dict[str, Any]:
-    zone = zone or await venue_zone(db)
+    """The day's cash-up in the venue's ``zone`` (``gateway.super9.venue.venue_zone``: the
+    caller reads it, the records know no Super 9)."""
     start, end = day_window(day, zone)
     book = await cr.ledger(db)
     moves = await cr.movements(db, start, end, book)

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PrivateKey,
@@ -63,8 +64,11 @@ def split_stage(ident: str) -> tuple[str, Stage]:
         raise OperatorError(f"stage ID: {ident!r} is not TOURNAMENT:{known}") from None
 
 
-async def _body(session: AsyncSession, kind: str, ident: str) -> tuple[str, dict[str, Any]]:
-    """The body and the canonical id of the record ``kind`` ``ident``."""
+async def _body(
+    session: AsyncSession, kind: str, ident: str, zone: ZoneInfo
+) -> tuple[str, dict[str, Any]]:
+    """The body and the canonical id of the record ``kind`` ``ident`` (``zone``: the
+    venue's, for the cash-up's day)."""
     if kind == "heat":
         return str(_int_id(kind, ident)), await heat_body(session, _int_id(kind, ident))
     if kind == "stage":
@@ -80,14 +84,14 @@ async def _body(session: AsyncSession, kind: str, ident: str) -> tuple[str, dict
         from gateway.records.cashup import cashup_body, parse_day
 
         day = parse_day(ident)
-        return day.isoformat(), await cashup_body(session, day, zone=None)
+        return day.isoformat(), await cashup_body(session, day, zone=zone)
     raise OperatorError(f"export: unknown kind {kind!r}")
 
 
 async def build_export(
     session: AsyncSession, kind: str, ident: str, ctx: ExportContext
 ) -> dict[str, Any]:
-    canonical_id, body = await _body(session, kind, ident)
+    canonical_id, body = await _body(session, kind, ident, ctx.zone)
     return build_document(kind, canonical_id, body, ctx, training=await is_training(session))
 
 

@@ -35,14 +35,14 @@ from gateway.tournament.rules.enums import Stage
 from gateway.tournament.services.amendments import CutRecord, cut_records
 from gateway.tournament.services.people import disqualified_sets
 from gateway.tournament.services.standings import stage_standings
-from storage import audit
+from storage import audit_verify
 from storage.audit import AuditCheckpoint, Finding, VerifyResult
 from storage.audit_verify import CheckSignature
 from storage.tournament import Seat
 
 
 async def verify(session: AsyncSession, *, check_signature: CheckSignature | None) -> VerifyResult:
-    result = await audit.verify(session, check_signature=check_signature)
+    result = await audit_verify.verify(session, check_signature=check_signature)
     if result.keyed_from is not None:
         found, listed = await standings_at_cuts(session)
         result.findings.extend(found)

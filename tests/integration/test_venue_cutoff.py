@@ -36,7 +36,7 @@ from gateway.tournament.services import add_player, register_for_heat, sell_entr
 from gateway.tournament.services.setup import create_tournament, schedule_heat
 from gateway.tournament.services.standings import stage_standings
 from gateway.tournament.settings import TournamentSettings
-from storage import audit, effects
+from storage import audit_verify, effects
 from storage.db import make_engine, make_sessionmaker
 from storage.floor import venues_of_entries
 from storage.journal import HeatResult, HeatRun, RunState
@@ -264,5 +264,5 @@ async def _check_central(
         results = (await s.execute(select(HeatResult.run_id, HeatResult.machine_id))).all()
         assert len(results) == len(set(results)) == SEATS * 2
         assert len(await effects.pending(s)) == 0
-        verified = await audit.verify(s)
+        verified = await audit_verify.verify(s)
         assert verified.ok, verified.problem

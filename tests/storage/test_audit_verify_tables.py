@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from storage import audit, seals
+from storage import audit, audit_verify, seals
 from storage.audit import VerifyResult
 from storage.db import make_sessionmaker
 from storage.enums import CardSuit, DrawMethod, DrawnBy, ScoreSource, Stage
@@ -199,7 +199,7 @@ TABLES = sorted(EDITS)
 
 async def _verify(engine: AsyncEngine) -> VerifyResult:
     async with make_sessionmaker(engine)() as session:
-        return await audit.verify(session)
+        return await audit_verify.verify(session)
 
 
 def _named(result: VerifyResult, table: str, row_id: int) -> list[str]:

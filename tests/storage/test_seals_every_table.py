@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import delete, select, text, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from storage import audit, seals
+from storage import audit, audit_verify, seals
 from storage.accounts import AccountSession, ApiToken, PendingAction, User
 from storage.attendance import SeatAttendance, TournamentAttendance
 from storage.audit import VerifyResult
@@ -172,7 +172,7 @@ def _where(table: str, key: int | str) -> str:
 
 async def _verify(engine: AsyncEngine) -> VerifyResult:
     async with make_sessionmaker(engine)() as session:
-        return await audit.verify(session)
+        return await audit_verify.verify(session)
 
 
 async def _raw(engine: AsyncEngine, sql: str) -> None:

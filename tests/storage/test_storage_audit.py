@@ -19,7 +19,7 @@ from sqlalchemy.engine.default import CACHE_HIT
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.app.cli import main as cli_main
-from storage import audit, migrate
+from storage import audit, audit_verify, migrate
 from storage.audit import GENESIS_ACTION, GENESIS_HASH, AuditEntry, ChainKeys
 from storage.db import make_engine, make_sessionmaker
 from storage.tournament import Stage
@@ -44,7 +44,7 @@ async def _append(engine: AsyncEngine, n: int, *, prefix: str = "s") -> list[Aud
 
 async def _verify(engine: AsyncEngine) -> audit.VerifyResult:
     async with make_sessionmaker(engine)() as session:
-        return await audit.verify(session)
+        return await audit_verify.verify(session)
 
 
 async def test_empty_log_verifies(engine: AsyncEngine) -> None:

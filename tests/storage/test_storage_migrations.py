@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 import storage.models  # noqa: F401  (every table on Base.metadata)
 from gateway.tournament.services.live_standings import qualifier_cut
-from storage import audit, migrate
+from storage import audit, audit_verify, migrate
 from storage.db import Base, make_sessionmaker
 from storage.testing import T0, Builder, EmptyDatabase, unique_id_number
 from storage.tournament import Player, Tournament
@@ -167,7 +167,7 @@ async def test_0002_moves_settings_out_of_the_audit_log(empty_db: EmptyDatabase)
                 {"i": purchase_id},
             )
         ).scalar()
-        chain = await audit.verify(session)
+        chain = await audit_verify.verify(session)
     assert settings == {ids[0]: (5, 2700, 3600), ids[1]: (3, 1800, 3600)}  # newest row wins
     assert [tuple(r) for r in packages] == [
         (ids[0], 1, "single", 5000, 1, 0),
@@ -189,7 +189,7 @@ async def test_0002_moves_settings_out_of_the_audit_log(empty_db: EmptyDatabase)
     async with make_sessionmaker(engine).begin() as session:
         assert await session.run_sync(audit.key_legacy_chain) == 3
     async with make_sessionmaker(engine)() as session:
-        keyed = await audit.verify(session)
+        keyed = await audit_verify.verify(session)
         genesis = await session.get(audit.AuditEntry, 4)
     assert keyed.ok, [f.line() for f in keyed.findings]
     assert keyed.keyed_from == 4
@@ -201,7 +201,7 @@ async def test_0002_moves_settings_out_of_the_audit_log(empty_db: EmptyDatabase)
     async with engine.begin() as conn:  # a legacy row edited after keying is still named
         await conn.execute(sa.text("UPDATE audit_log SET actor = 'x' WHERE id = 2"))
     async with make_sessionmaker(engine)() as session:
-        lines = [f.line() for f in (await audit.verify(session)).findings]
+        lines = [f.line() for f in (await audit_verify.verify(session)).findings]
     assert "audit_log 2: altered: its MAC does not match its content" in lines
 
 

@@ -36,7 +36,7 @@ from gateway.app.output import emit
 from gateway.app.remote import call
 from gateway.clocks.central import DEFAULT_LIMIT_MS, ClockOffset, central_offset
 from gateway.errors import OperatorError
-from gateway.floor.model import BankSpec, MachineSpec
+from gateway.floor.model import BankSpec, MachineSpec, resolve_snmp
 from gateway.floor.snmp import SnmpSecrets
 from gateway.floor.store import add_machine, move_machine, set_bank_enabled
 from gateway.heats.bank_readiness import (
@@ -181,7 +181,8 @@ async def _health(machines: Sequence[MachineSpec], secrets: SnmpSecrets) -> dict
     """SNMP device health of the machines whose boards have an agent (gateway.machines.health)."""
     from gateway.machines.health import board_problems  # pysnmp loads only when a check runs
 
-    return await board_problems(machines, secrets)
+    # A missing secret: OperatorError before any socket.
+    return await board_problems(resolve_snmp(machines, secrets))
 
 
 def _exclusions(args: argparse.Namespace) -> dict[str, str]:

@@ -38,12 +38,14 @@ def _cashup(args: argparse.Namespace) -> int:
     from gateway.records.canonical import to_record
     from gateway.records.cashup import cashup_body, parse_day
     from gateway.records.training import is_training
+    from gateway.super9.venue import venue_zone
 
     day = parse_day(args.date)
     desk = args.desk or os.environ.get("REELGATE_DESK") or socket.gethostname()
 
     async def work(session: AsyncSession) -> dict[str, Any]:
-        body = await cashup_body(session, day, zone=None, cashier=args.cashier, desk=desk)
+        zone = await venue_zone(session)
+        body = await cashup_body(session, day, zone=zone, cashier=args.cashier, desk=desk)
         from zoneinfo import ZoneInfo
 
         return {"training": await is_training(session), **to_record(body, ZoneInfo(body["zone"]))}

@@ -81,9 +81,9 @@ def _key_path(given: str | None, database: str | None) -> Path:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from gateway.records.cashup import venue_zone
     from gateway.records.document import ExportContext
     from gateway.records.exporter import build_export, write_export
+    from gateway.super9.venue import venue_zone
 
     try:
         key = load_signing_key(_key_path(args.signing_key, args.database))

@@ -37,9 +37,9 @@ from gateway.app.options import (
     parse_time,
     write_of,
 )
-from gateway.clocks import deadlines
 from gateway.errors import OperatorError
 from gateway.feed import FeedPublisher
+from gateway.super9 import deadlines
 from storage.db import make_sessionmaker
 from storage.enums import Tender
 

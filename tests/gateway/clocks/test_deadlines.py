@@ -1,9 +1,10 @@
 """The deadlines a back-dated write keeps at the real time (gateway.clocks.deadlines):
-T11b (no late entries), the tournament's sale window, S9-6b and S9-6c."""
+T11b (no late entries) and the tournament's sale window (Super 9's:
+tests/gateway/super9/test_deadlines.py)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -11,7 +12,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.clocks import deadlines
 from gateway.clocks.policy import ClockRefused, WriteTime, judge
-from gateway.super9.rules.calendar import SessionCalendar
 from storage.db import make_sessionmaker
 from storage.testing import Builder
 from storage.tournament import Tournament
@@ -53,22 +53,3 @@ def test_sale_window_a_back_dated_sale_after_the_qualifying_period_is_refused() 
     deadlines.entry_sale(t, _backdated(ends - timedelta(hours=3), ends - timedelta(hours=1)))
     deadlines.entry_sale(Tournament(name="Open"), _backdated(ends, ends + timedelta(days=9)))
 
-
-def test_s9_6b_a_back_dated_super9_sale_after_sales_closed_is_refused() -> None:
-    cal = SessionCalendar(SAST)
-    session = datetime(2026, 12, 2, 19, 0, tzinfo=SAST)  # a Wednesday (S9-4)
-    keyed, real = session - timedelta(minutes=45), session - timedelta(minutes=20)
-    with pytest.raises(ClockRefused, match="rule 6"):
-        deadlines.super9_sale(cal, _backdated(keyed, real))
-    deadlines.super9_sale(cal, _backdated(keyed - timedelta(hours=2), keyed))
-
-
-def test_s9_6c_a_back_dated_hand_in_after_the_cut_off_is_refused() -> None:
-    cal = SessionCalendar(SAST)
-    session = datetime(2026, 12, 2, 19, 0, tzinfo=SAST)
-    keyed, real = session - timedelta(minutes=20), session - timedelta(minutes=10)
-    with pytest.raises(ClockRefused, match=r"rule 6: .* the ticket is for the session at"):
-        deadlines.super9_hand_in(cal, session, _backdated(keyed, real))
-    deadlines.super9_hand_in(cal, session, _backdated(keyed - timedelta(hours=1), keyed))
-    # Live writes are judged by the desk itself, not here.
-    deadlines.super9_hand_in(cal, session, judge(None, real.astimezone(UTC), training=False))

@@ -13,7 +13,7 @@ from gateway.app.cli import main
 from gateway.errors import OperatorError
 from gateway.floor.model import parse_floor
 from gateway.floor.store import add_machine, load_floor, move_machine, set_bank_enabled, sync_floor
-from storage import audit
+from storage import audit, audit_verify
 from storage.db import make_engine, make_sessionmaker
 
 FLOOR = """
@@ -94,7 +94,7 @@ async def test_enable_with_exclusions_is_audited_and_disable_clears_them(
     assert not bank.enabled
     assert [m.id for m in bank.active] == ["A01", "A02"]
     async with sessions() as session:
-        check = await audit.verify(session)
+        check = await audit_verify.verify(session)
         assert check.ok
         query = select(audit.AuditEntry.action).order_by(audit.AuditEntry.id)
         actions = (await session.scalars(query)).all()

@@ -18,7 +18,7 @@ import storage.models  # noqa: F401  (every table on Base.metadata)
 from gateway.app.commands import bank as bank_command
 from gateway.app.commands import serve as serve_command
 from gateway.errors import OperatorError
-from gateway.floor.model import MachineSpec, parse_floor, resolve_snmp
+from gateway.floor.model import MachineSpec, load_floor_file, parse_floor, resolve_snmp
 from gateway.floor.snmp import (
     SECRETS_ENV,
     SnmpRef,
@@ -152,7 +152,7 @@ def test_secrets_from_path_or_environment_and_the_floor_files_win(
     assert from_path.users["ops"] == ("file-auth-1", PRIV)
     monkeypatch.setenv(SECRETS_ENV, str(secrets_file))
     assert load_snmp_secrets(None) == from_path
-    merged = load_snmp_secrets(None, floor_path=floor_file)
+    merged = load_snmp_secrets(None, inline=load_floor_file(floor_file).secrets)
     assert merged.users["ops"] == (AUTH, PRIV)  # inline, for this run
     assert merged.endpoints == {"udp://127.0.0.1:1163": "by-endpoint"}
     with pytest.raises(OperatorError, match=r"--snmp-secrets .*missing\.toml: cannot read"):

@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from emulators.machine import EmulatedMachine, MachineRefusal
 from emulators.snmp_agent import SnmpAgent
 from gateway.errors import OperatorError
-from gateway.floor.model import MachineSpec, parse_floor
+from gateway.floor.model import MachineSpec, parse_floor, resolve_snmp
 from gateway.floor.snmp import SnmpSecrets, parse_snmp
 from gateway.floor.store import load_floor, sync_floor
 from gateway.heats.preflight import MachineCheck, add_health
@@ -143,7 +143,7 @@ async def test_bank_check_health_polls_the_boards_agents() -> None:
             machines={"A01": "public"},
             endpoints={f"udp://127.0.0.1:{p}": "public" for p in (agents[1].port, silent_port)},
         )
-        problems = await board_problems(machines, secrets, snmp_timeout=0.2)
+        problems = await board_problems(resolve_snmp(machines, secrets), snmp_timeout=0.2)
     finally:
         silent.close()
         for agent in agents:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from gateway.errors import OperatorError
-from gateway.floor.model import MachineSpec
+from gateway.floor.model import MachineSpec, resolve_snmp
 from gateway.floor.snmp import SnmpSecrets
 from gateway.machines import health
 from gateway.machines.driver import MachineEvent, MachineEventKind
@@ -237,7 +237,8 @@ async def test_watch_boards_watches_the_floor_machines_with_an_agent() -> None:
         _spec("A02", None),  # no agent
     ]
     monitor = await _monitor()
-    assert await watch_boards(monitor, machines, SnmpSecrets(machines={"A01": "public"})) == {}
+    boards = resolve_snmp(machines, SnmpSecrets(machines={"A01": "public"}))
+    assert await watch_boards(monitor, boards) == {}
     assert monitor.targets == {"A01": SnmpTarget("A01", "127.0.0.1", 1161, PUBLIC)}
 
 
@@ -245,16 +246,17 @@ async def test_watch_boards_records_boards_it_cannot_reach() -> None:
     machines = [_spec("A01", "udp://127.0.0.1:1161?user=ops")]
     secrets = SnmpSecrets(users={"ops": ("auth-pass-123", "priv-pass-456")})
     monitor = await _monitor(poller=_Boards({"A01": SnmpTimeout("no answer")}))
-    assert await watch_boards(monitor, machines, secrets) == {"A01": "SnmpTimeout: no answer"}
+    boards = resolve_snmp(machines, secrets)
+    assert await watch_boards(monitor, boards) == {"A01": "SnmpTimeout: no answer"}
     assert monitor.unreachable == {"A01": "SnmpTimeout: no answer"}
     assert monitor.targets == {}
 
 
-async def test_watch_boards_refuses_a_missing_secret_before_any_board() -> None:
+async def test_a_missing_secret_is_refused_before_any_board_is_watched() -> None:
     machines = [_spec("A01", "udp://127.0.0.1:1161?version=2c")]
     monitor = await _monitor()
     with pytest.raises(OperatorError, match="A01"):
-        await watch_boards(monitor, machines, SnmpSecrets())
+        await watch_boards(monitor, resolve_snmp(machines, SnmpSecrets()))
     assert monitor.targets == {}
     assert monitor.unreachable == {}
 

@@ -22,7 +22,7 @@ from gateway.machines.health import HealthMonitor, TrapMarks
 from protocols.snmp.manager import HealthPoller, SnmpTarget, TrapReceiver
 from protocols.snmp.mib import BoardTrap, Notification, TournamentMode
 from protocols.snmp.security import V2cCommunity
-from storage import audit
+from storage import audit, audit_verify
 from storage.db import make_sessionmaker
 from storage.marks import MarkRow, MarkStore
 
@@ -85,7 +85,7 @@ def test_clear_mark_command_clears_and_audits(tmp_path: Path) -> None:
         try:
             async with ctx.sessions() as session:
                 entries = (await session.scalars(select(audit.AuditEntry))).all()
-                assert (await audit.verify(session)).ok
+                assert (await audit_verify.verify(session)).ok
             return await MarkStore(ctx.sessions).load(), list(entries)
         finally:
             await ctx.close()

@@ -10,13 +10,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.records.canonical import canonical_bytes, to_record
 from gateway.records.cashup import cashup_body
+from gateway.super9.venue import venue_zone
 
 from .conftest import SAST, WED, Venue
 
 
 async def _cashup(venue: Venue, **kw: Any) -> dict[str, Any]:
     async def work(session: AsyncSession) -> dict[str, Any]:
-        body = await cashup_body(session, WED, zone=None, desk="cash desk 1", **kw)
+        body = await cashup_body(
+            session, WED, zone=await venue_zone(session), desk="cash desk 1", **kw
+        )
         result: dict[str, Any] = to_record(body, SAST)
         return result
 

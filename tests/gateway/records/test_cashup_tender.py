@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.records.canonical import to_record
 from gateway.records.cashup import cashup_body
+from gateway.super9.venue import venue_zone
 from gateway.tournament import services as svc
 from gateway.tournament.rules.violations import RuleViolation
 from storage.db import make_sessionmaker
@@ -45,7 +46,7 @@ async def _card_day(venue: Venue) -> tuple[int, ...]:
 async def _cashup(venue: Venue) -> dict[str, Any]:
     async def work(session: AsyncSession) -> dict[str, Any]:
         result: dict[str, Any] = to_record(
-            await cashup_body(session, WED, zone=None, desk="till 1"), SAST
+            await cashup_body(session, WED, zone=await venue_zone(session), desk="till 1"), SAST
         )
         return result
 

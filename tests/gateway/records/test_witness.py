@@ -24,7 +24,7 @@ from gateway.records.witness import (
     Witness,
 )
 from gateway.records.witness_sinks import FileSink
-from storage import audit
+from storage import audit, audit_verify
 from storage.audit import AuditChainHead, AuditCheckpoint, AuditEntry, ChainKeys
 from storage.db import make_sessionmaker
 from storage.tournament import Entry, EntryPurchase
@@ -109,7 +109,7 @@ async def test_a_deleted_sale_with_the_head_set_back_is_a_rollback_with_rows_mis
     assert after > before
     await _delete_last_sale(engine, before, reset_head=True)
     async with make_sessionmaker(engine)() as s:
-        alone = await audit.verify(s)
+        alone = await audit_verify.verify(s)
     assert alone.ok, alone.findings  # what the audit found: the chain alone cannot tell
     report = await _check(engine, tmp_path / "audit.witness", record_keys)
     assert report.verdict == "ROLLED BACK"
@@ -276,7 +276,7 @@ async def test_a_checkpoint_follows_a_write_within_a_minute(
     audit.bind_witness(engine, None)
     assert await _checkpoints(engine) == [(first, PERIODIC_REASON)]
     async with make_sessionmaker(engine)() as s:
-        assert (await audit.verify(s)).ok
+        assert (await audit_verify.verify(s)).ok
     # the checkpoint's own head reached the witness before the file was closed
     last, mac = await _head(engine)
     assert (await _read(tmp_path / "w")).splitlines()[-1].split(" ")[2:4] == [str(last), mac]

@@ -14,7 +14,7 @@ from gateway.tournament import services as svc
 from gateway.tournament.rules.violations import RuleViolation
 from gateway.tournament.services.common import find_tournament, load_settings
 from gateway.tournament.settings import Package, TournamentSettings, Validity
-from storage import audit
+from storage import audit_verify
 from storage.audit import AuditEntry
 from storage.tournament import EntryPurchase, TournamentPackage
 
@@ -69,7 +69,7 @@ async def test_settings_do_not_come_from_the_audit_log(desk: Desk) -> None:
     settings = await _settings(desk, tid)
     assert (settings.prize_places, settings.postpone_after) == (5, timedelta(minutes=45))
     # ...and the chain shows the forgery.
-    result = await desk.run(audit.verify)
+    result = await desk.run(audit_verify.verify)
     assert not result.ok
 
 

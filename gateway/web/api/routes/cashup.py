@@ -18,6 +18,7 @@ from gateway.accounts.roles import Role
 from gateway.records.canonical import to_record
 from gateway.records.cashup import cashup_body
 from gateway.records.training import is_training
+from gateway.super9.venue import venue_zone
 from gateway.web.api.auth import Caller, who
 from gateway.web.api.errors import ApiError
 from gateway.web.api.models import Day
@@ -38,8 +39,9 @@ async def read_cashup(
         if cashier is not None and cashier.strip().casefold() != me.name.casefold():
             raise ApiError(403, "cashier: a cashier reads their own cash-up only")
         cashier = me.name
+    zone = await venue_zone(me.session)
     body = await cashup_body(
-        me.session, day, zone=None, cashier=cashier, desk=desk or socket.gethostname()
+        me.session, day, zone=zone, cashier=cashier, desk=desk or socket.gethostname()
     )
     report: dict[str, Any] = to_record(body, ZoneInfo(body["zone"]))
     return {"training": await is_training(me.session), **report}
