@@ -28,6 +28,7 @@ from gateway.web.console import (
     live,
     pages,
     player_pages,
+    prize_pages,
     review_pages,
     super9_pages,
 )
@@ -50,6 +51,7 @@ def mount(app: FastAPI, *, zone: str = DEFAULT_ZONE) -> None:
         player_pages,
         draw_pages,
         finals_pages,
+        prize_pages,
         review_pages,
         super9_pages,
         account_pages,
