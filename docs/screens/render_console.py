@@ -37,6 +37,7 @@ from gateway.super9.desk import Super9Desk  # noqa: E402
 from gateway.super9.rules.verification import Verification  # noqa: E402
 from gateway.tournament import services as svc  # noqa: E402
 from gateway.tournament.rules.enums import EntryValidity, Stage  # noqa: E402
+from gateway.tournament.services.prizes import apportion_surplus, set_schedule  # noqa: E402
 from gateway.tournament.settings import TournamentSettings  # noqa: E402
 
 PASSWORD = "console screens 1"
@@ -90,6 +91,10 @@ async def _tournament(ctx: GatewayContext) -> None:
             await svc.sell_entries(s, t.id, _id(i), quantity=2 if i < 2 else 1, cashier="cashier",
                                    now=now)  # fmt: skip
         heat_id = first.id
+        await set_schedule(s, t.id, Stage.QUALIFYING, {1: 500000, 2: 250000, 3: 100000},
+                           actor="director", now=now)  # fmt: skip
+        await apportion_surplus(s, t.id, Stage.QUALIFYING, 60000, {1: 30000, 2: 18000, 3: 12000},
+                                reason="larger field", actor="director", now=now)  # fmt: skip
     for i in range(len(NAMES) - 1):  # the sixth machine's seat stays free
         async with svc.unit_of_work(ctx.sessions) as s:
             await svc.register_for_heat(s, heat_id, _id(i), actor="desk", now=now)
@@ -191,6 +196,7 @@ async def _shoot(s: Shooter, serving: serve_command.Serving) -> None:
     await s.shot("schedule", full=True)
     await s.shot("finals", "/finals", full=True)
     await s.shot("tournaments", "/tournaments?edit=1", full=True)
+    await s.shot("prizes", "/prizes", full=True)
     await s.as_("cashier")
     await s.shot("desk-search", "/desk?q=bo", full=True)
     player = page.locator('[data-player="Pieter Botha"]')

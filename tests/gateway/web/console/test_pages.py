@@ -30,6 +30,7 @@ SCREENS = {
     "/console/players": P.PLAYER_READ,  # issue 26, item 3
     "/console/standings": P.HEAT_READ,
     "/console/finals": P.HEAT_READ,
+    "/console/prizes": P.TOURNAMENT_READ,  # issue 26, item 5
     "/console/super9": P.SUPER9_READ,
     "/console/audit": P.AUDIT_READ,
     "/console/pending": None,
