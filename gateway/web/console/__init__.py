@@ -20,6 +20,7 @@ from fastapi.staticfiles import StaticFiles
 
 from gateway.web.console import (
     account_pages,
+    cashup_pages,
     desk_pages,
     draw_pages,
     finals_pages,
@@ -49,6 +50,7 @@ def mount(app: FastAPI, *, zone: str = DEFAULT_ZONE) -> None:
         floor_pages,
         heat_pages,
         desk_pages,
+        cashup_pages,
         player_pages,
         draw_pages,
         finals_pages,

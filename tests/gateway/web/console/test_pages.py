@@ -26,6 +26,7 @@ SCREENS = {
     "/console/heat/A": P.HEAT_DIRECT,
     "/console/schedule": P.HEAT_READ,
     "/console/desk": P.PLAYER_READ,
+    "/console/cashup": P.CASHUP_READ,  # issue 26: the day's cash-up
     "/console/players": P.PLAYER_READ,  # issue 26, item 3
     "/console/standings": P.HEAT_READ,
     "/console/finals": P.HEAT_READ,
