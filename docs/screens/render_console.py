@@ -220,6 +220,8 @@ async def _shoot(s: Shooter, serving: serve_command.Serving) -> None:
     await s.as_("promotion-director")
     await s.shot("approvals", "/pending")
     await s.shot("audit", "/audit")
+    await s.as_("director")  # the day's cash-up, and the signed records to take away
+    await s.shot("cashup", "/cashup", full=True)
     await s.as_("admin")
     await s.shot("accounts", "/accounts", full=True)
 

@@ -42,7 +42,15 @@ from gateway.records.keys import (
 )
 from storage.audit import ChainKeys, bind_keys
 
-__all__ = ["RecordKeyError", "SignatureChecker", "bind", "create_keys", "key_paths", "load"]
+__all__ = [
+    "RecordKeyError",
+    "SignatureChecker",
+    "bind",
+    "create_keys",
+    "key_paths",
+    "load",
+    "signing_key_file",
+]
 
 
 def fingerprint(public: Ed25519PublicKey) -> str:
@@ -73,6 +81,19 @@ def key_paths(url: str) -> KeyPaths | None:
     if folder is not None and (folder / "audit.key").exists():
         return KeyPaths.in_directory(folder)
     return None
+
+
+def signing_key_file(url: str) -> Path | None:
+    """The key that signs exports of this database: ``REELGATE_SIGNING_KEY_FILE``, else
+    the signing key of its key folder (the one that signs its checkpoints); None when
+    neither names an existing file.  ``reelgate export`` and the console ask the same."""
+    named = os.environ.get(SIGNING_KEY_ENV)
+    if named:
+        return Path(named)
+    paths = key_paths(url)
+    if paths is None or not paths.signing_key.exists():
+        return None
+    return paths.signing_key
 
 
 def load(paths: KeyPaths) -> ChainKeys:

@@ -108,30 +108,42 @@ def file_stem(document: dict[str, Any]) -> str:
     return f"{document['kind']}-{ident}"
 
 
-def write_export(document: dict[str, Any], out_dir: Path, key: Ed25519PrivateKey) -> ExportFiles:
+def export_files(document: dict[str, Any], key: Ed25519PrivateKey) -> dict[str, bytes]:
+    """The three files of a signed export by name (``KIND-ID.json``, its ``.sig``, the
+    ``.html`` report), as :func:`write_export` stores them and the console hands them out."""
     data = canonical_bytes(document)
+    stem = file_stem(document)
+    json_name = f"{stem}.json"
+    signature = json.dumps(signature_for(data, json_name, key), indent=2, sort_keys=True)
+    html = render(
+        document,
+        json_name=json_name,
+        sha256=sha256_hex(data),
+        public_key=base64.b64encode(raw_public(key.public_key())).decode("ascii"),
+    )
+    return {
+        json_name: data,
+        f"{json_name}{SIG_SUFFIX}": (signature + "\n").encode("utf-8"),
+        f"{stem}.html": html.encode("utf-8"),
+    }
+
+
+def write_export(document: dict[str, Any], out_dir: Path, key: Ed25519PrivateKey) -> ExportFiles:
+    made = export_files(document, key)
     stem = file_stem(document)
     files = ExportFiles(
         out_dir / f"{stem}.json",
         out_dir / f"{stem}.json{SIG_SUFFIX}",
         out_dir / f"{stem}.html",
-        sha256_hex(data),
-    )
-    signature = signature_for(data, files.json.name, key)
-    html = render(
-        document,
-        json_name=files.json.name,
-        sha256=files.sha256,
-        public_key=base64.b64encode(raw_public(key.public_key())).decode("ascii"),
+        sha256_hex(made[f"{stem}.json"]),
     )
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         for path in (files.json, files.sig, files.html):
             if path.exists():
                 raise OperatorError(f"{path}: already exists; an export is never overwritten")
-        files.json.write_bytes(data)
-        files.sig.write_text(json.dumps(signature, indent=2, sort_keys=True) + "\n", "utf-8")
-        files.html.write_text(html, "utf-8")
+        for path in (files.json, files.sig, files.html):
+            path.write_bytes(made[path.name])
     except OSError as exc:
         raise OperatorError(f"--out {out_dir}: cannot write ({exc.strerror})") from None
     return files

@@ -64,20 +64,17 @@ def register(sub: Any) -> None:
 
 
 def _key_path(given: str | None, database: str | None) -> Path:
-    """The option, the environment, then the key that signs the database's checkpoints."""
+    """The option, then what the console finds too (:func:`signing_key_file`)."""
     from gateway.app.database import resolve
-    from gateway.records.chain import key_paths
+    from gateway.records.chain import signing_key_file
 
-    found = given or os.environ.get(SIGNING_KEY_ENV)
-    if found:
-        return Path(found)
-    paths = key_paths(resolve(database))
-    if paths is None or not paths.signing_key.exists():
+    found = Path(given) if given else signing_key_file(resolve(database))
+    if found is None:
         raise OperatorError(
             f"--signing-key: no signing key given, ${SIGNING_KEY_ENV} unset and the "
             "database has no key folder with signing.key"
         )
-    return paths.signing_key
+    return found
 
 
 def _export(args: argparse.Namespace) -> int:

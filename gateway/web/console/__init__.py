@@ -20,6 +20,7 @@ from fastapi.staticfiles import StaticFiles
 
 from gateway.web.console import (
     account_pages,
+    cashup_pages,
     desk_pages,
     draw_pages,
     finals_pages,
@@ -53,6 +54,7 @@ def mount(app: FastAPI, *, zone: str = DEFAULT_ZONE) -> None:
         heat_pages,
         schedule_pages,
         desk_pages,
+        cashup_pages,
         player_pages,
         draw_pages,
         finals_pages,

@@ -32,13 +32,13 @@ class NavItem:
 
 
 # The console's screens, in the order of the menu; each shows only to a role allowed it.
-# (The daily cash-up per cashier and desk takes its place after "desk" when it is built.)
 NAV: tuple[NavItem, ...] = (
     NavItem("floor", "Floor", "/console/floor", P.BANK_READ),
     NavItem("heat", "Live heat", "/console/heat", P.HEAT_DIRECT),
     NavItem("tournaments", "Tournaments", "/console/tournaments", P.TOURNAMENT_READ),
     NavItem("schedule", "Schedule", "/console/schedule", P.HEAT_READ),
     NavItem("desk", "Registration desk", "/console/desk", P.PLAYER_READ),
+    NavItem("cashup", "Cash-up", "/console/cashup", P.CASHUP_READ),
     NavItem("players", "Players", "/console/players", P.PLAYER_READ),
     NavItem("standings", "Standings", "/console/standings", P.HEAT_READ),
     NavItem("finals", "Finals", "/console/finals", P.HEAT_READ),

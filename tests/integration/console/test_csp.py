@@ -19,7 +19,7 @@ from .conftest import ConsoleGateway, Prepare, sign_in
 
 SCREENS = ["/", "/floor", "/floor/A", "/heat", "/heat/A", "/schedule", "/desk", "/players",
            "/finals", "/prizes", "/standings", "/pending", "/audit", "/super9",
-           "/accounts", "/tournaments"]  # fmt: skip
+           "/accounts", "/tournaments", "/cashup"]  # fmt: skip
 BOARDS = ["/signage/", "/signage/bank/A", "/signage/tournament/3", "/signage/super9",
           "/signage/?layout=topper"]  # fmt: skip
 

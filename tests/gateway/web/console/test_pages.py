@@ -27,6 +27,7 @@ SCREENS = {
     "/console/tournaments": P.TOURNAMENT_READ,  # issue 26, item 1
     "/console/schedule": P.HEAT_READ,  # issue 26, item 2
     "/console/desk": P.PLAYER_READ,
+    "/console/cashup": P.CASHUP_READ,  # issue 26: the day's cash-up
     "/console/players": P.PLAYER_READ,  # issue 26, item 3
     "/console/standings": P.HEAT_READ,
     "/console/finals": P.HEAT_READ,
