@@ -267,6 +267,59 @@ class Console:
         expect(flash).to_contain_text(f"player {name} added")
         return flash.inner_text()
 
+    def create_tournament(self, page: Page, name: str, validity: str, notice_s: int) -> int:
+        """Tournaments (director): a new tournament from its settings; its number."""
+        from playwright.sync_api import expect
+
+        self.screen(page, "Tournaments")
+        form = page.locator('form[action="/console/tournaments/create"]')
+        form.get_by_label("Name", exact=True).fill(name)
+        form.get_by_label("Entry validity").select_option(validity)  # T5
+        form.get_by_label("Notice of a heat change (s)").fill(str(notice_s))  # T10b
+        form.get_by_role("button", name="Create tournament").click()
+        expect(page.locator(".flash.ok")).to_contain_text(f"tournament {name} created")
+        row = page.locator(f'[data-tournament="{name}"]')
+        expect(row).to_contain_text(validity)
+        return int(row.locator("td").first.inner_text())
+
+    def schedule_heat(
+        self, page: Page, tournament: str, bank: str, local_start: str, minutes: int, credits: int
+    ) -> str:
+        """Schedule (director): a qualifying heat at ``local_start`` (venue time,
+        YYYY-MM-DDTHH:MM); the flash."""
+        from playwright.sync_api import expect
+
+        self.screen(page, "Schedule")
+        page.goto(f"{self.base}/schedule?start={local_start[:10]}")
+        form = page.locator("#new-heat")
+        form.get_by_label("Tournament").select_option(label=tournament)
+        form.get_by_label("Stage").select_option("qualifying")
+        form.get_by_label("Bank").select_option(bank)
+        form.get_by_label("Starts (venue time)").fill(local_start)
+        form.get_by_label("Minutes").fill(str(minutes))
+        form.get_by_label("Starting credits").fill(str(credits))
+        form.get_by_role("button", name="Schedule heat").click()
+        flash = page.locator(".flash.ok")
+        expect(flash).to_contain_text("scheduled")
+        return flash.inner_text()
+
+    def cashup(self, page: Page, day: str) -> dict[str, str]:
+        """Cash-up (director): the day's figures as the screen shows them: entries sold and
+        refunded, Super 9 buy-ins, and each tender's money in and out."""
+        from playwright.sync_api import expect
+
+        self.screen(page, "Cash-up")
+        page.goto(f"{self.base}/cashup?date={day}")
+        expect(page.locator("#sold")).to_be_visible()
+        keys = ("sold", "refunded", "buy-ins")
+        shown = {key: page.locator(f"#{key}").inner_text() for key in keys}
+        for row in page.locator("#by-tender tbody tr[data-tender]").all():
+            cells = row.locator("td")
+            tender = row.get_attribute("data-tender")
+            shown[f"{tender} in"] = cells.nth(1).inner_text()
+            shown[f"{tender} out"] = cells.nth(2).inner_text()
+        return shown
+
     def sell_and_register(
         self, page: Page, tournament: int, player: str, *, tender: str, slip: str, heat: int
     ) -> tuple[str, str]:

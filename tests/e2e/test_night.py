@@ -49,6 +49,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from gateway.web.console.render import rand
+
 from .night import (
     Console,
     Host,
@@ -136,19 +138,19 @@ class Night:
                 assert len(checked) == len(self.banks[bank]), checked
                 assert all("blocked" not in row for row in checked), checked
 
-    # 5. the director
+    # 5. the director, in the console: the tournaments from their settings, and their
+    # heats on the week's schedule (a whole minute each: the console keys minutes)
     def schedule(self, lead: float) -> None:
+        start = (datetime.now(VENUE) + timedelta(seconds=lead)).strftime("%Y-%m-%dT%H:%M")
+        with self.console.desk("dana", self.pw["dana"]) as page:
+            for key, bank in (("one", "A"), ("two", "B")):
+                name = f"Night {key}"
+                self.tournaments[key] = self.console.create_tournament(page, name, "48h", 60)
+                said = self.console.schedule_heat(page, name, bank, start, 1, 500)
+                assert "qualifying heat 1 scheduled" in said, said
         for key in ("one", "two"):
-            made = self.host.json("tournament", "create", f"Night {key}", "--validity", "48h",
-                                  "--notice-min", "1")  # fmt: skip
-            self.tournaments[key] = made["id"]
-        start = datetime.now(UTC) + timedelta(seconds=lead)
-        for key, bank in (("one", "A"), ("two", "B")):
-            heat = self.host.json(
-                "heat", "schedule", "-t", str(self.tournaments[key]), "--stage", "qualifying",
-                "--start", _iso(start), "--bank", bank, "--seconds", str(HEAT_SECONDS),
-                "--credits", "500",
-            )  # fmt: skip
+            heats = self.host.json("heat", "list", "-t", str(self.tournaments[key]))
+            (heat,) = heats
             self.heats[key] = heat["heat_id"]
 
     def serve(self) -> None:
@@ -218,7 +220,7 @@ class Night:
         spare = self.emulators["A-spare"].proc
         spare.send_signal(signal.SIGSTOP)  # A04 stops answering mid-heat
         try:
-            until(lambda: status("one") == "closed", 120, "heat one closed", every=1)
+            until(lambda: status("one") == "closed", 180, "heat one closed", every=1)
         finally:
             spare.send_signal(signal.SIGCONT)
         until(lambda: status("two") == "closed", 60, "heat two closed", every=1)
@@ -379,6 +381,7 @@ def test_one_night_one_truth(empty_database: str, tmp_path: Path) -> None:
             print(json.dumps(night.heat(key), indent=1))
         with night.console.desk("dana", night.pw["dana"]) as page:
             console = night.console.standings(page, night.tournaments["one"])
+            till = night.console.cashup(page, datetime.now(VENUE).date().isoformat())
         night.close_console()  # its event loop would stand in the way of asyncio.run
         out = night.records()
         print(
@@ -393,6 +396,7 @@ def test_one_night_one_truth(empty_database: str, tmp_path: Path) -> None:
         night.close_console()
         codes = list(host.stop_all())
     _the_truth(night, console, out)
+    _the_till(till, out["cashup"]["totals"])
     assert codes[-1] in (0, -signal.SIGTERM), codes  # serve stopped cleanly
 
 
@@ -471,6 +475,21 @@ def _the_truth(night: Night, console: list[tuple[str, int]], out: dict[str, Any]
     assert "2 amendment(s)" in said, said
     assert code == 0, said
     assert "intact" in said, said
+
+
+def _the_till(shown: dict[str, str], totals: dict[str, Any]) -> None:
+    """The console's Cash-up shows the figures ``reelgate cashup`` gives, to the cent."""
+    sold, refunded = totals["entries_sold"], totals["entries_refunded"]
+    assert shown["sold"] == (
+        f"{sold['seats']} entries in {sold['purchases']} sale(s) · {rand(sold['amount_cents'])}"
+    ), shown
+    assert shown["refunded"] == (
+        f"{refunded['entries']} · {rand(refunded['amount_cents'])}"
+    ), shown
+    assert shown["buy-ins"].endswith(rand(totals["super9_buy_ins"]["amount_cents"])), shown
+    for tender in ("cash", "card"):
+        assert shown[f"{tender} in"] == rand(totals[f"{tender}_in_cents"]), shown
+        assert shown[f"{tender} out"] == rand(totals[f"{tender}_out_cents"]), shown
 
 
 def _signed_standings(snapshot: Any, tournament: int) -> list[tuple[str, int]]:
