@@ -41,9 +41,10 @@ pending actions in the same transaction (`dual.void`, status `void`), and an app
 re-checks the requester, enabled and its role still holding the permission, since the
 action runs under the requester's name.  Enabling it again (`reelgate users enable`,
 `POST /api/v1/users/{id}/enable`, the console's Accounts screen) is `accounts.manage`
-alone, like disabling it, and audited as `user.enable`; the voided actions stay void and
-the ended sessions ended, but its unexpired tokens work again (revoke any it should no
-longer have).  Neither is dual control: they are the admin's, and a venue often has one.
+alone, like disabling it, and audited as `user.enable`; only its password works again:
+the voided actions stay void, the ended sessions ended and the API tokens the disable
+revoked (`token.revoke`) revoked.  Neither is dual control: they are the admin's, and a
+venue often has one.
 
 On the gateway host both people of a dual-control command are accounts, each proven by
 its password: the first signs in with `--as ACCOUNT` (a role that may ask for the action)

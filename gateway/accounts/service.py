@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import bindparam, delete, select
@@ -129,9 +129,21 @@ async def disable_user(
 ) -> User:
     user = await _user(session, name)
     user.disabled = True
-    # A disabled account keeps no way in: its browser sessions end with it.
+    # A disabled account keeps no way in: its browser sessions end with it, and its API
+    # tokens are revoked (not merely refused while it is disabled), so enabling it again
+    # never brings back a token that was the reason for the disable.
     await session.execute(delete(AccountSession).where(AccountSession.user_id == user.id))
     await audit.record(session, actor=actor, action="user.disable", subject=f"user:{user.name}")
+    live = select(ApiToken).where(ApiToken.user_id == user.id, ApiToken.revoked_at.is_(None))
+    for token in (await session.scalars(live)).all():
+        token.revoked_at = now if now is not None else datetime.now(UTC)
+        await audit.record(
+            session,
+            actor=actor,
+            action="token.revoke",
+            subject=f"token:{token.id}",
+            details={"user": user.name, "why": "disabled"},
+        )
     # Nor a way through a second person: what it asked for and nobody decided yet would
     # run under its name on approval.
     query = (
@@ -154,8 +166,8 @@ async def disable_user(
 
 async def enable_user(session: AsyncSession, name: str, *, actor: str) -> User:
     """Re-enable a disabled account, under the same single ``accounts.manage`` control as
-    :func:`disable_user`.  It gets back only its password and its unexpired tokens: the
-    sessions ended and the pending actions voided with the disable stay so."""
+    :func:`disable_user`.  It gets back only its password: the sessions ended, the tokens
+    revoked and the pending actions voided with the disable stay so."""
     user = await _user(session, name)
     if not user.disabled:
         raise OperatorError(f"user {user.name!r} is not disabled")

@@ -128,7 +128,7 @@ async def users(me: Caller = who(P.ACCOUNTS_MANAGE)) -> list[UserOut]:
     responses={404: {"model": Problem}, 422: {"model": Problem}},
 )
 async def disable_user(request: Request, key: Key, me: Caller = who(P.ACCOUNTS_MANAGE)) -> UserOut:
-    """Disable an account: its sessions end, its tokens stop working and its pending
+    """Disable an account: its sessions end, its API tokens are revoked and its pending
     requests are voided.  Refused for the caller's own account and a disabled one."""
     user = await _account(me, key)
     service.check_disable(user, by=me.user_id)
@@ -142,7 +142,7 @@ async def disable_user(request: Request, key: Key, me: Caller = who(P.ACCOUNTS_M
     responses={404: {"model": Problem}, 422: {"model": Problem}},
 )
 async def enable_user(key: Key, me: Caller = who(P.ACCOUNTS_MANAGE)) -> UserOut:
-    """Re-enable a disabled account (``reelgate users enable``): its password and its
-    unexpired tokens work again; its ended sessions and voided requests stay so."""
+    """Re-enable a disabled account (``reelgate users enable``): only its password works
+    again; its ended sessions, revoked tokens and voided requests stay so."""
     user = await _account(me, key)
     return _user_out(await service.enable_user(me.session, user.name, actor=me.name))

@@ -5,6 +5,7 @@ changed."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
@@ -44,8 +45,9 @@ async def test_the_list_shows_the_last_sign_in(desk: Desk) -> None:
 
 
 async def test_disable_and_enable_round_trip(desk: Desk) -> None:
-    """Disable, then enable: each audited under the admin; the account's token is refused
-    while it is disabled and works again after; the seals verify."""
+    """Disable, then enable: each audited under the admin; the account's token is revoked
+    with the disable and stays so after the enable (a token that was the reason for the
+    disable never comes back); the seals verify."""
     key = (await _users(desk))["cashier"]["id"]
     r = await desk.client.post(f"/api/v1/users/{key}/disable", headers=desk.auth("admin"))
     assert r.status_code == 200, r.text
@@ -54,7 +56,7 @@ async def test_disable_and_enable_round_trip(desk: Desk) -> None:
     r = await desk.client.post(f"/api/v1/users/{key}/enable", headers=desk.auth("admin"))
     assert r.status_code == 200, r.text
     assert r.json()["disabled"] is False
-    assert (await desk.client.get("/api/v1/me", headers=desk.auth("cashier"))).status_code == 200
+    assert (await desk.client.get("/api/v1/me", headers=desk.auth("cashier"))).status_code == 401
     async with desk.sessions() as s:
         rows = (
             await s.scalars(
@@ -64,6 +66,14 @@ async def test_disable_and_enable_round_trip(desk: Desk) -> None:
             )
         ).all()
         assert [e.action for e in rows] == ["user.disable", "user.enable"]
+        revoked = (
+            await s.scalars(
+                select(AuditEntry).where(
+                    AuditEntry.action == "token.revoke", AuditEntry.actor == "admin"
+                )
+            )
+        ).all()
+        assert [json.loads(e.details)["why"] for e in revoked] == ["disabled"], revoked
         found = await records_verify(s, check_signature=None)
     assert found.ok, found.findings
 

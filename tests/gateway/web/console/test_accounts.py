@@ -161,7 +161,15 @@ async def test_disabling_an_account_ends_its_way_in(desk: Desk) -> None:
     assert api.status_code == 401
     async with signed_in(desk, "admin") as admin:
         page = await admin.get("/console/accounts")
-    assert "account disabled" in page.text  # the cashier's token, listed as useless
+    assert '<span class="badge bad">revoked' in page.text  # the cashier's token, revoked
+    (revoked,) = await _all_revokes(desk)
+    assert revoked.actor == "admin"
+
+
+async def _all_revokes(desk: Desk) -> list[AuditEntry]:
+    async with desk.sessions() as s:
+        query = select(AuditEntry).where(AuditEntry.action == "token.revoke")
+        return list((await s.scalars(query)).all())
 
 
 def _row(html: str, name: str) -> str:
@@ -172,7 +180,8 @@ def _row(html: str, name: str) -> str:
 
 async def test_enabling_a_disabled_account_lets_it_back_in(desk: Desk) -> None:
     """Issue 26, item 4: Enable, on a disabled account only, audited under the admin; the
-    password and the unexpired token work again; the seals still verify."""
+    password works again, the token revoked with the disable stays revoked; the seals
+    still verify."""
     async with signed_in(desk, "admin") as admin:
         assert (await _form(admin, "/console/accounts/disable", {"name": "cashier"})).is_redirect
         page = await admin.get("/console/accounts")
@@ -195,7 +204,17 @@ async def test_enabling_a_disabled_account_lets_it_back_in(desk: Desk) -> None:
     (row,) = await _audit(desk, "user.enable", "user:cashier")
     assert row.actor == "admin"
     api = await desk.client.get("/api/v1/me", headers=desk.auth("cashier"))
-    assert api.status_code == 200  # its token, unexpired and unrevoked, opens the API again
+    assert api.status_code == 401  # its token was revoked with the disable: never back
+    async with desk.sessions() as s:
+        tokens = (
+            await s.scalars(select(ApiToken).join(User).where(User.name == "cashier"))
+        ).all()
+        revokes = (
+            await s.scalars(select(AuditEntry).where(AuditEntry.action == "token.revoke"))
+        ).all()
+    assert tokens
+    assert all(t.revoked_at is not None for t in tokens), tokens
+    assert {(e.actor, e.subject) for e in revokes} == {("admin", f"token:{t.id}") for t in tokens}
     signed = await sign_in_form(desk.client, {"name": "cashier", "password": PASSWORD})
     assert signed.status_code == 303
     async with desk.sessions() as s:
