@@ -124,16 +124,10 @@ def check_disable(user: User, *, by: int) -> None:
         raise OperatorError(f"name: {user.name} is already disabled")
 
 
-async def disable_user(
-    session: AsyncSession, name: str, *, actor: str, now: datetime | None = None
-) -> User:
-    user = await _user(session, name)
-    user.disabled = True
-    # A disabled account keeps no way in: its browser sessions end with it, and its API
-    # tokens are revoked (not merely refused while it is disabled), so enabling it again
-    # never brings back a token that was the reason for the disable.
-    await session.execute(delete(AccountSession).where(AccountSession.user_id == user.id))
-    await audit.record(session, actor=actor, action="user.disable", subject=f"user:{user.name}")
+async def _revoke_tokens_of(
+    session: AsyncSession, user: User, *, actor: str, now: datetime | None
+) -> None:
+    """Revoke every live API token of a disabled ``user``, each audited."""
     live = select(ApiToken).where(ApiToken.user_id == user.id, ApiToken.revoked_at.is_(None))
     for token in (await session.scalars(live)).all():
         token.revoked_at = now if now is not None else datetime.now(UTC)
@@ -144,6 +138,19 @@ async def disable_user(
             subject=f"token:{token.id}",
             details={"user": user.name, "why": "disabled"},
         )
+
+
+async def disable_user(
+    session: AsyncSession, name: str, *, actor: str, now: datetime | None = None
+) -> User:
+    user = await _user(session, name)
+    user.disabled = True
+    # A disabled account keeps no way in: its browser sessions end with it, and its API
+    # tokens are revoked (not merely refused while it is disabled), so enabling it again
+    # never brings back a token that was the reason for the disable.
+    await session.execute(delete(AccountSession).where(AccountSession.user_id == user.id))
+    await audit.record(session, actor=actor, action="user.disable", subject=f"user:{user.name}")
+    await _revoke_tokens_of(session, user, actor=actor, now=now)
     # Nor a way through a second person: what it asked for and nobody decided yet would
     # run under its name on approval.
     query = (
@@ -164,13 +171,18 @@ async def disable_user(
     return user
 
 
-async def enable_user(session: AsyncSession, name: str, *, actor: str) -> User:
+async def enable_user(
+    session: AsyncSession, name: str, *, actor: str, now: datetime | None = None
+) -> User:
     """Re-enable a disabled account, under the same single ``accounts.manage`` control as
     :func:`disable_user`.  It gets back only its password: the sessions ended, the tokens
     revoked and the pending actions voided with the disable stay so."""
     user = await _user(session, name)
     if not user.disabled:
         raise OperatorError(f"user {user.name!r} is not disabled")
+    # A token still live here predates the revoke-on-disable (an account disabled before
+    # it) or was made for the disabled account on the host: it does not come back either.
+    await _revoke_tokens_of(session, user, actor=actor, now=now)
     user.disabled = False
     await audit.record(session, actor=actor, action="user.enable", subject=f"user:{user.name}")
     return user

@@ -153,7 +153,8 @@ def _disable(args: argparse.Namespace) -> int:
 
 def _enable(args: argparse.Namespace) -> int:
     async def work(session: AsyncSession) -> dict[str, Any]:
-        return _row(await service.enable_user(session, args.name, actor=host_actor()))
+        now = keyed.REAL_CLOCK()
+        return _row(await service.enable_user(session, args.name, actor=host_actor(), now=now))
 
     return emit(args, run(args, work))
 

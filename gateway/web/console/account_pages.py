@@ -151,7 +151,9 @@ async def disable(request: Request, me: Viewer = viewer(P.ACCOUNTS_MANAGE)) -> R
 async def enable(request: Request, me: Viewer = viewer(P.ACCOUNTS_MANAGE)) -> Response:
     async def work() -> str:
         try:
-            user = await service.enable_user(me.session, me.field("name"), actor=me.name)
+            user = await service.enable_user(
+                me.session, me.field("name"), actor=me.name, now=_now(request)
+            )
         except OperatorError as exc:
             raise OperatorError(_field("name", str(exc))) from None
         return f"account {user.name} enabled (it may sign in again)"

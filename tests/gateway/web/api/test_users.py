@@ -13,7 +13,7 @@ import httpx
 from sqlalchemy import func, select
 
 from gateway.records.verify import verify as records_verify
-from storage.accounts import User
+from storage.accounts import ApiToken, User
 from storage.audit import AuditEntry
 from tests.gateway.web.api.conftest import NOW, PASSWORD, Desk
 
@@ -75,6 +75,31 @@ async def test_disable_and_enable_round_trip(desk: Desk) -> None:
         ).all()
         assert [json.loads(e.details)["why"] for e in revoked] == ["disabled"], revoked
         found = await records_verify(s, check_signature=None)
+    assert found.ok, found.findings
+
+
+async def test_enable_revokes_a_token_left_live_by_an_older_disable(desk: Desk) -> None:
+    """An account disabled before a disable revoked tokens (only its flag set) keeps a
+    live token in the table; enabling it revokes that token, audited: only the password
+    comes back."""
+    async with desk.sessions() as s, s.begin():
+        user = await s.scalar(select(User).where(User.name == "cashier"))
+        assert user is not None
+        user.disabled = True
+    assert (await desk.client.get("/api/v1/me", headers=desk.auth("cashier"))).status_code == 401
+    key = (await _users(desk))["cashier"]["id"]
+    r = await desk.client.post(f"/api/v1/users/{key}/enable", headers=desk.auth("admin"))
+    assert r.status_code == 200, r.text
+    assert (await desk.client.get("/api/v1/me", headers=desk.auth("cashier"))).status_code == 401
+    async with desk.sessions() as s:
+        tokens = (await s.scalars(select(ApiToken).join(User).where(User.name == "cashier"))).all()
+        revokes = (
+            await s.scalars(select(AuditEntry).where(AuditEntry.action == "token.revoke"))
+        ).all()
+        found = await records_verify(s, check_signature=None)
+    assert tokens
+    assert all(t.revoked_at == NOW for t in tokens), tokens
+    assert {(e.actor, e.subject) for e in revokes} == {("admin", f"token:{t.id}") for t in tokens}
     assert found.ok, found.findings
 
 
