@@ -54,6 +54,14 @@ def nav_for(who: Principal) -> list[NavItem]:
     return [n for n in NAV if n.permission is None or allowed(who.role, n.permission)]
 
 
+def masked(number: str | None) -> str:
+    """An ID or card number as any screen shows it: its last 4 characters only (the full
+    number is the desk's to key, not every role's to read)."""
+    if not number:
+        return "-"
+    return f"…{number[-4:]}" if len(number) > 4 else number
+
+
 def rand(cents: int | None) -> str:
     """Money as the desk reads it: R 1 234.50 (cents are integers everywhere)."""
     if cents is None:
@@ -71,6 +79,7 @@ class Pages:
         self.templates = Jinja2Templates(directory=str(TEMPLATES))
         env = self.templates.env
         env.filters["rand"] = rand
+        env.filters["masked"] = masked
         env.filters["venue"] = self.venue_time
         env.globals["nav_for"] = nav_for
 

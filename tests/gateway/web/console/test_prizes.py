@@ -295,6 +295,10 @@ async def test_a_payout_is_paid_only_once_a_second_person_witnesses_it(desk: Des
     assert "R 1 000.00" in slip.text
     assert "receipt slip 0042" in slip.text
     assert "…9087" in slip.text
+    # The signer's ID number is the desk's to key, not every role's to read: by its last 4.
+    for shown in (page.text, slip.text):
+        assert THANDI not in shown
+        assert f"signed by …{THANDI[-4:]}" in shown.replace("Signed for by", "signed by")
     (paid,) = await _audit(desk, "tournament.prizes.paid")
     assert (paid.actor, paid.subject) == ("cashier", f"entry:{payout.entry_id}")
     assert [a.actor for a in await _audit(desk, "dual.request")] == ["cashier"]
