@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from gateway.web.api.models import (
     BIG,
@@ -298,8 +298,13 @@ class PrizeLineOut(BaseModel):
     paid: bool
     paid_cents: int | None
     paid_at: datetime | None
-    signer: str | None
+    signer: str | None  # the winner's ID or card number, by its last 4 (any role reads this)
     witness: str | None
+
+    @field_validator("signer")
+    @classmethod
+    def _last_four(cls, number: str | None) -> str | None:
+        return f"…{number[-4:]}" if number and len(number) > 4 else number
 
 
 class PrizesOut(BaseModel):

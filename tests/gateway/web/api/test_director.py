@@ -291,6 +291,12 @@ async def test_prize_pay_is_witnessed_by_the_approving_account_t15(desk: Desk) -
             await s.execute(select(AuditEntry).where(AuditEntry.action == "tournament.prizes.paid"))
         ).scalar_one()
     assert audit.actor == "cashier"  # under the requester's name; the approval is its own row
+    # Every role reads the prizes: the signer's ID number is shown by its last 4 only.
+    r = await _call(desk, "get", f"{V1}/tournaments/Spring/prizes/qualifying", None, "dealer")
+    assert r.status_code == 200, r.text
+    (first, *_) = r.json()["prizes"]
+    assert (first["paid"], first["signer"]) == (True, f"…{THANDI[-4:]}")
+    assert THANDI not in r.text
 
 
 @pytest.mark.parametrize("requester", ["director", "cashier"])
