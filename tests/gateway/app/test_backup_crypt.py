@@ -34,7 +34,8 @@ def test_round_trip(size: int) -> None:
     plain = os.urandom(size)
     sealed = _encrypt(plain)
     assert sealed.startswith(crypt.MAGIC)
-    assert plain[:64] not in sealed or size == 0
+    if size >= 16:  # a shorter random plaintext can turn up in any output by chance
+        assert plain[:64] not in sealed
     assert _decrypt(sealed) == plain
 
 
