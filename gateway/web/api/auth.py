@@ -81,6 +81,13 @@ def api_of(request: Request) -> Api:
     return found
 
 
+def database_url(request: Request) -> str | None:
+    """The URL this serving process's database was opened with (password kept: the key
+    files are found from it, as the CLI finds them), or None when it has no bind."""
+    bind = api_of(request).sessions.kw.get("bind")
+    return None if bind is None else str(bind.url.render_as_string(hide_password=False))
+
+
 @dataclass(frozen=True)
 class Caller(Principal):
     """The authenticated account and the request's one transaction (see the module)."""

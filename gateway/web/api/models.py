@@ -336,6 +336,22 @@ class AuditRow(BaseModel):
     details: dict[str, Any]
 
 
+class AuditVerified(BaseModel):
+    """``POST /audit/verify``: what ``reelgate audit verify --json`` says of the chain,
+    the checkpoints, the sealed results and the cuts (the witness copy stays on the host's
+    check), recorded as an ``audit.verified`` row under the caller."""
+
+    ok: bool
+    headline: str
+    rows_checked: int
+    last_id: int
+    checkpoints: int
+    sealed_rows: int
+    signatures_checked: bool
+    findings: list[str]
+    amendments: int
+
+
 class UserOut(BaseModel):
     """An account as ``reelgate users list`` shows it (never its password hash)."""
 

@@ -38,7 +38,7 @@ from gateway.records.document import ExportContext
 from gateway.records.exporter import build_export, export_files, file_stem
 from gateway.records.keys import RecordKeyError, load_signing_key
 from gateway.super9.venue import venue_zone
-from gateway.web.api.auth import api_of
+from gateway.web.api.auth import api_of, database_url
 from gateway.web.api.errors import ApiError
 from gateway.web.api.models import Day, Name
 from gateway.web.api.routes.cashup import cashier_scope
@@ -71,10 +71,8 @@ def _today(request: Request) -> date:
 
 def _key_file(request: Request) -> Path | None:
     """The signing key file this serving process would sign with (or None)."""
-    bind = api_of(request).sessions.kw.get("bind")
-    if bind is None:
-        return None
-    return signing_key_file(bind.url.render_as_string(hide_password=False))
+    url = database_url(request)
+    return None if url is None else signing_key_file(url)
 
 
 async def _context(request: Request, me: Viewer, day: date, cashier: str | None) -> dict[str, Any]:

@@ -14,12 +14,13 @@ from sqlalchemy import select
 from gateway.accounts import service
 from gateway.accounts.roles import Permission as P
 from gateway.errors import OperatorError
+from gateway.records.verify_runs import last_verification, verify_and_record
 from gateway.tournament import services as svc
 from gateway.tournament.rules.enums import Stage
 from gateway.tournament.services.amendments import amended_entries
 from gateway.tournament.services.setup import record_decision
 from gateway.web.api import actions
-from gateway.web.api.auth import api_of
+from gateway.web.api.auth import api_of, database_url
 from gateway.web.api.errors import ApiError
 from gateway.web.console.acting import attempt, done
 from gateway.web.console.auth import Viewer, viewer
@@ -93,7 +94,19 @@ async def audit(request: Request, subject: str = "", me: Viewer = viewer(P.AUDIT
     return console_of(request).pages.render(
         request, "audit.html", me, active="audit", rows=rows, subject=subject,
         tournaments=await _tournaments(me.session), can_decide=me.can(P.TOURNAMENT_SETTINGS),
+        verified=await last_verification(me.session),
     )  # fmt: skip
+
+
+@router.post("/audit/verify")
+async def verify_chain(request: Request, me: Viewer = viewer(P.AUDIT_READ)) -> Response:
+    """``audit verify`` from the desk: the same checks as ``POST /audit/verify``, the
+    outcome recorded under the account and shown on this page and the Tonight board."""
+    url = database_url(request)
+    if url is None:
+        return done("/console/audit", "refused: this server has no database bound")
+    outcome = await verify_and_record(me.session, url, me.name)
+    return done("/console/audit", outcome.headline())
 
 
 @router.post("/decisions")

@@ -3,8 +3,8 @@ may read it, through the same permission and read service as the API and the scr
 that part summarises (heats: ``list_heats``' summary; banks and machines: the floor
 map; approvals: dual control's own approval check; prizes: ``prize_lines`` against the
 stage's standings; the audit trail: ``GET /audit``'s newest rows less the chain's own
-seals — ``audit verify`` needs the venue's key and reads the whole chain, so it stays on
-the host).  Read-only.
+seals, and the outcome of the last ``audit verify`` asked from a desk
+(:mod:`gateway.records.verify_runs`; the Decisions & audit screen runs one)).  Read-only.
 
 The night is the venue's: from 06:00 in the venue's zone to 06:00 the next morning, so
 a heat after midnight still belongs to the evening it is part of."""
@@ -21,6 +21,7 @@ from sqlalchemy import select
 
 from gateway.accounts import dual, service
 from gateway.accounts.roles import Permission as P
+from gateway.records.verify_runs import Verification, last_verification
 from gateway.tournament.rules.enums import HeatStatus, Stage
 from gateway.tournament.services.prizes import PrizeLine, prize_lines
 from gateway.tournament.services.setup import HeatSummary, summarise_heat
@@ -84,6 +85,7 @@ class Board:
     approvals: list[Waiting] = field(default_factory=list)
     prizes: list[Unpaid] | None = None
     audit: list[AuditEntry] | None = None
+    verified: Verification | None = None  # the last ``audit verify`` asked from a desk
 
     @property
     def next_tonight(self) -> bool:
@@ -132,6 +134,7 @@ async def board(
             .limit(AUDIT_ROWS)
         )
         out.audit = list((await me.session.scalars(query)).all())
+        out.verified = await last_verification(me.session)
     return out
 
 

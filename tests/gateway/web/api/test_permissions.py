@@ -216,6 +216,7 @@ SAMPLES: dict[tuple[str, str], Any] = {
     **TECHNICIAN,
     **CASHIER,
     ("get", "/api/v1/audit"): lambda d: ("/api/v1/audit", None),
+    ("post", "/api/v1/audit/verify"): lambda d: ("/api/v1/audit/verify", None),
     ("get", "/api/v1/cashup"): lambda d: ("/api/v1/cashup?date=2026-11-18", None),
     **SUPER9,
     **ACCOUNTS,
