@@ -21,6 +21,7 @@ from zoneinfo import ZoneInfo
 
 from gateway.app.configfile import add_config
 from gateway.app.defaults import DEFAULT_SPOOL as DEFAULT_SPOOL  # re-exported
+from gateway.app.second import SecondPerson
 from gateway.errors import OperatorError
 
 if TYPE_CHECKING:
@@ -105,8 +106,6 @@ def add_second(
     """A dual-control write's second person: an account named here that types its
     password (:mod:`gateway.app.people`); its role must be one that approves
     ``permission`` (``gateway.accounts.dual.APPROVERS``)."""
-    from gateway.app.keyed import SecondPerson  # deferred for start-up (SQLAlchemy)
-
     parser.add_argument(
         option,
         dest=dest,
