@@ -71,13 +71,17 @@ def add_write(parser: argparse.ArgumentParser, *, now: bool = True) -> None:
             metavar="NAME",
             help="the director's account authorising a back-dated --now (password asked)",
         )
+    add_remote(parser, "send the change through the API at URL")
+    parser.set_defaults(writes=True)
+
+
+def add_remote(parser: argparse.ArgumentParser, what: str = "read it from the API at URL") -> None:
+    """``--server URL`` / ``--token-file FILE``: through the API with a token (a desk);
+    the parser's ``remote`` default is the handler that does it."""
     parser.add_argument(
-        "--server",
-        metavar="URL",
-        help="send the change through the API at URL (token: $REELGATE_TOKEN or --token-file)",
+        "--server", metavar="URL", help=f"{what} (token: $REELGATE_TOKEN or --token-file)"
     )
     parser.add_argument("--token-file", metavar="FILE", help="file holding the API token")
-    parser.set_defaults(writes=True)
 
 
 PLAYER_HELP = (
@@ -148,12 +152,16 @@ def add_gateway(parser: argparse.ArgumentParser, *, floor_required: bool) -> Non
     )
 
 
-def add_common(parser: argparse.ArgumentParser, *, read: bool = False, write: bool = True) -> None:
+def add_common(
+    parser: argparse.ArgumentParser, *, read: bool = False, write: bool = True, desk: bool = False
+) -> None:
     """``--database``; with ``write`` the write options (:func:`add_write`); with
-    ``read`` ``--json``."""
+    ``read`` ``--json``; with ``desk`` (a read a desk may ask of the API) ``--server``."""
     add_database(parser)
     if write:
         add_write(parser)
+    elif desk:
+        add_remote(parser)
     if read:
         add_json(parser)
 

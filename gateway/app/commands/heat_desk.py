@@ -55,10 +55,13 @@ def add_actions(actions: Any) -> None:
     p.set_defaults(handler=Deferred("gateway.app.commands.heat_desk_handlers:cancel"))
 
     p = actions.add_parser("list", help="heats of a tournament")
-    add_common(p, read=True, write=False)
+    add_common(p, read=True, write=False, desk=True)
     p.add_argument("--tournament", "-t", required=True)
     p.add_argument("--stage", choices=STAGES)
-    p.set_defaults(handler=Deferred("gateway.app.commands.heat_desk_handlers:list_"))
+    p.set_defaults(
+        handler=Deferred("gateway.app.commands.heat_desk_handlers:list_"),
+        remote=Deferred("gateway.app.remote_reads:heats"),
+    )
 
     p = actions.add_parser("show", help="a heat and its seats")
     add_common(p, read=True, write=False)

@@ -35,8 +35,11 @@ def register(sub: Any) -> None:
     )
 
     p = actions.add_parser("list", help="list players")
-    add_common(p, read=True, write=False)
-    p.set_defaults(handler=Deferred("gateway.app.commands.players_handlers:list_"))
+    add_common(p, read=True, write=False, desk=True)
+    p.set_defaults(
+        handler=Deferred("gateway.app.commands.players_handlers:list_"),
+        remote=Deferred("gateway.app.remote_reads:players"),
+    )
 
     p = actions.add_parser("show", help="a player's entries, seats and scores")
     add_common(p, read=True, write=False)

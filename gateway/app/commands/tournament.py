@@ -55,8 +55,11 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=Deferred("gateway.app.commands.tournament_handlers:create"))
 
     p = actions.add_parser("list", help="list tournaments")
-    add_common(p, read=True, write=False)
-    p.set_defaults(handler=Deferred("gateway.app.commands.tournament_handlers:list_"))
+    add_common(p, read=True, write=False, desk=True)
+    p.set_defaults(
+        handler=Deferred("gateway.app.commands.tournament_handlers:list_"),
+        remote=Deferred("gateway.app.remote_reads:tournaments"),
+    )
 
     p = actions.add_parser("show", help="a tournament's settings")
     add_common(p, read=True, write=False)
@@ -85,7 +88,7 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=Deferred("gateway.app.commands.tournament_handlers:decision"))
 
     p = actions.add_parser("standings", help="single-entry standings of a stage")
-    add_common(p, read=True, write=False)
+    add_common(p, read=True, write=False, desk=True)
     p.add_argument("tournament")
     p.add_argument("--stage", choices=STAGES, default="qualifying")
     p.add_argument(
@@ -100,7 +103,10 @@ def register(sub: Any) -> None:
         help="multi-venue: only the entries that played at this venue, at their places in "
         "the whole tournament's standings",
     )
-    p.set_defaults(handler=Deferred("gateway.app.commands.tournament_handlers:standings"))
+    p.set_defaults(
+        handler=Deferred("gateway.app.commands.tournament_handlers:standings"),
+        remote=Deferred("gateway.app.remote_reads:standings"),
+    )
 
     p = actions.add_parser("qualifiers", help="finalists, semi-finalists and pending ties")
     add_common(p, read=True, write=False)
