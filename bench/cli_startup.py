@@ -107,7 +107,12 @@ class Api:
         lines: queue.Queue[str] = queue.Queue()
         out = self.proc.stdout
         assert out is not None
-        threading.Thread(target=lambda: [lines.put(x) for x in out], daemon=True).start()
+
+        def pump() -> None:  # ends when the process closes its output
+            for line in out:
+                lines.put(line)
+
+        threading.Thread(target=pump, daemon=True).start()
         first = lines.get(timeout=60)
         if not first.startswith("api on "):
             raise SystemExit(f"reelgate api said: {first}")
