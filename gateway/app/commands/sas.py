@@ -1,6 +1,9 @@
 """``reelgate sas probe ENDPOINT``: a technician's look at one machine over SAS.
 
-Reads the machine ID and info (LP 1F), SAS version and serial (54), enabled features
+First turns real-time event reporting off (LP 0E 00, as the gateway does when it takes a
+machine over: SAS's default mode, so the general polls below are framed right; a machine
+without LP 0E stays silent to it and the probe goes on).  Reads the machine ID and info
+(LP 1F), SAS version and serial (54), enabled features
 (A0: tournament supported or not), its AFT asset number and registration (73 FF, read
 only), credits (1A), clock (7E) and pending exceptions
 (general polls until the queue is empty -- reading them acknowledges them, as any SAS
@@ -19,6 +22,7 @@ from protocols.sas import describe_exception, describe_registration_status
 from protocols.sas.client import SasClient, SasClientError
 from protocols.sas.denominations import describe_denomination
 from protocols.sas.endpoint import EndpointError, parse_endpoint
+from protocols.sas.messages import EgmMessage, GeneralPoll, HostMessage
 
 
 def register(sub: Any) -> None:
@@ -65,6 +69,7 @@ async def probe(endpoint: str) -> dict[str, Any]:
     """Everything the probe reads, as plain data."""
     client = await SasClient.connect(endpoint)
     try:
+        real_time_off = await client.end_real_time_reporting()
         info = await client.machine_info()
         version = await client.version()
         caps = await client.capabilities()
@@ -101,7 +106,37 @@ async def probe(endpoint: str) -> dict[str, Any]:
         "credits": credits,
         "clock": clock.isoformat(sep=" "),
         "exceptions": [{"code": f"{c:02X}", "name": describe_exception(c)} for c in codes],
+        "real_time_reporting": "turned off" if real_time_off else "no LP 0E (silent)",
+        "quirks": quirks_of(client, [info, version]),
     }
+
+
+def quirks_of(client: SasClient, replies: list[EgmMessage]) -> list[dict[str, str]]:
+    """What the machine did that SAS does not say, and the gateway tolerates: display
+    fields kept as received, bytes after a reply (docs/sas.md, real machines)."""
+    out: list[dict[str, str]] = []
+    for reply in replies:
+        for q in getattr(reply, "quirks", ()):
+            out.append(
+                {
+                    "poll": f"{reply.encode()[1]:02X}",
+                    "what": f"{q.field} {q.why} (kept as received)",
+                    "bytes": q.raw.hex(" "),
+                }
+            )
+    for t in client.trailing:
+        out.append(
+            {
+                "poll": poll_name(t.poll),
+                "what": f"{len(t.data)} byte(s) after the reply (flagged, ignored)",
+                "bytes": t.data.hex(" "),
+            }
+        )
+    return out
+
+
+def poll_name(poll: HostMessage) -> str:
+    return "general poll" if isinstance(poll, GeneralPoll) else f"{poll.encode()[1]:02X}"
 
 
 def _aft_line(r: dict[str, Any]) -> str:
@@ -120,6 +155,7 @@ def format_probe(r: dict[str, Any]) -> str:
         else "not supported (LP A0 bit 3 clear): heats run host-timed"
     )
     exceptions = ", ".join(f"{e['code']} {e['name']}" for e in r["exceptions"]) or "none"
+    quirks = [f"LP {q['poll']}: {q['what']}: {q['bytes']}" for q in r["quirks"]]
     rows = [
         ("endpoint", r["endpoint"]),
         ("machine ID", f"game {r['game_id']}, additional {r['additional_id']}"),
@@ -132,5 +168,7 @@ def format_probe(r: dict[str, Any]) -> str:
         ("credits", str(r["credits"])),
         ("clock", r["clock"]),
         ("exceptions", exceptions),
+        ("real-time", r["real_time_reporting"]),
     ]
+    rows += [("quirk", q) for q in quirks] or [("quirks", "none")]
     return "\n".join(f"{k:<13} {v}" for k, v in rows)

@@ -193,3 +193,41 @@ async def test_probe_lists_pending_exceptions_by_name() -> None:
         {"code": "20", "name": "general tilt"},
     ]
     assert "exceptions    11 slot door opened, 20 general tilt" in format_probe(result)
+
+
+async def test_probe_succeeds_on_a_quirky_machine_and_shows_its_quirks() -> None:
+    """Issue 28: LP 1F's base percent in BCD and bytes after an ACK, as a third-party EGM
+    sends them: the probe succeeds (exit 0) and names both (docs/sas.md, real machines)."""
+    assert REELGATE
+    proc = await asyncio.create_subprocess_exec(
+        REELGATE, "emulate", "sas", "--machines", "1", "--quirks", "base-percent-bcd,ack-echo",
+        stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    try:
+        async with asyncio.timeout(30):
+            row = json.loads(await proc.stdout.readline())
+        assert row["quirks"] == ["base-percent-bcd", "ack-echo"]
+        code, out, err = await run(REELGATE, "sas", "probe", str(row["endpoint"]))
+        assert code == 0, err
+        assert "base 00 00 90 00" in out
+        assert "quirk         LP 1F: base percent is not ASCII digits (kept as received)" in out
+        assert "LP 0E: 4 byte(s) after the reply (flagged, ignored): 0e 00 cc c0" in out
+        code, out, err = await run(REELGATE, "sas", "probe", str(row["endpoint"]), "--json")
+        assert code == 0, err
+        result = json.loads(out)
+        assert result["base_percent"] == "00 00 90 00"
+        assert {q["poll"] for q in result["quirks"]} == {"1F", "0E"}
+    finally:
+        proc.terminate()
+        async with asyncio.timeout(10):
+            await proc.wait()
+
+
+async def test_emulator_refuses_an_unknown_quirk_in_one_line() -> None:
+    assert REELGATE
+    code, out, err = await run(REELGATE, "emulate", "sas", "--quirks", "ack-echo,sparkles")
+    assert code != 0
+    assert out == ""
+    assert err.count("\n") == 1
+    assert "--quirks: unknown quirk 'sparkles'" in err
