@@ -52,6 +52,7 @@ from protocols.sas.aft import (
 )
 from protocols.sas.aft_registration import AftRegister, AftRegistrationCode, AftRegistrationReply
 from protocols.sas.carriers import Carrier
+from protocols.sas.carriers.tap import CaptureFile, TapCarrier
 from protocols.sas.codec import FramedPoll, frame_poll
 from protocols.sas.endpoint import SERIAL_SCHEME, Endpoint, parse_endpoint
 from protocols.sas.framer import TrailingBytes
@@ -263,12 +264,16 @@ class SasClient:
         settings: LinkSettings | None = None,
         min_spacing: float = SAS_MIN_SPACING,
         busy_tries: int = 3,
+        capture: CaptureFile | None = None,
     ) -> SasClient:
         """Open ``endpoint`` (a ``sas+tcp://`` or ``sas+serial://`` URI) on a line of its
         own and return a client for the address it names; serial loops get the SAS
-        timing, TCP the wider one.  EGMs sharing a port use a :class:`LinePool`."""
+        timing, TCP the wider one.  EGMs sharing a port use a :class:`LinePool`.
+        ``capture``: record every byte both ways (:mod:`protocols.sas.carriers.tap`)."""
         ep = parse_endpoint(endpoint) if isinstance(endpoint, str) else endpoint
         carrier = await ep.open_carrier(connect_seconds=connect_seconds)
+        if capture is not None:  # a thin tap: every byte both ways into the file
+            carrier = TapCarrier(carrier, capture)
         return cls(
             carrier,
             ep.address,

@@ -15,10 +15,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 from gateway.errors import OperatorError
 from protocols.sas import describe_exception, describe_registration_status
+from protocols.sas.carriers.tap import DEFAULT_KEEP, DEFAULT_MAX_BYTES, CaptureFile
 from protocols.sas.client import SasClient, SasClientError
 from protocols.sas.denominations import describe_denomination
 from protocols.sas.endpoint import EndpointError, parse_endpoint
@@ -38,50 +40,188 @@ def register(sub: Any) -> None:
     probe.add_argument(
         "--timeout", type=float, default=15.0, help="give up after this many seconds in all"
     )
+    _capture_options(probe, required=False)
     probe.set_defaults(handler=run_probe)
+
+    capture = actions.add_parser(
+        "capture",
+        help="record every byte both ways while probing and watching one machine",
+        description="Runs the probe's reads, then general polls and the credit meter for "
+        "--seconds, recording every byte both ways (docs/sas.md, real machines). Example: "
+        "reelgate sas capture 'sas+tcp://127.0.0.1:7001?address=1' --out egm7.sascap",
+    )
+    capture.add_argument("endpoint", help="sas+tcp://HOST:PORT?address=N or sas+serial:///dev/ttyX")
+    _capture_options(capture, required=True)
+    capture.add_argument(
+        "--seconds", type=float, default=10.0, help="watch this long after the probe (10)"
+    )
+    capture.add_argument("--json", action="store_true", help="print the summary as JSON")
+    capture.set_defaults(handler=run_capture)
+
+
+def _capture_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
+    flag = "--out" if required else "--capture"
+    parser.add_argument(
+        flag,
+        dest="capture",
+        required=required,
+        metavar="FILE",
+        help="write every byte both ways to FILE (JSON lines, docs/sas.md)",
+    )
+    parser.add_argument(
+        "--capture-max-bytes",
+        type=int,
+        default=DEFAULT_MAX_BYTES,
+        metavar="N",
+        help=f"rotate the capture past N bytes ({DEFAULT_MAX_BYTES})",
+    )
+    parser.add_argument(
+        "--capture-keep",
+        type=int,
+        default=DEFAULT_KEEP,
+        metavar="K",
+        help=f"rotated files kept: FILE.1 .. FILE.K ({DEFAULT_KEEP})",
+    )
+
+
+def _endpoint(text: str) -> str:
+    try:
+        return str(parse_endpoint(text))
+    except EndpointError as exc:
+        raise OperatorError(str(exc)) from None
+
+
+def _check_capture(args: argparse.Namespace) -> None:
+    if args.capture is None:
+        return
+    if args.capture_max_bytes < 1024:
+        raise OperatorError("--capture-max-bytes must be at least 1024")
+    if args.capture_keep < 0:
+        raise OperatorError("--capture-keep must be 0 or more")
+    folder = Path(args.capture).resolve().parent
+    if not folder.is_dir():
+        raise OperatorError(f"{args.capture}: no such folder {folder}")
+
+
+def open_capture(args: argparse.Namespace, endpoint: str) -> CaptureFile | None:
+    """The capture file the options ask for (inside the event loop), or None."""
+    if args.capture is None:
+        return None
+    loop = asyncio.get_running_loop()
+    try:
+        return CaptureFile(
+            args.capture,
+            endpoint,
+            loop.time,
+            max_bytes=args.capture_max_bytes,
+            keep=args.capture_keep,
+        )
+    except OSError as exc:
+        raise OperatorError(f"{args.capture}: cannot write ({exc.strerror or exc})") from None
 
 
 def run_probe(args: argparse.Namespace) -> int:
-    try:
-        endpoint = parse_endpoint(args.endpoint)
-    except EndpointError as exc:
-        raise OperatorError(str(exc)) from None
+    endpoint = _endpoint(args.endpoint)
     if args.timeout <= 0:
         raise OperatorError("--timeout must be positive")
-    result = asyncio.run(_probe_or_fail(str(endpoint), args.timeout))
+    _check_capture(args)
+    result = asyncio.run(_probe_or_fail(endpoint, args.timeout, args))
     print(json.dumps(result) if args.json else format_probe(result))
     return 0
 
 
-async def _probe_or_fail(endpoint: str, seconds: float) -> dict[str, Any]:
+def run_capture(args: argparse.Namespace) -> int:
+    endpoint = _endpoint(args.endpoint)
+    if not 0 <= args.seconds <= 86_400:
+        raise OperatorError("--seconds must be 0..86400")
+    _check_capture(args)
+    result = asyncio.run(_capture_or_fail(endpoint, args))
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(
+            f"captured {result['records']} records to {result['file']}"
+            f" ({result['rotations']} rotations); polls {result['polls']},"
+            f" quirks {len(result['quirks'])}"
+        )
+    return 0
+
+
+async def _probe_or_fail(endpoint: str, seconds: float, args: argparse.Namespace) -> dict[str, Any]:
+    capture = open_capture(args, endpoint)
     try:
         async with asyncio.timeout(seconds):
-            return await probe(endpoint)
+            return await probe(endpoint, capture=capture)
     except TimeoutError:
         raise OperatorError(f"{endpoint}: no complete answer within {seconds:g} s") from None
     except SasClientError as exc:
         raise OperatorError(f"{endpoint}: {exc}") from None
     except OSError as exc:
         raise OperatorError(f"{endpoint}: cannot connect ({exc.strerror or exc})") from None
+    finally:
+        if capture is not None:
+            capture.close()
 
 
-async def probe(endpoint: str) -> dict[str, Any]:
-    """Everything the probe reads, as plain data."""
-    client = await SasClient.connect(endpoint)
+async def _capture_or_fail(endpoint: str, args: argparse.Namespace) -> dict[str, Any]:
+    capture = open_capture(args, endpoint)
+    assert capture is not None
+    polls = 0
     try:
-        real_time_off = await client.end_real_time_reporting()
-        info = await client.machine_info()
-        version = await client.version()
-        caps = await client.capabilities()
-        credits = await client.credits()
-        clock = await client.read_clock()
-        # LP 73 FF only reads: the probe never registers (that is preflight's job).
-        registration = await client.aft_registration() if caps.aft else None
-        codes = await client.events()
+        async with asyncio.timeout(30.0 + 2 * args.seconds):
+            client = await SasClient.connect(endpoint, capture=capture)
+            try:
+                result, replies = await _read(client, endpoint)
+                loop = asyncio.get_running_loop()
+                until = loop.time() + args.seconds
+                while loop.time() < until:  # the watch: what a heat's watcher polls
+                    await client.events()
+                    await client.credits()
+                polls = client.stats.polls
+                result["quirks"] = quirks_of(client, replies)
+            finally:
+                await client.close()
+    except TimeoutError:
+        raise OperatorError(f"{endpoint}: the capture did not finish in time") from None
+    except SasClientError as exc:
+        raise OperatorError(f"{endpoint}: {exc} (bytes so far in {args.capture})") from None
+    except OSError as exc:
+        raise OperatorError(f"{endpoint}: cannot connect ({exc.strerror or exc})") from None
+    finally:
+        capture.close()
+    return {
+        "endpoint": endpoint,
+        "file": args.capture,
+        "records": capture.records,
+        "rotations": capture.rotations,
+        "polls": polls,
+        "quirks": result["quirks"],
+    }
+
+
+async def probe(endpoint: str, *, capture: CaptureFile | None = None) -> dict[str, Any]:
+    """Everything the probe reads, as plain data."""
+    client = await SasClient.connect(endpoint, capture=capture)
+    try:
+        return (await _read(client, endpoint))[0]
     finally:
         await client.close()
+
+
+async def _read(client: SasClient, endpoint: str) -> tuple[dict[str, Any], list[EgmMessage]]:
+    """The probe's reads on an open client: the result, and the replies whose display
+    fields may carry quirks."""
+    real_time_off = await client.end_real_time_reporting()
+    info = await client.machine_info()
+    version = await client.version()
+    caps = await client.capabilities()
+    credits = await client.credits()
+    clock = await client.read_clock()
+    # LP 73 FF only reads: the probe never registers (that is preflight's job).
+    registration = await client.aft_registration() if caps.aft else None
+    codes = await client.events()
     v = version.version
-    return {
+    result = {
         "endpoint": endpoint,
         "address": client.address,
         "game_id": info.game_id,
@@ -109,6 +249,7 @@ async def probe(endpoint: str) -> dict[str, Any]:
         "real_time_reporting": "turned off" if real_time_off else "no LP 0E (silent)",
         "quirks": quirks_of(client, [info, version]),
     }
+    return result, [info, version]
 
 
 def quirks_of(client: SasClient, replies: list[EgmMessage]) -> list[dict[str, str]]:
@@ -124,10 +265,15 @@ def quirks_of(client: SasClient, replies: list[EgmMessage]) -> list[dict[str, st
                     "bytes": q.raw.hex(" "),
                 }
             )
-    for t in client.trailing:
+    seen: set[tuple[str, bytes]] = set()
+    for t in client.trailing:  # each distinct run once (a quirk repeats on every poll)
+        key = (poll_name(t.poll), t.data)
+        if key in seen:
+            continue
+        seen.add(key)
         out.append(
             {
-                "poll": poll_name(t.poll),
+                "poll": key[0],
                 "what": f"{len(t.data)} byte(s) after the reply (flagged, ignored)",
                 "bytes": t.data.hex(" "),
             }

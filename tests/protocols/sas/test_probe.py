@@ -231,3 +231,53 @@ async def test_emulator_refuses_an_unknown_quirk_in_one_line() -> None:
     assert out == ""
     assert err.count("\n") == 1
     assert "--quirks: unknown quirk 'sparkles'" in err
+
+
+async def test_capture_and_probe_capture_write_the_documented_file(tmp_path: Path) -> None:
+    """``sas capture URL --out FILE`` and ``sas probe --capture FILE``: every byte both
+    ways in the JSON-lines format (docs/sas.md), the quirks named in the summary."""
+    from protocols.sas.capture import parse_capture
+
+    assert REELGATE
+    proc = await asyncio.create_subprocess_exec(
+        REELGATE, "emulate", "sas", "--machines", "1", "--quirks", "base-percent-bcd,ack-echo",
+        stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    try:
+        async with asyncio.timeout(30):
+            endpoint = str(json.loads(await proc.stdout.readline())["endpoint"])
+        out_file = tmp_path / "egm.jsonl"
+        code, out, err = await run(
+            REELGATE, "sas", "capture", endpoint, "--out", str(out_file), "--seconds", "0.5",
+            "--json",
+        )  # fmt: skip
+        assert code == 0, err
+        summary = json.loads(out)
+        assert summary["records"] > 10
+        assert {q["poll"] for q in summary["quirks"]} == {"1F", "0E"}
+        header, records = parse_capture(out_file.read_text().splitlines())
+        assert header.endpoint == endpoint
+        assert len(records) == summary["records"]
+        assert {r.direction for r in records} == {"host", "egm"}
+        probe_file = tmp_path / "probe.jsonl"
+        code, out, err = await run(REELGATE, "sas", "probe", endpoint, "--capture", str(probe_file))
+        assert code == 0, err
+        assert parse_capture(probe_file.read_text().splitlines())[1]
+    finally:
+        proc.terminate()
+        async with asyncio.timeout(10):
+            await proc.wait()
+
+
+async def test_capture_to_a_missing_folder_is_one_line_and_nonzero(tmp_path: Path) -> None:
+    assert REELGATE
+    target = tmp_path / "no" / "such.jsonl"
+    code, out, err = await run(
+        REELGATE, "sas", "capture", "sas+tcp://127.0.0.1:7001?address=1", "--out", str(target)
+    )
+    assert code != 0
+    assert out == ""
+    assert err.count("\n") == 1
+    assert "no such folder" in err
+    assert not target.parent.exists()
