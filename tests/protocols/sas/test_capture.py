@@ -129,7 +129,12 @@ async def test_the_tap_changes_nothing_on_the_line(tmp_path: Path) -> None:
     cap = CaptureFile(tmp_path / "c.jsonl", "memory", loop.time)
     tap = TapCarrier(host_end, cap)
     write = host_end.write
-    host_end.write = lambda data: (sent.append(data), write(data))[1]  # type: ignore[method-assign]
+
+    def spy(data: bytes) -> None:
+        sent.append(data)
+        write(data)
+
+    host_end.write = spy  # type: ignore[method-assign]
     client = SasClient(tap, 1, min_spacing=0.0)
     try:
         async with asyncio.timeout(10):
