@@ -20,11 +20,13 @@ from typing import Any
 
 from gateway.errors import OperatorError
 from protocols.sas import describe_exception, describe_registration_status
+from protocols.sas.capture import CaptureError, parse_capture
 from protocols.sas.carriers.tap import DEFAULT_KEEP, DEFAULT_MAX_BYTES, CaptureFile
-from protocols.sas.client import SasClient, SasClientError
+from protocols.sas.client import SERIAL_SETTINGS, TCP_SETTINGS, SasClient, SasClientError
 from protocols.sas.denominations import describe_denomination
-from protocols.sas.endpoint import EndpointError, parse_endpoint
+from protocols.sas.endpoint import SERIAL_SCHEME, EndpointError, parse_endpoint
 from protocols.sas.messages import EgmMessage, GeneralPoll, HostMessage
+from protocols.sas.replay import Entry, replay
 
 
 def register(sub: Any) -> None:
@@ -57,6 +59,24 @@ def register(sub: Any) -> None:
     )
     capture.add_argument("--json", action="store_true", help="print the summary as JSON")
     capture.set_defaults(handler=run_capture)
+
+    replay = actions.add_parser(
+        "replay",
+        help="run a capture through Reelgate's decoders and link: what each message was, "
+        "what was odd, what Reelgate would have done",
+        description="Example: reelgate sas replay egm7.sascap (docs/sas.md, real machines)",
+    )
+    replay.add_argument("file", help="a capture file (JSON lines, docs/sas.md)")
+    replay.add_argument(
+        "--timing",
+        choices=("auto", "tcp", "serial"),
+        default="auto",
+        help="the link's timeouts: serial (SAS's 20 ms) or tcp (a board's wider ones); "
+        "auto: from the capture's endpoint",
+    )
+    replay.add_argument("--odd-only", action="store_true", help="print only what was odd")
+    replay.add_argument("--json", action="store_true", help="print one JSON object")
+    replay.set_defaults(handler=run_replay)
 
 
 def _capture_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
@@ -128,6 +148,53 @@ def run_probe(args: argparse.Namespace) -> int:
     result = asyncio.run(_probe_or_fail(endpoint, args.timeout, args))
     print(json.dumps(result) if args.json else format_probe(result))
     return 0
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    try:
+        with open(args.file, encoding="utf-8") as f:
+            header, records = parse_capture(f)
+    except OSError as exc:
+        raise OperatorError(f"{args.file}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise OperatorError(f"{args.file}: not a capture (not UTF-8 text)") from None
+    except CaptureError as exc:
+        raise OperatorError(f"{args.file}: {exc}") from None
+    timing = args.timing
+    if timing == "auto":
+        timing = "serial" if header.endpoint.startswith(f"{SERIAL_SCHEME}:") else "tcp"
+    report = replay(records, SERIAL_SETTINGS if timing == "serial" else TCP_SETTINGS)
+    entries = [e for e in report.entries if e.odd or not args.odd_only]
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "file": args.file,
+                    "endpoint": header.endpoint,
+                    "started": header.started,
+                    "timing": timing,
+                    "summary": report.summary(),
+                    "entries": [e.as_dict() for e in entries],
+                }
+            )
+        )
+    else:
+        print(f"capture {args.file}: {header.endpoint or '(no endpoint)'}, {header.started}")
+        print(f"timing  {timing}")
+        for e in entries:
+            print(format_entry(e))
+        counts = report.summary()
+        print("summary " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items()))
+    return 0
+
+
+def format_entry(e: Entry) -> str:
+    """One report entry: time, direction, bytes, then its notes indented."""
+    lines = [f"{e.t:10.6f} {e.direction:<5} {e.data.hex(' ') or '-'}"]
+    lines += [f"{'':17}= {w}" for w in e.what]
+    lines += [f"{'':17}! {o}" for o in e.odd]
+    lines += [f"{'':17}> {a}" for a in e.action]
+    return "\n".join(lines)
 
 
 def run_capture(args: argparse.Namespace) -> int:
