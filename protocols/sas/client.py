@@ -52,7 +52,7 @@ from protocols.sas.aft import (
 )
 from protocols.sas.aft_registration import AftRegister, AftRegistrationCode, AftRegistrationReply
 from protocols.sas.carriers import Carrier
-from protocols.sas.carriers.tap import CaptureFile, TapCarrier
+from protocols.sas.carriers.tap import CaptureSink, TapCarrier
 from protocols.sas.codec import FramedPoll, frame_poll
 from protocols.sas.endpoint import SERIAL_SCHEME, Endpoint, parse_endpoint
 from protocols.sas.framer import TrailingBytes
@@ -264,7 +264,7 @@ class SasClient:
         settings: LinkSettings | None = None,
         min_spacing: float = SAS_MIN_SPACING,
         busy_tries: int = 3,
-        capture: CaptureFile | None = None,
+        capture: CaptureSink | None = None,
     ) -> SasClient:
         """Open ``endpoint`` (a ``sas+tcp://`` or ``sas+serial://`` URI) on a line of its
         own and return a client for the address it names; serial loops get the SAS

@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from gateway.app.sas_conformance import conformance, format_report
 from gateway.errors import OperatorError
 from protocols.sas import describe_exception, describe_registration_status
 from protocols.sas.capture import CaptureError, parse_capture
@@ -59,6 +60,25 @@ def register(sub: Any) -> None:
     )
     capture.add_argument("--json", action="store_true", help="print the summary as JSON")
     capture.set_defaults(handler=run_capture)
+
+    conform = actions.add_parser(
+        "conformance",
+        help="run the safe polls a heat needs; per poll: answered, odd, silent, refused, "
+        "garbled, with the bytes",
+        description="Reads, LP 0E off, the AFT interrogations and LP 01 then 02; never a "
+        "transfer, a handpay reset, tournament mode or the clock (docs/sas.md, real "
+        "machines). Example: reelgate sas conformance 'sas+tcp://127.0.0.1:7001?address=1'",
+    )
+    conform.add_argument("endpoint", help="sas+tcp://HOST:PORT?address=N or sas+serial:///dev/ttyX")
+    conform.add_argument(
+        "--no-lock", action="store_true", help="leave out LP 01/02 (play is never disabled)"
+    )
+    conform.add_argument("--json", action="store_true", help="print one JSON object")
+    conform.add_argument(
+        "--timeout", type=float, default=60.0, help="give up after this many seconds in all"
+    )
+    _capture_options(conform, required=False)
+    conform.set_defaults(handler=run_conformance)
 
     replay = actions.add_parser(
         "replay",
@@ -148,6 +168,32 @@ def run_probe(args: argparse.Namespace) -> int:
     result = asyncio.run(_probe_or_fail(endpoint, args.timeout, args))
     print(json.dumps(result) if args.json else format_probe(result))
     return 0
+
+
+def run_conformance(args: argparse.Namespace) -> int:
+    endpoint = _endpoint(args.endpoint)
+    if args.timeout <= 0:
+        raise OperatorError("--timeout must be positive")
+    _check_capture(args)
+    report = asyncio.run(_conformance_or_fail(endpoint, args))
+    print(json.dumps(report) if args.json else format_report(report))
+    return 0
+
+
+async def _conformance_or_fail(endpoint: str, args: argparse.Namespace) -> dict[str, Any]:
+    capture = open_capture(args, endpoint)
+    try:
+        async with asyncio.timeout(args.timeout):
+            return await conformance(endpoint, lock=not args.no_lock, capture=capture)
+    except TimeoutError:
+        raise OperatorError(f"{endpoint}: no complete report within {args.timeout:g} s") from None
+    except SasClientError as exc:
+        raise OperatorError(f"{endpoint}: {exc}") from None
+    except OSError as exc:
+        raise OperatorError(f"{endpoint}: cannot connect ({exc.strerror or exc})") from None
+    finally:
+        if capture is not None:
+            capture.close()
 
 
 def run_replay(args: argparse.Namespace) -> int:

@@ -14,7 +14,7 @@ import datetime as dt
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
+from typing import Protocol, TextIO
 
 from protocols.sas.capture import EGM, HOST, CaptureHeader, CaptureRecord, header_line, records_of
 from protocols.sas.carriers.base import Carrier
@@ -106,10 +106,28 @@ class CaptureFile:
             self._file = None
 
 
+class CaptureSink(Protocol):
+    def record(self, direction: str, wire: bytes) -> None: ...
+
+
+class CaptureMemory:
+    """Capture records kept in memory (a report that shows each poll's bytes)."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self._t0 = clock()
+        self.records: list[CaptureRecord] = []
+        self._decoders = {HOST: StreamDecoder(), EGM: StreamDecoder()}
+
+    def record(self, direction: str, wire: bytes) -> None:
+        t = self._clock() - self._t0
+        self.records += records_of(t, direction, self._decoders[direction].feed_chunks(wire))
+
+
 class TapCarrier(Carrier):
     """``inner`` with every byte recorded in ``capture`` (see the module doc)."""
 
-    def __init__(self, inner: Carrier, capture: CaptureFile) -> None:
+    def __init__(self, inner: Carrier, capture: CaptureSink) -> None:
         super().__init__()
         self.inner = inner
         self.capture = capture
