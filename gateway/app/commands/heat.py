@@ -30,12 +30,14 @@ from gateway.app.commands import heat_desk
 from gateway.app.context import GatewayContext, bank_links, close_links
 from gateway.app.identity import host_actor
 from gateway.app.options import add_gateway, add_json, add_write
+from gateway.app.sas_capture import PortCaptures, capture_options, check_capture
 from gateway.errors import OperatorError
 from gateway.heats.hooks import Progress, ProgressNote
 from gateway.heats.orders import check_order, queue_order, unheld
 from gateway.heats.ownership import hold_banks
 from gateway.heats.recovery import Recovery, recover_bank
 from gateway.heats.runner import HeatOutcome, HeatRunner
+from protocols.sas.lines import shared_lines
 from storage.journal import DirectorCommand, RunState
 from storage.lease import lease_of
 
@@ -56,6 +58,7 @@ def register(sub: Any) -> None:
     run.add_argument("--credits", type=int, required=True, help="tournament credits per seat")
     add_json(run)
     run.add_argument("--trace", action="store_true", help="print each state step to stderr")
+    capture_options(run, required=False)  # one file per port: FILE.<host>_<port>
     # Fault tests: stop right after journaling this state, before its floor action, and
     # wait there to be killed (the worst moment for a crash).
     run.add_argument("--hold-in", choices=[s.value for s in RunState], help=argparse.SUPPRESS)
@@ -103,6 +106,7 @@ def _run(args: argparse.Namespace) -> int:
         raise OperatorError("--seconds must be between 1 and 3600")
     if args.credits <= 0 or args.credits > 99_999_999:
         raise OperatorError("--credits must be between 1 and 99999999 (SAS 8C: 4 BCD bytes)")
+    check_capture(args)
     recoveries, outcome = asyncio.run(_run_heat(args))
     _print(recoveries, outcome, as_json=args.json)
     return 0 if outcome.state is RunState.CLOSED else 1
@@ -110,6 +114,8 @@ def _run(args: argparse.Namespace) -> int:
 
 async def _run_heat(args: argparse.Namespace) -> tuple[list[Recovery], HeatOutcome]:
     ctx = await GatewayContext.open(database=args.database, floor_path=args.floor, spool=args.spool)
+    captures = PortCaptures(args) if args.capture else None
+    shared_lines().tap = captures  # SAS ports opened from here on are recorded
     try:
         bank = ctx.bank(args.bank)
         async with hold_banks(ctx.sessions, ctx.journal, [bank.name], holder="heat run"):
@@ -131,6 +137,9 @@ async def _run_heat(args: argparse.Namespace) -> tuple[list[Recovery], HeatOutco
             finally:
                 await close_links(links)
     finally:
+        shared_lines().tap = None
+        if captures is not None:
+            captures.close()
         await ctx.close()
 
 

@@ -15,14 +15,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-from pathlib import Path
 from typing import Any
 
+from gateway.app.sas_capture import capture_options, check_capture, open_capture
 from gateway.app.sas_conformance import conformance, format_report
 from gateway.errors import OperatorError
 from protocols.sas import describe_exception, describe_registration_status
 from protocols.sas.capture import CaptureError, parse_capture
-from protocols.sas.carriers.tap import DEFAULT_KEEP, DEFAULT_MAX_BYTES, CaptureFile
+from protocols.sas.carriers.tap import CaptureFile
 from protocols.sas.client import SERIAL_SETTINGS, TCP_SETTINGS, SasClient, SasClientError
 from protocols.sas.denominations import describe_denomination
 from protocols.sas.endpoint import SERIAL_SCHEME, EndpointError, parse_endpoint
@@ -43,7 +43,7 @@ def register(sub: Any) -> None:
     probe.add_argument(
         "--timeout", type=float, default=15.0, help="give up after this many seconds in all"
     )
-    _capture_options(probe, required=False)
+    capture_options(probe, required=False)
     probe.set_defaults(handler=run_probe)
 
     capture = actions.add_parser(
@@ -54,7 +54,7 @@ def register(sub: Any) -> None:
         "reelgate sas capture 'sas+tcp://127.0.0.1:7001?address=1' --out egm7.sascap",
     )
     capture.add_argument("endpoint", help="sas+tcp://HOST:PORT?address=N or sas+serial:///dev/ttyX")
-    _capture_options(capture, required=True)
+    capture_options(capture, required=True)
     capture.add_argument(
         "--seconds", type=float, default=10.0, help="watch this long after the probe (10)"
     )
@@ -77,7 +77,7 @@ def register(sub: Any) -> None:
     conform.add_argument(
         "--timeout", type=float, default=60.0, help="give up after this many seconds in all"
     )
-    _capture_options(conform, required=False)
+    capture_options(conform, required=False)
     conform.set_defaults(handler=run_conformance)
 
     replay = actions.add_parser(
@@ -99,31 +99,6 @@ def register(sub: Any) -> None:
     replay.set_defaults(handler=run_replay)
 
 
-def _capture_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
-    flag = "--out" if required else "--capture"
-    parser.add_argument(
-        flag,
-        dest="capture",
-        required=required,
-        metavar="FILE",
-        help="write every byte both ways to FILE (JSON lines, docs/sas.md)",
-    )
-    parser.add_argument(
-        "--capture-max-bytes",
-        type=int,
-        default=DEFAULT_MAX_BYTES,
-        metavar="N",
-        help=f"rotate the capture past N bytes ({DEFAULT_MAX_BYTES})",
-    )
-    parser.add_argument(
-        "--capture-keep",
-        type=int,
-        default=DEFAULT_KEEP,
-        metavar="K",
-        help=f"rotated files kept: FILE.1 .. FILE.K ({DEFAULT_KEEP})",
-    )
-
-
 def _endpoint(text: str) -> str:
     try:
         return str(parse_endpoint(text))
@@ -131,40 +106,11 @@ def _endpoint(text: str) -> str:
         raise OperatorError(str(exc)) from None
 
 
-def _check_capture(args: argparse.Namespace) -> None:
-    if args.capture is None:
-        return
-    if args.capture_max_bytes < 1024:
-        raise OperatorError("--capture-max-bytes must be at least 1024")
-    if args.capture_keep < 0:
-        raise OperatorError("--capture-keep must be 0 or more")
-    folder = Path(args.capture).resolve().parent
-    if not folder.is_dir():
-        raise OperatorError(f"{args.capture}: no such folder {folder}")
-
-
-def open_capture(args: argparse.Namespace, endpoint: str) -> CaptureFile | None:
-    """The capture file the options ask for (inside the event loop), or None."""
-    if args.capture is None:
-        return None
-    loop = asyncio.get_running_loop()
-    try:
-        return CaptureFile(
-            args.capture,
-            endpoint,
-            loop.time,
-            max_bytes=args.capture_max_bytes,
-            keep=args.capture_keep,
-        )
-    except OSError as exc:
-        raise OperatorError(f"{args.capture}: cannot write ({exc.strerror or exc})") from None
-
-
 def run_probe(args: argparse.Namespace) -> int:
     endpoint = _endpoint(args.endpoint)
     if args.timeout <= 0:
         raise OperatorError("--timeout must be positive")
-    _check_capture(args)
+    check_capture(args)
     result = asyncio.run(_probe_or_fail(endpoint, args.timeout, args))
     print(json.dumps(result) if args.json else format_probe(result))
     return 0
@@ -174,7 +120,7 @@ def run_conformance(args: argparse.Namespace) -> int:
     endpoint = _endpoint(args.endpoint)
     if args.timeout <= 0:
         raise OperatorError("--timeout must be positive")
-    _check_capture(args)
+    check_capture(args)
     report = asyncio.run(_conformance_or_fail(endpoint, args))
     print(json.dumps(report) if args.json else format_report(report))
     return 0
@@ -247,7 +193,7 @@ def run_capture(args: argparse.Namespace) -> int:
     endpoint = _endpoint(args.endpoint)
     if not 0 <= args.seconds <= 86_400:
         raise OperatorError("--seconds must be 0..86400")
-    _check_capture(args)
+    check_capture(args)
     result = asyncio.run(_capture_or_fail(endpoint, args))
     if args.json:
         print(json.dumps(result))
