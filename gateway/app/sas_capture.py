@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from gateway.errors import OperatorError
 from protocols.sas.carriers import Carrier
 from protocols.sas.carriers.tap import DEFAULT_KEEP, DEFAULT_MAX_BYTES, CaptureFile, TapCarrier
+from protocols.sas.lines import shared_lines
 
 
 def capture_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
@@ -43,7 +46,7 @@ def capture_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
 
 
 def check_capture(args: argparse.Namespace) -> None:
-    if args.capture is None:
+    if getattr(args, "capture", None) is None:
         return
     if args.capture_max_bytes < 1024:
         raise OperatorError("--capture-max-bytes must be at least 1024")
@@ -102,3 +105,18 @@ class PortCaptures:
     def close(self) -> None:
         for capture in self.files:
             capture.close()
+
+
+@contextlib.contextmanager
+def port_captures(args: argparse.Namespace) -> Iterator[PortCaptures | None]:
+    """Inside the event loop: every SAS port this process opens while inside is recorded
+    (``--capture``), one file per port; nothing when the option is not given."""
+    captures = PortCaptures(args) if getattr(args, "capture", None) else None
+    pool = shared_lines()
+    pool.tap = captures
+    try:
+        yield captures
+    finally:
+        pool.tap = None
+        if captures is not None:
+            captures.close()

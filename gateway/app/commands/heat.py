@@ -30,14 +30,14 @@ from gateway.app.commands import heat_desk
 from gateway.app.context import GatewayContext, bank_links, close_links
 from gateway.app.identity import host_actor
 from gateway.app.options import add_gateway, add_json, add_write
-from gateway.app.sas_capture import PortCaptures, capture_options, check_capture
+from gateway.app.sas_capture import capture_options, check_capture, port_captures
 from gateway.errors import OperatorError
+from gateway.floor.model import BankSpec
 from gateway.heats.hooks import Progress, ProgressNote
 from gateway.heats.orders import check_order, queue_order, unheld
 from gateway.heats.ownership import hold_banks
 from gateway.heats.recovery import Recovery, recover_bank
 from gateway.heats.runner import HeatOutcome, HeatRunner
-from protocols.sas.lines import shared_lines
 from storage.journal import DirectorCommand, RunState
 from storage.lease import lease_of
 
@@ -114,33 +114,35 @@ def _run(args: argparse.Namespace) -> int:
 
 async def _run_heat(args: argparse.Namespace) -> tuple[list[Recovery], HeatOutcome]:
     ctx = await GatewayContext.open(database=args.database, floor_path=args.floor, spool=args.spool)
-    captures = PortCaptures(args) if args.capture else None
-    shared_lines().tap = captures  # SAS ports opened from here on are recorded
     try:
         bank = ctx.bank(args.bank)
         async with hold_banks(ctx.sessions, ctx.journal, [bank.name], holder="heat run"):
-            links, _ = await bank_links(bank, include_excluded=True)
-            try:
-                sink = _trace(args.trace)
-                recoveries = await recover_bank(ctx.writer, links, bank.name, progress=sink)
-                hold = RunState(args.hold_in) if args.hold_in else None
-                runner = HeatRunner(ctx.writer, links, progress=sink, stop_after=hold)
-                outcome = await runner.run_new(
-                    bank.name, [m.id for m in bank.active],
-                    credits=args.credits, seconds=args.seconds,
-                )  # fmt: skip
-                if hold is not None:
-                    print(f"holding in {hold.value}", file=sys.stderr, flush=True)
-                    await asyncio.sleep(120)  # bounded: the test kills us long before
-                await ctx.writer.drain(10.0)
-                return recoveries, outcome
-            finally:
-                await close_links(links)
+            with port_captures(args):  # --capture: every SAS port opened here, recorded
+                return await _heat_on_links(ctx, bank, args)
     finally:
-        shared_lines().tap = None
-        if captures is not None:
-            captures.close()
         await ctx.close()
+
+
+async def _heat_on_links(
+    ctx: GatewayContext, bank: BankSpec, args: argparse.Namespace
+) -> tuple[list[Recovery], HeatOutcome]:
+    links, _ = await bank_links(bank, include_excluded=True)
+    try:
+        sink = _trace(args.trace)
+        recoveries = await recover_bank(ctx.writer, links, bank.name, progress=sink)
+        hold = RunState(args.hold_in) if args.hold_in else None
+        runner = HeatRunner(ctx.writer, links, progress=sink, stop_after=hold)
+        outcome = await runner.run_new(
+            bank.name, [m.id for m in bank.active],
+            credits=args.credits, seconds=args.seconds,
+        )  # fmt: skip
+        if hold is not None:
+            print(f"holding in {hold.value}", file=sys.stderr, flush=True)
+            await asyncio.sleep(120)  # bounded: the test kills us long before
+        await ctx.writer.drain(10.0)
+        return recoveries, outcome
+    finally:
+        await close_links(links)
 
 
 def _recover(args: argparse.Namespace) -> int:
