@@ -67,3 +67,41 @@ def test_heat_run_capture_records_each_port(tmp_path: Path) -> None:
         assert report.trailing_bytes == 0
         assert report.odd == 0, [e.odd for e in report.entries if e.odd]
         assert report.replies >= report.polls - 1  # the last may be cut by the close
+
+
+def test_bank_check_shows_a_machines_quirks_without_blocking(tmp_path: Path) -> None:
+    """``bank check`` (issue 28): a machine whose LP 1F base percent comes in BCD is not
+    blocked; its quirk is listed with it (table and JSON)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REELGATE_")}
+    env["PYTHONPATH"] = str(ROOT)
+    floor = tmp_path / "floor.toml"
+    emulator = subprocess.Popen(
+        _reelgate("emulate", "sas", "--machines", "1", "--floor-out", str(floor),
+                  "--quirks", "base-percent-bcd", "--duration", "120"),
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert emulator.stdout is not None
+        for line in emulator.stdout:  # bounded by the emulator's --duration
+            if json.loads(line).get("ready"):
+                break
+        db = f"sqlite+aiosqlite:///{tmp_path / 'gw.db'}"
+        done = subprocess.run(_reelgate("db", "upgrade", "--database", db), cwd=tmp_path,
+                              env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        check = ["bank", "check", "A", "--floor", str(floor), "--database", db,
+                 "--spool", str(tmp_path / "spool")]  # fmt: skip
+        done = subprocess.run(_reelgate(*check, "--json"), cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        (row,) = json.loads(done.stdout)
+        assert row["ok"] is True, row["blockers"]
+        quirk = "LP 1F: base percent is not ASCII digits: 00 00 90 00 (kept as received)"
+        assert row["quirks"] == [quirk]
+        done = subprocess.run(_reelgate(*check), cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert f"EMU-001 quirk: {quirk}" in done.stdout
+    finally:
+        emulator.terminate()
+        emulator.wait(timeout=20)
