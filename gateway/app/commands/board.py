@@ -16,6 +16,7 @@ import os
 import signal
 from typing import Any
 
+from gateway.app.sas_capture import capture_options, check_capture, port_captures
 from gateway.board.agent import MAX_BACKOFF, POLL_INTERVAL, BoardAgent
 from gateway.errors import OperatorError
 from gateway.machines.sas import SasDriver
@@ -31,7 +32,11 @@ def register(sub: Any) -> None:
     # Each may come from the environment instead (the systemd unit's EnvironmentFile):
     # a broker password in REELGATE_BOARD_MQTT stays out of the process list.
     for flag, env, text in (
-        ("--sas", "REELGATE_BOARD_SAS", "the EGM: sas+serial:///dev/ttyUSB0?address=1, sas+tcp://…"),
+        (
+            "--sas",
+            "REELGATE_BOARD_SAS",
+            "the EGM: sas+serial:///dev/ttyUSB0?address=1, sas+tcp://…",
+        ),
         ("--mqtt", "REELGATE_BOARD_MQTT", "the broker: mqtt://[user:pass@]HOST[:PORT], mqtts://…"),
         ("--site", "REELGATE_BOARD_SITE", "site name, the topic level"),
     ):
@@ -66,6 +71,7 @@ def register(sub: Any) -> None:
         default=EVENT_QUEUE,
         help=f"events kept while the broker is away (default {EVENT_QUEUE}; oldest dropped)",
     )
+    capture_options(parser, required=False)  # the EGM's port: FILE.<host>_<port>
     parser.set_defaults(handler=_handle)
 
 
@@ -125,9 +131,15 @@ def _env_int(name: str) -> int | None:
 
 
 def _handle(args: argparse.Namespace) -> int:
+    check_capture(args)
     agent = build_agent(args)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    return asyncio.run(run_board(agent, args.sas))
+    return asyncio.run(_run_captured(agent, args))
+
+
+async def _run_captured(agent: BoardAgent, args: argparse.Namespace) -> int:
+    with port_captures(args):  # --capture: every byte to and from the EGM, recorded
+        return await run_board(agent, args.sas)
 
 
 async def run_board(agent: BoardAgent, sas_uri: str, stop: asyncio.Event | None = None) -> int:

@@ -35,13 +35,14 @@ import contextlib
 import gc
 import logging
 import signal
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gateway.app.commands.signage import add_branding
 from gateway.app.configfile import fill_unset, settings_of
 from gateway.app.options import add_gateway, trap_host
+from gateway.app.sas_capture import capture_options, check_capture, port_captures
 from gateway.clocks.central import DEFAULT_LIMIT_MS
 from gateway.errors import OperatorError
 from storage.lease import DEFAULT_PERIOD
@@ -135,6 +136,7 @@ def register(sub: Any) -> None:
         help="bank lease period (s): renewed every S/3; a standby takes over after S "
         f"(default {DEFAULT_PERIOD.total_seconds():g})",
     )
+    capture_options(parser, required=False)  # one file per port: FILE.<host>_<port>
     parser.set_defaults(handler=_serve)
 
 
@@ -174,6 +176,7 @@ def check_arguments(args: argparse.Namespace) -> None:
     configured(args)
     if not args.floor:
         raise OperatorError("--floor: name the floor file (or set [serve] floor)")
+    check_capture(args)
     if args.poll_interval < 0.2:
         raise OperatorError("--poll-interval: SAS allows one poll per machine every 0.2 s at most")
     if args.signage_port is not None and not 0 <= args.signage_port <= 65535:
@@ -298,6 +301,7 @@ async def serve(
         # The desks' API beside the gateway (--http), with the boards and the feed stream.
         http = await start_http(args, ops, feed=fanout, settings=_branding(args))
         async with (
+            _captured(args),  # --capture: every SAS port the gateway opens, recorded
             RunningGateway(settings, fanout) as gateway,
             monitored(gateway, ops, mqtt.session if mqtt is not None else None),
         ):
@@ -326,6 +330,12 @@ async def serve(
         await _close_feed(signage, mqtt)
         await ops.close()
     return 0
+
+
+@contextlib.asynccontextmanager
+async def _captured(args: argparse.Namespace) -> AsyncIterator[None]:
+    with port_captures(args):
+        yield
 
 
 async def _open_feed(
