@@ -183,12 +183,12 @@ def check_members(
 
 
 def check_unlocked(what: str, played: Iterable[int]) -> None:
-    """H9: nothing about a team changes once one of its (or the joining) players has a
-    score in the tournament; ``played`` are those players."""
+    """H9: nothing about a team changes once one of its (or the joining) players has
+    played in the tournament; ``played`` are those players."""
     who = sorted(set(played))
     if who:
         raise violation(
             "H9",
             f"{what}: player {who[0]} has already played in this tournament;"
-            " a team is fixed from its first score",
+            " a team is fixed once a member has played",
         )

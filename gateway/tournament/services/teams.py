@@ -36,7 +36,16 @@ from gateway.tournament.services.common import (
 from gateway.tournament.services.people import active_disqualification, find_player
 from gateway.tournament.services.standings import stage_standings
 from storage.teams import Team, TeamMember, TeamSettings
-from storage.tournament import Entry, EntryStatus, Player, Score
+from storage.tournament import (
+    Entry,
+    EntryStatus,
+    Heat,
+    HeatStatus,
+    Player,
+    Score,
+    Seat,
+    SeatStatus,
+)
 
 NAME_MAX = 80
 
@@ -80,16 +89,28 @@ async def team_scoring(session: AsyncSession, tournament_id: int) -> TeamScoring
     return None if row is None else scoring_of(row)
 
 
+_NOT_UNDER_WAY = (HeatStatus.SCHEDULED, HeatStatus.ARMED, HeatStatus.CANCELLED)
+
+
 async def _played(session: AsyncSession, tournament_id: int, players: Sequence[int]) -> list[int]:
-    """Of ``players``, those with a score in the tournament (H9)."""
+    """Of ``players``, those who have played in the tournament (H9): a score, or a seat
+    marked present (or played) in a heat that has started, scored or not yet."""
     if not players:
         return []
-    rows = await session.execute(
-        select(Score.player_id)
-        .where(Score.tournament_id == tournament_id, Score.player_id.in_(players))
-        .distinct()
+    scored = select(Score.player_id).where(
+        Score.tournament_id == tournament_id, Score.player_id.in_(players)
     )
-    return list(rows.scalars())
+    seated = (
+        select(Seat.holder_player_id)
+        .join(Heat, Heat.id == Seat.heat_id)
+        .where(
+            Heat.tournament_id == tournament_id,
+            Heat.status.not_in(_NOT_UNDER_WAY),
+            Seat.status.in_((SeatStatus.PRESENT, SeatStatus.PLAYED)),
+            Seat.holder_player_id.in_(players),
+        )
+    )
+    return sorted(set((await session.execute(scored.union(seated))).scalars()))
 
 
 async def _members_of_all(session: AsyncSession, tournament_id: int) -> list[int]:

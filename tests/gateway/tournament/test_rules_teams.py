@@ -183,7 +183,7 @@ def test_h2_h3_h4_members_are_entry_holders_in_one_team_with_a_captain_among_the
             check_members(scoring, members, captain, holders, in_teams)
 
 
-def test_h9_a_team_is_fixed_from_its_first_score() -> None:
+def test_h9_a_team_is_fixed_once_a_member_has_played() -> None:
     check_unlocked("members", [])
     with pytest.raises(RuleViolation, match=r"^rule H9: members: player 3 has already played"):
         check_unlocked("members", [7, 3])

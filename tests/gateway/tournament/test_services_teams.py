@@ -131,7 +131,7 @@ async def test_h5_h6_h8_team_standings_from_the_individual_standings(b: Builder)
     assert after.lines[1].scores[cas.id] is None
 
 
-async def test_h9_a_team_is_fixed_from_its_first_score(b: Builder) -> None:
+async def test_h9_a_team_is_fixed_once_a_member_has_played(b: Builder) -> None:
     """H9: settings, withdrawal and a player who has played joining are refused once
     scores exist; before play the desk may withdraw a team (audited)."""
     await set_team_scoring(b.session, b.t.id, TeamScoring("sum", None, 2, 3),
