@@ -17,6 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.tournament.rules.enums import Stage
+from gateway.tournament.rules.player_ref import PlayerNotFound
 from gateway.tournament.rules.teams import (
     TeamFacts,
     TeamLine,
@@ -27,13 +28,15 @@ from gateway.tournament.rules.teams import (
     rank_teams,
     violation,
 )
+from gateway.tournament.rules.violations import RuleViolation
 from gateway.tournament.services.common import (
     find_tournament,
     record,
     require_actor,
     require_reason,
 )
-from gateway.tournament.services.people import active_disqualification, find_player
+from gateway.tournament.services.lookup import player_by_ref
+from gateway.tournament.services.people import active_disqualification
 from gateway.tournament.services.standings import stage_standings
 from storage.teams import Team, TeamMember, TeamSettings
 from storage.tournament import (
@@ -187,9 +190,9 @@ async def register_team(
     scoring = await team_scoring(session, tournament.id)
     if scoring is None:
         raise violation("H1", "teams: the director has not set this tournament up for teams")
-    players = [await find_player(session, ref) for ref in members]
+    players = [await _player(session, ref, "members") for ref in members]
     ids = [p.id for p in players]
-    captain_id = (await find_player(session, captain)).id
+    captain_id = (await _player(session, captain, "captain")).id
     taken = await session.execute(
         select(Team.name).where(Team.tournament_id == tournament.id, Team.name == name)
     )
@@ -233,6 +236,14 @@ async def register_team(
         tournament_id=tournament.id, name=name, members=ids, captain=captain_id,
     )  # fmt: skip
     return (await _views(session, tournament.id, team.id))[team.id]
+
+
+async def _player(session: AsyncSession, ref: int | str, field: str) -> Player:
+    """The player a desk names (as :func:`.people.find_player`), a miss naming the field."""
+    try:
+        return await player_by_ref(session, ref, field)
+    except PlayerNotFound as exc:
+        raise RuleViolation(None, f"{field}: {exc}") from None
 
 
 async def withdraw_team(

@@ -33,6 +33,7 @@ from gateway.web.console import (
     review_pages,
     schedule_pages,
     super9_pages,
+    team_pages,
     tonight_pages,
     tournament_pages,
 )
@@ -59,6 +60,7 @@ def mount(app: FastAPI, *, zone: str = DEFAULT_ZONE) -> None:
         draw_pages,
         finals_pages,
         prize_pages,
+        team_pages,
         review_pages,
         super9_pages,
         account_pages,

@@ -18,7 +18,7 @@ from ..test_page_browser import publish_bank
 from .conftest import ConsoleGateway, Prepare, sign_in
 
 SCREENS = ["/", "/floor", "/floor/A", "/heat", "/heat/A", "/schedule", "/desk", "/players",
-           "/finals", "/prizes", "/standings", "/pending", "/audit", "/super9",
+           "/finals", "/prizes", "/teams", "/standings", "/pending", "/audit", "/super9",
            "/accounts", "/tournaments", "/cashup"]  # fmt: skip
 BOARDS = ["/signage/", "/signage/bank/A", "/signage/tournament/3", "/signage/super9",
           "/signage/?layout=topper"]  # fmt: skip
