@@ -26,6 +26,8 @@ from gateway.tournament.services.teams import (
     register_team,
     set_team_scoring,
     show_team,
+    standings_facts,
+    team_facts,
     team_standings,
     withdraw_team,
 )
@@ -143,41 +145,6 @@ def _show_teams(args: argparse.Namespace, teams: list[TeamView], title: str = "t
 
 def _names(team: TeamView) -> str:
     return ", ".join(m.name for m in team.members)
-
-
-def team_facts(team: TeamView) -> dict[str, Any]:
-    return {
-        "team_id": team.team_id,
-        "name": team.name,
-        "captain": team.captain.player_id,
-        "members": [{"player_id": m.player_id, "name": m.name, "captain": m.captain}
-                    for m in team.members],
-        "registered_by": team.registered_by,
-        "registered_at": team.registered_at,
-    }  # fmt: skip
-
-
-def standings_facts(table: TeamStandings) -> dict[str, Any]:
-    """The team standings as plain data (the CLI's ``--json``)."""
-    names = {m.player_id: m.name for t in table.teams.values() for m in t.members}
-    return {
-        "tournament_id": table.tournament_id,
-        "stage": table.stage.value,
-        "scoring": table.scoring.scoring,
-        "best_n": table.scoring.best_n,
-        "lines": [
-            {
-                "place": x.place, "team_id": x.team_id, "name": x.name, "total": x.total,
-                "tied": x.tied,
-                "members": [
-                    {"player_id": p, "name": names.get(p, ""), "score": s,
-                     "counts": p in dict(x.counted)}
-                    for p, s in x.scores.items()
-                ],
-            }
-            for x in table.lines
-        ],
-    }  # fmt: skip
 
 
 def _standings(args: argparse.Namespace) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -338,3 +339,38 @@ async def team_standings(
         TeamFacts(v.team_id, v.name, tuple(m.player_id for m in v.members)) for v in views.values()
     )
     return TeamStandings(tournament.id, stage, scoring, rank_teams(facts, best, scoring), views)
+
+
+def team_facts(team: TeamView) -> dict[str, Any]:
+    return {
+        "team_id": team.team_id,
+        "name": team.name,
+        "captain": team.captain.player_id,
+        "members": [{"player_id": m.player_id, "name": m.name, "captain": m.captain}
+                    for m in team.members],
+        "registered_by": team.registered_by,
+        "registered_at": team.registered_at,
+    }  # fmt: skip
+
+
+def standings_facts(table: TeamStandings) -> dict[str, Any]:
+    """The team standings as plain data (the CLI's ``--json``, the signed export)."""
+    names = {m.player_id: m.name for t in table.teams.values() for m in t.members}
+    return {
+        "tournament_id": table.tournament_id,
+        "stage": table.stage.value,
+        "scoring": table.scoring.scoring,
+        "best_n": table.scoring.best_n,
+        "lines": [
+            {
+                "place": x.place, "team_id": x.team_id, "name": x.name, "total": x.total,
+                "tied": x.tied,
+                "members": [
+                    {"player_id": p, "name": names.get(p, ""), "score": s,
+                     "counts": p in dict(x.counted)}
+                    for p, s in x.scores.items()
+                ],
+            }
+            for x in table.lines
+        ],
+    }  # fmt: skip
