@@ -26,7 +26,7 @@ from storage.audit import AuditEntry
 from storage.db import make_sessionmaker
 from storage.teams import Team, TeamMember
 from storage.testing import T0, Builder
-from storage.tournament import Player
+from storage.tournament import HeatStatus, Player, SeatStatus
 
 
 @pytest.fixture
@@ -158,3 +158,32 @@ async def test_h9_a_team_is_fixed_once_a_member_has_played(b: Builder) -> None:
                             actor="desk:lebo", now=T0)  # fmt: skip
     members = await b.session.scalars(select(TeamMember.player_id))
     assert sorted(members) == sorted([ann.id, ben.id])
+
+
+async def test_h4_h8_h9_sizes_a_disqualified_player_and_a_seat_in_a_started_heat(
+    b: Builder,
+) -> None:
+    """H4: sizes may not shrink under a registered team; H8: a disqualified player does
+    not join; H9: a player present in a heat that has started has played, scored or not."""
+    await set_team_scoring(b.session, b.t.id, TeamScoring("sum", None, 2, 3),
+                           actor="director:sipho", now=T0, reason="teams tonight")  # fmt: skip
+    ann, ben, cas, dee, eve, fay = await holders(b, "Ann", "Ben", "Cas", "Dee", "Eve", "Fay")
+    await register_team(b.session, b.t.id, "Aces", [ann.id, ben.id, cas.id], ann.id,
+                        actor="desk:lebo", now=T0)  # fmt: skip
+    with pytest.raises(RuleViolation, match=r"^rule H4: team size: a registered team"):
+        await set_team_scoring(b.session, b.t.id, TeamScoring("sum", None, 2, 2),
+                               actor="director:sipho", now=T0, reason="smaller")  # fmt: skip
+    await disqualify(b.session, b.t.id, f"id:{dee.id}", rule=20, reason="negligence",
+                     actor="director:sipho", now=T0, forfeit_entries=False)  # fmt: skip
+    with pytest.raises(RuleViolation, match=rf"^rule H8: members: player {dee.id} is disq"):
+        await register_team(b.session, b.t.id, "Kings", [dee.id, eve.id], eve.id,
+                            actor="desk:lebo", now=T0)  # fmt: skip
+    (entry,) = await b.entries(eve)
+    seat = await b.seat(entry, await b.heat(number=3))
+    seat.status = SeatStatus.PRESENT
+    heat = await b.heat(number=3)
+    heat.status = HeatStatus.RUNNING  # under way, no score yet
+    await b.session.flush()
+    with pytest.raises(RuleViolation, match=rf"^rule H9: members: player {eve.id} has"):
+        await register_team(b.session, b.t.id, "Kings", [fay.id, eve.id], fay.id,
+                            actor="desk:lebo", now=T0)  # fmt: skip
