@@ -23,10 +23,11 @@ from datetime import UTC, datetime
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gateway.accounts.dual import APPROVERS
-from gateway.accounts.roles import PERMISSIONS, Permission, Role
+from gateway.accounts.roles import PERMISSIONS, Role
 from gateway.accounts.service import Principal
 from gateway.app.identity import host_login, sign_in
 from gateway.app.people import authenticate
+from gateway.app.second import SecondPerson as SecondPerson  # re-exported
 from gateway.clocks.policy import WriteTime, judge
 from gateway.errors import OperatorError
 from storage import audit
@@ -39,15 +40,6 @@ def _host_clock() -> datetime:
 
 REAL_CLOCK: Callable[[], datetime] = _host_clock
 BANNER = "TRAINING database: rehearsal records, not a venue's; keyed times are free"
-
-
-@dataclass(frozen=True)
-class SecondPerson:
-    """Which option of a dual-control command names its second person."""
-
-    permission: Permission
-    dest: str
-    option: str
 
 
 @dataclass

@@ -21,6 +21,7 @@ from zoneinfo import ZoneInfo
 
 from gateway.app.configfile import add_config
 from gateway.app.defaults import DEFAULT_SPOOL as DEFAULT_SPOOL  # re-exported
+from gateway.app.second import SecondPerson
 from gateway.errors import OperatorError
 
 if TYPE_CHECKING:
@@ -70,13 +71,17 @@ def add_write(parser: argparse.ArgumentParser, *, now: bool = True) -> None:
             metavar="NAME",
             help="the director's account authorising a back-dated --now (password asked)",
         )
+    add_remote(parser, "send the change through the API at URL")
+    parser.set_defaults(writes=True)
+
+
+def add_remote(parser: argparse.ArgumentParser, what: str = "read it from the API at URL") -> None:
+    """``--server URL`` / ``--token-file FILE``: through the API with a token (a desk);
+    the parser's ``remote`` default is the handler that does it."""
     parser.add_argument(
-        "--server",
-        metavar="URL",
-        help="send the change through the API at URL (token: $REELGATE_TOKEN or --token-file)",
+        "--server", metavar="URL", help=f"{what} (token: $REELGATE_TOKEN or --token-file)"
     )
     parser.add_argument("--token-file", metavar="FILE", help="file holding the API token")
-    parser.set_defaults(writes=True)
 
 
 PLAYER_HELP = (
@@ -105,8 +110,6 @@ def add_second(
     """A dual-control write's second person: an account named here that types its
     password (:mod:`gateway.app.people`); its role must be one that approves
     ``permission`` (``gateway.accounts.dual.APPROVERS``)."""
-    from gateway.app.keyed import SecondPerson  # deferred for start-up (SQLAlchemy)
-
     parser.add_argument(
         option,
         dest=dest,
@@ -149,12 +152,16 @@ def add_gateway(parser: argparse.ArgumentParser, *, floor_required: bool) -> Non
     )
 
 
-def add_common(parser: argparse.ArgumentParser, *, read: bool = False, write: bool = True) -> None:
+def add_common(
+    parser: argparse.ArgumentParser, *, read: bool = False, write: bool = True, desk: bool = False
+) -> None:
     """``--database``; with ``write`` the write options (:func:`add_write`); with
-    ``read`` ``--json``."""
+    ``read`` ``--json``; with ``desk`` (a read a desk may ask of the API) ``--server``."""
     add_database(parser)
     if write:
         add_write(parser)
+    elif desk:
+        add_remote(parser)
     if read:
         add_json(parser)
 

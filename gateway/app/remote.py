@@ -72,7 +72,14 @@ def _error_of(response: httpx.Response) -> str:
     return f"HTTP {response.status_code}"
 
 
-def call(args: argparse.Namespace, method: str, path: str, body: dict[str, Any]) -> Any:
+def call(
+    args: argparse.Namespace,
+    method: str,
+    path: str,
+    body: dict[str, Any] | None = None,
+    *,
+    params: dict[str, str | int] | None = None,
+) -> Any:
     """Send one request; the JSON answer, or the API's refusal as one line."""
     _check_remote_options(args)
     token = token_of(args)
@@ -80,7 +87,11 @@ def call(args: argparse.Namespace, method: str, path: str, body: dict[str, Any])
     try:
         with httpx.Client(base_url=base, timeout=TIMEOUT_S) as client:
             response = client.request(
-                method, PREFIX + path, json=body, headers={"Authorization": f"Bearer {token}"}
+                method,
+                PREFIX + path,
+                json=body,
+                params=params,
+                headers={"Authorization": f"Bearer {token}"},
             )
     except httpx.InvalidURL as exc:
         raise OperatorError(f"--server {base}: not a URL ({exc})") from None

@@ -273,3 +273,65 @@ def test_a_manual_score_keyed_on_the_host_reaches_the_signs_of_the_api(
         ("Ben", 1700, True),
         ("Ann", 1500, True),
     ]
+
+
+def test_desk_reads_over_the_api_print_what_the_host_prints(
+    database: str,
+    tokens: dict[str, str],
+    api: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 31, item 3: a desk with no database reads the tournaments, a heat list, the
+    players and the standings over ``--server`` — the same table the gateway host prints
+    (the standings without the host's venue column); what only the host can read is one
+    line; a token the API refuses is one line."""
+    from ..gateway.training_db import make_training, type_passwords
+
+    make_training(database)
+    cli = Cli(database, api, capsys)
+    now = ("--now", "2026-11-02 17:00")
+    cli.direct("tournament", "create", "Ridge", "--validity", "48h")
+    cli.direct("heat", "schedule", "-t", "Ridge", "--start", "2026-11-02 18:00", "--bank", "A",
+               *now)  # fmt: skip
+    for id_number, name in ((ANN, "Ann"), (BEN, "Ben")):
+        cli.direct("players", "add", "--id-number", id_number, "--name", name,
+                   "--dob", "1980-01-01")  # fmt: skip
+        cli.direct("entries", "sell", id_number, "-t", "Ridge", *now)
+        cli.direct("heat", "register", "1", id_number, *now)
+    cli.direct("heat", "begin", "1", "--present", "1,2", "--now", "2026-11-02 18:00")
+    type_passwords(monkeypatch, *[PASSWORD] * 4)
+    for seat, credits in ((1, "1500"), (2, "1700")):
+        cli.direct("heat", "score", str(seat), "--credits", credits, "--reason", "link lost",
+                   "--as", "sam", "--second", "dana", "--now", "2026-11-02 18:11")  # fmt: skip
+
+    def printed(*argv: str, server: bool) -> str:
+        capsys.readouterr()
+        where = ["--server", api] if server else ["--database", database]
+        assert main([*argv, *where]) == 0, capsys.readouterr().err
+        return capsys.readouterr().out
+
+    monkeypatch.setenv("REELGATE_TOKEN", tokens["dana"])
+    for argv in (["tournament", "list"], ["heat", "list", "-t", "Ridge"], ["players", "list"]):
+        assert printed(*argv, server=True) == printed(*argv, server=False), argv
+    host = cli_table(printed("tournament", "standings", "Ridge", server=False))
+    desk = cli_table(printed("tournament", "standings", "Ridge", server=True))
+    assert [row[:-1] for row in host] == desk  # every column but the host's venue
+    assert [row[5] for row in desk[1:]] == ["Ben", "Ann"]  # the header, then by credits
+    assert cli.ok("tournament", "list")[0]["name"] == "Ridge"
+
+    assert "--as-of: read on the gateway host" in cli.fails(
+        "tournament", "standings", "Ridge", "--as-of", "2026-11-02 19:00"
+    )
+    monkeypatch.setenv("REELGATE_TOKEN", "rg_not-a-token")
+    assert "authentication: token unknown" in cli.fails("players", "list")
+
+
+def cli_table(text: str) -> list[list[str]]:
+    """A rich table's rows (header first) as lists of cells, frame characters dropped."""
+    rows = []
+    for line in text.splitlines():
+        if "│" in line or "┃" in line:
+            inner = line.replace("┃", "│").strip()
+            rows.append([c.strip() for c in inner.removeprefix("│").removesuffix("│").split("│")])
+    return rows
