@@ -17,12 +17,14 @@ more than one host ``target_session_attrs`` defaults to ``read-write``; ``primar
 and ``prefer-standby`` are refused: no Reelgate engine reads from a replica (none is
 named as such).  A single-host URL is left as it is.
 
-Pure: strings in, a string or :class:`HostListError` (one line) out.
+Pure: strings in, a string or :class:`HostListError` (one line) out; and
+:class:`PrimaryConnector`, which walks the list one host at a time.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
@@ -132,3 +134,46 @@ def primary_url(raw: str) -> str:
     if attrs is not None:
         query["target_session_attrs"] = attrs
     return url.set(query=query).render_as_string(hide_password=False)
+
+
+PER_HOST_TIMEOUT_S = 5.0
+
+
+class PrimaryConnector:
+    """asyncpg's connect for a host list, one host at a time, each with its own timeout.
+
+    asyncpg walks a host list inside one timeout: a host that is powered off (no TCP
+    reset, no answer) would eat the whole of it at every connect, and the next host would
+    never be tried.  This tries each host alone (``target_session_attrs`` still decides
+    whether it will do), the one that last answered as primary first, so after a
+    failover only the first connect pays for the dead host.  When no host will do it
+    raises :class:`ConnectionError` (an outage to the spool and the API, like a refused
+    connection).  Handed to SQLAlchemy's asyncpg dialect as ``async_creator_fn``.
+    """
+
+    def __init__(self) -> None:
+        self.last_good: tuple[str, int] | None = None
+
+    async def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        import asyncpg  # type: ignore[import-untyped]  # only PostgreSQL engines need it
+
+        hosts, ports = kwargs.pop("host"), kwargs.pop("port")
+        if isinstance(hosts, list):
+            pairs = list(zip(hosts, ports, strict=True))
+        else:
+            pairs = [(hosts, ports)]
+        if self.last_good in pairs:
+            pairs.remove(self.last_good)
+            pairs.insert(0, self.last_good)
+        kwargs.setdefault("timeout", PER_HOST_TIMEOUT_S)
+        failures: list[str] = []
+        for host, port in pairs:
+            try:
+                conn = await asyncpg.connect(*args, host=host, port=port, **kwargs)
+            except (OSError, TimeoutError, asyncpg.TargetServerAttributeNotMatched) as exc:
+                failures.append(f"{host}:{port}: {exc or type(exc).__name__}")
+                continue
+            self.last_good = (host, port)
+            return conn
+        attrs = kwargs.get("target_session_attrs") or "any"
+        raise ConnectionError(f"no host is {attrs} ({'; '.join(failures)})")

@@ -256,3 +256,36 @@ async def test_a_sale_in_flight_is_made_once_across_the_promotion(
     async with desk.maker() as session:
         verified = await audit_verify.verify(session)
     assert verified.ok, verified.problem
+
+
+async def test_a_silent_host_ahead_of_the_primary_costs_one_timeout_not_every_connect(
+    cluster: Any,
+) -> None:
+    """A powered-off host answers nothing: asyncpg alone would spend its whole connect
+    timeout on it and never try the next host; Reelgate tries each host with its own
+    timeout and the primary that last answered first (storage/pg_hosts.py)."""
+    import socket
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)  # the kernel completes the handshake; nobody ever answers
+        port = silent.getsockname()[1]
+        url = cluster.url().replace("@", f"@127.0.0.1:{port},", 1)
+        eng = make_engine(url, connect_args={"timeout": 2})
+        try:
+            assert await _server_port(eng) == (cluster.primary.port, False)
+            await eng.dispose()  # a fresh connect: the remembered primary is tried first
+            assert await _server_port(eng) == (cluster.primary.port, False)
+        finally:
+            await eng.dispose()
+        # The silent host and a replica: no primary, said as an outage (the spool's).
+        bare = make_engine(
+            f"postgresql+asyncpg://postgres@127.0.0.1:{port},{cluster.replica.host}/reelgate",
+            connect_args={"timeout": 1},
+        )
+        try:
+            with pytest.raises(ConnectionError, match="no host is read-write") as none:
+                await _server_port(bare)
+            assert is_outage(none.value)
+        finally:
+            await bare.dispose()
