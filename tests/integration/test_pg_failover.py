@@ -11,8 +11,9 @@ heat goes on.  The engine is never rebuilt: it finds the new primary by itself.
 * mid-heat (the RUNNING step just journaled) and during score collection (COLLECTING
   just journaled): the heat ends on the floor through the spool; afterwards every
   machine's score is stored once and equals the credits it left tournament mode with
-  (T12), every machine is back in normal play, the run is settled and ``audit verify``
-  finds the chain intact;
+  (T12), every machine is back in normal play, the run is settled, ``audit verify``
+  finds the chain intact, and the bank lease held at the kill is still the bank's on the
+  new primary, fenced (its holder renews it, a rival is refused);
 * a desk sale in flight: killed before its commit (the desk never learns) or just after
   it (the answer is lost), the desk's retry under the same Idempotency-Key on the new
   primary makes exactly one sale, one entry, one audit row.
@@ -28,7 +29,7 @@ import contextlib
 import importlib.util
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
@@ -44,7 +45,7 @@ from gateway.heats.spool import JournalWriter, is_outage
 from gateway.machines.links import MachineLink
 from gateway.records import chain
 from gateway.tournament import services as svc
-from storage import audit_verify
+from storage import audit_verify, lease
 from storage.audit import AuditEntry
 from storage.db import Base, make_engine, make_sessionmaker
 from storage.journal import Journal, MachineState, RunState
@@ -145,7 +146,14 @@ async def test_a_heat_survives_the_primary_dying_and_the_replica_promoted(
     playing), rule of one truth: the journal replayed from the spool onto the new
     primary."""
     assert await _server_port(engine) == (cluster.primary.port, False)
-    journal = Journal(make_sessionmaker(engine))
+    sessions = make_sessionmaker(engine)
+    journal = Journal(sessions)
+    # This gateway owns bank A (a long period: the lease must not run out in the test).
+    held = await lease.acquire(
+        sessions, "A", lease.Owner("serve", "gw-1", 101), now=datetime.now(UTC),
+        period=timedelta(hours=1),
+    )  # fmt: skip
+    journal.hold("A", held.token)
     machines = [Witnessed(f"A{i:02d}", seed=i) for i in range(1, 7)]
     links = {
         m.machine_id: MachineLink(m.machine_id, DirectDriver(m), attempts=2, budget_s=0.3)
@@ -195,6 +203,16 @@ async def test_a_heat_survives_the_primary_dying_and_the_replica_promoted(
         verified = await audit_verify.verify(session)
     assert verified.ok, verified.problem
     assert verified.sealed_rows >= len(links)  # the scores are sealed into the chain
+
+    # The lease held at the failover is still the bank's, on the new primary, fenced:
+    # its holder renews it with the same token, a rival is refused, a write without the
+    # token is refused.
+    renewed = await lease.renew(sessions, held, now=datetime.now(UTC), period=timedelta(hours=1))
+    assert renewed.token == held.token
+    with pytest.raises(lease.LeaseHeld, match="held by serve on gw-1 pid 101"):
+        await lease.acquire(sessions, "A", lease.Owner("serve", "gw-2", 202), now=datetime.now(UTC))
+    with pytest.raises(lease.StaleOwner):
+        await Journal(sessions).step(out.run_id, RunState.CLOSED, note="a rival's write")
 
 
 async def _counts(desk: Desk) -> tuple[int, int, int]:
