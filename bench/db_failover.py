@@ -43,6 +43,7 @@ from gateway.app.database import resolve  # noqa: E402
 from gateway.heats.spool import JournalWriter  # noqa: E402
 from storage.db import Base, make_engine, make_sessionmaker  # noqa: E402
 from storage.journal import Journal, RunState  # noqa: E402
+from storage.journal_ops import StepOp  # noqa: E402
 
 BOUND_S = 120.0
 CADENCE_S = 0.05
@@ -87,7 +88,7 @@ async def trial(spool_dir: Path) -> Trial:
                     n += 1
                     # alternate states: a replayed step is recognised by its state
                     state = RunState.PAUSED if n % 2 else RunState.RUNNING
-                    await writer.step(run_id, state, note=f"w{n}")
+                    await writer.write(StepOp(run_id, state, note=f"w{n}"))
                     written.append(f"w{n}")
                     await asyncio.sleep(CADENCE_S)
 
