@@ -116,3 +116,42 @@ def draw_all(
     return [
         draw_winner(seed, subject, i, candidates, bad) for i, bad in enumerate(ineligible_by_draw)
     ]
+
+
+def export_entry(
+    *,
+    subject: str,
+    committed: str,
+    seed: bytes | None,
+    start: datetime | None,
+    end: datetime | None,
+    draws: int,
+    prize_cents: int,
+    taken: Sequence[tuple[datetime | None, DrawOutcome, Collection[str]]],
+) -> dict[str, object]:
+    """One subject's draws as the signed exports carry them (``body["hotseat"]``, HS5).
+
+    ``taken`` is each draw taken: its moment (``None`` for a wild card), its outcome and
+    the candidates that could not win it.  ``seed`` is ``None`` until it is revealed.
+    """
+    return {
+        "algorithm": ALGORITHM,
+        "subject": subject,
+        "commitment": committed,
+        "seed": None if seed is None else seed.hex(),
+        "start": start,
+        "end": end,
+        "draws": draws,
+        "prize_cents": prize_cents,
+        "draws_taken": [
+            {
+                "index": outcome.index,
+                "moment": moment,
+                "candidates": list(outcome.candidates),
+                "ineligible": sorted(set(bad) & set(outcome.candidates)),
+                "picks": list(outcome.picks),
+                "winner": outcome.winner,
+            }
+            for moment, outcome, bad in taken
+        ],
+    }
