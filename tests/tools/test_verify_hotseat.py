@@ -57,7 +57,7 @@ def _heat_entry(seed: bytes | None = SEED) -> dict[str, object]:
 
 
 def _wildcard_entry() -> dict[str, object]:
-    subject = wildcard_subject(3)
+    subject = wildcard_subject(3, "qualifying")
     outcome = draw_winner(SEED, subject, 0, ["11", "12", "13", "14"], [])
     return export_entry(
         subject=subject,

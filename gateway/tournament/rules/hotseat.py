@@ -5,7 +5,7 @@ holding the revealed seed recomputes every draw (``tools/verify_export.py`` does
 signed export, with the standard library alone).  The algorithm, version ``hotseat/1``:
 
 * **Subject.**  What a seed is for: ``f"heat:{heat_id}"`` for a heat's hot-seat draws,
-  ``f"wildcard:stage:{stage_id}"`` for a stage's wild card.
+  ``f"wildcard:{tournament_id}:{stage}"`` for the wild card out of a tournament's stage.
 * **Commitment** (HS4): ``SHA-256(b"reelgate-hotseat/1\\n" + subject + b"\\n" + seed)``,
   lower-case hex.  The seed is 32 bytes from ``secrets``; the commitment is published
   before the heat starts, the seed after it closes (HS5).
@@ -43,8 +43,8 @@ def heat_subject(heat_id: int) -> str:
     return f"heat:{heat_id}"
 
 
-def wildcard_subject(stage_id: int) -> str:
-    return f"wildcard:stage:{stage_id}"
+def wildcard_subject(tournament_id: int, stage: str) -> str:
+    return f"wildcard:{tournament_id}:{stage}"
 
 
 def commitment(seed: bytes, subject: str) -> str:

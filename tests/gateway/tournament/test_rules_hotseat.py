@@ -35,7 +35,7 @@ def test_hs4_commitment_golden() -> None:
         "bc2714803d6e667a78e0bb0ec50f2f924fec03c0302b0db357438266dfc9517a"
     )
     assert heat_subject(7) == "heat:7"
-    assert wildcard_subject(3) == "wildcard:stage:3"
+    assert wildcard_subject(3, "qualifying") == "wildcard:3:qualifying"
 
 
 def test_hs2_moments_golden() -> None:
@@ -53,7 +53,9 @@ def test_hs3_winners_golden_with_redraw_and_void() -> None:
 
 
 def test_hs6_wild_card_golden() -> None:
-    assert draw_winner(SEED, "wildcard:stage:3", 0, ["11", "12", "13", "14"], []).winner == "12"
+    assert (
+        draw_winner(SEED, "wildcard:3:qualifying", 0, ["11", "12", "13", "14"], []).winner == "11"
+    )
 
 
 def test_hs5_reveal_checked_against_commitment() -> None:
