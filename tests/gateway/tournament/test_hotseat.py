@@ -21,6 +21,7 @@ from gateway.tournament import services as svc
 from gateway.tournament.rules.enums import Stage
 from gateway.tournament.rules.hotseat import commitment, draw_moments
 from gateway.tournament.services import hotseat as hs
+from gateway.tournament.services.finals import seat_stage
 from gateway.tournament.settings import TournamentSettings
 from storage.audit import AuditEntry
 from storage.hotseat import HotseatCommitment
@@ -187,6 +188,9 @@ async def test_hs6_wild_card_from_the_entries_that_did_not_go_through(desk: Desk
     assert json.loads(draw.candidates) == sorted([str(entries[3]), str(entries[4])])
     assert draw.entry_id in {entries[3], entries[4]}
     assert await desk.run(hs.wildcard_entries, tid, Q) == [draw.entry_id]
+    await desk.heat(at(DAY, 21), stage=Stage.SEMI_FINAL, now=at(DAY, 17))
+    seated = await desk.run(seat_stage, tid, Stage.SEMI_FINAL, actor="director", at=at(DAY, 20))
+    assert sorted(seated.seats) == sorted([entries[2], draw.entry_id])  # Ben and the wild card
     items = await desk.run(hs.export_items, row.subject)
     ctx = ExportContext("Ridge Casino", ZoneInfo("Africa/Johannesburg"), at(DAY, 20))
     document = build_document("stage", f"{tid}:qualifying", {"hotseat": items}, ctx, training=False)
