@@ -29,6 +29,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
+# Loaded with the tables it watches: no writer (the host's CLI) is without its listeners.
+import storage.change_feed  # noqa: F401
 from storage.db import Base
 from storage.enums import Stage
 from storage.types import UTCDateTime, check_text_lengths, enum_type
