@@ -43,6 +43,7 @@ from gateway.tournament.rules.prizes import Winner, check_receipt
 from gateway.tournament.rules.violations import RuleViolation
 from gateway.tournament.services.common import aware, find_tournament, get, record, require_actor
 from gateway.tournament.services.lookup import player_by_ref
+from gateway.tournament.services.people import disqualified_sets
 from gateway.tournament.services.standings import qualifiers, stage_over, stage_standings
 from storage.enums import HeatStatus, SeatStatus
 from storage.hotseat import HotseatCommitment, HotseatDraw
@@ -238,7 +239,12 @@ async def take_heat_draws(
     seats = (await session.execute(select(Seat).where(Seat.heat_id == heat.id))).scalars().all()
     seats = [s for s in seats if s.status is not SeatStatus.CANCELLED]
     by_label = {seat_label(s.seat_number): s for s in seats}
-    bad = sorted(k for k, s in by_label.items() if s.status not in PLAYING)
+    out_players, out_entries = await disqualified_sets(session, heat.tournament_id)
+    bad = sorted(
+        k
+        for k, s in by_label.items()
+        if s.status not in PLAYING or s.holder_player_id in out_players or s.entry_id in out_entries
+    )  # HS1: present, playing and not disqualified
     taken = []
     for index, moment in enumerate(moments):
         outcome = draw_winner(seed, row.subject, index, by_label, bad)

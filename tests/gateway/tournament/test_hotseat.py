@@ -161,6 +161,22 @@ async def test_hs7_prize_paid_to_the_winner_who_signs(desk: Desk) -> None:
     assert [(a.actor, json.loads(a.details)["amount_cents"]) for a in audit] == [("cashier", 25000)]
 
 
+async def test_hs1_a_disqualified_player_cannot_win(desk: Desk) -> None:
+    tid, heat, _dee = await _heat_of_four(desk)
+    await desk.run(
+        hs.commit_heat, heat, draws=3, prize_cents=100, actor="director", now=at(DAY, 17)
+    )
+    await desk.play(heat, {1: 1500, 2: 1200, 3: 900, 4: 800}, at(DAY, 18))
+    await desk.run(
+        svc.disqualify, tid, BEN, rule=23, reason="abusive to staff", actor="director",
+        now=at(DAY, 18, 30),
+    )  # fmt: skip
+    draws = await desk.run(hs.take_heat_draws, heat, actor="director", now=at(DAY, 19))
+    for d in draws:
+        assert json.loads(d.ineligible) == ["002"]  # Ben's seat: played, then disqualified
+        assert d.winner in {"001", "003", "004"}
+
+
 async def test_hs4_no_commitment_once_the_heat_started(desk: Desk) -> None:
     _tid, heat, _dee = await _heat_of_four(desk)
     await desk.play(heat, {1: 1500}, at(DAY, 18), absent=(2, 3, 4))
