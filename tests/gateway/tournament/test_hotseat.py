@@ -6,17 +6,23 @@ revealed."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
+import sys
 from datetime import date, timedelta
 from pathlib import Path
 from types import ModuleType
 from zoneinfo import ZoneInfo
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.records.document import ExportContext, build_document
+from gateway.records.exporter import write_export
+from gateway.records.heat_export import heat_body
+from gateway.records.keys import public_pem
 from gateway.tournament import services as svc
 from gateway.tournament.rules.enums import Stage
 from gateway.tournament.rules.hotseat import commitment, draw_moments
@@ -65,7 +71,9 @@ async def _rows(desk: Desk, model: type) -> list:  # type: ignore[type-arg]
     return list(await desk.run(work))
 
 
-async def test_hs1_to_hs5_heat_draws_committed_taken_at_close_and_revealed(desk: Desk) -> None:
+async def test_hs1_to_hs5_heat_draws_committed_taken_at_close_and_revealed(
+    desk: Desk, tmp_path: Path
+) -> None:
     _tid, heat, _dee = await _heat_of_four(desk)
     now = at(DAY, 17)
     await refused(
@@ -123,11 +131,22 @@ async def test_hs1_to_hs5_heat_draws_committed_taken_at_close_and_revealed(desk:
         hs.take_heat_draws, heat, actor="director", now=after,
     )  # fmt: skip
 
-    # The signed export's hot-seat list recomputes with the stand-alone verifier.
-    items = await desk.run(hs.export_items, f"heat:{heat}")
+    # The heat's signed export carries the draws; the stand-alone verifier recomputes them.
     ctx = ExportContext("Ridge Casino", ZoneInfo("Africa/Johannesburg"), after)
-    document = build_document("heat", str(heat), {"hotseat": items}, ctx, training=False)
-    assert _verifier().check_hotseat(document["body"]) == (None, 2)
+    document = build_document(
+        "heat", str(heat), await desk.run(heat_body, heat), ctx, training=False
+    )
+    assert document["body"]["hotseat"][0]["seed"] == stored.seed_hex
+    key = Ed25519PrivateKey.generate()
+    files = write_export(document, tmp_path, key)
+    (tmp_path / "venue.pem").write_bytes(public_pem(key.public_key()))
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(VERIFIER), str(files.json), str(tmp_path / "venue.pem"),
+        stdout=asyncio.subprocess.PIPE, cwd=VERIFIER.parent, env={"PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    out, _ = await asyncio.wait_for(proc.communicate(), timeout=60)
+    assert proc.returncode == 0, out
+    assert out.decode().rstrip().endswith(", 2 hot-seat draws recomputed")
 
 
 async def test_hs7_prize_paid_to_the_winner_who_signs(desk: Desk) -> None:
