@@ -70,6 +70,7 @@ WATCHED: dict[str, tuple[str | None, str | None, str | None]] = {
     "disqualifications": ("tournament_id", None, None),
     "card_draws": ("tournament_id", None, None),
     "prize_payouts": ("tournament_id", None, None),
+    "hotseat_commitments": ("tournament_id", "heat_id", None),  # HS4 commit, HS5 reveal
     "super9_session": (None, None, "id"),
     "super9_ticket": (None, None, "session_id"),
     "super9_spin": (None, None, "session_id"),

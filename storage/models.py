@@ -13,6 +13,7 @@ import storage.change_feed
 import storage.database_mark
 import storage.effects
 import storage.floor
+import storage.hotseat
 import storage.journal
 import storage.lease
 import storage.marks

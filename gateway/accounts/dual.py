@@ -31,6 +31,8 @@ APPROVERS: dict[Permission, frozenset[Role]] = {
     Permission.SUPER9_PRIZE_RECEIPT: frozenset({R.SUPERVISOR, R.PROMOTION_DIRECTOR}),
     # T15: the witness of a tournament prize payout is the approving account.
     Permission.TOURNAMENT_PRIZE_RECEIPT: frozenset({R.SUPERVISOR, R.DIRECTOR}),
+    # HS7: so is the witness of a hot-seat prize payout.
+    Permission.HOTSEAT_PRIZE_RECEIPT: frozenset({R.SUPERVISOR, R.DIRECTOR}),
 }
 
 

@@ -31,6 +31,7 @@ class Permission(StrEnum):
     TOURNAMENT_EXPIRE = "tournament.expire"
     TOURNAMENT_PRIZES = "tournament.prizes"
     TOURNAMENT_PRIZE_RECEIPT = "tournament.prize-receipt"
+    HOTSEAT_PRIZE_RECEIPT = "hotseat.prize-receipt"
     PLAYER_READ = "player.read"
     PLAYER_ADD = "player.add"
     PLAYER_REINSTATE = "player.reinstate"
@@ -80,6 +81,8 @@ PERMISSIONS: dict[Permission, frozenset[Role]] = {
     Permission.TOURNAMENT_PRIZES: frozenset({R.DIRECTOR}),
     # T15: the cash desk (or the director) pays a prize; a second account witnesses it.
     Permission.TOURNAMENT_PRIZE_RECEIPT: frozenset({R.CASHIER, R.DIRECTOR}),
+    # HS7: a hot-seat prize is paid the same way, witnessed by a second account.
+    Permission.HOTSEAT_PRIZE_RECEIPT: frozenset({R.CASHIER, R.DIRECTOR}),
     Permission.PLAYER_READ: _DESKS | {R.AUDITOR},
     Permission.PLAYER_ADD: _DESKS,
     Permission.PLAYER_REINSTATE: frozenset({R.DIRECTOR}),

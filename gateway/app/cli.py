@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bank": ("bank", "check, enable or disable a tournament bank; add or move machines"),
     "heat": ("heat", "heats: schedule, registration, scores, incidents; test heat, recovery"),
     "tournament": ("tournament", "slot tournament: settings, standings, qualifiers, card draws"),
+    "hotseat": ("hotseat", "hot-seat draws and wild cards: commit, draw, show, pay"),
     "players": ("players", "tournament players, exclusion registers, disqualification"),
     "entries": ("entries", "cash desk: sell tournament entries, refunds, list entries"),
     "teams": ("teams", "team tournaments: settings, registration, team standings (H1-H9)"),

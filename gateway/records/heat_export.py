@@ -13,7 +13,9 @@ from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.tournament.rules.enums import HeatStatus
+from gateway.tournament.rules.hotseat import heat_subject
 from gateway.tournament.services.common import get
+from gateway.tournament.services.hotseat import export_items
 from storage.audit import AuditEntry
 from storage.tournament import (
     Disqualification,
@@ -187,7 +189,9 @@ async def heat_body(session: AsyncSession, heat_id: int) -> dict[str, Any]:
         select(AuditEntry).where(AuditEntry.subject == f"heat:{heat.id}").order_by(AuditEntry.id)
     )
     seat_decisions = [audit_row(r) for rows in audited.values() for r in rows]
+    hotseat = await export_items(session, heat_subject(heat.id))  # HS5: docs/records.md
     return {
+        **({"hotseat": hotseat} if hotseat else {}),
         "heat": heat_head(heat, tournament),
         "seats": seat_rows,
         "notices": [

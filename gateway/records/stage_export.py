@@ -16,8 +16,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.records.heat_export import audit_row, result_status
 from gateway.tournament.rules.enums import Stage
+from gateway.tournament.rules.hotseat import wildcard_subject
 from gateway.tournament.services.amendments import CutRecord, amendments
 from gateway.tournament.services.finals import SEAT_DRAW_ACTIONS, verify_seat_draws
+from gateway.tournament.services.hotseat import export_items
 from gateway.tournament.services.prizes import prize_lines, surplus_decision
 from gateway.tournament.services.standings import (
     Qualifiers,
@@ -145,7 +147,9 @@ async def stage_body(session: AsyncSession, tournament: Tournament, stage: Stage
     )
     seat_problems = await verify_seat_draws(session, tournament.id)
     changes = await amendments(session, tournament.id, stage)
+    wildcard = await export_items(session, wildcard_subject(tournament.id, stage.value))  # HS6
     return {
+        **({"hotseat": wildcard} if wildcard else {}),
         "tournament": {"id": tournament.id, "name": tournament.name},
         "stage": stage,
         "result": result_status(over),

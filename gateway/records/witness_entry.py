@@ -28,9 +28,7 @@ MAGIC = "reelgate-witness/1"
 RESTORE_ACTION = "audit.restore"  # the audit row of ``reelgate db restore``
 _TAG_LABEL = b"reelgate audit witness\n"
 _TAG_HEX = 32
-_LINE = re.compile(
-    MAGIC + r" (head|restore) (\d{1,19}) (\S+) (\S+) ([0-9a-f]{16}) ([0-9a-f]{32})"
-)
+_LINE = re.compile(MAGIC + r" (head|restore) (\d{1,19}) (\S+) (\S+) ([0-9a-f]{16}) ([0-9a-f]{32})")
 Kind = Literal["head", "restore"]
 
 

@@ -43,7 +43,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
@@ -54,6 +54,9 @@ from gateway.tournament.rules.ranking import heat_places
 from storage import change_feed
 from storage.change_feed import ChangeRow
 from storage.enums import ScoreSource
+
+if TYPE_CHECKING:
+    from gateway.tournament.services.hotseat import Announcement
 
 log = logging.getLogger(__name__)
 
@@ -321,6 +324,8 @@ class ChangeReader:
                 await self._out(
                     f"heat/{heat_id}/standings", await heat_standings(session, heat_id, now)
                 )
+            for topic, payload in await hotseat_boards(session, batch.heats, batch.tournaments):
+                await self._out(topic, payload)
         for session_id in sorted(batch.sessions):
             await self._super9(session_id)
 
@@ -355,6 +360,46 @@ async def current_stage(session: AsyncSession, tournament_id: int) -> Stage:
     )
     begun = [s for s in _STAGE_ORDER if s in stages]
     return begun[-1] if begun else Stage.QUALIFYING
+
+
+async def hotseat_boards(
+    session: AsyncSession, heats: Iterable[int], tournaments: Iterable[int]
+) -> list[tuple[str, dict[str, Any]]]:
+    """The hot-seat announcements of the heats and tournaments changed (HS4, HS5):
+    ``heat/<ID>/hotseat`` and ``tournament/<ID>/wildcard/<STAGE>``, the commitment before
+    the draw and the seed and winners after it.  One query finds which have any."""
+    from gateway.tournament.rules.hotseat import heat_subject, wildcard_subject
+    from gateway.tournament.services.hotseat import announcement
+    from storage.hotseat import HotseatCommitment
+
+    topics = {heat_subject(h): f"heat/{h}/hotseat" for h in heats}
+    for t in tournaments:
+        for stage in (Stage.QUALIFYING, Stage.SEMI_FINAL):
+            topics[wildcard_subject(t, stage.value)] = f"tournament/{t}/wildcard/{stage.value}"
+    if not topics:
+        return []
+    found = await session.execute(
+        select(HotseatCommitment.subject).where(HotseatCommitment.subject.in_(sorted(topics)))
+    )
+    out = []
+    for subject in sorted(found.scalars()):
+        shown = await announcement(session, subject)
+        if shown is not None:
+            out.append((topics[subject], hotseat_payload(shown)))
+    return out
+
+
+def hotseat_payload(shown: Announcement) -> dict[str, Any]:
+    """What a board shows of a hot-seat subject: never the seed before it is revealed."""
+    return {
+        "subject": shown.subject,
+        "commitment": shown.commitment,
+        "draws": shown.draws,
+        "prize_cents": shown.prize_cents,
+        "seed": shown.seed,
+        "winners": [{"index": i, "winner": w, "prize_cents": c} for i, w, c in shown.winners],
+        "rule": "HS5" if shown.seed is not None else "HS4",
+    }
 
 
 async def heat_standings(session: AsyncSession, heat_id: int, now: datetime) -> dict[str, Any]:

@@ -483,9 +483,7 @@ def _the_till(shown: dict[str, str], totals: dict[str, Any]) -> None:
     assert shown["sold"] == (
         f"{sold['seats']} entries in {sold['purchases']} sale(s) · {rand(sold['amount_cents'])}"
     ), shown
-    assert shown["refunded"] == (
-        f"{refunded['entries']} · {rand(refunded['amount_cents'])}"
-    ), shown
+    assert shown["refunded"] == (f"{refunded['entries']} · {rand(refunded['amount_cents'])}"), shown
     assert shown["buy-ins"].endswith(rand(totals["super9_buy_ins"]["amount_cents"])), shown
     for tender in ("cash", "card"):
         assert shown[f"{tender} in"] == rand(totals[f"{tender}_in_cents"]), shown

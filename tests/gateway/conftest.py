@@ -106,5 +106,3 @@ async def floor(engine: AsyncEngine, tmp_path: Path) -> Floor:
 
 def clock(offset: timedelta) -> Callable[[], datetime]:
     return lambda: datetime.now(UTC) + offset
-
-

@@ -73,8 +73,11 @@ async def _agent_heat(
             m: MachineLink(m, open_driver(m, f"{broker_url}/{site}/{m}{gateway_query}"))
             for m in egms
         }
-        before = (host_timed.meters.games_played, host_timed.meters.games_won,
-                  host_timed.meters.coin_in)
+        before = (
+            host_timed.meters.games_played,
+            host_timed.meters.games_won,
+            host_timed.meters.coin_in,
+        )
         players = Players(list(egms.values()), seed=8, pace=0.05)
         play = asyncio.create_task(players.run(tick=0.02))
         running = asyncio.Event()
@@ -145,9 +148,7 @@ async def _check_scores(
     journal: Journal, out: HeatOutcome, truth: dict[str, ModelTournamentMeters]
 ) -> None:
     assert out.state is RunState.CLOSED, out.notes
-    assert {m: s.state for m, s in out.seats.items()} == dict.fromkeys(
-        truth, MachineState.RELEASED
-    )
+    assert {m: s.state for m, s in out.seats.items()} == dict.fromkeys(truth, MachineState.RELEASED)
     assert {m: s.support for m, s in out.seats.items()} == {
         "AG-001": "native",
         "AG-002": "native",

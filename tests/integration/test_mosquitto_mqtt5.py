@@ -22,7 +22,8 @@ async def test_commands_expire_with_their_timeout(mqtt_url: str) -> None:
     site = f"t{uuid.uuid4().hex[:10]}"
     where = urlsplit(mqtt_url)
     async with aiomqtt.Client(
-        where.hostname or "127.0.0.1", where.port or 1883,
+        where.hostname or "127.0.0.1",
+        where.port or 1883,
         protocol=aiomqtt.ProtocolVersion.V5,
     ) as spy:
         await spy.subscribe(board_topic(site, "X01", Channel.CMD), qos=1)

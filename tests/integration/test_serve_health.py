@@ -274,7 +274,12 @@ async def test_readyz_follows_the_database_the_broker_and_the_links(
         await _until(ready, 30, "ready at the start")
         status, body = await _ready(base)
         assert set(body["checks"]) == {
-            "database", "audit witness", "spool", "broker", "recovery", "bank:A"
+            "database",
+            "audit witness",
+            "spool",
+            "broker",
+            "recovery",
+            "bank:A",
         }
 
         back, _ = await _outage(database, tmp_path)  # the database goes away

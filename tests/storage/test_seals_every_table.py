@@ -325,7 +325,7 @@ async def test_a_forged_seal_row_with_garbage_details_does_not_stop_verify(
             text(
                 "INSERT INTO audit_log (id, at, actor, action, subject, details, prev_hash, "
                 "hash, keyed) SELECT :id, at, actor, 'records.seal', subject, "
-                "'{\"rows\": [[\"players\"], 7]}', hash, :mac, keyed FROM audit_log "
+                '\'{"rows": [["players"], 7]}\', hash, :mac, keyed FROM audit_log '
                 "WHERE id = :last"
             ),
             {"id": last[0] + 1, "mac": "ab" * 32, "last": last[0]},

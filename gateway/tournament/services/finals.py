@@ -33,6 +33,7 @@ from gateway.tournament.services.common import (
     require_actor,
     seat_numbers,
 )
+from gateway.tournament.services.hotseat import wildcard_entries
 from gateway.tournament.services.people import active_disqualification, check_person
 from gateway.tournament.services.standings import qualifiers, stage_over, stage_standings
 from storage.audit import AuditEntry
@@ -92,6 +93,11 @@ async def seat_stage(
         if not (q.qualifying.complete and q.finalists_from_semis.complete):
             raise RuleViolation(19, "a tie at the semi-final cut needs a card draw first")
         entries = q.finalists
+    # HS6: a wild card drawn out of the stage before goes through with the qualifiers.
+    before = Stage.QUALIFYING if stage is Stage.SEMI_FINAL else Stage.SEMI_FINAL
+    entries = tuple(entries) + tuple(
+        e for e in await wildcard_entries(session, tournament.id, before) if e not in entries
+    )
     already = await session.scalar(
         select(func.count())
         .select_from(Seat)

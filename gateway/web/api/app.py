@@ -24,6 +24,7 @@ from gateway.web.api.routes import (
     desk,
     floor,
     heat_desk,
+    hotseat,
     prizes,
     super9_settings,
     super9_table,
@@ -79,6 +80,7 @@ def create_app(
         heat_desk,
         tournament_desk,
         prizes,
+        hotseat,
         super9_settings,
         teams,
     )

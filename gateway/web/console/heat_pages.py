@@ -24,6 +24,7 @@ from gateway.tournament.services.seating import SeatInfo, heat_seats
 from gateway.web.console.acting import attempt, done
 from gateway.web.console.auth import Viewer, viewer
 from gateway.web.console.control import MachineLive
+from gateway.web.console.hotseat_pages import hotseat_of
 from gateway.web.console.score_pages import SCORABLE
 from gateway.web.console.state import Console, console_of
 from storage.floor import FloorBank, FloorMachine
@@ -153,6 +154,9 @@ async def _heat_context(
         "can_score": me.can(P.HEAT_MANUAL_SCORE),
         "scorable": current is not None and current.status in SCORABLE,
         "played": await _played(me.session, bank),
+        # HS2-HS5: the heat's hot-seat draws, and the director's forms for them.
+        "hotseat": await hotseat_of(me, current),
+        "can_draw": me.can(P.TOURNAMENT_DRAW),
     }
 
 

@@ -23,9 +23,9 @@ from .agents import agents_on_bank, make_agent, until
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
 
-def _driver(broker: EmbeddedBroker, site: str, board_id: str, query: str = "timeout=5") -> (
-    MqttMachineDriver
-):
+def _driver(
+    broker: EmbeddedBroker, site: str, board_id: str, query: str = "timeout=5"
+) -> MqttMachineDriver:
     return MqttMachineDriver.from_uri(board_id, f"{broker.url}/{site}/{board_id}?{query}")
 
 
@@ -90,9 +90,7 @@ async def test_door_and_tilt_arrive_in_order_and_fold_into_state(
                 assert loop.time() < deadline, got
                 await asyncio.sleep(0.02)
             assert got == [MachineEventKind.DOOR_OPENED, MachineEventKind.TILT]
-            await until(
-                lambda: driver.view.state is not None and driver.view.state.tilted, "state"
-            )
+            await until(lambda: driver.view.state is not None and driver.view.state.tilted, "state")
             assert driver.view.state is not None
             assert driver.view.state.door_open
         finally:

@@ -15,8 +15,16 @@ from gateway.machines.driver import TournamentSupport
 from gateway.machines.mqtt import MqttMachineDriver
 from protocols.mqtt.broker import EmbeddedBroker
 
-GOOD = ["--sas", "sas+tcp://127.0.0.1:9?address=1", "--mqtt", "mqtt://127.0.0.1:1",
-        "--site", "ridge", "--board-id", "A01"]
+GOOD = [
+    "--sas",
+    "sas+tcp://127.0.0.1:9?address=1",
+    "--mqtt",
+    "mqtt://127.0.0.1:1",
+    "--site",
+    "ridge",
+    "--board-id",
+    "A01",
+]
 
 
 @pytest.mark.parametrize(
@@ -54,9 +62,14 @@ async def test_a_run_serves_the_egm_until_stopped(
     async with Bank(1, seed=2, no_tournament_support=1) as bank:
         egm = bank.machines[0]
         ns = argparse.Namespace(
-            sas=egm.endpoint, mqtt=broker.url, site=site, board_id="B07",
-            poll_interval=0.05, event_queue=64,
-            aft_registration_key="0123456789abcdef0123456789abcdef01234567", aft_pos_id=7001,
+            sas=egm.endpoint,
+            mqtt=broker.url,
+            site=site,
+            board_id="B07",
+            poll_interval=0.05,
+            event_queue=64,
+            aft_registration_key="0123456789abcdef0123456789abcdef01234567",
+            aft_pos_id=7001,
         )
         agent = build_agent(ns)
         stop = asyncio.Event()

@@ -52,4 +52,3 @@ def test_sale_window_a_back_dated_sale_after_the_qualifying_period_is_refused() 
         deadlines.entry_sale(t, _backdated(ends - timedelta(hours=2), ends + timedelta(hours=1)))
     deadlines.entry_sale(t, _backdated(ends - timedelta(hours=3), ends - timedelta(hours=1)))
     deadlines.entry_sale(Tournament(name="Open"), _backdated(ends, ends + timedelta(days=9)))
-

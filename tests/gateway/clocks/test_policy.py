@@ -56,7 +56,7 @@ def test_back_dated_needs_a_director_and_a_reason() -> None:
     }
 
 
-@given(st.integers(min_value=-10**7, max_value=10**7))
+@given(st.integers(min_value=-(10**7), max_value=10**7))
 def test_a_training_database_takes_any_keyed_time(seconds: int) -> None:
     keyed = REAL + timedelta(seconds=seconds)
     write = judge(keyed, REAL, training=True)

@@ -43,9 +43,7 @@ def test_both_drivers_count_their_traffic_and_know_their_connection() -> None:
 def test_link_counters_add_field_by_field() -> None:
     a = LinkCounters(polls=3, replies=2, timeouts=1, nacks=0, retries=1, failures=0)
     b = LinkCounters(polls=1, replies=1, timeouts=0, nacks=1, retries=1, failures=1)
-    assert a + b == LinkCounters(
-        polls=4, replies=3, timeouts=1, nacks=1, retries=2, failures=1
-    )
+    assert a + b == LinkCounters(polls=4, replies=3, timeouts=1, nacks=1, retries=2, failures=1)
 
 
 def test_mqtt_driver_frames_its_start_and_stop_ahead_and_nothing_else() -> None:
@@ -68,5 +66,3 @@ def test_a_driver_may_offer_one_prepared_command_only() -> None:
     driver = PreparedDirectDriver(EmulatedMachine("C4", seed=1))
     assert isinstance(driver, PreparedUnlock)
     assert not isinstance(driver, PreparedLock)
-
-

@@ -177,9 +177,11 @@ async def test_malformed_payloads_are_counted_and_dropped(
             site = boards.site
             await rogue.publish(board_topic(site, "A05", Channel.EVENT), b"not json", qos=1)
             await rogue.publish(board_topic(site, "A05", Channel.STATE), b'{"v":1}', qos=1)
-            await rogue.publish(board_topic(site, "B99", Channel.STATUS),
-                                codec.encode(codec.Status(online=True, at=datetime.now(UTC))),
-                                qos=1)
+            await rogue.publish(
+                board_topic(site, "B99", Channel.STATUS),
+                codec.encode(codec.Status(online=True, at=datetime.now(UTC))),
+                qos=1,
+            )
         await _until(
             lambda: hub.session.stats.dropped >= 2 and hub.stats.unknown_machine >= 1, "drops"
         )
@@ -194,14 +196,17 @@ async def test_malformed_payloads_are_counted_and_dropped(
 
 async def test_a_repeated_command_id_runs_once(boards: Boards, broker: EmbeddedBroker) -> None:
     board = await boards.add("A06")
-    cmd = codec.CommandMessage(id="dup-1", cmd=Command.ENTER_TOURNAMENT,
-                               at=datetime.now(UTC), args={"credits": 100, "seconds": 30})
+    cmd = codec.CommandMessage(
+        id="dup-1",
+        cmd=Command.ENTER_TOURNAMENT,
+        at=datetime.now(UTC),
+        args={"credits": 100, "seconds": 30},
+    )
     replies: list[codec.BoardMessage] = []
     async with aiomqtt.Client("127.0.0.1", broker.port) as gw:
         await gw.subscribe(board_topic(boards.site, "A06", Channel.REPLY), qos=1)
         for _ in range(2):  # QoS 1 redelivery, or the gateway's resend after a reconnect
-            await gw.publish(board_topic(boards.site, "A06", Channel.CMD), codec.encode(cmd),
-                             qos=1)
+            await gw.publish(board_topic(boards.site, "A06", Channel.CMD), codec.encode(cmd), qos=1)
         async with asyncio.timeout(5):
             async for message in gw.messages:
                 assert isinstance(message.payload, bytes)
@@ -250,7 +255,10 @@ def test_endpoint_parsing_and_operator_errors() -> None:
     assert (ep.site, ep.machine, ep.command_timeout) == ("ridge", "A01", 1.5)
     assert (ep.settings.port, ep.settings.username, ep.settings.mqtt5) == (1884, "u", True)
     assert MqttEndpoint.parse("mqtts://127.0.0.1/ridge/A01").settings.tls
-    for bad in ("mqtt://127.0.0.1/ridge", "mqtt://127.0.0.1/ri+dge/A01",
-                "mqtt://127.0.0.1/ridge/A01?timeout=soon"):
+    for bad in (
+        "mqtt://127.0.0.1/ridge",
+        "mqtt://127.0.0.1/ri+dge/A01",
+        "mqtt://127.0.0.1/ridge/A01?timeout=soon",
+    ):
         with pytest.raises(OperatorError, match="machine A01"):
             open_driver("A01", bad)

@@ -22,9 +22,7 @@ Q = Stage.QUALIFYING
 
 async def _night(desk: Desk, excluded: bool) -> dict[str, int]:
     """Anna tops qualifying and holds third place with a second entry (another heat, T16)."""
-    await desk.tournament(
-        TournamentSettings(semi_final_qualifiers=2, top_player_excluded=excluded)
-    )
+    await desk.tournament(TournamentSettings(semi_final_qualifiers=2, top_player_excluded=excluded))
     names = ["Anna", "Bongi", "Cara", "Dan", "Eve"]
     ids = {n: await desk.player(f"80010150090{i}7", n) for i, n in enumerate(names)}
     first, second = await desk.heat(at(DAY, 18)), await desk.heat(at(DAY, 19))

@@ -213,9 +213,7 @@ async def test_upstream_state_goes_to_every_page_once_per_change() -> None:
 
 
 _topics = st.sampled_from(["current", "heat/1/state", "heat/1/seat/A01", "super9/2/draw"])
-_messages = st.lists(
-    st.tuples(_topics, st.integers(-5, 10**12), st.booleans()), max_size=40
-)
+_messages = st.lists(st.tuples(_topics, st.integers(-5, 10**12), st.booleans()), max_size=40)
 
 
 @settings(max_examples=60, deadline=None)

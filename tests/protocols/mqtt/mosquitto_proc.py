@@ -30,13 +30,15 @@ class Mosquitto:
 
     def start(self) -> None:
         self.proc = subprocess.Popen(
-            ["mosquitto", "-c", str(self.conf)], stdout=subprocess.DEVNULL,
+            ["mosquitto", "-c", str(self.conf)],
+            stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 5
         while True:  # bounded: until the port accepts or 5 s
-            with contextlib.suppress(OSError), socket.create_connection(
-                ("127.0.0.1", self.port), timeout=0.2
+            with (
+                contextlib.suppress(OSError),
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2),
             ):
                 return
             if time.monotonic() > deadline:

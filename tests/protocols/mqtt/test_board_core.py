@@ -28,8 +28,7 @@ async def test_events_are_numbered_in_order() -> None:
 
 
 async def test_a_full_queue_drops_the_oldest_and_one_marker_stands_in_the_gap() -> None:
-    core = BoardCore(MqttBoard(EmulatedMachine("C02"), NOWHERE, "s"), NOWHERE, "s",
-                     event_queue=4)
+    core = BoardCore(MqttBoard(EmulatedMachine("C02"), NOWHERE, "s"), NOWHERE, "s", event_queue=4)
     kinds = [K.GAME_STARTED, K.GAME_ENDED] * 5
     for kind in kinds:
         core.post_event(kind)

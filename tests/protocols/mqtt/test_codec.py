@@ -32,23 +32,39 @@ AT = datetime(2026, 11, 29, 18, 0, 0, tzinfo=timezone(timedelta(hours=2)))
 
 def test_golden_state_payload() -> None:
     state = codec.State(
-        seq=7, at=AT, powered=True, locked=False, door_open=False, tilted=False,
-        handpay_pending=False, game_in_progress=False, credits=985,
-        tournament=codec.TournamentView(credits=985, seconds_left=59.5, started=True,
-                                        time_up=False),
+        seq=7,
+        at=AT,
+        powered=True,
+        locked=False,
+        door_open=False,
+        tilted=False,
+        handpay_pending=False,
+        game_in_progress=False,
+        credits=985,
+        tournament=codec.TournamentView(
+            credits=985, seconds_left=59.5, started=True, time_up=False
+        ),
     )
     assert json.loads(codec.encode(state)) == {
-        "v": 1, "seq": 7, "at": "2026-11-29T18:00:00+02:00", "powered": True,
-        "locked": False, "door_open": False, "tilted": False, "handpay_pending": False,
-        "game_in_progress": False, "credits": 985,
+        "v": 1,
+        "seq": 7,
+        "at": "2026-11-29T18:00:00+02:00",
+        "powered": True,
+        "locked": False,
+        "door_open": False,
+        "tilted": False,
+        "handpay_pending": False,
+        "game_in_progress": False,
+        "credits": 985,
         "tournament": {"credits": 985, "seconds_left": 59.5, "started": True, "time_up": False},
     }
     assert codec.decode(Channel.STATE, codec.encode(state)) == state
 
 
 def test_golden_command_wire_bytes() -> None:
-    cmd = CommandMessage(id="c1", cmd=Command.ENTER_TOURNAMENT, at=AT,
-                         args={"credits": 1000, "seconds": 300})
+    cmd = CommandMessage(
+        id="c1", cmd=Command.ENTER_TOURNAMENT, at=AT, args={"credits": 1000, "seconds": 300}
+    )
     assert codec.encode(cmd) == (
         b'{"v":1,"id":"c1","cmd":"enter-tournament","at":"2026-11-29T18:00:00+02:00",'
         b'"args":{"credits":1000,"seconds":300}}'
@@ -71,8 +87,16 @@ def test_event_round_trip(seq: int, at: datetime, kind: BoardEventKind) -> None:
 def test_meters_round_trip(
     seq: int, at: datetime, credits: int, inside: bool, a: int, b: int, c: int, d: int
 ) -> None:
-    msg = codec.Meters(seq=seq, at=at, credits=credits, in_tournament=inside, games_played=a,
-                       games_won=b, credits_wagered=c, credits_won=d)
+    msg = codec.Meters(
+        seq=seq,
+        at=at,
+        credits=credits,
+        in_tournament=inside,
+        games_played=a,
+        games_won=b,
+        credits_wagered=c,
+        credits_won=d,
+    )
     assert codec.decode(Channel.METERS, codec.encode(msg)) == msg
 
 
@@ -82,8 +106,14 @@ def test_meters_round_trip(
     reason=st.text(max_size=50),
 )
 def test_reply_round_trip(ident: str, ok: bool, reason: str) -> None:
-    msg = Reply(id=ident, ok=ok, at=AT, result={"credits": 5} if ok else {},
-                error=None if ok else ErrorKind.REFUSED, reason="" if ok else reason)
+    msg = Reply(
+        id=ident,
+        ok=ok,
+        at=AT,
+        result={"credits": 5} if ok else {},
+        error=None if ok else ErrorKind.REFUSED,
+        reason="" if ok else reason,
+    )
     assert codec.decode(Channel.REPLY, codec.encode(msg)) == msg
 
 
@@ -92,28 +122,57 @@ def test_reply_round_trip(ident: str, ok: bool, reason: str) -> None:
     [
         (Channel.STATE, b"\xff\xfe", "not JSON"),
         (Channel.STATE, b"[1,2]", "expected a JSON object"),
-        (Channel.STATUS, b'{"v":2,"status":"online","at":"2026-01-01T00:00:00+00:00"}',
-         "unsupported schema version"),
-        (Channel.STATUS, b'{"v":1,"status":"sleepy","at":"2026-01-01T00:00:00+00:00"}',
-         "unknown value"),
-        (Channel.STATUS, b'{"v":1,"status":"online","at":"2026-01-01T00:00:00"}',
-         "UTC offset"),
-        (Channel.EVENT, b'{"v":1,"seq":1,"at":"2026-01-01T00:00:00Z","kind":"jackpot"}',
-         "unknown value"),
-        (Channel.METERS, b'{"v":1,"seq":1,"at":"2026-01-01T00:00:00Z","credits":-5,'
-         b'"in_tournament":true,"games_played":0,"games_won":0,"credits_wagered":0,'
-         b'"credits_won":0}', "must be >= 0"),
-        (Channel.METERS, b'{"v":1,"seq":1,"at":"2026-01-01T00:00:00Z","credits":true,'
-         b'"in_tournament":true,"games_played":0,"games_won":0,"credits_wagered":0,'
-         b'"credits_won":0}', "expected an integer"),
-        (Channel.CMD, b'{"v":1,"id":"x","cmd":"enter-tournament","at":"2026-01-01T00:00:00Z",'
-         b'"args":{"credits":0,"seconds":60}}', "credits: must be >= 1"),
-        (Channel.CMD, b'{"v":1,"id":"x","cmd":"lock","at":"2026-01-01T00:00:00Z",'
-         b'"args":{"force":true}}', "unexpected"),
-        (Channel.CMD, b'{"v":1,"id":"x","cmd":"self-destruct","at":"2026-01-01T00:00:00Z"}',
-         "unknown value"),
-        (Channel.REPLY, b'{"v":1,"id":"x","ok":false,"at":"2026-01-01T00:00:00Z"}',
-         "error: missing"),
+        (
+            Channel.STATUS,
+            b'{"v":2,"status":"online","at":"2026-01-01T00:00:00+00:00"}',
+            "unsupported schema version",
+        ),
+        (
+            Channel.STATUS,
+            b'{"v":1,"status":"sleepy","at":"2026-01-01T00:00:00+00:00"}',
+            "unknown value",
+        ),
+        (Channel.STATUS, b'{"v":1,"status":"online","at":"2026-01-01T00:00:00"}', "UTC offset"),
+        (
+            Channel.EVENT,
+            b'{"v":1,"seq":1,"at":"2026-01-01T00:00:00Z","kind":"jackpot"}',
+            "unknown value",
+        ),
+        (
+            Channel.METERS,
+            b'{"v":1,"seq":1,"at":"2026-01-01T00:00:00Z","credits":-5,'
+            b'"in_tournament":true,"games_played":0,"games_won":0,"credits_wagered":0,'
+            b'"credits_won":0}',
+            "must be >= 0",
+        ),
+        (
+            Channel.METERS,
+            b'{"v":1,"seq":1,"at":"2026-01-01T00:00:00Z","credits":true,'
+            b'"in_tournament":true,"games_played":0,"games_won":0,"credits_wagered":0,'
+            b'"credits_won":0}',
+            "expected an integer",
+        ),
+        (
+            Channel.CMD,
+            b'{"v":1,"id":"x","cmd":"enter-tournament","at":"2026-01-01T00:00:00Z",'
+            b'"args":{"credits":0,"seconds":60}}',
+            "credits: must be >= 1",
+        ),
+        (
+            Channel.CMD,
+            b'{"v":1,"id":"x","cmd":"lock","at":"2026-01-01T00:00:00Z","args":{"force":true}}',
+            "unexpected",
+        ),
+        (
+            Channel.CMD,
+            b'{"v":1,"id":"x","cmd":"self-destruct","at":"2026-01-01T00:00:00Z"}',
+            "unknown value",
+        ),
+        (
+            Channel.REPLY,
+            b'{"v":1,"id":"x","ok":false,"at":"2026-01-01T00:00:00Z"}',
+            "error: missing",
+        ),
         (Channel.STATE, b"{" + b" " * codec.MAX_PAYLOAD + b"}", "too large"),
     ],
 )
@@ -126,8 +185,9 @@ def test_bad_payloads_are_refused_with_the_field_named(
 
 def test_command_args_are_checked_before_sending() -> None:
     with pytest.raises(PayloadError, match="seconds"):
-        codec.encode(CommandMessage(id="x", cmd=Command.ENTER_TOURNAMENT, at=AT,
-                                    args={"credits": 10}))
+        codec.encode(
+            CommandMessage(id="x", cmd=Command.ENTER_TOURNAMENT, at=AT, args={"credits": 10})
+        )
 
 
 def test_naive_timestamps_are_never_encoded() -> None:

@@ -28,8 +28,20 @@ def test_operator_mistakes(
 
 
 def test_short_run_with_embedded_broker_and_snmp(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["emulate", "mqtt", "--machines", "2", "--site", "clitest", "--play",
-                 "--snmp", "--duration", "0.5"])
+    code = main(
+        [
+            "emulate",
+            "mqtt",
+            "--machines",
+            "2",
+            "--site",
+            "clitest",
+            "--play",
+            "--snmp",
+            "--duration",
+            "0.5",
+        ]
+    )
     assert code == 0
     out = capsys.readouterr().out
     url = re.search(r"embedded MQTT broker at (mqtt://127\.0\.0\.1:\d+)", out)

@@ -44,8 +44,9 @@ async def test_late_sign_gets_the_last_values_even_after_a_broker_restart(
     publisher: FeedPublisher = feed  # the gateway's interface
     try:
         await publisher.publish("heat/7/state", {"state": "armed"}, retain=True)
-        await publisher.publish("heat/7/state", {"state": "running", "seconds_left": 60},
-                                retain=True)
+        await publisher.publish(
+            "heat/7/state", {"state": "running", "seconds_left": 60}, retain=True
+        )
         await publisher.publish("heat/7/seat/A01", {"credits": 480}, retain=True)
         await feed.flush()
         root = f"reelgate/v1/{site}/feed"

@@ -37,8 +37,11 @@ def _pem_pair(folder: Path) -> Path:
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "reelgate test CA")])
     ca = (
-        x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name)
-        .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
         .not_valid_before(now - dt.timedelta(minutes=1))
         .not_valid_after(now + dt.timedelta(hours=1))
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
@@ -48,7 +51,8 @@ def _pem_pair(folder: Path) -> Path:
     server = (
         x509.CertificateBuilder()
         .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]))
-        .issuer_name(ca_name).public_key(key.public_key())
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - dt.timedelta(minutes=1))
         .not_valid_after(now + dt.timedelta(hours=1))
@@ -75,7 +79,8 @@ def secure_broker(tmp_path: Path) -> Iterator[tuple[Mosquitto, Path]]:
     ca = _pem_pair(tmp_path)
     passwd = tmp_path / "passwd"
     subprocess.run(
-        ["mosquitto_passwd", "-b", "-c", str(passwd), "floor", "s3cret-board"], check=True,
+        ["mosquitto_passwd", "-b", "-c", str(passwd), "floor", "s3cret-board"],
+        check=True,
         capture_output=True,
     )
     passwd.chmod(0o600)
@@ -125,7 +130,8 @@ async def test_plain_text_to_a_tls_listener_gets_nowhere(
     secure_broker: tuple[Mosquitto, Path],
 ) -> None:
     broker, _ = secure_broker
-    settings = MqttSettings("127.0.0.1", broker.port, username="floor",
-                            password="s3cret-board", connect_timeout=1.0)
+    settings = MqttSettings(
+        "127.0.0.1", broker.port, username="floor", password="s3cret-board", connect_timeout=1.0
+    )
     with pytest.raises(MqttUnavailable, match="no MQTT broker"):
         await MqttSession(settings).start()

@@ -448,7 +448,11 @@ async def test_a_flood_of_events_is_held_whole_and_drained_next() -> None:
         assert len(held) == MAX_EVENTS_PER_DRAIN
         drained = held + await p.client.reports()
         assert [r.code for r in drained] == [0x7E, 0x7F] * spins
-        assert p.client.drain_credits == p.machine.credits == 200 - spins + sum(
-            r.win or 0 for r in drained if isinstance(r, RealTimeEvent) and r.code == 0x7F
+        assert (
+            p.client.drain_credits
+            == p.machine.credits
+            == 200
+            - spins
+            + sum(r.win or 0 for r in drained if isinstance(r, RealTimeEvent) and r.code == 0x7F)
         )
         assert await p.client.reports() == []

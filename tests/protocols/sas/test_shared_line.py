@@ -57,9 +57,7 @@ async def test_every_egm_answers_for_itself_over_one_line(loop8: Bank, pool: Lin
     assert all(m.face.polls_seen >= 1 for m in loop8.machines)
 
 
-async def test_one_message_at_a_time_and_spacing_per_machine(
-    loop8: Bank, pool: LinePool
-) -> None:
+async def test_one_message_at_a_time_and_spacing_per_machine(loop8: Bank, pool: LinePool) -> None:
     # sas.md §1: one poll in flight on a loop; at most one poll to an EGM per spacing
     handled: list[tuple[int, float]] = []
     for m in loop8.machines:

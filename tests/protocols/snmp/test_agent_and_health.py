@@ -43,8 +43,9 @@ async def rig() -> AsyncIterator[Rig]:
     machine = EmulatedMachine("A01", seed=3)
     monitor = HealthMonitor(TrapReceiver(), HealthPoller(timeout=0.5))
     trap_port = await monitor.start()
-    agent = SnmpAgent(machine, users=[OPS, PUBLIC], trap_targets=[("127.0.0.1", trap_port)],
-                      heat_id=lambda: "17")
+    agent = SnmpAgent(
+        machine, users=[OPS, PUBLIC], trap_targets=[("127.0.0.1", trap_port)], heat_id=lambda: "17"
+    )
     await agent.start()
     await monitor.add_board(SnmpTarget("A01", "127.0.0.1", agent.port, OPS))
     try:
@@ -99,8 +100,9 @@ async def test_wrong_keys_are_an_auth_error_not_retried(rig: Rig) -> None:
     # A wrong community gets no answer at all (RFC 3584: counted and dropped by the
     # agent), so for us it looks like a timeout.
     with pytest.raises(SnmpTimeout):
-        await rig.monitor.poller.get(rig.target(V2cCommunity("private")),
-                                     mib.BY_NAME["rgCredits"].instance)
+        await rig.monitor.poller.get(
+            rig.target(V2cCommunity("private")), mib.BY_NAME["rgCredits"].instance
+        )
 
 
 async def test_silent_agent_is_a_timeout_retried_by_tenacity() -> None:
@@ -118,8 +120,9 @@ async def test_silent_agent_is_a_timeout_retried_by_tenacity() -> None:
     poller.get = counting_get  # type: ignore[method-assign]
     # a bound UDP socket that never answers: a board whose agent hangs
     loop = asyncio.get_running_loop()
-    transport, _ = await loop.create_datagram_endpoint(asyncio.DatagramProtocol,
-                                                       local_addr=("127.0.0.1", 0))
+    transport, _ = await loop.create_datagram_endpoint(
+        asyncio.DatagramProtocol, local_addr=("127.0.0.1", 0)
+    )
     port = transport.get_extra_info("sockname")[1]
     try:
         with pytest.raises(SnmpTimeout):
@@ -180,8 +183,9 @@ async def test_mqtt_link_down_becomes_a_link_down_event() -> None:
         await agent.start()
         try:
             await monitor.add_board(SnmpTarget("B01", "127.0.0.1", agent.port, PUBLIC))
-            assert (await monitor.poller.poll(SnmpTarget("B01", "127.0.0.1", agent.port,
-                                                         PUBLIC))).link is LinkState.UP
+            assert (
+                await monitor.poller.poll(SnmpTarget("B01", "127.0.0.1", agent.port, PUBLIC))
+            ).link is LinkState.UP
 
             async def cut() -> None:
                 await broker.stop()
@@ -205,8 +209,9 @@ async def test_board_agent_shows_a_host_timed_heat_and_its_link() -> None:
 
     # An EGM without tournament mode: the board runs the heat itself (never connected
     # to a broker here, so its link reads down).
-    board = MqttBoard(EmulatedMachine("H01", tournament_supported=False),
-                      MqttSettings("127.0.0.1", 1), "s1")
+    board = MqttBoard(
+        EmulatedMachine("H01", tournament_supported=False), MqttSettings("127.0.0.1", 1), "s1"
+    )
     board._run(Command.ENTER_TOURNAMENT, {"credits": 100, "seconds": 60, "heat": "H-9"})
     agent = SnmpAgent.for_board(board, users=[PUBLIC])
     await agent.start()

@@ -28,8 +28,10 @@ def test_module_is_under_the_documentation_enterprise() -> None:
 def test_every_scalar_is_declared_with_its_number_and_syntax() -> None:
     declared = dict(re.findall(r"^(rg\w+) OBJECT-TYPE\n\s+SYNTAX\s+(\w+)", TEXT, re.M))
     numbers = {
-        name: int(n) for name, n in re.findall(r"^(rg\w+) OBJECT-TYPE.*?::= \{ rgObjects (\d+) \}",
-                                               TEXT, re.M | re.S)
+        name: int(n)
+        for name, n in re.findall(
+            r"^(rg\w+) OBJECT-TYPE.*?::= \{ rgObjects (\d+) \}", TEXT, re.M | re.S
+        )
     }
     assert set(declared) == set(mib.BY_NAME)
     for obj in mib.SCALARS:
@@ -53,7 +55,8 @@ def test_enumerations_match() -> None:
 def test_notifications_match() -> None:
     found = re.findall(
         r"^(rg\w+) NOTIFICATION-TYPE\n\s+OBJECTS\s+\{([^}]*)\}.*?::= \{ rgNotifications (\d+) \}",
-        TEXT, re.M | re.S,
+        TEXT,
+        re.M | re.S,
     )
     assert len(found) == len(Notification)
     for name, objects, number in found:
@@ -79,7 +82,10 @@ def _varbinds(notification: Notification, mode: int = 3) -> list[tuple[tuple[int
 def test_door_opened_mid_heat() -> None:
     trap = parse_trap(_varbinds(Notification.DOOR_OPENED))
     assert (trap.notification, trap.machine_id, trap.heat_id, trap.uptime_ticks) == (
-        Notification.DOOR_OPENED, "A01", "17", 1234
+        Notification.DOOR_OPENED,
+        "A01",
+        "17",
+        1234,
     )
     assert trap.mid_heat
     assert not parse_trap(_varbinds(Notification.DOOR_OPENED, mode=1)).mid_heat
@@ -89,14 +95,28 @@ def test_door_opened_mid_heat() -> None:
     ("mutate", "complaint"),
     [
         (lambda vb: [x for x in vb if x[0] != SNMP_TRAP_OID_0], "no snmpTrapOID"),
-        (lambda vb: [(o, "1.3.6.1.4.1.9.9.0.1") if o == SNMP_TRAP_OID_0 else (o, v)
-                     for o, v in vb], "not a REELGATE-MIB notification"),
-        (lambda vb: [x for x in vb if x[0] != mib.BY_NAME["rgHeatId"].instance],
-         "without rgHeatId"),
-        (lambda vb: [(o, 9) if o == mib.BY_NAME["rgTournamentMode"].instance else (o, v)
-                     for o, v in vb], "bad rgTournamentMode"),
-        (lambda vb: [(o, "") if o == mib.BY_NAME["rgMachineId"].instance else (o, v)
-                     for o, v in vb], "empty rgMachineId"),
+        (
+            lambda vb: [
+                (o, "1.3.6.1.4.1.9.9.0.1") if o == SNMP_TRAP_OID_0 else (o, v) for o, v in vb
+            ],
+            "not a REELGATE-MIB notification",
+        ),
+        (
+            lambda vb: [x for x in vb if x[0] != mib.BY_NAME["rgHeatId"].instance],
+            "without rgHeatId",
+        ),
+        (
+            lambda vb: [
+                (o, 9) if o == mib.BY_NAME["rgTournamentMode"].instance else (o, v) for o, v in vb
+            ],
+            "bad rgTournamentMode",
+        ),
+        (
+            lambda vb: [
+                (o, "") if o == mib.BY_NAME["rgMachineId"].instance else (o, v) for o, v in vb
+            ],
+            "empty rgMachineId",
+        ),
     ],
 )
 def test_malformed_traps_are_refused(mutate: object, complaint: str) -> None:

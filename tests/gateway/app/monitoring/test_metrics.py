@@ -115,9 +115,7 @@ async def test_the_collector_reads_counters_states_and_leases(tmp_path: Path) ->
 
 def _outcome(acks: list[float | None], stored_after_s: float | None) -> HeatOutcome:
     ends = datetime(2026, 11, 20, 10, 5, tzinfo=UTC)
-    seats = {
-        f"A-{i}": MachineOutcome(f"A-{i}", unlock_ack_ms=ms) for i, ms in enumerate(acks, 1)
-    }
+    seats = {f"A-{i}": MachineOutcome(f"A-{i}", unlock_ack_ms=ms) for i, ms in enumerate(acks, 1)}
     committed = None if stored_after_s is None else ends + timedelta(seconds=stored_after_s)
     return HeatOutcome(1, RunState.CLOSED, ends - timedelta(minutes=5), ends, seats,
                        committed_at=committed)  # fmt: skip

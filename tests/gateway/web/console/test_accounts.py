@@ -206,9 +206,7 @@ async def test_enabling_a_disabled_account_lets_it_back_in(desk: Desk) -> None:
     api = await desk.client.get("/api/v1/me", headers=desk.auth("cashier"))
     assert api.status_code == 401  # its token was revoked with the disable: never back
     async with desk.sessions() as s:
-        tokens = (
-            await s.scalars(select(ApiToken).join(User).where(User.name == "cashier"))
-        ).all()
+        tokens = (await s.scalars(select(ApiToken).join(User).where(User.name == "cashier"))).all()
         revokes = (
             await s.scalars(select(AuditEntry).where(AuditEntry.action == "token.revoke"))
         ).all()
