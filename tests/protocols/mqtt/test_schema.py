@@ -31,14 +31,39 @@ AT = datetime(2026, 11, 29, tzinfo=UTC)
 SAMPLES: dict[Channel, codec.BoardMessage] = {
     Channel.STATUS: codec.Status(online=True, at=AT),
     Channel.STATE: codec.State(
-        seq=1, at=AT, powered=True, locked=True, door_open=False, tilted=False,
-        handpay_pending=False, game_in_progress=False, credits=0, tournament=None,
+        seq=1,
+        at=AT,
+        powered=True,
+        locked=True,
+        door_open=False,
+        tilted=False,
+        handpay_pending=False,
+        game_in_progress=False,
+        credits=0,
+        tournament=None,
     ),
     Channel.EVENT: codec.Event(seq=1, at=AT, kind=BoardEventKind.TILT),
-    Channel.METERS: codec.Meters(seq=1, at=AT, credits=1, in_tournament=True, games_played=1,
-                                 games_won=0, credits_wagered=1, credits_won=0),
+    Channel.METERS: codec.Meters(
+        seq=1,
+        at=AT,
+        credits=1,
+        in_tournament=True,
+        games_played=1,
+        games_won=0,
+        credits_wagered=1,
+        credits_won=0,
+    ),
     Channel.CMD: codec.CommandMessage(id="a", cmd=Command.LOCK, at=AT),
     Channel.REPLY: codec.Reply(id="a", ok=False, at=AT, error=ErrorKind.REFUSED, reason="x"),
+    Channel.CARD: codec.Card(
+        seq=1,
+        at=AT,
+        action=codec.CardAction.CARD_IN,
+        machine="A01",
+        card="6001234",
+        reader=codec.ReaderKind.MAGSTRIPE,
+        display=True,
+    ),
 }
 
 
@@ -63,6 +88,10 @@ def test_enums_match_the_codec() -> None:
     assert defs["event"]["properties"]["kind"]["enum"] == [k.value for k in BoardEventKind]
     assert defs["cmd"]["properties"]["cmd"]["enum"] == [c.value for c in Command]
     assert defs["reply"]["properties"]["error"]["enum"] == [e.value for e in ErrorKind]
+    card = defs["card"]["properties"]
+    assert card["action"]["enum"] == [a.value for a in codec.CardAction]
+    assert card["reader"]["enum"] == [r.value for r in codec.ReaderKind]
+    assert card["card"]["pattern"] == codec.CARD_NUMBER.pattern
 
 
 def test_state_fields_match_the_dataclass() -> None:
