@@ -17,6 +17,7 @@ import signal
 from typing import Any
 
 from gateway.board.agent import MAX_BACKOFF, POLL_INTERVAL, BoardAgent
+from gateway.board.cards import ReaderSpec, evdev_available
 from gateway.errors import OperatorError
 from gateway.machines.sas import SasDriver
 from protocols.mqtt.board import EVENT_QUEUE
@@ -31,7 +32,11 @@ def register(sub: Any) -> None:
     # Each may come from the environment instead (the systemd unit's EnvironmentFile):
     # a broker password in REELGATE_BOARD_MQTT stays out of the process list.
     for flag, env, text in (
-        ("--sas", "REELGATE_BOARD_SAS", "the EGM: sas+serial:///dev/ttyUSB0?address=1, sas+tcp://…"),
+        (
+            "--sas",
+            "REELGATE_BOARD_SAS",
+            "the EGM: sas+serial:///dev/ttyUSB0?address=1, sas+tcp://…",
+        ),
         ("--mqtt", "REELGATE_BOARD_MQTT", "the broker: mqtt://[user:pass@]HOST[:PORT], mqtts://…"),
         ("--site", "REELGATE_BOARD_SITE", "site name, the topic level"),
     ):
@@ -66,7 +71,24 @@ def register(sub: Any) -> None:
         default=EVENT_QUEUE,
         help=f"events kept while the broker is away (default {EVENT_QUEUE}; oldest dropped)",
     )
+    parser.add_argument(
+        "--card-reader",
+        default=os.environ.get("REELGATE_BOARD_CARD_READER", "none"),
+        help="players' card reader: serial:/dev/ttyX[?rfid|magstripe][&baud=N], "
+        "evdev:/dev/input/eventN[?rfid|magstripe] (needs the evdev package) or none "
+        "(default; or $REELGATE_BOARD_CARD_READER)",
+    )
     parser.set_defaults(handler=_handle)
+
+
+def card_reader(text: str) -> ReaderSpec:
+    try:
+        spec = ReaderSpec.parse(text)
+    except ValueError as exc:
+        raise OperatorError(f"--card-reader: {exc}") from None
+    if spec.kind == "evdev" and not evdev_available():
+        raise OperatorError("--card-reader evdev:…: the evdev package is not installed")
+    return spec
 
 
 def build_agent(args: argparse.Namespace) -> BoardAgent:
@@ -100,6 +122,7 @@ def build_agent(args: argparse.Namespace) -> BoardAgent:
         poll_interval=args.poll_interval,
         max_backoff=MAX_BACKOFF,
         event_queue=args.event_queue,
+        card_reader=card_reader(getattr(args, "card_reader", "none")),
     )
 
 
