@@ -164,6 +164,7 @@ class CardRow:
     rule: str
     reason: str
     at: datetime
+    player_name: str = ""
 
     @property
     def in_machine(self) -> bool:
@@ -194,4 +195,12 @@ async def cards_at_machines(session: AsyncSession, *, scan: int = 2000) -> list[
             reason=entry.reason or "",
             at=entry.at,
         )
-    return list(rows.values())
+    ids = {r.player_id for r in rows.values() if isinstance(r.player_id, int)}
+    names: dict[int, str] = {}
+    if ids:
+        found = await session.execute(select(Player.id, Player.name).where(Player.id.in_(ids)))
+        names = {pid: name for pid, name in found}
+    return [
+        replace(r, player_name=names.get(r.player_id, "")) if r.player_id else r
+        for r in rows.values()
+    ]
