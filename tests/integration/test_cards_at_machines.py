@@ -32,6 +32,7 @@ from gateway.tournament.services.cards import (
 from protocols.mqtt import codec
 from protocols.mqtt.broker import EmbeddedBroker
 from protocols.mqtt.client import MqttSettings
+from protocols.mqtt.codec import ReaderKind
 from protocols.mqtt.topics import Channel, board_topic
 from storage.audit import AuditEntry
 from storage.db import make_sessionmaker
@@ -184,3 +185,46 @@ async def test_repeats_and_foreign_cards_are_dropped(floor: Floor) -> None:
     assert floor.desk.stats.repeats == 1
     assert floor.desk.stats.mismatched == 1
     assert floor.desk.stats.decided == 1
+
+
+async def test_the_board_agent_reads_an_rfid_card_from_its_serial_port(
+    engine: AsyncEngine, broker_url: str
+) -> None:
+    """``reelgate board --card-reader serial:…?rfid``: a UID line on the agent's serial
+    port (a pseudo-terminal here) is a card-in, the same UID again a card-out; the
+    card desk decides both (T1-T3: an adult on no register) and a bad line is counted."""
+    from emulators.bank import Bank
+    from gateway.board.cards import CardSlot, ReaderSpec
+
+    from ..gateway.board.agents import make_agent
+
+    await _players(engine)
+    site = f"t{uuid.uuid4().hex[:10]}"
+    decisions: asyncio.Queue[CardDecision] = asyncio.Queue()
+    settings = MqttSettings.from_url(broker_url)
+    desk = CardDesk(make_sessionmaker(engine), settings, site, venue_zone=ZONE,
+                    clock=lambda: NOW, on_decision=decisions.put_nowait)  # fmt: skip
+    controller, device = os.openpty()
+    async with Bank(1, seed=3) as bank:
+        agent = make_agent(bank, 0, broker_url, site)
+        machine = agent.egm.machine_id
+        agent.card_reader = ReaderSpec("serial", os.ttyname(device), ReaderKind.RFID)
+        agent.card_slot = CardSlot(debounce=0.0)  # each line below is a fresh tap
+        await desk.start()
+        await agent.start()
+        try:
+            os.write(controller, b"not-a-uid\r\n04a1b2c3d4e5f6\r\n")
+            first = await asyncio.wait_for(decisions.get(), 10)
+            os.write(controller, b"04a1b2c3d4e5f6\r\n")
+            second = await asyncio.wait_for(decisions.get(), 10)
+        finally:
+            await agent.stop()
+            await desk.close()
+            os.close(controller)
+            os.close(device)
+    assert (first.machine, first.action, first.outcome) == (machine, "card-in", NOT_REGISTERED)
+    assert first.card == "04A1B2C3D4E5F6"  # the UID in upper case
+    assert (second.action, second.outcome) == ("card-out", NOT_REGISTERED)
+    assert agent.reader_stats.bad_format == 1
+    assert agent.reader_stats.reads == 2
+    assert desk.stats.messages == 0  # a SAS board has no display: the console only
