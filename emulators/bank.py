@@ -24,6 +24,7 @@ from emulators.player import Players
 from emulators.reply_outbox import ReplyOutbox
 from emulators.sas_aft import AftSettings, RegistrationMode
 from emulators.sas_face import SasFace
+from emulators.sas_quirks import Quirks
 from protocols.sas.carriers import Carrier, SerialCarrier, open_serial, serve_tcp
 
 LOOPBACK = "127.0.0.1"
@@ -50,6 +51,7 @@ class BankMachine:
             "address": self.face.address,
             "tournament_supported": self.machine.tournament_supported,
             "asset_number": self.face.answers.aft.settings.asset_number,
+            **({"quirks": q} if (q := self.face.quirks.names()) else {}),
         }
 
 
@@ -69,6 +71,7 @@ class SerialMachine:
             "address": self.face.address,
             "tournament_supported": self.machine.tournament_supported,
             "asset_number": self.face.answers.aft.settings.asset_number,
+            **({"quirks": q} if (q := self.face.quirks.names()) else {}),
         }
 
 
@@ -105,8 +108,10 @@ class Bank:
         loop_size: int = 1,
         no_real_time: int = 0,
         real_time_idle_frame: bool = True,
+        quirks: Quirks | None = None,
     ) -> None:
-        """``loop_size`` > 1: machines share ports, that many to a multi-drop loop at
+        """``quirks``: real-EGM quirks every machine shows (:mod:`emulators.sas_quirks`).
+        ``loop_size`` > 1: machines share ports, that many to a multi-drop loop at
         addresses 1..``loop_size`` (``address`` is then unused).  The last
         ``no_real_time`` machines have no real-time event reporting (silent to LP 0E).
         ``real_time_idle_frame`` False: in real-time mode a machine with nothing to
@@ -144,6 +149,7 @@ class Bank:
         self.loop_size = loop_size
         self.no_real_time = no_real_time
         self.real_time_idle_frame = real_time_idle_frame
+        self.quirks = quirks
         self.machines: list[BankMachine] = []
         self.serial_machines: list[SerialMachine] = []
         self.players: Players | None = None
@@ -191,6 +197,7 @@ class Bank:
                 aft=self._aft_settings(i),
                 real_time=i < self.count - self.no_real_time,
                 real_time_idle_frame=self.real_time_idle_frame,
+                quirks=self.quirks,
             )
             faces.append((i, machine, face))
         port = self.base_port + indices[0] // self.loop_size if self.base_port else 0
@@ -216,7 +223,9 @@ class Bank:
         # Serial machines follow the bank's: asset numbers past every TCP machine's.
         asset = max(self.asset_numbers) + n
         aft = AftSettings(asset_number=asset, lax=self.aft_lax)
-        face = SasFace(machine, self.address, enforce_gap=self.enforce_gap, aft=aft)
+        face = SasFace(
+            machine, self.address, enforce_gap=self.enforce_gap, aft=aft, quirks=self.quirks
+        )
         carrier = await open_serial(device)
         face.attach(carrier)
         entry = SerialMachine(machine, face, device, carrier)

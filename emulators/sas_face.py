@@ -13,6 +13,9 @@ silent (sas.md §1): LP 8C and 95–99 when tournament mode is off, LP 2F always
 (LP 72, 73, 74) is answered by :mod:`emulators.sas_aft`: strict about registration and
 the asset number unless its settings say the machine is lax.
 
+Quirks (:class:`~emulators.sas_quirks.Quirks`, fixed per machine): ways real EGMs bend
+SAS that a host must tolerate (LP 1F base percent in BCD, bytes after an ACK).
+
 Fault injection (:class:`Faults`, settable at run time, e.g. from tests): no reply, late
 reply, corrupted CRC, busy, chirp, dropped connection, power cycle.
 
@@ -33,6 +36,7 @@ from zoneinfo import ZoneInfo
 from emulators.machine import EmulatedMachine, Event, MachineRefusal, ModelEvent
 from emulators.reply_outbox import ReplyOutbox
 from emulators.sas_aft import AftSettings, EgmAft
+from emulators.sas_quirks import Quirks
 from protocols.sas import (
     Ack,
     AftInterrogate,
@@ -79,6 +83,7 @@ from protocols.sas import (
     TournamentMode,
     VersionReply,
     encode_egm_message,
+    escape,
 )
 from protocols.sas.carriers import Carrier
 from protocols.sas.messages import AFT_SUPPORTED_BIT, TOURNAMENT_SUPPORTED_BIT
@@ -148,10 +153,12 @@ class PollAnswers:
         zone: ZoneInfo = VENUE_ZONE,
         *,
         aft: AftSettings | None = None,
+        quirks: Quirks | None = None,
     ):
         self.machine = machine
         self.address = address
         self.zone = zone
+        self.quirks = quirks or Quirks()
         self.aft = EgmAft(machine, address, self._wall_clock, aft)
 
     def _wall_clock(self) -> dt.datetime:
@@ -214,7 +221,7 @@ class PollAnswers:
 
     def _machine_info(self, poll: SendMachineInfo) -> EgmMessage:
         i = self.machine.identity
-        return MachineInfoReply(
+        reply = MachineInfoReply(
             self.address,
             i.game_id,
             i.additional_id,
@@ -225,6 +232,7 @@ class PollAnswers:
             i.paytable_id,
             i.base_percent,
         )
+        return self.quirks.machine_info(reply)
 
     def _version(self, poll: SendVersion) -> EgmMessage:
         i = self.machine.identity
@@ -345,8 +353,10 @@ class SasFace:
         aft: AftSettings | None = None,
         real_time: bool = True,
         real_time_idle_frame: bool = True,
+        quirks: Quirks | None = None,
     ) -> None:
-        """``enforce_gap``: discard a host message with a pause of more than 5 ms (the
+        """``quirks``: the real-EGM quirks this machine shows (:mod:`emulators.sas_quirks`).
+        ``enforce_gap``: discard a host message with a pause of more than 5 ms (the
         settings' ``inter_byte_gap``) between its bytes, as a real EGM does.  ``aft``: the
         EGM's asset number and how strict its AFT is (:mod:`emulators.sas_aft`).
         ``real_time``: the EGM supports real-time event reporting (LP 0E); when the host
@@ -359,7 +369,8 @@ class SasFace:
         self.address = address
         self.outbox = outbox  # None: each reply is written at once
         self.faults = Faults()
-        self.answers = PollAnswers(machine, address, zone, aft=aft)
+        self.quirks = quirks or Quirks()
+        self.answers = PollAnswers(machine, address, zone, aft=aft, quirks=self.quirks)
         self._loop = asyncio.get_running_loop()
         self.link = EgmLink(
             address,
@@ -436,14 +447,19 @@ class SasFace:
         link = self.link
         now = self._loop.time()
         link.receive_data(data, now)
+        echo = b""
         for ev in link.events():
             if isinstance(ev, PollHandled):
                 self.polls_seen += 1
                 if self.on_poll is not None and not ev.resent and ev.poll.addr:
                     self.on_poll(now)
+                if self.quirks.ack_echo and isinstance(ev.reply, Ack):
+                    # the quirk: the rest of the poll follows the ACK (its wakeup-free
+                    # bytes, as data); a host must flag them, not take them as a reply
+                    echo += escape(ev.poll.encode()[1:], wakeup=False)
             elif isinstance(ev, ProtocolError):
                 self.errors_seen += 1
-        out = link.data_to_send()
+        out = link.data_to_send() + echo
         if out:
             self._send(out, data_reply=len(out) >= 4)
 

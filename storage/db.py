@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async
 from sqlalchemy.orm import DeclarativeBase
 
 from storage import sqlite_driver
+from storage.pg_hosts import PrimaryConnector, hosts_of, primary_url
 
 DEFAULT_SQLITE_PATH = Path("reelgate.db")
 
@@ -76,9 +77,16 @@ def make_engine(url: str | None = None, *, schema: str | None = None, **kwargs: 
         engine = create_async_engine(resolved, **kwargs)
         _configure_sqlite(engine)
         return engine
+    # A primary and its replicas may be named together; every engine writes to the
+    # primary (storage/pg_hosts.py).  After a promotion the pool's connections to the
+    # dead primary fail: SQLAlchemy invalidates the pool on the disconnect, pre-ping
+    # weeds out any left, and the next connect walks the host list to the new primary.
+    resolved = primary_url(resolved)
     connect_args: dict[str, Any] = kwargs.pop("connect_args", {})
     if schema is not None:
         connect_args.setdefault("server_settings", {})["search_path"] = schema
+    if len(hosts_of(make_url(resolved))) > 1 and make_url(resolved).get_driver_name() == "asyncpg":
+        connect_args.setdefault("async_creator_fn", PrimaryConnector())
     return create_async_engine(resolved, connect_args=connect_args, pool_pre_ping=True, **kwargs)
 
 

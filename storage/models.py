@@ -19,4 +19,5 @@ import storage.marks
 import storage.prizes
 import storage.seals
 import storage.super9
+import storage.teams
 import storage.tournament  # noqa: F401  (slot tournament)

@@ -35,6 +35,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tournament": ("tournament", "slot tournament: settings, standings, qualifiers, card draws"),
     "players": ("players", "tournament players, exclusion registers, disqualification"),
     "entries": ("entries", "cash desk: sell tournament entries, refunds, list entries"),
+    "teams": ("teams", "team tournaments: settings, registration, team standings (H1-H9)"),
     "super9": ("super9", "the Super 9 roulette promotion: tickets, wheel, draw, jackpot"),
     "audit": ("audit", "verify or read the audit log of every change people made"),
     "export": ("export", "signed exports (JSON + HTML) of heats, stages, tournaments, Super 9"),

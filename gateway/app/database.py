@@ -44,6 +44,7 @@ from gateway.records.keys import RecordKeyError
 from storage import audit, seals
 from storage.chain_errors import AuditKeyMissing
 from storage.db import database_url, make_engine, make_sessionmaker
+from storage.pg_hosts import HostListError, lift_host_list, primary_url
 from storage.types import ValueTooLong
 
 if TYPE_CHECKING:
@@ -67,8 +68,8 @@ def resolve(given: str | None, *, create: bool = False) -> str:
     """The async URL for ``given`` (checked; see the module docstring)."""
     raw = database_url(given)
     try:
-        url = make_url(raw)
-    except ArgumentError:
+        url = make_url(lift_host_list(raw))
+    except (ArgumentError, ValueError):
         raise OperatorError(f"--database: not a database URL: {raw!r}") from None
     backend = "postgresql" if url.get_backend_name() == "postgres" else url.get_backend_name()
     driver = DRIVERS.get(backend)
@@ -83,7 +84,11 @@ def resolve(given: str | None, *, create: bool = False) -> str:
     url = url.set(drivername=f"{backend}+{driver}")
     if backend == "sqlite":
         _check_sqlite_file(url, create=create)
-    return url.render_as_string(hide_password=False)
+        return url.render_as_string(hide_password=False)
+    try:  # a primary and its replicas: writes go to the primary (storage/pg_hosts.py)
+        return primary_url(url.render_as_string(hide_password=False))
+    except HostListError as exc:
+        raise OperatorError(f"--database {safe_url(url)}: {exc}") from None
 
 
 def _check_sqlite_file(url: URL, *, create: bool) -> None:

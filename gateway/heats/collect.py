@@ -18,6 +18,7 @@ from gateway.machines.driver import DriverError, MachineRefused
 from gateway.machines.scoring import tournament_credits
 from gateway.scores import HeatScore, TournamentMeters
 from storage.journal import MachineState, ResultIn
+from storage.journal_ops import ResultsOp
 
 
 @dataclass(slots=True)
@@ -149,7 +150,7 @@ class Collecting(HeatCore):
             done = None in batch
             rows = [r for r in batch if r is not None]
             if rows:
-                await self.writer.store_results(self.run_id, rows)
+                await self.writer.write(ResultsOp(self.run_id, rows))
                 self._note_commit(run)
 
     def _note_commit(self, run: _Collection) -> None:

@@ -20,6 +20,7 @@ from gateway.heats.sync_start import spin_until
 from gateway.machines.capabilities import HeatBaseline, PreparedLock, PreparedUnlock, Trigger
 from gateway.machines.driver import TRANSIENT_ERRORS, DriverError
 from storage.journal import MachineState
+from storage.journal_ops import SeatsOp
 
 log = logging.getLogger(__name__)
 
@@ -65,11 +66,13 @@ class FloorActions(HeatCore):
                     baselines[machine_id] = result[2]
                 self.out.seats[machine_id].support = result[1]
                 self.out.seats[machine_id].state = MachineState.ARMED
-        await self.writer.set_seats(
-            self.run_id,
-            dict.fromkeys(supports, MachineState.ARMED),
-            supports=supports,
-            baselines=baselines,
+        await self.writer.write(
+            SeatsOp(
+                self.run_id,
+                dict.fromkeys(supports, MachineState.ARMED),
+                supports=supports,
+                baselines=baselines,
+            )
         )
         return silent
 
@@ -223,7 +226,9 @@ class FloorActions(HeatCore):
                 released.append(machine_id)
                 self.out.seats[machine_id].state = MachineState.RELEASED
         if released:
-            await self.writer.set_seats(self.run_id, dict.fromkeys(released, MachineState.RELEASED))
+            await self.writer.write(
+                SeatsOp(self.run_id, dict.fromkeys(released, MachineState.RELEASED))
+            )
         return failed
 
     async def _settle(self) -> None:

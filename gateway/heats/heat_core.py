@@ -34,6 +34,7 @@ from gateway.machines.links import MachineLink
 from gateway.scores import HeatScore, TournamentMeters
 from storage.effects import EffectIn, EffectKind
 from storage.journal import MachineState, RunState, RunView
+from storage.journal_ops import SeatsOp
 from storage.lease import StaleOwner
 
 log = logging.getLogger(__name__)
@@ -152,7 +153,7 @@ class HeatCore:
         seat = self.out.seats[machine_id]
         seat.error = f"{seat.error}; {flag}" if seat.error else flag
         self.out.notes.append(f"{machine_id}: {flag}")
-        await self.writer.set_seats(self.run_id, {machine_id: MachineState.SCORED}, note=flag)
+        await self.writer.write(SeatsOp(self.run_id, {machine_id: MachineState.SCORED}, note=flag))
 
     def _track_games(self, machine_id: str, events: list[MachineEvent]) -> None:
         """Follow whether a game is in progress: the last game event seen decides."""
@@ -184,8 +185,10 @@ class HeatCore:
             self.run_id, machine_id, reason, extra={"machine": machine_id},
         )  # fmt: skip
         effect = EffectIn(EffectKind.MALFUNCTION, datetime.now(UTC), machine_id, {"reason": reason})
-        await self.writer.set_seats(
-            self.run_id, {machine_id: MachineState.MALFUNCTION}, note=reason, effects=[effect]
+        await self.writer.write(
+            SeatsOp(
+                self.run_id, {machine_id: MachineState.MALFUNCTION}, note=reason, effects=[effect]
+            )
         )
         self._emit(Progress.MALFUNCTION, machine_id=machine_id, detail=reason)
         link = self.links[machine_id]

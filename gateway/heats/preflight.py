@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from gateway.machines.capabilities import AftRegistrar, AftRegistration
+from gateway.machines.capabilities import AftRegistrar, AftRegistration, QuirkReporter
 from gateway.machines.driver import (
     DriverError,
     MachineEvent,
@@ -61,6 +61,8 @@ class MachineCheck:
     clock_offset_s: float | None = None
     clock_set: bool = False
     aft: AftRegistration | None = None  # host-timed machines with an AFT driver
+    # what the machine did that SAS does not say and the driver tolerated (never a blocker)
+    quirks: list[str] = field(default_factory=list)
     blockers: list[str] = field(default_factory=list)
 
     @property
@@ -110,6 +112,8 @@ async def check_machine(
             result.blockers.append(f"no answer ({type(exc).__name__})")
             return result
         result.blockers.append(f"link error ({type(exc).__name__}: {exc})")
+    if isinstance(d, QuirkReporter):
+        result.quirks = d.quirks()
     aft = result.aft
     if aft is not None and not aft.registered:
         result.blockers.append(f"AFT registration {aft.status}: {aft.reason}")

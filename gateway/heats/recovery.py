@@ -46,6 +46,7 @@ from gateway.machines.driver import DriverError
 from gateway.machines.links import MachineLink
 from storage.effects import EffectIn, EffectKind
 from storage.journal import MachineState, RunState, RunView
+from storage.journal_ops import SeatsOp, StepOp
 
 S = RunState
 _NEEDS_RELEASE = frozenset(MachineState) - {MachineState.RELEASED, MachineState.PENDING}
@@ -183,7 +184,7 @@ async def _decide(ctx: _Context, view: RunView, report: Recovery) -> RunView:
         reason = f"recovery: {len(silent)} of {len(touched)} machines silent (T20)"
         states.check(view.state, S.RESTARTED)
         effect = EffectIn(EffectKind.RESTARTED, datetime.now(UTC), None, {"reason": reason})
-        await ctx.writer.step(view.id, S.RESTARTED, note=reason, effects=[effect])
+        await ctx.writer.write(StepOp(view.id, S.RESTARTED, note=reason, effects=[effect]))
     elif silent:
         # Single machines silent: malfunctioned (T20/T21), the heat goes on.
         playing = [m for m in silent if view.machines[m] is not MachineState.MALFUNCTION]
@@ -191,11 +192,15 @@ async def _decide(ctx: _Context, view: RunView, report: Recovery) -> RunView:
             return view
         reason = "silent at gateway restart"
         now = datetime.now(UTC)
-        await ctx.writer.set_seats(
-            view.id,
-            dict.fromkeys(playing, MachineState.MALFUNCTION),
-            note=reason,
-            effects=[EffectIn(EffectKind.MALFUNCTION, now, m, {"reason": reason}) for m in playing],
+        await ctx.writer.write(
+            SeatsOp(
+                view.id,
+                dict.fromkeys(playing, MachineState.MALFUNCTION),
+                note=reason,
+                effects=[
+                    EffectIn(EffectKind.MALFUNCTION, now, m, {"reason": reason}) for m in playing
+                ],
+            )
         )
         if view.heat_id is not None:
             await ctx.tournament.drain(view.id)

@@ -71,6 +71,7 @@ from gateway.machines.driver import (
 from gateway.machines.links import close_links, open_links
 from storage.effects import EffectIn, EffectKind
 from storage.journal import MachineState, RunState, RunView
+from storage.journal_ops import SeatsOp, StepOp
 
 S = RunState
 log = logging.getLogger(__name__)
@@ -145,7 +146,7 @@ class HeatRunner(FloorActions, Watching, Collecting):
                 if nxt is None:
                     break
                 states.check(state, nxt)
-                await self.writer.step(self.run_id, nxt, **extra)  # journal first...
+                await self.writer.write(StepOp(self.run_id, nxt, **extra))  # journal first...
                 state = nxt  # ...then the floor, in the next turn of the loop
                 self.resumed = False
         finally:
@@ -403,7 +404,7 @@ class HeatRunner(FloorActions, Watching, Collecting):
             if seat.unlocked_at is not None and m not in self.view.unlocked
         }
         if acked:
-            await self.writer.set_seats(self.run_id, {}, unlocked_at=acked)
+            await self.writer.write(SeatsOp(self.run_id, {}, unlocked_at=acked))
 
     async def _announce_start(self) -> None:
         started = self.out.started_at or datetime.now(UTC)

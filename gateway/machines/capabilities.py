@@ -38,6 +38,15 @@ class PreparedCommands(PreparedUnlock, PreparedLock, Protocol):
 
 
 @runtime_checkable
+class QuirkReporter(Protocol):
+    def quirks(self) -> list[str]:
+        """What the machine did that its protocol does not say and the driver tolerated
+        (a display field kept as received, bytes after a reply), each once, as seen so far
+        on this driver's link (docs/sas.md, real machines).  Never a blocker."""
+        ...
+
+
+@runtime_checkable
 class TournamentMeterReader(Protocol):
     async def tournament_meters(self) -> TournamentMeters:
         """The tournament meters alone (SAS LP 99): one poll; MachineRefused if there are none."""

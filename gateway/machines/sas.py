@@ -92,6 +92,7 @@ from protocols.sas import (
     Ack,
     EgmMessage,
     GamingMachineMetersReply,
+    LongPoll,
     TournamentMode,
 )
 from protocols.sas.client import (
@@ -196,6 +197,7 @@ class SasDriver:
         self._paced_spacing = min_spacing
         self.connect_seconds = connect_seconds
         self._client: SasClient | None = None
+        self._display_quirks: dict[str, None] = {}  # QuirkReporter: seen, in order
         self._support: TournamentSupport | None = None
         self._start_meters: GamingMachineMetersReply | None = None
         self._start_credits = 0
@@ -324,6 +326,21 @@ class SasDriver:
         async with self._errors():
             return await self._aft.register(await self._connected())
 
+    def quirks(self) -> list[str]:
+        """QuirkReporter: display fields kept as received (LP 1F, 54), and bytes the
+        machine sent after a reply, each kind once (docs/sas.md, real machines)."""
+        out = list(self._display_quirks)
+        client = self._client
+        seen: set[tuple[int, int]] = set()
+        for t in () if client is None else client.trailing:
+            code = t.poll.encode()[1] if isinstance(t.poll, LongPoll) else -1
+            if (code, len(t.data)) in seen:
+                continue
+            seen.add((code, len(t.data)))
+            poll = f"LP {code:02X}" if code >= 0 else "general poll"
+            out.append(f"{poll}: {len(t.data)} byte(s) after the reply ({t.data.hex(' ')})")
+        return out
+
     # -- MachineDriver ---------------------------------------------------------------------
     async def identity(self) -> MachineIdentity:
         async with self._errors():
@@ -331,6 +348,9 @@ class SasDriver:
             info = await c.machine_info()
             version = await c.version()
             support = await self._support_mode(c)
+        for code, reply in (("1F", info), ("54", version)):
+            for q in reply.quirks:  # display fields kept as received (never a failure)
+                self._display_quirks[f"LP {code}: {q.describe()} (kept as received)"] = None
         return MachineIdentity(
             game_id=info.game_id,
             additional_id=info.additional_id,

@@ -1,6 +1,8 @@
 """The body of a tournament export: its settings, the entry totals (sold by kind,
 refunded, complimentary; T5–T9, T20), the entries by status, every stage as a stage
-export has it (standings, cuts, draws, prizes), and the prize totals (T15)."""
+export has it (standings, cuts, draws, prizes), the prize totals (T15), and — when the
+tournament runs teams (house format H1–H9) — its team settings, teams and each stage's
+team standings."""
 
 from __future__ import annotations
 
@@ -11,6 +13,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.records.stage_export import stage_body
 from gateway.tournament.rules.enums import PurchaseKind, Stage
+from gateway.tournament.services.teams import (
+    list_teams,
+    standings_facts,
+    team_facts,
+    team_scoring,
+    team_standings,
+)
 from storage.tournament import Entry, EntryPurchase, Refund, Tournament
 
 
@@ -55,10 +64,33 @@ async def entry_totals(session: AsyncSession, tournament_id: int) -> dict[str, A
     }
 
 
+async def teams_body(session: AsyncSession, tournament: Tournament) -> dict[str, Any] | None:
+    """H1–H9: how teams score, the teams, and each stage's team standings (made from the
+    stage's standings above); None when the tournament runs no teams."""
+    scoring = await team_scoring(session, tournament.id)
+    if scoring is None:
+        return None
+    standings = {}
+    for stage in Stage:
+        table = standings_facts(await team_standings(session, tournament.id, stage))
+        standings[stage.value] = table["lines"]
+    return {
+        "settings": {
+            "scoring": scoring.scoring,
+            "best_n": scoring.best_n,
+            "min_size": scoring.min_size,
+            "max_size": scoring.max_size,
+        },
+        "teams": [team_facts(t) for t in await list_teams(session, tournament.id)],
+        "standings": standings,
+    }
+
+
 async def tournament_body(session: AsyncSession, tournament: Tournament) -> dict[str, Any]:
     stages = {s.value: await stage_body(session, tournament, s) for s in Stage}
     prizes = {k: v["prizes"] for k, v in stages.items()}
-    return {
+    teams = await teams_body(session, tournament)
+    body: dict[str, Any] = {
         "tournament": {
             "id": tournament.id,
             "name": tournament.name,
@@ -82,3 +114,6 @@ async def tournament_body(session: AsyncSession, tournament: Tournament) -> dict
             "unpaid_cents": sum(p["unpaid_cents"] for p in prizes.values()),
         },
     }
+    if teams is not None:  # a tournament without teams exports as before
+        body["teams"] = teams
+    return body

@@ -99,7 +99,7 @@ from protocols.sas.errors import (
     UnknownPollError,
 )
 from protocols.sas.exception_codes import SasException, describe_exception
-from protocols.sas.framer import HostFrameParser, OtherAddress, ReplyParser
+from protocols.sas.framer import HostFrameParser, OtherAddress, ReplyParser, TrailingBytes
 from protocols.sas.link import (
     EGM_TRANSITIONS,
     HOST_TRANSITIONS,
@@ -131,6 +131,7 @@ from protocols.sas.messages import (
     EgmMessage,
     EnabledFeaturesReply,
     ExceptionReply,
+    FieldQuirk,
     GamingMachineMetersReply,
     GeneralPoll,
     HostMessage,
@@ -210,6 +211,7 @@ __all__ = [
     "ExceptionQueue",
     "ExceptionReply",
     "FieldError",
+    "FieldQuirk",
     "GamingMachineMetersReply",
     "GeneralPoll",
     "HostFrameParser",
@@ -259,6 +261,7 @@ __all__ = [
     "TournamentMeterReply",
     "TournamentMetersReply",
     "TournamentMode",
+    "TrailingBytes",
     "TransferOutcome",
     "TruncatedFrameError",
     "UnexpectedReplyError",

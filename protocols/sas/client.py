@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import logging
 from collections import deque
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -51,8 +52,10 @@ from protocols.sas.aft import (
 )
 from protocols.sas.aft_registration import AftRegister, AftRegistrationCode, AftRegistrationReply
 from protocols.sas.carriers import Carrier
+from protocols.sas.carriers.tap import CaptureSink, TapCarrier
 from protocols.sas.codec import FramedPoll, frame_poll
 from protocols.sas.endpoint import SERIAL_SCHEME, Endpoint, parse_endpoint
+from protocols.sas.framer import TrailingBytes
 from protocols.sas.line import LineLost, LineNotReady, PollFailure, SasLine
 from protocols.sas.link import LinkSettings, PollFailed
 from protocols.sas.messages import (
@@ -87,6 +90,8 @@ from protocols.sas.messages import (
     VersionReply,
 )
 from protocols.sas.real_time import RealTimeEvent, RealTimeLiveness, RealTimeReporting
+
+log = logging.getLogger(__name__)
 
 SAS_MIN_SPACING = 0.200  # seconds between polls to one EGM (sas.md §1)
 SAS_MIN_SPACING_REAL_TIME = 0.040  # for EGMs with real-time event reporting
@@ -185,6 +190,7 @@ class ClientStats:
     busy: int = 0
     chirps: int = 0
     stray_errors: int = 0
+    trailing_bytes: int = 0  # bytes the EGM sent after a complete reply (a quirk)
     silent: int = 0  # RTE mode: general polls met with silence on every try
     probes: int = 0  # RTE mode: long polls sent to learn the EGM still answers
     min_gap: float | None = None  # shortest time between two requests' first sends (s)
@@ -229,6 +235,9 @@ class SasClient:
         self._lock = asyncio.Lock()
         self.last_poll_at = 0.0  # loop time the latest request went out
         self.chirps: deque[float] = deque(maxlen=32)  # loop-break chirps seen (loop time)
+        # Bytes the EGM sent after a complete reply (the reply stood): the latest few,
+        # for a technician's probe (the count is in ``stats``).
+        self.trailing: deque[TrailingBytes] = deque(maxlen=32)
         # Exceptions read outside reports(): by capabilities(), and the events a
         # real-time EGM sent in place of a long poll's reply.
         self._held: deque[Report] = deque()
@@ -255,12 +264,16 @@ class SasClient:
         settings: LinkSettings | None = None,
         min_spacing: float = SAS_MIN_SPACING,
         busy_tries: int = 3,
+        capture: CaptureSink | None = None,
     ) -> SasClient:
         """Open ``endpoint`` (a ``sas+tcp://`` or ``sas+serial://`` URI) on a line of its
         own and return a client for the address it names; serial loops get the SAS
-        timing, TCP the wider one.  EGMs sharing a port use a :class:`LinePool`."""
+        timing, TCP the wider one.  EGMs sharing a port use a :class:`LinePool`.
+        ``capture``: record every byte both ways (:mod:`protocols.sas.carriers.tap`)."""
         ep = parse_endpoint(endpoint) if isinstance(endpoint, str) else endpoint
         carrier = await ep.open_carrier(connect_seconds=connect_seconds)
+        if capture is not None:  # a thin tap: every byte both ways into the file
+            carrier = TapCarrier(carrier, capture)
         return cls(
             carrier,
             ep.address,
@@ -341,6 +354,23 @@ class SasClient:
 
     def note_stray(self) -> None:
         self.stats.stray_errors += 1
+
+    def note_trailing(self, trailing: TrailingBytes) -> None:
+        self.stats.trailing_bytes += len(trailing.data)
+        self.trailing.append(trailing)
+        # info, not warning: a quirky machine does it on every poll (the count is kept)
+        log.info(
+            "SAS address %d: %d byte(s) after the reply to LP %s: %s",
+            self.address,
+            len(trailing.data),
+            _name(trailing.poll),
+            trailing.data.hex(" "),
+            extra={
+                "address": self.address,
+                "poll": _name(trailing.poll),
+                "trailing": trailing.data.hex(" "),
+            },
+        )
 
     def _count_bad_try(self, reason: str) -> None:
         stats = self.stats

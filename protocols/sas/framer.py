@@ -34,6 +34,10 @@ Host side (:class:`ReplyParser`) -- call ``expect(poll)`` after sending each pol
     * ``gap()`` with a partial data reply -> :class:`TruncatedFrameError`.
     * A wakeup byte from an EGM is a loop-break :class:`Chirp`.
     * Bytes when no reply is awaited, and bytes after a complete reply, go to ``stray``.
+      Those that follow a complete reply (in its chunk, or before the next ``expect``)
+      are also kept as :class:`TrailingBytes` (``take_trailing()``) and counted in
+      ``trailing``: a real EGM that sends more than SAS says (an ACK followed by an echo
+      of the poll, say) is a quirk to show, not to drop without a word.
     * An invalid escape while a reply is awaited is reported and the reply given up.
 """
 
@@ -70,6 +74,16 @@ class OtherAddress:
     """The host addressed someone else (0 = sync/broadcast): an implied ACK for us."""
 
     addr: int
+
+
+@dataclass(frozen=True, slots=True)
+class TrailingBytes:
+    """Bytes an EGM sent after a complete reply to ``poll`` (and before the next poll):
+    not part of any SAS message.  The reply stands; the bytes are a quirk to report."""
+
+    poll: HostMessage
+    reply: EgmMessage
+    data: bytes
 
 
 HostEvent = HostMessage | OtherAddress | ProtocolError
@@ -179,7 +193,16 @@ class HostFrameParser:
 class ReplyParser:
     """Host side: the EGM's answer to the poll given to :meth:`expect`."""
 
-    __slots__ = ("_buf", "_decoder", "_poll", "_real_time", "stray")
+    __slots__ = (
+        "_after",
+        "_buf",
+        "_decoder",
+        "_poll",
+        "_real_time",
+        "_tails",
+        "stray",
+        "trailing",
+    )
 
     def __init__(self) -> None:
         self._decoder = StreamDecoder()
@@ -187,6 +210,20 @@ class ReplyParser:
         self._real_time = False
         self._buf = bytearray()
         self.stray = 0
+        self.trailing = 0  # bytes after a complete reply (a subset of ``stray``)
+        # the poll and answer the latest complete reply settled, until the next expect()
+        self._after: tuple[HostMessage, EgmMessage] | None = None
+        self._tails: list[TrailingBytes] = []
+
+    def take_trailing(self) -> list[TrailingBytes]:
+        """The trailing byte runs seen since the last call (oldest first)."""
+        tails, self._tails = self._tails, []
+        return tails
+
+    def _trail(self, data: bytes) -> None:
+        if data and self._after is not None:
+            self.trailing += len(data)
+            self._tails.append(TrailingBytes(self._after[0], self._after[1], data))
 
     @property
     def awaiting(self) -> bool:
@@ -219,6 +256,7 @@ class ReplyParser:
         if poll is not None and poll.addr == 0:
             poll = None  # broadcasts and the sync general poll have no reply
         self._poll = poll
+        self._after = None
         self._real_time = real_time
         self._buf = bytearray()
 
@@ -242,6 +280,7 @@ class ReplyParser:
                 continue
             if self._poll is None:
                 self.stray += len(chunk)
+                self._trail(chunk)
                 continue
             self._buf += chunk
             self._complete(out)
@@ -259,6 +298,7 @@ class ReplyParser:
             and isinstance(poll, LongPoll)
             and POLLS[poll.command()].reply is ReplyKind.ACK
         ):
+            self._after = (poll, Ack(poll.addr))
             return [Ack(poll.addr)]
         if len(buf) >= 5 and buf[1] == REAL_TIME_EVENT and data_length(buf[2]) is None:
             # an event of a code we cannot frame by length: the quiet line ended it
@@ -290,9 +330,14 @@ class ReplyParser:
         self._done(out, event, need)
 
     def _done(self, out: list[ReplyEvent], event: ReplyEvent, used: int) -> None:
-        self.stray += len(self._buf) - used
+        tail = bytes(self._buf[used:])
+        poll = self._poll
+        self.stray += len(tail)
         self.expect(None)
         out.append(event)
+        if poll is not None and not isinstance(event, ProtocolError):
+            self._after = (poll, event)  # only a good reply has a tail: a bad one is given up
+            self._trail(tail)
 
     def _complete(self, out: list[ReplyEvent]) -> None:
         poll = self._poll

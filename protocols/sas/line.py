@@ -33,6 +33,7 @@ from typing import Protocol
 from protocols.sas.carriers import Carrier
 from protocols.sas.codec import FramedPoll, frame_poll
 from protocols.sas.errors import ProtocolError
+from protocols.sas.framer import TrailingBytes
 from protocols.sas.line_schedule import SAS_CHAR_TIME, LineSchedule, Ticket, Urgency
 from protocols.sas.link import HostLink, LinkSettings, PollFailed, PollReply, Retrying
 from protocols.sas.messages import Chirp, EgmMessage, HostMessage
@@ -58,6 +59,7 @@ class LineUser(Protocol):
     def note_failure(self, reason: str) -> None: ...
     def note_chirp(self, now: float) -> None: ...
     def note_stray(self) -> None: ...
+    def note_trailing(self, trailing: TrailingBytes) -> None: ...  # bytes after a reply
 
 
 @dataclass(slots=True)
@@ -247,6 +249,9 @@ class SasLine:
             now = self._loop.time()
             for user in self._users.get(ev.addr, ()):
                 user.note_chirp(now)
+        elif isinstance(ev, TrailingBytes):
+            for user in self._users.get(ev.poll.addr, ()):
+                user.note_trailing(ev)
         elif isinstance(ev, ProtocolError) and self._in_flight is not None:
             for user in self._users.get(self._in_flight.ticket.address, ()):
                 user.note_stray()

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from collections.abc import Callable
 
+from protocols.sas.carriers import Carrier
 from protocols.sas.client import SAS_MIN_SPACING, SasClient, settings_for
 from protocols.sas.endpoint import TCP_SCHEME, Endpoint, parse_endpoint
 from protocols.sas.line import SasLine
@@ -37,6 +39,9 @@ class LinePool:
     def __init__(self) -> None:
         self._lines: dict[str, SasLine] = {}
         self._opening: dict[str, asyncio.Lock] = {}
+        # Wraps each carrier as its port opens (port key, carrier): a capture's thin tap
+        # (protocols.sas.carriers.tap); None: the carrier as opened.
+        self.tap: Callable[[str, Carrier], Carrier] | None = None
 
     async def client(
         self,
@@ -54,6 +59,8 @@ class LinePool:
             line = self._lines.get(key)
             if line is None or line.closed:
                 carrier = await ep.open_carrier(connect_seconds=connect_seconds)
+                if self.tap is not None:
+                    carrier = self.tap(key, carrier)
                 line = SasLine(
                     carrier,
                     settings=settings or settings_for(ep),

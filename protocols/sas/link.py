@@ -69,7 +69,7 @@ from protocols.sas.errors import (
     UnknownPollError,
 )
 from protocols.sas.exception_codes import SasException
-from protocols.sas.framer import HostFrameParser, OtherAddress, ReplyParser
+from protocols.sas.framer import HostFrameParser, OtherAddress, ReplyParser, TrailingBytes
 from protocols.sas.messages import (
     Ack,
     Chirp,
@@ -189,6 +189,7 @@ LinkEvent = (
     | LinkDown
     | LinkUp
     | Chirp
+    | TrailingBytes
     | ProtocolError
 )
 
@@ -313,6 +314,12 @@ class HostLink(_Link):
     def stray_bytes(self) -> int:
         return self._parser.stray
 
+    @property
+    def trailing_bytes(self) -> int:
+        """Bytes an EGM sent after a complete reply (each run is a :class:`TrailingBytes`
+        event; the reply stands, the state machine is not moved by them)."""
+        return self._parser.trailing
+
     def send(
         self, message: HostMessage | FramedPoll, now: float, *, real_time: bool = False
     ) -> bytes:
@@ -359,6 +366,7 @@ class HostLink(_Link):
             return
         for ev in self._parser.feed(data):
             self._on_reply_event(ev, now)
+        self._events.extend(self._parser.take_trailing())
         if self.state is HostState.AWAITING_REPLY and self._parser.partial:
             settle = self.settings.ack_settle
             if settle is not None and self._parser.holding_ack:
@@ -420,8 +428,10 @@ class HostLink(_Link):
             for ev in self._parser.gap():
                 self._on_reply_event(ev, now)
             return
-        if self._tries >= self.settings.max_tries and self._real_time and isinstance(
-            self._poll, GeneralPoll
+        if (
+            self._tries >= self.settings.max_tries
+            and self._real_time
+            and isinstance(self._poll, GeneralPoll)
         ):
             # SAS 6.02 §12.6: in RTE mode an EGM with nothing to report sends nothing.
             # Only after every try: a slow answer is taken by a repeat, never left to

@@ -8,6 +8,13 @@ EGM side: :class:`Ack`, :class:`Nack`, :class:`Busy`, :class:`ExceptionReply`,
 :class:`Chirp` (loop-break address with wakeup) and one :class:`DataReply` subclass per
 data reply.  Fields are ints (credits, counts), ``str`` for ASCII, ``datetime`` for the
 EGM's wall clock.  The LP 8C layout comes from :mod:`protocols.sas.tournament_layout` [A].
+
+Lenient where SAS allows, strict where money is: a *display-only* field (LP 1F's game,
+additional and paytable IDs and base percent, LP 54's version and serial) that breaks its
+format is kept as received -- a :class:`FieldQuirk` in the reply's ``quirks`` carries its
+raw bytes, the field's text is their hex -- and never fails the reply.  Every field that
+carries credits, meters, scores, AFT amounts or status stays strict: a bad one is a
+:class:`~protocols.sas.errors.ProtocolError`, and the link asks again.
 """
 
 from __future__ import annotations
@@ -50,6 +57,73 @@ def _text(raw: bytes, name: str) -> str:
         return raw.decode("ascii")
     except UnicodeDecodeError:
         raise FieldError(f"{name} is not ASCII: {raw.hex(' ')}", raw) from None
+
+
+@dataclass(frozen=True, slots=True)
+class FieldQuirk:
+    """A display-only field that broke its format, kept as received (see the module doc).
+    ``field`` names it as SAS does ("base percent"); ``why`` says what it is not."""
+
+    field: str
+    raw: bytes
+    why: str
+
+    def describe(self) -> str:
+        return f"{self.field} {self.why}: {self.raw.hex(' ') or '(empty)'}"
+
+
+def _display(raw: bytes, name: str, quirks: list[FieldQuirk], *, digits: bool = False) -> str:
+    """A display-only field's text; one that breaks its format (ASCII, or ASCII digits)
+    is noted in ``quirks`` with its raw bytes, and its text is their hex."""
+    text = raw.decode("ascii") if raw.isascii() else None
+    if text is None or (digits and not text.isdigit()):
+        why = "is not ASCII digits" if digits else "is not ASCII"
+        quirks.append(FieldQuirk(name, bytes(raw), why))
+        return raw.hex(" ")
+    return text
+
+
+def _display_bytes(
+    text: str, width: int | None, name: str, quirks: tuple[FieldQuirk, ...]
+) -> bytes:
+    """A display-only field's wire bytes: as received when it is a quirk, else ASCII."""
+    for quirk in quirks:
+        if quirk.field == name:
+            if width is not None and len(quirk.raw) != width:
+                raise FieldError(f"{name} as received must be {width} bytes, not {quirk.raw!r}")
+            return quirk.raw
+    return _ascii(text, width, name)
+
+
+def _check_display(msg: object, display: dict[str, tuple[str, bool]]) -> None:
+    """Display fields agree with their quirks: a quirk's bytes really break the format and
+    the field's text is their hex; a field without one keeps the format (so a reply
+    decodes back to itself)."""
+    quirks = getattr(msg, "quirks", ())
+    if not isinstance(quirks, tuple):
+        raise FieldError(f"quirks must be a tuple, not {quirks!r}")
+    seen: set[str] = set()
+    for q in quirks:
+        if not isinstance(q, FieldQuirk) or q.field not in display or q.field in seen:
+            raise FieldError(f"no display-only field for {q!r} (fields: {', '.join(display)})")
+        if not isinstance(q.raw, bytes):
+            raise FieldError(f"{q.field} as received must be bytes, not {q.raw!r}")
+        seen.add(q.field)
+        attr, digits = display[q.field]
+        flagged: list[FieldQuirk] = []
+        _display(q.raw, q.field, flagged, digits=digits)
+        if flagged != [q]:
+            raise FieldError(f"{q.field} {q.raw.hex(' ')} is no such quirk: {q.why!r}")
+        if getattr(msg, attr) != q.raw.hex(" "):
+            raise FieldError(f"{q.field} as received reads {q.raw.hex(' ')!r}")
+    for name, (attr, digits) in display.items():
+        text = getattr(msg, attr)
+        if (
+            name not in seen
+            and digits
+            and not (isinstance(text, str) and text.isascii() and text.isdigit())
+        ):
+            raise FieldError(f"{name} must be ASCII digits, not {text!r}")
 
 
 def _need(body: bytes, length: int, what: str) -> None:
@@ -556,18 +630,29 @@ class MachineInfoReply(DataReply):
     progressive_group: int
     game_options: int  # 2 bytes binary, LSB first
     paytable_id: str  # 6 ASCII
-    base_percent: str  # 4 ASCII, e.g. "9250" = 92.50 %
+    base_percent: str  # 4 ASCII digits, e.g. "9250" = 92.50 %
+    # display-only fields that broke their format, as received (the module doc)
+    quirks: tuple[FieldQuirk, ...] = ()
+
+    DISPLAY: ClassVar[dict[str, tuple[str, bool]]] = {  # SAS's name: (field, digits only)
+        "game ID": ("game_id", False),
+        "additional ID": ("additional_id", False),
+        "paytable ID": ("paytable_id", False),
+        "base percent": ("base_percent", True),
+    }
 
     def __post_init__(self) -> None:
         _check_addr(self.addr, 1)
+        _check_display(self, self.DISPLAY)
         self.body()
 
     def body(self) -> bytes:
         if not isinstance(self.game_options, int) or not 0 <= self.game_options <= 0xFFFF:
             raise FieldError(f"game options must be 0..65535, not {self.game_options!r}")
+        q = self.quirks
         return (
-            _ascii(self.game_id, 2, "game ID")
-            + _ascii(self.additional_id, 3, "additional ID")
+            _display_bytes(self.game_id, 2, "game ID", q)
+            + _display_bytes(self.additional_id, 3, "additional ID", q)
             + bytes(
                 (
                     _byte(self.denomination, "denomination"),
@@ -576,23 +661,25 @@ class MachineInfoReply(DataReply):
                 )
             )
             + self.game_options.to_bytes(2, "little")
-            + _ascii(self.paytable_id, 6, "paytable ID")
-            + _ascii(self.base_percent, 4, "base percent")
+            + _display_bytes(self.paytable_id, 6, "paytable ID", q)
+            + _display_bytes(self.base_percent, 4, "base percent", q)
         )
 
     @classmethod
     def from_body(cls, addr: int, code: int, body: bytes) -> DataReply:
-        _need(body, 20, "LP 1F reply")
+        _need(body, 20, "LP 1F reply")  # the frame's length is not display: strict
+        q: list[FieldQuirk] = []
         return cls(
             addr,
-            _text(body[0:2], "game ID"),
-            _text(body[2:5], "additional ID"),
+            _display(body[0:2], "game ID", q),
+            _display(body[2:5], "additional ID", q),
             body[5],
             body[6],
             body[7],
             int.from_bytes(body[8:10], "little"),
-            _text(body[10:16], "paytable ID"),
-            _text(body[16:20], "base percent"),
+            _display(body[10:16], "paytable ID", q),
+            _display(body[16:20], "base percent", q, digits=True),
+            tuple(q),
         )
 
 
@@ -603,22 +690,31 @@ class VersionReply(DataReply):
     CODE: ClassVar[int] = 0x54
     version: str
     serial: str
+    quirks: tuple[FieldQuirk, ...] = ()  # display-only fields as received (module doc)
+
+    DISPLAY: ClassVar[dict[str, tuple[str, bool]]] = {
+        "SAS version": ("version", False),
+        "serial number": ("serial", False),
+    }
 
     def __post_init__(self) -> None:
         _check_addr(self.addr, 1)
+        _check_display(self, self.DISPLAY)
         self.body()
 
     def body(self) -> bytes:
-        serial = _ascii(self.serial, None, "serial number")
+        serial = _display_bytes(self.serial, None, "serial number", self.quirks)
         if len(serial) > 40:
             raise FieldError(f"serial number is at most 40 characters, not {len(serial)}")
-        return _ascii(self.version, 3, "SAS version") + serial
+        return _display_bytes(self.version, 3, "SAS version", self.quirks) + serial
 
     @classmethod
     def from_body(cls, addr: int, code: int, body: bytes) -> DataReply:
         if not 3 <= len(body) <= 43:
             raise LengthError(f"LP 54 reply body must be 3..43 bytes, not {len(body)}", body)
-        return cls(addr, _text(body[:3], "SAS version"), _text(body[3:], "serial number"))
+        q: list[FieldQuirk] = []
+        version = _display(body[:3], "SAS version", q)
+        return cls(addr, version, _display(body[3:], "serial number", q), tuple(q))
 
 
 @dataclass(frozen=True, slots=True)

@@ -282,3 +282,39 @@ async def test_0018_adds_the_last_sign_in_and_keeps_the_accounts(empty_db: Empty
         columns = await conn.run_sync(lambda c: inspect(c).get_columns("users"))
         assert "last_login_at" not in {c["name"] for c in columns}
         assert (await conn.execute(sa.text("SELECT name FROM users"))).scalar_one() == "thandi"
+
+
+async def test_0019_adds_teams_one_team_per_player_h2(empty_db: EmptyDatabase) -> None:
+    """Issue 30, teams (H2, H3): 0019 adds the team tables on a database of 0018 that
+    already holds a tournament and a player; a second team for the same player, or a
+    second captain, is refused by the schema itself; down again, the tables go and the
+    tournament stays."""
+    engine = empty_db.engine
+    await migrate.upgrade_async(engine, "0018")
+    async with make_sessionmaker(engine).begin() as session:
+        b = Builder(session)
+        t = await b.make_tournament()
+        p, q = await b.player("Ann"), await b.player("Ben")
+        ids = {"t": t.id, "p": p.id, "q": q.id}
+    await migrate.upgrade_async(engine, "0019")
+    insert_team = sa.text(
+        "INSERT INTO teams (id, tournament_id, name, registered_by, registered_at)"
+        " VALUES (:id, :t, :name, 'desk', :at)"
+    )
+    insert_member = sa.text(
+        "INSERT INTO team_members (team_id, player_id, tournament_id, captain, added_by,"
+        " added_at) VALUES (:team, :p, :t, :c, 'desk', :at)"
+    )
+    async with engine.begin() as conn:
+        await conn.execute(insert_team, {"id": 1, "name": "Aces", "at": T0, **ids})
+        await conn.execute(insert_team, {"id": 2, "name": "Kings", "at": T0, **ids})
+        await conn.execute(insert_member, {"team": 1, "c": True, "at": T0, **ids})
+    for clash in ({"team": 2, "p": ids["p"], "c": False}, {"team": 1, "p": ids["q"], "c": True}):
+        with pytest.raises(sa.exc.IntegrityError):
+            async with engine.begin() as conn:
+                await conn.execute(insert_member, {**ids, **clash, "at": T0})
+    await migrate.downgrade_async(engine, "0018")
+    tables = await _tables(engine)
+    assert not tables & {"teams", "team_members", "team_settings"}
+    async with engine.connect() as conn:
+        assert (await conn.execute(sa.text("SELECT count(*) FROM tournaments"))).scalar() == 1

@@ -3,8 +3,9 @@
 The database URL (SQLAlchemy's ``postgresql+asyncpg://``) becomes a libpq connection
 URI (``postgresql://user@host:port/db``); the password travels in ``PGPASSWORD``, never
 on a command line another user's ``ps`` would show.  asyncpg's ``ssl=`` becomes libpq's
-``sslmode=``; other libpq parameters pass through, and anything else is refused in one
-line.  The tools are taken from ``$PATH``, else from the newest
+``sslmode=``; a host list (a primary and its replicas) becomes libpq's ``host=h1,h2&
+port=p1,p2`` with its ``target_session_attrs``; other libpq parameters pass through, and
+anything else is refused in one line.  The tools are taken from ``$PATH``, else from the newest
 ``/usr/lib/postgresql/*/bin`` (Debian's layout); ``pg_dump`` must be at least as new as
 the server, which it says itself when it is not.
 
@@ -27,6 +28,7 @@ from sqlalchemy.engine import URL, make_url
 
 from gateway.app.backups import private
 from gateway.errors import OperatorError
+from storage.pg_hosts import hosts_of
 
 DUMP_MAGIC = b"PGDMP"
 LIBPQ_PARAMS = frozenset({
@@ -46,7 +48,13 @@ def libpq(url: str) -> tuple[str, dict[str, str]]:
     query: dict[str, str] = {}
     for key, value in u.query.items():
         text = value if isinstance(value, str) else value[-1]
-        if key == "ssl":
+        if key == "host":  # a primary and its replicas: libpq's own host and port lists
+            pairs = hosts_of(u)
+            query["host"] = ",".join(h for h, _ in pairs)
+            query["port"] = ",".join(str(p) for _, p in pairs)
+        elif key == "port":
+            continue  # with host= above
+        elif key == "ssl":
             query["sslmode"] = "require" if text in ("true", "1") else text
         elif key in LIBPQ_PARAMS:
             query[key] = text

@@ -421,3 +421,6 @@ def _print_checks(checks: list[MachineCheck], *, as_json: bool, title: str = "ba
             "; ".join(c.blockers) or "ok",
         )
     Console().print(table)
+    for c in checks:  # tolerated, never blocking (docs/sas.md, real machines)
+        for quirk in c.quirks:
+            print(f"{c.machine_id} quirk: {quirk}")

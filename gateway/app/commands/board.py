@@ -16,6 +16,7 @@ import os
 import signal
 from typing import Any
 
+from gateway.app.sas_capture import capture_options, check_capture, port_captures
 from gateway.board.agent import MAX_BACKOFF, POLL_INTERVAL, BoardAgent
 from gateway.board.cards import ReaderSpec, evdev_available
 from gateway.errors import OperatorError
@@ -78,6 +79,7 @@ def register(sub: Any) -> None:
         "evdev:/dev/input/eventN[?rfid|magstripe] (needs the evdev package) or none "
         "(default; or $REELGATE_BOARD_CARD_READER)",
     )
+    capture_options(parser, required=False)  # the EGM's port: FILE.<host>_<port>
     parser.set_defaults(handler=_handle)
 
 
@@ -148,9 +150,15 @@ def _env_int(name: str) -> int | None:
 
 
 def _handle(args: argparse.Namespace) -> int:
+    check_capture(args)
     agent = build_agent(args)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    return asyncio.run(run_board(agent, args.sas))
+    return asyncio.run(_run_captured(agent, args))
+
+
+async def _run_captured(agent: BoardAgent, args: argparse.Namespace) -> int:
+    with port_captures(args):  # --capture: every byte to and from the EGM, recorded
+        return await run_board(agent, args.sas)
 
 
 async def run_board(agent: BoardAgent, sas_uri: str, stop: asyncio.Event | None = None) -> int:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from gateway.app.capture_args import capture_options
 from gateway.app.commands import heat_desk
 from gateway.app.deferred import Deferred
 from gateway.app.options import add_gateway, add_json, add_write
@@ -38,6 +39,7 @@ def register(sub: Any) -> None:
     run.add_argument("--credits", type=int, required=True, help="tournament credits per seat")
     add_json(run)
     run.add_argument("--trace", action="store_true", help="print each state step to stderr")
+    capture_options(run, required=False)  # one file per port: FILE.<host>_<port>
     # Fault tests: stop right after journaling this state, before its floor action, and
     # wait there to be killed (the worst moment for a crash).
     run.add_argument("--hold-in", metavar="STATE", help=argparse.SUPPRESS)

@@ -15,7 +15,9 @@ from rich.table import Table
 
 from gateway.app.context import GatewayContext, bank_links, close_links
 from gateway.app.identity import host_actor
+from gateway.app.sas_capture import check_capture, port_captures
 from gateway.errors import OperatorError
+from gateway.floor.model import BankSpec
 from gateway.heats.hooks import Progress, ProgressNote
 from gateway.heats.orders import check_order, queue_order, unheld
 from gateway.heats.ownership import hold_banks
@@ -46,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
         raise OperatorError("--seconds must be between 1 and 3600")
     if args.credits <= 0 or args.credits > 99_999_999:
         raise OperatorError("--credits must be between 1 and 99999999 (SAS 8C: 4 BCD bytes)")
+    check_capture(args)
     recoveries, outcome = asyncio.run(_run_heat(args))
     _print(recoveries, outcome, as_json=args.json)
     return 0 if outcome.state is RunState.CLOSED else 1
@@ -56,25 +59,32 @@ async def _run_heat(args: argparse.Namespace) -> tuple[list[Recovery], HeatOutco
     try:
         bank = ctx.bank(args.bank)
         async with hold_banks(ctx.sessions, ctx.journal, [bank.name], holder="heat run"):
-            links, _ = await bank_links(bank, include_excluded=True)
-            try:
-                sink = _trace(args.trace)
-                recoveries = await recover_bank(ctx.writer, links, bank.name, progress=sink)
-                hold = RunState(args.hold_in) if args.hold_in else None
-                runner = HeatRunner(ctx.writer, links, progress=sink, stop_after=hold)
-                outcome = await runner.run_new(
-                    bank.name, [m.id for m in bank.active],
-                    credits=args.credits, seconds=args.seconds,
-                )  # fmt: skip
-                if hold is not None:
-                    print(f"holding in {hold.value}", file=sys.stderr, flush=True)
-                    await asyncio.sleep(120)  # bounded: the test kills us long before
-                await ctx.writer.drain(10.0)
-                return recoveries, outcome
-            finally:
-                await close_links(links)
+            with port_captures(args):  # --capture: every SAS port opened here, recorded
+                return await _heat_on_links(ctx, bank, args)
     finally:
         await ctx.close()
+
+
+async def _heat_on_links(
+    ctx: GatewayContext, bank: BankSpec, args: argparse.Namespace
+) -> tuple[list[Recovery], HeatOutcome]:
+    links, _ = await bank_links(bank, include_excluded=True)
+    try:
+        sink = _trace(args.trace)
+        recoveries = await recover_bank(ctx.writer, links, bank.name, progress=sink)
+        hold = RunState(args.hold_in) if args.hold_in else None
+        runner = HeatRunner(ctx.writer, links, progress=sink, stop_after=hold)
+        outcome = await runner.run_new(
+            bank.name, [m.id for m in bank.active],
+            credits=args.credits, seconds=args.seconds,
+        )  # fmt: skip
+        if hold is not None:
+            print(f"holding in {hold.value}", file=sys.stderr, flush=True)
+            await asyncio.sleep(120)  # bounded: the test kills us long before
+        await ctx.writer.drain(10.0)
+        return recoveries, outcome
+    finally:
+        await close_links(links)
 
 
 def recover(args: argparse.Namespace) -> int:

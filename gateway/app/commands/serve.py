@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from gateway.app.commands.signage import add_branding
 from gateway.app.configfile import fill_unset, settings_of
 from gateway.app.options import add_gateway, trap_host
+from gateway.app.sas_capture import capture_options, check_capture, port_captures
 from gateway.clocks.central import DEFAULT_LIMIT_MS
 from gateway.errors import OperatorError
 from storage.lease import DEFAULT_PERIOD
@@ -136,6 +137,7 @@ def register(sub: Any) -> None:
         help="bank lease period (s): renewed every S/3; a standby takes over after S "
         f"(default {DEFAULT_PERIOD.total_seconds():g})",
     )
+    capture_options(parser, required=False)  # one file per port: FILE.<host>_<port>
     parser.set_defaults(handler=_serve)
 
 
@@ -175,6 +177,7 @@ def check_arguments(args: argparse.Namespace) -> None:
     configured(args)
     if not args.floor:
         raise OperatorError("--floor: name the floor file (or set [serve] floor)")
+    check_capture(args)
     if args.poll_interval < 0.2:
         raise OperatorError("--poll-interval: SAS allows one poll per machine every 0.2 s at most")
     if args.signage_port is not None and not 0 <= args.signage_port <= 65535:
@@ -300,6 +303,7 @@ async def serve(
         # The desks' API beside the gateway (--http), with the boards and the feed stream.
         http = await start_http(args, ops, feed=fanout, settings=_branding(args))
         async with (
+            _captured(args),  # --capture: every SAS port the gateway opens, recorded
             RunningGateway(settings, fanout) as gateway,
             monitored(gateway, ops, mqtt.session if mqtt is not None else None),
             _card_desk(args, gateway) as cards,
@@ -355,6 +359,12 @@ async def _card_desk(args: argparse.Namespace, gateway: Any) -> AsyncIterator[Ca
         yield desk
     finally:
         await desk.close()
+
+
+@contextlib.asynccontextmanager
+async def _captured(args: argparse.Namespace) -> AsyncIterator[None]:
+    with port_captures(args):
+        yield
 
 
 async def _open_feed(

@@ -18,6 +18,7 @@ import sys
 from typing import Any
 
 from emulators.bank import Bank
+from emulators.sas_quirks import QUIRK_NAMES, Quirks
 from gateway.app.floor_file import write_floor_file
 from gateway.errors import OperatorError
 
@@ -78,6 +79,13 @@ def register(kinds: Any) -> None:
         "EGM does (off by default: a network path may deliver one message in late pieces)",
     )
     parser.add_argument(
+        "--quirks",
+        default="",
+        metavar="NAME,...",
+        help="every machine shows these real-EGM quirks: "
+        f"{', '.join(QUIRK_NAMES)} (docs/sas.md, real machines)",
+    )
+    parser.add_argument(
         "--serial",
         action="append",
         default=[],
@@ -119,6 +127,10 @@ def run(args: argparse.Namespace) -> int:
         raise OperatorError("--duration must be positive")
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", args.bank_name):
         raise OperatorError("--bank-name: 1-32 letters, digits, '-' or '_'")
+    try:
+        args.quirks = Quirks.parse(args.quirks)
+    except ValueError as exc:
+        raise OperatorError(f"--quirks: {exc}") from None
     return asyncio.run(_serve(args))
 
 
@@ -155,6 +167,7 @@ async def _serve(args: argparse.Namespace) -> int:
         aft_refuse=args.aft_refuse,
         loop_size=args.loop_size,
         enforce_gap=args.enforce_gap,
+        quirks=args.quirks,
     )
     try:
         machines = await bank.start()

@@ -28,6 +28,7 @@ from gateway.web.api.routes import (
     super9_settings,
     super9_table,
     super9_tickets,
+    teams,
     technician,
     tournament_desk,
     tournaments,
@@ -79,6 +80,7 @@ def create_app(
         tournament_desk,
         prizes,
         super9_settings,
+        teams,
     )
     for module in modules:
         app.include_router(module.router, prefix=PREFIX)

@@ -35,6 +35,7 @@ from gateway.web.console import (
     schedule_pages,
     score_pages,
     super9_pages,
+    team_pages,
     tonight_pages,
     tournament_pages,
 )
@@ -63,6 +64,7 @@ def mount(app: FastAPI, *, zone: str = DEFAULT_ZONE) -> None:
         draw_pages,
         finals_pages,
         prize_pages,
+        team_pages,
         review_pages,
         super9_pages,
         account_pages,

@@ -44,6 +44,7 @@ NAV: tuple[NavItem, ...] = (
     NavItem("standings", "Standings", "/console/standings", P.HEAT_READ),
     NavItem("finals", "Finals", "/console/finals", P.HEAT_READ),
     NavItem("prizes", "Prizes", "/console/prizes", P.TOURNAMENT_READ),
+    NavItem("teams", "Teams", "/console/teams", P.TOURNAMENT_READ),
     NavItem("super9", "Super 9", "/console/super9", P.SUPER9_READ),
     NavItem("pending", "Approvals", "/console/pending", None),
     NavItem("audit", "Decisions & audit", "/console/audit", P.AUDIT_READ),

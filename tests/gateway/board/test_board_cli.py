@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from pathlib import Path
 
 import pytest
 
@@ -84,3 +85,45 @@ def test_flags_may_come_from_the_environment(
     err = capsys.readouterr().err
     assert err.startswith("reelgate: error: --mqtt")
     assert err.count("\n") == 1
+
+
+async def test_a_run_with_capture_records_the_egm_port(
+    broker: EmbeddedBroker, site: str, tmp_path: Path
+) -> None:
+    """``reelgate board --capture FILE`` (issue 28): every byte to and from the EGM, in
+    the capture format, one file for its port; the board serves as without it."""
+    from gateway.app.sas_capture import port_captures, port_file
+    from protocols.sas.capture import parse_capture
+
+    async with Bank(1, seed=2) as bank:
+        egm = bank.machines[0]
+        base = tmp_path / "b07.jsonl"
+        ns = argparse.Namespace(
+            sas=egm.endpoint, mqtt=broker.url, site=site, board_id="B07",
+            poll_interval=0.05, event_queue=64, aft_registration_key=None, aft_pos_id=None,
+            capture=str(base), capture_max_bytes=1 << 20, capture_keep=1,
+        )  # fmt: skip
+        agent = build_agent(ns)
+        stop = asyncio.Event()
+        with port_captures(ns):
+            task = asyncio.create_task(run_board(agent, ns.sas, stop))
+            driver = MqttMachineDriver.from_uri("B07", f"{broker.url}/{site}/B07?timeout=5")
+            try:
+                await driver.open()
+                assert (await driver.identity()).tournament is TournamentSupport.NATIVE
+            finally:
+                await driver.close()
+                stop.set()
+            assert await asyncio.wait_for(task, 10) == 0
+    path = port_file(str(base), f"sas+tcp://127.0.0.1:{egm.port}")
+    assert path.name == f"b07.jsonl.127.0.0.1_{egm.port}"
+    header, records = parse_capture(path.read_text().splitlines())
+    assert header.endpoint == f"sas+tcp://127.0.0.1:{egm.port}"
+    assert bytes.fromhex("01 1f") in [r.data for r in records if r.direction == "host"]
+
+
+def test_board_takes_the_capture_options() -> None:
+    from gateway.app.cli import build_parser
+
+    args = build_parser("board").parse_args(["board", *GOOD, "--capture", "x.jsonl"])
+    assert (args.capture, args.capture_keep) == ("x.jsonl", 3)

@@ -16,6 +16,7 @@ from gateway.heats.ownership import BankOwnership
 from gateway.heats.spool import JournalWriter
 from storage.db import make_sessionmaker
 from storage.journal import Journal, ResultIn, RunState
+from storage.journal_ops import ResultsOp, StepOp
 from storage.lease import Owner
 
 AT = datetime(2026, 12, 1, 15, 0, tzinfo=UTC)
@@ -31,9 +32,11 @@ async def test_every_state_and_score_batch_is_one_line_with_its_fields(
     view = await journal.run(run)
     with bound_contextvars(**run_fields(view)):
         assert get_contextvars() == {"bank": "A", "run": run}  # a test heat: no tournament heat
-        await writer.step(run, RunState.ARMED)
-        await writer.step(run, RunState.RUNNING, started_at=AT, ends_at=AT + timedelta(minutes=1))
-        await writer.store_results(run, [ResultIn("A01", 1004, 10, 2, 10, 14, AT)])
+        await writer.write(StepOp(run, RunState.ARMED))
+        await writer.write(
+            StepOp(run, RunState.RUNNING, started_at=AT, ends_at=AT + timedelta(minutes=1))
+        )
+        await writer.write(ResultsOp(run, [ResultIn("A01", 1004, 10, 2, 10, 14, AT)]))
     lines = [r for r in caplog.records if r.name == "gateway.heats.spool"]
     assert [r.getMessage() for r in lines] == [
         f"heat run {run}: armed",

@@ -22,6 +22,7 @@ from gateway.machines.links import MachineLink
 from gateway.scores import TournamentMeters
 from storage.db import make_sessionmaker
 from storage.journal import Journal, MachineState, RunState
+from storage.journal_ops import JournalOp, StepOp
 
 from ..direct_driver import DirectDriver, PreparedDirectDriver
 
@@ -294,10 +295,10 @@ class _WatchingWriter(JournalWriter):
         self.runner: HeatRunner | None = None
         self.seen: dict[RunState, tuple[bool, bool]] = {}
 
-    async def step(self, run_id: int, state: RunState, **kwargs: Any) -> None:
-        if self.runner is not None:
-            self.seen[state] = (self.runner._stop_watch.is_set(), gc.isenabled())
-        await super().step(run_id, state, **kwargs)
+    async def write(self, op: JournalOp) -> bool:
+        if self.runner is not None and isinstance(op, StepOp):
+            self.seen[op.state] = (self.runner._stop_watch.is_set(), gc.isenabled())
+        return await super().write(op)
 
 
 async def test_the_end_is_journaled_while_the_watchers_wind_down(

@@ -22,6 +22,7 @@ from gateway.heats.sync_start import SyncPolicy, SyncStart
 from storage.db import make_sessionmaker
 from storage.effects import EffectIn, EffectKind
 from storage.journal import Journal, RunState
+from storage.journal_ops import JournalOp, StepOp
 from storage.tournament import Heat
 
 from .test_heat_runner import Bank
@@ -38,13 +39,14 @@ async def test_the_unlocks_leave_at_the_agreed_instant_by_this_hosts_clock(
     start = SyncStart(agreed, offset)
     runner = HeatRunner(writer, bank.links, poll_interval_s=0.05, start_at=start)
     effects_written: list[EffectIn] = []
-    step = writer.step
+    write = writer.write
 
-    async def recording_step(run_id: int, state: RunState, **kw: Any) -> None:
-        effects_written.extend(kw.get("effects", ()))
-        await step(run_id, state, **kw)
+    async def recording_write(op: JournalOp) -> bool:
+        if isinstance(op, StepOp):
+            effects_written.extend(op.effects)
+        return await write(op)
 
-    writer.step = recording_step  # type: ignore[method-assign]
+    writer.write = recording_write  # type: ignore[method-assign]
     out = await runner.run_new("A", bank.ids, credits=500, seconds=1)
 
     assert out.state is RunState.CLOSED

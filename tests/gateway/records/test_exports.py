@@ -12,12 +12,15 @@ from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.errors import OperatorError
 from gateway.records.canonical import NotCanonical, canonical_bytes
 from gateway.records.document import ExportContext
 from gateway.records.exporter import build_export, verify_export, write_export
+from storage.teams import Team, TeamMember, TeamSettings
+from storage.tournament import Player
 
 from .conftest import SAST, Venue
 
@@ -88,6 +91,42 @@ async def test_tournament_export_entries_and_every_stage(venue: Venue, tmp_path:
     assert doc["body"]["stages"]["final"]["result"] == "provisional"  # no final heats
     assert doc["body"]["prizes"]["paid_cents"] == 100_000
     _signed_round_trip(doc, tmp_path)
+
+
+async def test_tournament_export_carries_the_teams_h5_h6(venue: Venue, tmp_path: Path) -> None:
+    """House format H1-H9: a tournament that runs teams exports its team settings, its
+    teams and each stage's team standings, made from the stage's standings (Ann 1500 and
+    Cat 900 in qualifying: a team of the two scores 2400 under ``sum``, H6)."""
+    before = await _export(venue, "tournament", "Ridge")
+    assert "teams" not in before["body"]  # no teams: the export is as it was
+
+    async def teams(session: AsyncSession) -> None:
+        # Registered before play (H9), as the desk would have: rows written directly
+        # because the service rightly refuses a team of players who have played.
+        players = {p.name: p.id for p in await session.scalars(select(Player))}
+        t = venue.tournament_id
+        session.add(TeamSettings(tournament_id=t, scoring="sum", min_size=2, max_size=3,
+                                 set_by="director", set_at=NOW))  # fmt: skip
+        team = Team(tournament_id=venue.tournament_id, name="Aces", registered_by="desk",
+                    registered_at=NOW)  # fmt: skip
+        session.add(team)
+        await session.flush()
+        for name in ("Ann", "Cat"):
+            session.add(TeamMember(team_id=team.id, player_id=players[name],
+                                   tournament_id=venue.tournament_id, captain=name == "Ann",
+                                   added_by="desk", added_at=NOW))  # fmt: skip
+
+    await venue.desk.run(teams)
+    doc = await _export(venue, "tournament", "Ridge")
+    body = doc["body"]["teams"]
+    assert body["settings"] == {"scoring": "sum", "best_n": None, "min_size": 2, "max_size": 3}
+    assert [(t["name"], len(t["members"])) for t in body["teams"]] == [("Aces", 2)]
+    [line] = body["standings"]["qualifying"]
+    assert (line["place"], line["total"]) == (1, 2400)
+    assert sorted(m["score"] for m in line["members"]) == [900, 1500]
+    assert body["standings"]["final"][0]["place"] is None  # nobody has played a final
+    html = _signed_round_trip(doc, tmp_path).read_text("utf-8")
+    assert "Aces" in html
 
 
 async def test_super9_session_export(venue: Venue, tmp_path: Path) -> None:

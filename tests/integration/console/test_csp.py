@@ -19,7 +19,7 @@ from .conftest import ConsoleGateway, Prepare, sign_in
 from .test_manual_score import closed_heat
 
 SCREENS = ["/", "/floor", "/floor/A", "/heat", "/heat/A", "/schedule", "/desk", "/players",
-           "/finals", "/prizes", "/standings", "/pending", "/audit", "/super9",
+           "/finals", "/prizes", "/teams", "/standings", "/pending", "/audit", "/super9",
            "/accounts", "/tournaments", "/cashup",
            "/heat/A?heat=1", "/heats/1/score", "/heats/1/score?seat=1"]  # fmt: skip
 BOARDS = ["/signage/", "/signage/bank/A", "/signage/tournament/3", "/signage/super9",

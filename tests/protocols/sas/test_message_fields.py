@@ -37,6 +37,16 @@ _BY_TYPE: dict[str, st.SearchStrategy[Any]] = {
     "dt.datetime | None": st.none() | st.datetimes(),
     "tuple[int, ...]": st.lists(ints, max_size=12).map(tuple),
     "tuple[tuple[int, int], ...]": st.lists(st.tuples(ints, ints), max_size=12).map(tuple),
+    # display-only fields kept as received (protocols.sas.messages, FieldQuirk)
+    "tuple[FieldQuirk, ...]": st.lists(
+        st.builds(
+            sas.FieldQuirk,
+            st.sampled_from(["base percent", "game ID", "serial number", "credits"]),
+            st.binary(max_size=8),
+            st.sampled_from(["is not ASCII", "is not ASCII digits"]),
+        ),
+        max_size=2,
+    ).map(tuple),
 }
 CLASSES = sorted(
     set(HOST_MESSAGES.values())

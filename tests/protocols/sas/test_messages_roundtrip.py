@@ -150,7 +150,7 @@ REPLY_STRATEGIES: list[tuple[type, st.SearchStrategy[Any]]] = [
         u8,
         st.integers(0, 0xFFFF),
         fixed_ascii(6),
-        fixed_ascii(4),
+        st.text(st.sampled_from("0123456789"), min_size=4, max_size=4),  # base percent
     ),
     b(
         sas.VersionReply,

@@ -193,3 +193,91 @@ async def test_probe_lists_pending_exceptions_by_name() -> None:
         {"code": "20", "name": "general tilt"},
     ]
     assert "exceptions    11 slot door opened, 20 general tilt" in format_probe(result)
+
+
+async def test_probe_succeeds_on_a_quirky_machine_and_shows_its_quirks() -> None:
+    """Issue 28: LP 1F's base percent in BCD and bytes after an ACK, as a third-party EGM
+    sends them: the probe succeeds (exit 0) and names both (docs/sas.md, real machines)."""
+    assert REELGATE
+    proc = await asyncio.create_subprocess_exec(
+        REELGATE, "emulate", "sas", "--machines", "1", "--quirks", "base-percent-bcd,ack-echo",
+        stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    try:
+        async with asyncio.timeout(30):
+            row = json.loads(await proc.stdout.readline())
+        assert row["quirks"] == ["base-percent-bcd", "ack-echo"]
+        code, out, err = await run(REELGATE, "sas", "probe", str(row["endpoint"]))
+        assert code == 0, err
+        assert "base 00 00 90 00" in out
+        assert "quirk         LP 1F: base percent is not ASCII digits (kept as received)" in out
+        assert "LP 0E: 4 byte(s) after the reply (flagged, ignored): 0e 00 cc c0" in out
+        code, out, err = await run(REELGATE, "sas", "probe", str(row["endpoint"]), "--json")
+        assert code == 0, err
+        result = json.loads(out)
+        assert result["base_percent"] == "00 00 90 00"
+        assert {q["poll"] for q in result["quirks"]} == {"1F", "0E"}
+    finally:
+        proc.terminate()
+        async with asyncio.timeout(10):
+            await proc.wait()
+
+
+async def test_emulator_refuses_an_unknown_quirk_in_one_line() -> None:
+    assert REELGATE
+    code, out, err = await run(REELGATE, "emulate", "sas", "--quirks", "ack-echo,sparkles")
+    assert code != 0
+    assert out == ""
+    assert err.count("\n") == 1
+    assert "--quirks: unknown quirk 'sparkles'" in err
+
+
+async def test_capture_and_probe_capture_write_the_documented_file(tmp_path: Path) -> None:
+    """``sas capture URL --out FILE`` and ``sas probe --capture FILE``: every byte both
+    ways in the JSON-lines format (docs/sas.md), the quirks named in the summary."""
+    from protocols.sas.capture import parse_capture
+
+    assert REELGATE
+    proc = await asyncio.create_subprocess_exec(
+        REELGATE, "emulate", "sas", "--machines", "1", "--quirks", "base-percent-bcd,ack-echo",
+        stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    try:
+        async with asyncio.timeout(30):
+            endpoint = str(json.loads(await proc.stdout.readline())["endpoint"])
+        out_file = tmp_path / "egm.jsonl"
+        code, out, err = await run(
+            REELGATE, "sas", "capture", endpoint, "--out", str(out_file), "--seconds", "0.5",
+            "--json",
+        )  # fmt: skip
+        assert code == 0, err
+        summary = json.loads(out)
+        assert summary["records"] > 10
+        assert {q["poll"] for q in summary["quirks"]} == {"1F", "0E"}
+        header, records = parse_capture(out_file.read_text().splitlines())
+        assert header.endpoint == endpoint
+        assert len(records) == summary["records"]
+        assert {r.direction for r in records} == {"host", "egm"}
+        probe_file = tmp_path / "probe.jsonl"
+        code, out, err = await run(REELGATE, "sas", "probe", endpoint, "--capture", str(probe_file))
+        assert code == 0, err
+        assert parse_capture(probe_file.read_text().splitlines())[1]
+    finally:
+        proc.terminate()
+        async with asyncio.timeout(10):
+            await proc.wait()
+
+
+async def test_capture_to_a_missing_folder_is_one_line_and_nonzero(tmp_path: Path) -> None:
+    assert REELGATE
+    target = tmp_path / "no" / "such.jsonl"
+    code, out, err = await run(
+        REELGATE, "sas", "capture", "sas+tcp://127.0.0.1:7001?address=1", "--out", str(target)
+    )
+    assert code != 0
+    assert out == ""
+    assert err.count("\n") == 1
+    assert "no such folder" in err
+    assert not target.parent.exists()

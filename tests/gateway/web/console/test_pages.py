@@ -33,6 +33,7 @@ SCREENS = {
     "/console/standings": P.HEAT_READ,
     "/console/finals": P.HEAT_READ,
     "/console/prizes": P.TOURNAMENT_READ,  # issue 26, item 5
+    "/console/teams": P.TOURNAMENT_READ,  # issue 30, item 3 (H1-H9)
     "/console/super9": P.SUPER9_READ,
     "/console/audit": P.AUDIT_READ,
     "/console/pending": None,
