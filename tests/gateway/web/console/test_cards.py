@@ -71,3 +71,17 @@ async def test_the_page_needs_the_players_permission(desk: Desk, role: Role) -> 
     assert ('href="/console/cards"' in home.text) == allowed(role, P.PLAYER_READ)
     if r.status_code == 403:
         assert "Thandi Mokoena" not in r.text
+
+
+async def test_the_api_lists_the_same_cards(desk: Desk) -> None:
+    """The page's service over the API: ``GET /api/v1/cards`` (the Players permission)."""
+    await _cards(desk)
+    r = await desk.client.get("/api/v1/cards", headers=desk.auth("supervisor"))
+    assert r.status_code == 200, r.text
+    rows = {row["machine"]: row for row in r.json()}
+    assert rows["A-01"]["in_machine"] is True
+    assert rows["A-01"]["player_name"] == "Thandi Mokoena"
+    assert (rows["A-02"]["outcome"], rows["A-02"]["rule"]) == ("refused", "23")
+    assert rows["A-03"]["outcome"] == "not-registered"
+    r = await desk.client.get("/api/v1/cards", headers=desk.auth("technician"))
+    assert r.status_code == 403
