@@ -98,6 +98,8 @@ class MqttBoard:
         self.host_heat: HostTimedHeat | None = None  # EGM without tournament mode
         self.last_host_meters = ModelTournamentMeters()
         self.tournament_entries = 0
+        self.card: str | None = None  # the player's card in the slot
+        self.messages: list[str] = []  # show-message lines, newest last
         self.core = BoardCore(self, settings, site)
 
     @property
@@ -126,6 +128,26 @@ class MqttBoard:
         with contextlib.suppress(ValueError):
             self.machine.unsubscribe(self._on_machine_event)
         await self.core.stop(crash=crash)
+
+    # -- the player's card ---------------------------------------------------------------
+    def insert_card(self, card: str) -> None:
+        """A player puts a card in (one already in is pulled first): ``card-in``.
+        This board has a display line, so its cards say ``display: true``."""
+        if not codec.CARD_NUMBER.match(card):
+            raise ValueError(f"card number {card!r} is not 1-32 letters or digits")
+        if self.card == card:
+            return
+        self.pull_card()
+        self.card = card
+        self.core.post_card(codec.CardAction.CARD_IN, card, codec.ReaderKind.EMULATED, display=True)
+
+    def pull_card(self) -> None:
+        """The player takes the card out: ``card-out`` (nothing if no card is in)."""
+        card, self.card = self.card, None
+        if card is not None:
+            self.core.post_card(
+                codec.CardAction.CARD_OUT, card, codec.ReaderKind.EMULATED, display=True
+            )
 
     # -- machine -> MQTT ---------------------------------------------------------------
     def now(self) -> datetime:
@@ -264,6 +286,11 @@ class MqttBoard:
     def _cmd_report_state(self, args: dict[str, Any]) -> None:
         return None  # the core republishes status, state and meters
 
+    def _cmd_show_message(self, args: dict[str, Any]) -> None:
+        self.messages.append(str(args["text"]))
+        del self.messages[:-20]
+        log.info("%s display: %s", self.machine_id, args["text"])
+
     def _enter_host_timed(self, credits: int, seconds: int) -> None:
         m = self.machine
         h = self.host_heat
@@ -311,4 +338,25 @@ _COMMANDS: dict[Command, Callable[[MqttBoard, dict[str, Any]], dict[str, Any] | 
     Command.SET_CLOCK: MqttBoard._cmd_set_clock,
     Command.IDENTITY: MqttBoard._cmd_identity,
     Command.REPORT_STATE: MqttBoard._cmd_report_state,
+    Command.SHOW_MESSAGE: MqttBoard._cmd_show_message,
 }
+
+
+def card_control(boards: dict[str, MqttBoard], line: str) -> str:
+    """One control line: ``card-in MACHINE CARD`` or ``card-out MACHINE``.  Returns what
+    happened, one line; raises ``ValueError`` naming what is wrong."""
+    words = line.split()
+    if not words:
+        raise ValueError("expected card-in MACHINE CARD or card-out MACHINE")
+    verb, rest = words[0], words[1:]
+    if verb not in ("card-in", "card-out") or len(rest) != (2 if verb == "card-in" else 1):
+        raise ValueError("expected card-in MACHINE CARD or card-out MACHINE")
+    board = boards.get(rest[0])
+    if board is None:
+        raise ValueError(f"machine {rest[0]!r}: no such board")
+    if verb == "card-in":
+        board.insert_card(rest[1])
+        return f"{rest[0]}: card {rest[1]} in"
+    pulled = board.card
+    board.pull_card()
+    return f"{rest[0]}: card {pulled} out" if pulled else f"{rest[0]}: no card in"

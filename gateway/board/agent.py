@@ -15,6 +15,10 @@ Theory of operation:
 * **EGM away.**  A drain that fails is logged once and retried with a bounded back-off
   (up to ``max_backoff`` s); commands meanwhile get no reply (the gateway retries and
   then treats the machine as malfunctioned, rule 20).
+* **Players' cards.**  With a card reader (:mod:`gateway.board.cards`) every card read
+  goes through the card slot and is published as ``card-in`` / ``card-out`` on the
+  ``card`` channel; the gateway applies T1-T3.  A SAS board has no display line, so its
+  cards say ``display: false`` and the gateway shows a refusal on the console only.
 """
 
 from __future__ import annotations
@@ -23,12 +27,13 @@ import asyncio
 import contextlib
 import logging
 
+from gateway.board.cards import CardSlot, ReaderSpec, ReaderStats, read_cards
 from gateway.board.clock import GatewayClock
 from gateway.board.egm import EgmMachine
 from gateway.machines.driver import DriverError, MachineDriver, MachineEventKind
 from protocols.mqtt.board import EVENT_QUEUE, BoardCore
 from protocols.mqtt.client import MqttSettings
-from protocols.mqtt.codec import BoardEventKind
+from protocols.mqtt.codec import BoardEventKind, ReaderKind
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +53,7 @@ class BoardAgent:
         poll_interval: float = POLL_INTERVAL,
         max_backoff: float = MAX_BACKOFF,
         event_queue: int = EVENT_QUEUE,
+        card_reader: ReaderSpec | None = None,
     ) -> None:
         if poll_interval <= 0:
             raise ValueError("poll interval must be > 0 seconds")
@@ -62,6 +68,16 @@ class BoardAgent:
         self.drains = 0
         self.drain_failures = 0
         self._loop: asyncio.Task[None] | None = None
+        self.card_reader = card_reader if card_reader and card_reader.kind != "none" else None
+        self.card_slot = CardSlot()
+        self.reader_stats = ReaderStats()
+        self._cards: asyncio.Task[None] | None = None
+
+    def card_read(self, card: str) -> None:
+        """One card number from the reader: card-in / card-out as the slot decides."""
+        reader = self.card_reader.reader if self.card_reader else ReaderKind.MAGSTRIPE
+        for change in self.card_slot.read(card):
+            self.core.post_card(change.action, change.card, reader)
 
     def _emit(self, kind: BoardEventKind, meters: bool) -> None:
         self.core.post_event(kind, meters=meters)
@@ -72,6 +88,11 @@ class BoardAgent:
         keeps trying); the broker must answer if ``wait_for_broker``, else
         :class:`~protocols.mqtt.client.MqttUnavailable`."""
         self._loop = asyncio.create_task(self._sas_loop(), name=f"sas-{self.egm.machine_id}")
+        if self.card_reader is not None:
+            self._cards = asyncio.create_task(
+                read_cards(self.card_reader, self.card_read, self.reader_stats),
+                name=f"cards-{self.egm.machine_id}",
+            )
         try:
             await self.core.start(wait=wait_for_broker)
         except BaseException:
@@ -84,11 +105,12 @@ class BoardAgent:
         await self.driver.close()
 
     async def _stop_loop(self) -> None:
-        task, self._loop = self._loop, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        for task in (self._loop, self._cards):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._loop = self._cards = None
 
     # -- SAS -> board ------------------------------------------------------------------
     async def _sas_loop(self) -> None:

@@ -190,7 +190,9 @@ class EgmMachine:
 
     # -- commands ----------------------------------------------------------------------
     async def run(self, cmd: Command, args: dict[str, Any]) -> dict[str, Any] | None:
-        handler = _COMMANDS[cmd]
+        handler = _COMMANDS.get(cmd)
+        if handler is None:  # show-message: SAS gives a host no line on the EGM's screen
+            raise ValueError(f"{cmd.value}: this board has no display")
         try:
             return await handler(self, args)
         except MachineRefused as exc:

@@ -176,6 +176,8 @@ class BoardHub:
             if site in self._sites:
                 return
             for channel in sorted(BOARD_TO_GATEWAY, key=lambda c: c.value):
+                if channel is Channel.CARD:
+                    continue  # players' cards go to the card desk (gateway/cards.py)
                 await self.session.route(board_filter(site, channel), self._on_message)
             self._sites.add(site)
 

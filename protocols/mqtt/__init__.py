@@ -11,6 +11,8 @@ See ``docs/mqtt.md``.
 
 from protocols.mqtt.codec import (
     BoardEventKind,
+    Card,
+    CardAction,
     Command,
     CommandMessage,
     ErrorKind,
@@ -28,6 +30,8 @@ from protocols.mqtt.topics import Channel, TopicError, board_topic, feed_topic, 
 
 __all__ = [
     "BoardEventKind",
+    "Card",
+    "CardAction",
     "Channel",
     "Command",
     "CommandMessage",

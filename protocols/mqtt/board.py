@@ -114,6 +114,7 @@ class BoardStats:
     deferred: int = 0  # commands left unanswered (machine not answering)
     events_dropped: int = 0  # the counted gap of queue-overflow
     bank_commands: int = 0  # bank-wide commands that named this board
+    cards_dropped: int = 0  # card messages dropped from a full queue (broker away long)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +154,7 @@ class BoardCore:
         self._reply_limit = reply_cache
         self._seq = int(time.time() * 1000)
         self._events: deque[_Queued] = deque()
+        self._cards: deque[codec.Card] = deque()
         self._replies: OrderedDict[str, bytes] = OrderedDict()
         self._running: dict[str, asyncio.Future[bytes | None]] = {}
         self._commands: asyncio.Queue[codec.CommandMessage] = asyncio.Queue(COMMAND_QUEUE)
@@ -229,6 +231,36 @@ class BoardCore:
         marker = _Queued(head.seq, head.at, BoardEventKind.QUEUE_OVERFLOW)
         self._events.appendleft(marker)
 
+    def post_card(
+        self,
+        action: codec.CardAction,
+        card: str,
+        reader: codec.ReaderKind,
+        *,
+        display: bool = False,
+    ) -> codec.Card:
+        """Queue a player's card put in or pulled (the ``card`` channel), in order.
+
+        Raises ``ValueError`` for a card number the schema cannot carry (the reader's
+        parser refuses those first).  While the broker is away the cards wait in a queue
+        as long as the event queue; when it is full the oldest is dropped and counted."""
+        message = codec.Card(
+            seq=self.next_seq(),
+            at=self.machine.now(),
+            action=action,
+            machine=self.machine.machine_id,
+            card=card,
+            reader=reader,
+            display=display,
+        )
+        codec.encode(message)  # ValueError before it is queued
+        if len(self._cards) >= self._event_limit:
+            self._cards.popleft()
+            self.stats.cards_dropped += 1
+        self._cards.append(message)
+        self._wake.set()
+        return message
+
     def touch(self, *, state: bool = True, meters: bool = False) -> None:
         """The state (and meters) changed: publish the newest soon."""
         self._state_dirty |= state
@@ -272,6 +304,9 @@ class BoardCore:
             sent = set(batch)  # events may have been dropped meanwhile (a full queue)
             while self._events and self._events[0] in sent:
                 self._events.popleft()
+        while self._cards:
+            await self._send(Channel.CARD, self._cards[0])
+            self._cards.popleft()
         if self._state_dirty:
             self._state_dirty = False
             await self._send(Channel.STATE, self.machine.state(self.next_seq()), retain=True)

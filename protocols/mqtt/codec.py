@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import enum
 import json
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
 from protocols.mqtt import safejson
-from protocols.mqtt.topics import VERSION, Channel
+from protocols.mqtt.topics import VERSION, Channel, TopicError, check_segment
 
 MAX_PAYLOAD = 16 * 1024  # bytes; a board message is a few hundred
 
@@ -44,6 +46,7 @@ class Command(enum.Enum):
     SET_CLOCK = "set-clock"
     IDENTITY = "identity"
     REPORT_STATE = "report-state"  # republish state and meters (resync after reconnect)
+    SHOW_MESSAGE = "show-message"  # a line on the machine's display (a refused card)
 
 
 class BoardEventKind(enum.Enum):
@@ -68,6 +71,24 @@ class BoardEventKind(enum.Enum):
     QUEUE_OVERFLOW = "queue-overflow"  # the board dropped events (like SAS exception 70)
     OPERATOR_MENU = "operator-menu"  # SAS 84/85: an attendant in the machine's menu
     OUT_OF_SERVICE = "out-of-service"  # SAS 86: the EGM took itself out of service
+
+
+class CardAction(enum.Enum):
+    CARD_IN = "card-in"
+    CARD_OUT = "card-out"
+
+
+class ReaderKind(enum.Enum):
+    """The reader a card number came from (it says how to read the number)."""
+
+    MAGSTRIPE = "magstripe"  # ISO 7813 track 1 or 2: the primary account number
+    RFID = "rfid"  # the card's UID in upper-case hex
+    EMULATED = "emulated"  # an emulated board's card slot
+
+
+#: A card number as a reader gives it: what fits ``players.card_number``.
+CARD_NUMBER = re.compile(r"^[0-9A-Za-z]{1,32}$")
+MESSAGE_MAX = 80  # characters on a machine's display line
 
 
 class ErrorKind(enum.Enum):
@@ -142,7 +163,22 @@ class Reply:
     reason: str = ""
 
 
-BoardMessage = Status | State | Event | Meters | Reply | CommandMessage
+@dataclass(frozen=True, slots=True)
+class Card:
+    """A player's card put in (``card-in``) or pulled (``card-out``) at ``machine``.
+
+    ``display``: the board can show a line on the machine (``show-message``)."""
+
+    seq: int
+    at: datetime
+    action: CardAction
+    machine: str
+    card: str
+    reader: ReaderKind
+    display: bool = False
+
+
+BoardMessage = Status | State | Event | Meters | Reply | CommandMessage | Card
 
 _CHANNEL_OF: dict[type[Any], Channel] = {
     Status: Channel.STATUS,
@@ -151,6 +187,7 @@ _CHANNEL_OF: dict[type[Any], Channel] = {
     Meters: Channel.METERS,
     Reply: Channel.REPLY,
     CommandMessage: Channel.CMD,
+    Card: Channel.CARD,
 }
 
 
@@ -202,6 +239,18 @@ def to_json(message: BoardMessage) -> dict[str, Any]:
             "games_won": message.games_won,
             "credits_wagered": message.credits_wagered,
             "credits_won": message.credits_won,
+        }
+    elif isinstance(message, Card):
+        if not CARD_NUMBER.match(message.card):
+            raise ValueError(f"card number {message.card!r} is not 1-32 letters or digits")
+        body |= {
+            "seq": message.seq,
+            "at": _ts(message.at),
+            "action": message.action.value,
+            "machine": check_segment("machine", message.machine),
+            "card": message.card,
+            "reader": message.reader.value,
+            "display": message.display,
         }
     elif isinstance(message, CommandMessage):
         _check_args(message.cmd, message.args)
@@ -293,6 +342,12 @@ def _check_args(cmd: Command, args: dict[str, Any]) -> None:
     elif cmd is Command.SET_CLOCK:
         f.when("when")
         allowed = {"when"}
+    elif cmd is Command.SHOW_MESSAGE:
+        f.text("text", max_len=MESSAGE_MAX)
+        f.integer("seconds", minimum=1)
+        if args["seconds"] > 600:
+            raise PayloadError(f"{cmd.value}.args.seconds: at most 600")
+        allowed = {"text", "seconds"}
     else:
         allowed = set()
     extra = set(args) - allowed
@@ -300,16 +355,46 @@ def _check_args(cmd: Command, args: dict[str, Any]) -> None:
         raise PayloadError(f"{cmd.value}.args: unexpected {sorted(extra)}")
 
 
+def _card(f: _Fields) -> Card:
+    card = f.text("card", max_len=32)
+    if not CARD_NUMBER.match(card):
+        raise PayloadError("card.card: expected 1-32 letters or digits")
+    try:
+        machine = check_segment("machine", f.text("machine", max_len=64))
+    except TopicError as exc:
+        raise PayloadError(f"card.machine: {exc}") from None
+    return Card(
+        seq=f.integer("seq"),
+        at=f.when("at"),
+        action=f.choice("action", CardAction),
+        machine=machine,
+        card=card,
+        reader=f.choice("reader", ReaderKind),
+        display=f.boolean("display") if "display" in f.data else False,
+    )
+
+
+def _status(f: _Fields) -> Status:
+    status = f.text("status")
+    if status not in ("online", "offline"):
+        raise PayloadError(f"status.status: unknown value {status!r}")
+    return Status(online=status == "online", at=f.when("at"))
+
+
+_SIMPLE: dict[Channel, Callable[[_Fields], BoardMessage]] = {
+    Channel.STATUS: _status,
+    Channel.CARD: _card,
+}
+
+
 def from_json(channel: Channel, data: Any) -> BoardMessage:
     f = _Fields(data, channel.value)
     version = f.integer("v")
     if version != VERSION:
         raise PayloadError(f"{channel.value}.v: unsupported schema version {version}")
-    if channel is Channel.STATUS:
-        status = f.text("status")
-        if status not in ("online", "offline"):
-            raise PayloadError(f"status.status: unknown value {status!r}")
-        return Status(online=status == "online", at=f.when("at"))
+    simple = _SIMPLE.get(channel)
+    if simple is not None:
+        return simple(f)
     if channel is Channel.STATE:
         tournament: TournamentView | None = None
         if f.data.get("tournament") is not None:

@@ -8,6 +8,7 @@ Everything lives under ``reelgate/v1/<site>/``::
     reelgate/v1/<site>/board/<machine>/meters   board → gateway, retained (credit/meter report)
     reelgate/v1/<site>/board/<machine>/reply    board → gateway, QoS 1 (command replies)
     reelgate/v1/<site>/board/<machine>/cmd      gateway → board, QoS 1, never retained
+    reelgate/v1/<site>/board/<machine>/card     board → gateway, QoS 1 (card-in, card-out)
     reelgate/v1/<site>/feed/...                 gateway → signage (see protocols.mqtt.feed)
 
 The schema version is in the topic so that a v2 board and a v1 gateway never read each
@@ -39,11 +40,12 @@ class Channel(enum.Enum):
     METERS = "meters"
     REPLY = "reply"
     CMD = "cmd"
+    CARD = "card"  # a player's card put in or pulled (docs/mqtt.md, "Player cards")
 
 
 #: Channels a board publishes (the gateway subscribes to these).
 BOARD_TO_GATEWAY = frozenset(
-    {Channel.STATUS, Channel.STATE, Channel.EVENT, Channel.METERS, Channel.REPLY}
+    {Channel.STATUS, Channel.STATE, Channel.EVENT, Channel.METERS, Channel.REPLY, Channel.CARD}
 )
 #: Channels retained by the broker, so a late subscriber gets the last value at once.
 RETAINED = frozenset({Channel.STATUS, Channel.STATE, Channel.METERS})

@@ -37,7 +37,9 @@ from gateway.tournament.services.setup import create_tournament, schedule_heat
 from gateway.tournament.settings import TournamentSettings
 from gateway.web import FanoutFeed
 from gateway.web.mqtt_source import MqttFeedSource
+from protocols.mqtt import codec
 from protocols.mqtt.broker import EmbeddedBroker
+from protocols.mqtt.topics import Channel, board_topic
 from protocols.snmp.mib import Notification
 from protocols.snmp.security import V2cCommunity
 from storage.journal import MachineState, RunState
@@ -161,6 +163,18 @@ async def test_serve_publishes_the_live_heat_and_a_door_trap_ends_one_seat(
         assert serving.trap_port
         for agent in agents.values():  # the boards are told where the gateway listens
             await agent.add_trap_target("127.0.0.1", serving.trap_port)
+
+        # With --mqtt the gateway also runs the card desk (issue 30 item 1, T1-T3 at
+        # card-in): a card from a board of the site is decided and audited.
+        assert serving.cards is not None
+        cards = serving.cards
+        await _until(cards.session.connected.is_set, 20, "the card desk on the broker")
+        card = codec.Card(seq=1, at=datetime.now(UTC), action=codec.CardAction.CARD_IN,
+                          machine="A01", card="777001", reader=codec.ReaderKind.RFID)  # fmt: skip
+        await source.session.publish(  # type: ignore[union-attr]
+            board_topic(site, "A01", Channel.CARD), codec.encode(card)
+        )
+        await _until(lambda: cards.stats.decided == 1, 20, "the card decided")
 
         scheduler = serving.scheduler
         await _until(

@@ -18,6 +18,7 @@ from typing import Any
 
 from gateway.app.sas_capture import capture_options, check_capture, port_captures
 from gateway.board.agent import MAX_BACKOFF, POLL_INTERVAL, BoardAgent
+from gateway.board.cards import ReaderSpec, evdev_available
 from gateway.errors import OperatorError
 from gateway.machines.sas import SasDriver
 from protocols.mqtt.board import EVENT_QUEUE
@@ -71,8 +72,25 @@ def register(sub: Any) -> None:
         default=EVENT_QUEUE,
         help=f"events kept while the broker is away (default {EVENT_QUEUE}; oldest dropped)",
     )
+    parser.add_argument(
+        "--card-reader",
+        default=os.environ.get("REELGATE_BOARD_CARD_READER", "none"),
+        help="players' card reader: serial:/dev/ttyX[?rfid|magstripe][&baud=N], "
+        "evdev:/dev/input/eventN[?rfid|magstripe] (needs the evdev package) or none "
+        "(default; or $REELGATE_BOARD_CARD_READER)",
+    )
     capture_options(parser, required=False)  # the EGM's port: FILE.<host>_<port>
     parser.set_defaults(handler=_handle)
+
+
+def card_reader(text: str) -> ReaderSpec:
+    try:
+        spec = ReaderSpec.parse(text)
+    except ValueError as exc:
+        raise OperatorError(f"--card-reader: {exc}") from None
+    if spec.kind == "evdev" and not evdev_available():
+        raise OperatorError("--card-reader evdev:…: the evdev package is not installed")
+    return spec
 
 
 def build_agent(args: argparse.Namespace) -> BoardAgent:
@@ -106,6 +124,7 @@ def build_agent(args: argparse.Namespace) -> BoardAgent:
         poll_interval=args.poll_interval,
         max_backoff=MAX_BACKOFF,
         event_queue=args.event_queue,
+        card_reader=card_reader(getattr(args, "card_reader", "none")),
     )
 
 

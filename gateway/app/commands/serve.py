@@ -50,6 +50,7 @@ from storage.lease import DEFAULT_PERIOD
 if TYPE_CHECKING:
     from gateway.app.commands.api import HttpApi
     from gateway.app.monitoring.ops import GatewayOps
+    from gateway.cards import CardDesk
     from gateway.floor.model import MachineSpec
     from gateway.floor.snmp import SnmpSecrets
     from gateway.heats.scheduler import Scheduler
@@ -245,6 +246,7 @@ class Serving:
     http: HttpApi | None = None  # the API, /metrics, /healthz, /readyz (--http)
     ops: GatewayOps | None = None
     http_url: str | None = None  # the API (its console: the same host, /console/)
+    cards: CardDesk | None = None  # players' cards at the boards (--mqtt)
 
     @property
     def trap_port(self) -> int | None:
@@ -304,6 +306,7 @@ async def serve(
             _captured(args),  # --capture: every SAS port the gateway opens, recorded
             RunningGateway(settings, fanout) as gateway,
             monitored(gateway, ops, mqtt.session if mqtt is not None else None),
+            _card_desk(args, gateway) as cards,
         ):
             if http is not None:  # the console drives this gateway's banks
                 from gateway.app.console_floor import GatewayFloor
@@ -314,6 +317,7 @@ async def serve(
                 gateway.running, fanout, signage, mqtt, gateway.health, http, ops,
                 http.url if http is not None else None,
             )  # fmt: skip
+            serving.cards = cards
             if on_ready is not None:
                 on_ready(serving)
             # What was built to serve (modules, the ORM's mappings, the app, the links)
@@ -330,6 +334,31 @@ async def serve(
         await _close_feed(signage, mqtt)
         await ops.close()
     return 0
+
+
+@contextlib.asynccontextmanager
+async def _card_desk(args: argparse.Namespace, gateway: Any) -> AsyncIterator[CardDesk | None]:
+    """With ``--mqtt``, the card desk: players' cards at the boards of ``--site``, T1-T3
+    at card-in (``docs/mqtt.md``, "Player cards").  The broker need not be up."""
+    url = getattr(args, "mqtt", "")
+    if not url or gateway.ctx is None:
+        yield None
+        return
+    from gateway.cards import CardDesk
+    from protocols.mqtt.client import MqttSettings
+
+    desk = CardDesk(
+        gateway.ctx.sessions,
+        MqttSettings.from_url(url),
+        args.site,
+        venue_zone=settings_of(args).venue.time_zone,
+    )
+    await desk.start(wait=False)
+    log.info("card desk on reelgate/v1/%s/board/+/card", args.site)
+    try:
+        yield desk
+    finally:
+        await desk.close()
 
 
 @contextlib.asynccontextmanager

@@ -13,10 +13,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import sys
 from typing import TYPE_CHECKING, Any
 
 from emulators.machine import EmulatedMachine
-from emulators.mqtt_board import MqttBoard
+from emulators.mqtt_board import MqttBoard, card_control
 from emulators.player import Players
 from gateway.app.embedded import embedded_broker
 from gateway.errors import OperatorError
@@ -54,6 +55,12 @@ def register(sub: Any) -> None:
         "--snmp-traps", default="", metavar="HOST:PORT", help="send the boards' traps there"
     )
     parser.add_argument("--duration", type=float, default=None, help="stop after N seconds")
+    parser.add_argument(
+        "--control",
+        choices=("none", "stdin"),
+        default="none",
+        help="stdin: read 'card-in MACHINE CARD' / 'card-out MACHINE' lines (players' cards)",
+    )
     parser.set_defaults(handler=_run)
 
 
@@ -73,6 +80,34 @@ def _run(args: argparse.Namespace) -> int:
     args.snmp_users = _snmp_users(args.snmp_v3)
     args.trap_targets = _trap_targets(args.snmp_traps)
     return asyncio.run(_serve(args))
+
+
+def _background(
+    args: argparse.Namespace, machines: list[EmulatedMachine], boards: list[MqttBoard]
+) -> list[asyncio.Task[None]]:
+    """Simulated players (``--play``) and the control channel (``--control stdin``)."""
+    tasks = []
+    if args.play:
+        players = Players(machines, seed=args.seed, pace=args.pace)
+        tasks.append(asyncio.create_task(players.run()))
+    if getattr(args, "control", "none") == "stdin":
+        tasks.append(asyncio.create_task(_control(boards)))
+    return tasks
+
+
+async def _control(boards: list[MqttBoard]) -> None:
+    """Players' cards from stdin, one command a line (``card_control``); EOF ends it."""
+    by_id = {b.machine_id: b for b in boards}
+    while True:
+        line = await asyncio.to_thread(sys.stdin.readline)
+        if not line:
+            return
+        if not line.strip():
+            continue
+        try:
+            print(card_control(by_id, line), flush=True)
+        except ValueError as exc:
+            print(f"control: {exc}", flush=True)
 
 
 def _snmp_users(spec: str) -> list[Security]:
@@ -134,9 +169,7 @@ async def _serve(args: argparse.Namespace) -> int:
                 await agent.start()
                 agents.append(agent)
                 print(f"{board.machine.machine_id} snmp udp 127.0.0.1:{agent.port}", flush=True)
-        if args.play:
-            players = Players(machines, seed=args.seed, pace=args.pace)
-            tasks.append(asyncio.create_task(players.run()))
+        tasks += _background(args, machines, boards)
         if args.duration is not None:
             await asyncio.sleep(args.duration)
         else:

@@ -167,6 +167,22 @@ class PlayerOut(BaseModel):
     card_number: str | None
 
 
+class CardAtMachineOut(BaseModel):
+    """A machine's last player card (``docs/mqtt.md``, "Player cards") and the decision
+    at card-in: ``rule`` names the rule that refused it (T1-T3, T23)."""
+
+    machine: str
+    card: str
+    action: Literal["card-in", "card-out"]
+    outcome: Literal["accepted", "refused", "not-registered", "out"]
+    in_machine: bool
+    player_id: int | None
+    player_name: str
+    rule: str
+    reason: str
+    at: datetime
+
+
 TenderIn = Literal["cash", "card", "comp"]
 
 

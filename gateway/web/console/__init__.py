@@ -20,6 +20,7 @@ from fastapi.staticfiles import StaticFiles
 
 from gateway.web.console import (
     account_pages,
+    card_pages,
     cashup_pages,
     desk_pages,
     draw_pages,
@@ -61,6 +62,7 @@ def mount(app: FastAPI, *, zone: str = DEFAULT_ZONE) -> None:
         desk_pages,
         cashup_pages,
         player_pages,
+        card_pages,
         draw_pages,
         finals_pages,
         prize_pages,

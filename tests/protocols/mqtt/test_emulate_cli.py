@@ -65,3 +65,22 @@ def test_snmp_option_mistakes(
 ) -> None:
     assert main(["emulate", "mqtt", "--snmp", *args]) == 2
     assert complaint in capsys.readouterr().err
+
+
+def test_cards_through_the_control_channel(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30 item 1: ``--control stdin`` puts players' cards in and pulls them; a bad
+    line is one line and changes nothing."""
+    import io
+
+    lines = "card-in M001 6009100000000001\ncard-swipe M001\ncard-out M001\ncard-out M001\n"
+    monkeypatch.setattr("sys.stdin", io.StringIO(lines))
+    code = main(["emulate", "mqtt", "--machines", "1", "--site", "clicards", "--control",
+                 "stdin", "--duration", "1.0"])  # fmt: skip
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "M001: card 6009100000000001 in" in out
+    assert "control: expected card-in MACHINE CARD or card-out MACHINE" in out
+    assert "M001: card 6009100000000001 out" in out
+    assert "M001: no card in" in out

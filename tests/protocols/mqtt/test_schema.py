@@ -55,6 +55,8 @@ SAMPLES: dict[Channel, codec.BoardMessage] = {
     ),
     Channel.CMD: codec.CommandMessage(id="a", cmd=Command.LOCK, at=AT),
     Channel.REPLY: codec.Reply(id="a", ok=False, at=AT, error=ErrorKind.REFUSED, reason="x"),
+    Channel.CARD: codec.Card(seq=1, at=AT, action=codec.CardAction.CARD_IN, machine="A01",
+                             card="6001234", reader=codec.ReaderKind.MAGSTRIPE, display=True),
 }
 
 
@@ -79,6 +81,10 @@ def test_enums_match_the_codec() -> None:
     assert defs["event"]["properties"]["kind"]["enum"] == [k.value for k in BoardEventKind]
     assert defs["cmd"]["properties"]["cmd"]["enum"] == [c.value for c in Command]
     assert defs["reply"]["properties"]["error"]["enum"] == [e.value for e in ErrorKind]
+    card = defs["card"]["properties"]
+    assert card["action"]["enum"] == [a.value for a in codec.CardAction]
+    assert card["reader"]["enum"] == [r.value for r in codec.ReaderKind]
+    assert card["card"]["pattern"] == codec.CARD_NUMBER.pattern
 
 
 def test_state_fields_match_the_dataclass() -> None:

@@ -16,6 +16,7 @@ from gateway.accounts.service import Principal
 from gateway.scores import HeatScore, TournamentMeters
 from gateway.tournament import services as svc
 from gateway.tournament.rules.enums import PurchaseKind
+from gateway.tournament.services.cards import cards_at_machines as cards_at_machines_of
 from gateway.tournament.services.cashdesk import tender_of
 from gateway.tournament.services.common import find_tournament
 from gateway.tournament.services.idempotency import HEADER_MAX as IDEMPOTENCY_MAX
@@ -27,6 +28,7 @@ from gateway.web.api.models import (
     PLAYER_REF_EXAMPLES,
     PLAYER_REF_PATTERN,
     REF_PATTERN,
+    CardAtMachineOut,
     ManualScore,
     ManualScoreIn,
     PendingOut,
@@ -71,6 +73,23 @@ async def find_player(
 ) -> PlayerOut:
     session = me.session
     return _player(await svc.find_player(session, ref))
+
+
+@router.get("/cards", openapi_extra=needs(P.PLAYER_READ))
+async def cards_at_machines(
+    request: Request, me: Caller = who(P.PLAYER_READ)
+) -> list[CardAtMachineOut]:
+    """Each machine's last player card and the decision at card-in (T1-T3, T23)."""
+    rows = await cards_at_machines_of(me.session)
+    return [
+        CardAtMachineOut(
+            machine=r.machine, card=r.card, action=r.action,  # type: ignore[arg-type]
+            outcome=r.outcome, in_machine=r.in_machine,  # type: ignore[arg-type]
+            player_id=r.player_id, player_name=r.player_name, rule=r.rule, reason=r.reason,
+            at=r.at,
+        )
+        for r in rows
+    ]  # fmt: skip
 
 
 @router.post("/players", status_code=201, openapi_extra=needs(P.PLAYER_ADD))

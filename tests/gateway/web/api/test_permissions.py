@@ -172,6 +172,7 @@ SAMPLES: dict[tuple[str, str], Any] = {
         None,
     ),
     ("get", "/api/v1/players/{ref}"): lambda d: ("/api/v1/players/8001015009087", None),
+    ("get", "/api/v1/cards"): lambda d: ("/api/v1/cards", None),
     ("post", "/api/v1/players"): lambda d: (
         "/api/v1/players",
         {"id_number": "8001015009111", "name": "New Player", "date_of_birth": "1980-01-01"},
