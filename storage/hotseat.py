@@ -53,7 +53,10 @@ class HotseatCommitment(Base):
     heat_id: Mapped[int | None] = mapped_column(ForeignKey("heats.id"))  # NULL: a wild card
     draws: Mapped[int] = mapped_column(Integer)
     prize_cents: Mapped[int] = mapped_column(BigInteger)
-    seed_hex: Mapped[str] = mapped_column(String(64))
+    # The seed is HMAC(audit key, nonce, subject): the database holds the nonce only, so
+    # an insider who reads it cannot learn the draw before the reveal (HS5).
+    nonce_hex: Mapped[str] = mapped_column(String(64))
+    seed_hex: Mapped[str | None] = mapped_column(String(64))  # set at the reveal
     commitment: Mapped[str] = mapped_column(String(64))
     committed_by: Mapped[str] = mapped_column(String(100))
     committed_at: Mapped[datetime] = mapped_column(UTCDateTime())

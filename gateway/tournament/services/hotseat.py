@@ -18,6 +18,8 @@ Every change is audited in the same transaction; the seed only once revealed.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import secrets
 from dataclasses import dataclass
@@ -45,6 +47,7 @@ from gateway.tournament.services.common import aware, find_tournament, get, reco
 from gateway.tournament.services.lookup import player_by_ref
 from gateway.tournament.services.people import disqualified_sets
 from gateway.tournament.services.standings import qualifiers, stage_over, stage_standings
+from storage.audit import require_keys
 from storage.enums import HeatStatus, SeatStatus
 from storage.hotseat import HotseatCommitment, HotseatDraw
 from storage.tournament import Entry, Heat, Player, Seat
@@ -89,7 +92,8 @@ async def _new_commitment(
 ) -> HotseatCommitment:
     if await _commitment(session, subject) is not None:
         raise _refuse("HS4", f"{subject} is already committed; a seed is committed once")
-    seed = secrets.token_bytes(SEED_BYTES)
+    nonce = secrets.token_bytes(SEED_BYTES)
+    seed = keyed_seed(session, nonce, subject)
     row = HotseatCommitment(
         subject=subject,
         tournament_id=tournament_id,
@@ -97,7 +101,8 @@ async def _new_commitment(
         heat_id=heat_id,
         draws=draws,
         prize_cents=prize_cents,
-        seed_hex=seed.hex(),
+        nonce_hex=nonce.hex(),
+        seed_hex=None,  # HS5: stored when revealed
         commitment=commitment(seed, subject),
         committed_by=actor,
         committed_at=now,
@@ -117,6 +122,27 @@ async def _new_commitment(
         rule="HS4",
     )  # never the seed (HS5)
     return row
+
+
+SEED_LABEL = b"reelgate-hotseat-seed/1|"
+
+
+def keyed_seed(session: AsyncSession, nonce: bytes, subject: str) -> bytes:
+    """The draw's seed: HMAC-SHA256 of the nonce and subject under the venue's audit key,
+    which the database never holds (docs/records.md) — an insider who reads the stored
+    nonce cannot compute the seed, hence the draw, before the reveal (HS5)."""
+    key = require_keys(session).mac_key
+    return hmac.new(key, SEED_LABEL + subject.encode() + b"|" + nonce, hashlib.sha256).digest()
+
+
+def _seed_of(session: AsyncSession, row: HotseatCommitment) -> bytes:
+    seed = keyed_seed(session, bytes.fromhex(row.nonce_hex), row.subject)
+    if commitment(seed, row.subject) != row.commitment:  # another key, or an edited row
+        raise _refuse(
+            "HS5",
+            f"{row.subject}: the seed does not match its commitment (audit key or row changed)",
+        )
+    return seed
 
 
 async def commit_heat(
@@ -234,7 +260,7 @@ async def take_heat_draws(
     if heat.status is not HeatStatus.CLOSED:
         raise _refuse("HS5", f"heat {heat.id} is {heat.status.value}: draws are revealed at close")
     start, end = heat_window(heat)
-    seed = bytes.fromhex(row.seed_hex)
+    seed = _seed_of(session, row)
     moments = draw_moments(seed, row.subject, start, end, row.draws)
     seats = (await session.execute(select(Seat).where(Seat.heat_id == heat.id))).scalars().all()
     seats = [s for s in seats if s.status is not SeatStatus.CANCELLED]
@@ -250,18 +276,20 @@ async def take_heat_draws(
         outcome = draw_winner(seed, row.subject, index, by_label, bad)
         entry = by_label[outcome.winner].entry_id if outcome.winner is not None else None
         taken.append(_draw_row(row, moment, outcome, bad, entry, actor, now))
-    return await _reveal(session, row, taken, actor, now)
+    return await _reveal(session, row, seed, taken, actor, now)
 
 
 async def _reveal(
     session: AsyncSession,
     row: HotseatCommitment,
+    seed: bytes,
     taken: list[HotseatDraw],
     actor: str,
     now: datetime,
 ) -> list[HotseatDraw]:
     session.add_all(taken)
     row.revealed_by, row.revealed_at = actor, now
+    row.seed_hex = seed.hex()
     await session.flush()
     await record(
         session,
@@ -319,10 +347,11 @@ async def draw_wildcard(
     if not await stage_over(session, tournament.id, stage):
         raise _refuse("HS6", f"the {stage.value} is not over: the wild card is drawn after it")
     candidates, bad = await wildcard_candidates(session, tournament.id, stage)
-    outcome = draw_winner(bytes.fromhex(row.seed_hex), row.subject, 0, candidates, bad)
+    seed = _seed_of(session, row)
+    outcome = draw_winner(seed, row.subject, 0, candidates, bad)
     entry = candidates[outcome.winner] if outcome.winner is not None else None
     (taken,) = await _reveal(
-        session, row, [_draw_row(row, None, outcome, bad, entry, actor, now)], actor, now
+        session, row, seed, [_draw_row(row, None, outcome, bad, entry, actor, now)], actor, now
     )
     return taken
 
@@ -443,7 +472,7 @@ async def export_items(session: AsyncSession, subject: str) -> list[dict[str, ob
         export_entry(
             subject=row.subject,
             committed=row.commitment,
-            seed=bytes.fromhex(row.seed_hex) if revealed else None,
+            seed=bytes.fromhex(row.seed_hex) if revealed and row.seed_hex else None,
             start=start,
             end=end,
             draws=row.draws,

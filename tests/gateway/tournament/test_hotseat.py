@@ -30,7 +30,7 @@ from gateway.tournament.services import hotseat as hs
 from gateway.tournament.services.finals import seat_stage
 from gateway.tournament.settings import TournamentSettings
 from storage.audit import AuditEntry
-from storage.hotseat import HotseatCommitment
+from storage.hotseat import HotseatCommitment, HotseatDraw
 from storage.testing import unique_id_number
 
 from .conftest import Desk, at
@@ -101,7 +101,8 @@ async def test_hs1_to_hs5_heat_draws_committed_taken_at_close_and_revealed(
     assert before.winners == ()
     commits = [a for a in await _rows(desk, AuditEntry) if a.action == "hotseat.commit"]
     assert len(commits) == 1
-    assert row.seed_hex not in str(commits[0].details)  # never the seed before close
+    assert row.seed_hex is None  # HS5: the database holds a nonce; the seed needs the key
+    assert row.nonce_hex not in str(commits[0].details)
     await refused(
         desk, r"^HS5: heat \d+ is scheduled: draws are revealed at close",
         hs.take_heat_draws, heat, actor="director", now=now,
@@ -117,6 +118,7 @@ async def test_hs1_to_hs5_heat_draws_committed_taken_at_close_and_revealed(
         assert d.winner in {"001", "002", "003"}
         assert d.prize_cents == 50000
     stored = (await _rows(desk, HotseatCommitment))[0]
+    assert stored.seed_hex is not None  # revealed at the close
     seed = bytes.fromhex(stored.seed_hex)
     assert commitment(seed, f"heat:{heat}") == row.commitment  # HS4
     started = at(DAY, 18)
@@ -235,3 +237,33 @@ async def test_hs6_wild_card_from_the_entries_that_did_not_go_through(desk: Desk
         hs.commit_wildcard, tid, Q, actor="director",
         now=at(DAY, 20),
     )  # fmt: skip
+
+
+async def test_hs5_an_insider_with_the_database_can_neither_read_nor_steer_the_seed(
+    desk: Desk,
+) -> None:
+    """The seed is keyed with the venue's audit key, which the database never holds: the
+    row keeps a nonce, so reading it tells nothing of the draw; a nonce swapped for one
+    whose draw suits the insider no longer matches the commitment, and the draw is
+    refused before anything is written (HS4, HS5)."""
+    from sqlalchemy import text
+
+    _tid, heat, _dee = await _heat_of_four(desk)
+    row = await desk.run(
+        hs.commit_heat, heat, draws=1, prize_cents=10000, actor="director", now=at(DAY, 17)
+    )
+    nonce = bytes.fromhex(row.nonce_hex)
+    assert commitment(nonce, f"heat:{heat}") != row.commitment  # the nonce is not the seed
+
+    async def swap(session: AsyncSession) -> None:
+        await session.execute(
+            text("UPDATE hotseat_commitments SET nonce_hex = :n"), {"n": "00" * 32}
+        )
+
+    await desk.run(swap)
+    await desk.play(heat, {1: 1500, 2: 1200, 3: 900, 4: 800}, at(DAY, 18))
+    await refused(
+        desk, r"^HS5: heat:\d+: the seed does not match its commitment",
+        hs.take_heat_draws, heat, actor="director", now=at(DAY, 19),
+    )  # fmt: skip
+    assert await _rows(desk, HotseatDraw) == []

@@ -42,7 +42,9 @@ async def test_hs4_hs5_commitment_then_seed_and_winner_on_the_boards(engine: Asy
         row = await hs.commit_heat(
             session, heat_id, draws=1, prize_cents=10000, actor="director", now=NOW
         )
-        committed, seed = row.commitment, row.seed_hex
+        committed, nonce = row.commitment, row.nonce_hex
+        assert row.seed_hex is None  # HS5: the database holds the nonce, not the seed
+        seed = hs.keyed_seed(session, bytes.fromhex(nonce), row.subject).hex()
     assert await reader.step() > 0
     board = feed.retained()[topic]
     assert board == {
