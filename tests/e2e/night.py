@@ -210,6 +210,27 @@ class Console:
         expect(flash).to_be_visible()
         return flash.inner_text()
 
+    def manual_score(
+        self, page: Page, heat_id: int, player_name: str, credits: int, reason: str
+    ) -> str:
+        """A manual score (director or supervisor, T23): ``credits`` for the seat
+        ``player_name`` plays in the collecting or closed heat ``heat_id``, with the
+        reason; the flash.  It waits for a second person: ``approve(page,
+        "heat.manual-score")`` in another account's desk."""
+        from playwright.sync_api import expect
+
+        page.goto(f"{self.base}/heats/{heat_id}/score")
+        row = page.locator("tr[data-score-seat]", has_text=player_name)
+        expect(row).to_have_count(1)
+        row.get_by_role("link", name="Manual score for seat").click()
+        form = page.locator("#score-form")
+        form.get_by_label("Credits", exact=True).fill(str(credits))
+        form.get_by_label("Reason (rule 23)").fill(reason)
+        form.get_by_role("button", name="Ask for the manual score").click()
+        flash = page.locator(".flash.ok")
+        expect(flash).to_contain_text(f"({player_name}) asked (action")
+        return flash.inner_text()
+
     def add_account(self, page: Page, name: str, role: str, password: str) -> str:
         """Accounts (admin): a new account with its first password; the flash."""
         from playwright.sync_api import expect

@@ -24,6 +24,7 @@ from gateway.tournament.services.seating import SeatInfo, heat_seats
 from gateway.web.console.acting import attempt, done
 from gateway.web.console.auth import Viewer, viewer
 from gateway.web.console.control import MachineLive
+from gateway.web.console.score_pages import SCORABLE
 from gateway.web.console.state import Console, console_of
 from storage.floor import FloorBank, FloorMachine
 from storage.journal import DirectorCommand, HeatRun, HeatRunMachine
@@ -148,7 +149,22 @@ async def _heat_context(
         "official": current is not None and current.status is HeatStatus.CLOSED,
         "has_feed": console.feed is not None,
         "unheld": await _unheld(me.session, bank, now),
+        # A manual score (T23) for a seat of a collecting or closed heat: its own page.
+        "can_score": me.can(P.HEAT_MANUAL_SCORE),
+        "scorable": current is not None and current.status in SCORABLE,
+        "played": await _played(me.session, bank),
     }
+
+
+async def _played(session: AsyncSession, bank: str) -> list[Heat]:
+    """The bank's last heats collecting or closed: their results and manual scores."""
+    query = (
+        select(Heat)
+        .where(Heat.bank_name == bank, Heat.status.in_(SCORABLE))
+        .order_by(Heat.scheduled_start.desc())
+        .limit(5)
+    )
+    return list((await session.scalars(query)).all())
 
 
 async def _unheld(session: AsyncSession, bank: str, now: datetime) -> bool:
@@ -182,7 +198,11 @@ def _controls(run: HeatRun | None, heat: Heat | None, feed: dict[str, Any]) -> d
 
 @router.get("/heat/{bank}", response_class=HTMLResponse)
 async def heat_page(
-    request: Request, bank: Bank, order: int | None = None, me: Viewer = viewer(P.HEAT_DIRECT)
+    request: Request,
+    bank: Bank,
+    order: int | None = None,
+    heat: HeatKey = None,
+    me: Viewer = viewer(P.HEAT_DIRECT),
 ) -> Response:
     console = console_of(request)
     if await me.session.get(FloorBank, bank) is None:
@@ -190,7 +210,7 @@ async def heat_page(
         return console.pages.render(
             request, "heats.html", me, status=404, active="heat", rows=[], error=missing
         )
-    context = await _heat_context(me, console, bank, now=_now(request))
+    context = await _heat_context(me, console, bank, heat, now=_now(request))
     return console.pages.render(
         request, "heat.html", me, active="heat", order=order, orders=ORDERS, **context
     )

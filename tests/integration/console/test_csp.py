@@ -16,10 +16,12 @@ from tests.browser import SCREEN
 
 from ..test_page_browser import publish_bank
 from .conftest import ConsoleGateway, Prepare, sign_in
+from .test_manual_score import closed_heat
 
 SCREENS = ["/", "/floor", "/floor/A", "/heat", "/heat/A", "/schedule", "/desk", "/players",
            "/finals", "/prizes", "/standings", "/pending", "/audit", "/super9",
-           "/accounts", "/tournaments", "/cashup"]  # fmt: skip
+           "/accounts", "/tournaments", "/cashup",
+           "/heat/A?heat=1", "/heats/1/score", "/heats/1/score?seat=1"]  # fmt: skip
 BOARDS = ["/signage/", "/signage/bank/A", "/signage/tournament/3", "/signage/super9",
           "/signage/?layout=topper"]  # fmt: skip
 
@@ -40,7 +42,7 @@ def _watch(page: Page) -> list[str]:
 async def test_console_screens_keep_their_csp(
     start_gateway: Callable[[Prepare | None], Awaitable[ConsoleGateway]], browser: Browser
 ) -> None:
-    gw = await start_gateway(None)
+    gw = await start_gateway(closed_heat)  # a closed heat: its manual score screen (T23)
     shown: set[str] = set()
     for account in ("director", "technician", "promotion-director", "desk", "admin"):
         context = await browser.new_context(viewport=SCREEN)  # the policy enforced

@@ -24,6 +24,7 @@ SCREENS = {
     "/console/floor/A": P.BANK_READ,
     "/console/heat": P.HEAT_DIRECT,
     "/console/heat/A": P.HEAT_DIRECT,
+    "/console/heats/1/score": P.HEAT_MANUAL_SCORE,  # issue 26: a manual score (T23)
     "/console/tournaments": P.TOURNAMENT_READ,  # issue 26, item 1
     "/console/schedule": P.HEAT_READ,  # issue 26, item 2
     "/console/desk": P.PLAYER_READ,
