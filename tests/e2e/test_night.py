@@ -2,11 +2,12 @@
 
 From ``reelgate db init`` to the cash-up and the signed exports, each role driven as it
 works: the shell of the gateway host only for ``db init``, the first ``users add``,
-``serve`` and, until its console screen lands, the manual score; the admin, the
-technician, the director, the cashiers and the supervisor in the console (Chromium); a
-remote cashier's desk through the API with a token made in the console; on emulated
-machines whose players spin.  ``reelgate serve`` runs the heats by itself at their times.
-The host's command line otherwise only reads (``heat show``, the records at the close).
+``serve`` and the Super 9 session; the admin, the technician, the director, the cashiers
+and the supervisor in the console (Chromium); a remote cashier's desk through the API
+with a token made in the console; on emulated machines whose players spin.  ``reelgate
+serve`` runs the heats by itself at their times.  Beyond that the host's command line
+only runs the emulators and reads (``heat list``, ``heat show``, the records at the
+close).
 
 The steps, in order (each a function below, run by the one test), and where each is done:
 
@@ -25,8 +26,9 @@ The steps, in order (each a function below, run by the one test), and where each
    their Change panels in the console's Schedule (T10, announced);
 7. the heats run; A04's emulator is stopped mid-heat (SIGSTOP): it stops answering, a
    malfunction (T20) takes its player out with a refund;
-8. after the close: a manual score with a second person on the host (T23); a qualifying
-   heat added after the cut and announced (T10/T21), scheduled by the director in the
+8. after the close: a manual score keyed by the director on the heat's seat in the
+   console and approved by a second director in its Approvals (T23); a qualifying heat
+   added after the cut and announced (T10/T21), scheduled by the director in the
    console's Schedule; a refund (T23) asked by the remote desk over the API and approved
    by the director in the console's Approvals; a second cashier sells Ann an entry by
    card at the console's registration desk, with its receipt, and registers her for the
@@ -257,15 +259,21 @@ class Night:
         return dict(found[0])
 
     def after_the_cut(self) -> None:
+        """T23: the director keys Sipho's score by hand in the console and pieter, the
+        second person, approves it on Approvals.  T10/T21: the director schedules a
+        qualifying heat added after the cut on the console's Schedule, announced, played
+        tonight."""
+        name = PLAYERS[1][1]
+        with self.console.desk("dana", self.pw["dana"]) as page:
+            said = self.console.manual_score(page, self.heats["one"], name, 777,
+                                             "meter read by hand after a keying error")  # fmt: skip
+            assert f"({name}) asked" in said, said
+        with self.console.desk("pieter", self.pw["pieter"]) as page:
+            said = self.console.approve(page, "heat.manual-score")
+        assert "approved by pieter" in said, said
         seat = self.seat_of("one", PLAYERS[1][0])
-        self.host.run(
-            "heat", "score", str(seat["seat_id"]), "--credits", "777",
-            "--reason", "meter read by hand after a keying error", "--as", "dana",
-            "--second", "pieter", stdin=self.pw["dana"] + "\n" + self.pw["pieter"] + "\n",
-        )  # fmt: skip
+        assert (seat["credits"], seat["source"]) == (777, "manual"), seat
         self.manual = (seat["seat_id"], 777)
-        # T10/T21: a qualifying heat added after the cut, announced, played tonight; the
-        # director schedules it on the console's Schedule.
         with self.console.desk("dana", self.pw["dana"]) as page:
             said, self.heats["added"] = self.console.schedule_heat(
                 page, "Night one", "A", _minute(ADDED_LEAD_S), 1, 500, announced_via="MC"
