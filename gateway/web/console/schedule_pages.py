@@ -40,6 +40,7 @@ from gateway.web.console.schedule_week import (
     RESTARTABLE,
     week_of,
 )
+from gateway.web.console.score_pages import SCORABLE
 from gateway.web.console.state import console_of
 from storage.floor import FloorBank
 from storage.tournament import Heat
@@ -110,8 +111,8 @@ async def _page(
         today=now.astimezone(zone).date(), now=now, form=me.form if error and new_heat else {},
         error=error,
         can_schedule=me.can(P.HEAT_SCHEDULE), can_conduct=me.can(P.HEAT_CONDUCT),
-        movable=MOVABLE, cancellable=CANCELLABLE, postponable=POSTPONABLE,
-        restartable=RESTARTABLE,
+        can_score=me.can(P.HEAT_MANUAL_SCORE), scorable=SCORABLE, movable=MOVABLE,
+        cancellable=CANCELLABLE, postponable=POSTPONABLE, restartable=RESTARTABLE,
     )  # fmt: skip
 
 

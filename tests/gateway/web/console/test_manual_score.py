@@ -212,3 +212,27 @@ async def test_an_unknown_heat_is_404(desk: Desk) -> None:
         r = await client.get("/console/heats/999/score")
     assert r.status_code == 404
     assert "heat 999 does not exist" in r.text
+
+
+async def test_t23_a_supervisor_asks_from_the_schedule_and_a_director_approves(
+    desk: Desk,
+) -> None:
+    """T23: the supervisor (heat.manual-score, no live heat screen) reaches the form from
+    the closed heat on the Schedule; a cashier's Schedule has no such link; the director
+    approves; the score is stored under the supervisor's name."""
+    link = f'href="{_page(desk)}"'
+    async with signed_in(desk, "cashier") as cashier:
+        week = await cashier.get("/console/schedule")
+    assert week.status_code == 200
+    assert f'data-heat="{desk.ids["done_heat"]}"' in week.text
+    assert link not in week.text
+    async with signed_in(desk, "supervisor") as supervisor:
+        week = await supervisor.get("/console/schedule")
+        assert link in week.text
+        r = await _ask(supervisor, desk, {"credits": "900"})
+        assert r.status_code == 303, r.text
+    (pending,) = await _pending(desk)
+    async with signed_in(desk, "director") as director:
+        r = await _approve(director, pending.id)
+        assert r.status_code == 303, r.text
+    assert await _scores(desk) == [(desk.ids["scored_seat"], 900, "manual", "supervisor")]
