@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -304,10 +305,12 @@ class Console:
         return int(row.locator("td").first.inner_text())
 
     def schedule_heat(
-        self, page: Page, tournament: str, bank: str, local_start: str, minutes: int, credits: int
-    ) -> str:
+        self, page: Page, tournament: str, bank: str, local_start: str, minutes: int,
+        credits: int, announced_via: str = "",
+    ) -> tuple[str, int]:  # fmt: skip
         """Schedule (director): a qualifying heat at ``local_start`` (venue time,
-        YYYY-MM-DDTHH:MM); the flash."""
+        YYYY-MM-DDTHH:MM), ``announced_via`` for one added after the cut (T10/T21); the
+        flash, and the heat's number as the week shows it."""
         from playwright.sync_api import expect
 
         self.screen(page, "Schedule")
@@ -319,14 +322,100 @@ class Console:
         form.get_by_label("Starts (venue time)").fill(local_start)
         form.get_by_label("Minutes").fill(str(minutes))
         form.get_by_label("Starting credits").fill(str(credits))
+        form.get_by_label("Announced via").fill(announced_via)
         form.get_by_role("button", name="Schedule heat").click()
         flash = page.locator(".flash.ok")
         expect(flash).to_contain_text("scheduled")
+        said = flash.inner_text()
+        found = re.search(r"(qualifying heat \d+) scheduled", said)
+        assert found, said
+        slot = page.get_by_role("article", name=f"{found.group(1)} of {tournament}", exact=True)
+        expect(slot).to_contain_text(local_start[11:16])
+        return said, int(slot.get_attribute("data-heat") or 0)
+
+    def move_heat(self, page: Page, heat: int, local_start: str, via: str, reason: str) -> str:
+        """Schedule (director): the heat's Change panel moves it to ``local_start`` (venue
+        time, YYYY-MM-DDTHH:MM), announced now via ``via`` (T10); the flash."""
+        from playwright.sync_api import expect
+
+        self.screen(page, "Schedule")
+        page.goto(f"{self.base}/schedule?start={local_start[:10]}")
+        slot = page.locator(f'article[data-heat="{heat}"]')
+        slot.locator("summary", has_text="Change").click()
+        move = slot.locator('form[data-form="reschedule"]')
+        move.get_by_label("New start").fill(local_start)
+        move.get_by_label("Announced via").fill(via)
+        move.get_by_label("Reason").fill(reason)
+        move.get_by_role("button", name="Move heat").click()
+        flash = page.locator(".flash.ok")
+        expect(flash).to_contain_text("moved to")
+        expect(page.locator(f'article[data-heat="{heat}"] .when')).to_contain_text(
+            local_start[11:16]
+        )
         return flash.inner_text()
+
+    def set_prizes(self, page: Page, tournament: int, stage: str, minimums: dict[int, int]) -> str:
+        """Prizes (director): the stage's advertised minimum per place, in cents (T15);
+        the flash."""
+        from playwright.sync_api import expect
+
+        self.screen(page, "Prizes")
+        page.goto(f"{self.base}/prizes?t={tournament}&stage={stage}")
+        form = page.locator('form[action="/console/prizes/schedule"]')
+        keyed = "\n".join(f"{place}={cents}" for place, cents in sorted(minimums.items()))
+        form.get_by_label("Advertised minimum per place").fill(keyed)
+        form.get_by_role("button", name="Set schedule").click()
+        flash = page.locator(".flash.ok")
+        expect(flash).to_contain_text("schedule set")
+        return flash.inner_text()
+
+    def unpaid_prizes(self, page: Page, tournament: int) -> dict[str, str]:
+        """Prizes (any desk): the places won and not yet paid, as ``stage:place`` ->
+        the winner's name."""
+        self.screen(page, "Prizes")
+        page.goto(f"{self.base}/prizes?t={tournament}")
+        out = {}
+        for row in page.locator("[data-unpaid]").all():
+            found = re.search(r"place \d+: (.+?) \(entry \d+\)", row.inner_text())
+            assert found, row.inner_text()
+            out[str(row.get_attribute("data-unpaid"))] = found.group(1)
+        return out
+
+    def ask_payout(
+        self, page: Page, tournament: int, stage: str, place: int, signer: str, slip: str
+    ) -> str:
+        """Prizes (cashier): pay ``place`` to its winner, who signs by keying their ID
+        number on the slip ``slip``; the payout then waits for its witness (T15). The
+        flash."""
+        from playwright.sync_api import expect
+
+        self.screen(page, "Prizes")
+        page.goto(f"{self.base}/prizes?t={tournament}&stage={stage}")
+        won = page.locator(f'[data-unpaid="{stage}:{place}"]')
+        won.get_by_label("Winner's ID or card number").fill(signer)
+        won.get_by_label("Signature of receipt (slip reference)").fill(slip)
+        won.get_by_role("button", name=f"Pay place {place} ({stage})").click()
+        page.locator("#confirm-ok").click()
+        flash = page.locator(".flash.ok")
+        expect(flash).to_contain_text("waits for its witness")
+        expect(won).to_contain_text("waiting for the witness")
+        return flash.inner_text()
+
+    def prizes(self, page: Page, tournament: int, stage: str) -> dict[int, str]:
+        """Prizes (any desk): each advertised place of the stage -> its row as shown
+        (advertised, total, holder, paid by whom, witnessed by whom)."""
+        from playwright.sync_api import expect
+
+        self.screen(page, "Prizes")
+        page.goto(f"{self.base}/prizes?t={tournament}&stage={stage}")
+        rows = page.locator("tr[data-place]")
+        expect(rows.first).to_be_visible()
+        return {int(r.get_attribute("data-place") or 0): r.inner_text() for r in rows.all()}
 
     def cashup(self, page: Page, day: str) -> dict[str, str]:
         """Cash-up (director): the day's figures as the screen shows them: entries sold and
-        refunded, Super 9 buy-ins, and each tender's money in and out."""
+        refunded, Super 9 buy-ins, tournament prizes paid, and each tender's money in and
+        out."""
         from playwright.sync_api import expect
 
         self.screen(page, "Cash-up")
@@ -334,6 +423,8 @@ class Console:
         expect(page.locator("#sold")).to_be_visible()
         keys = ("sold", "refunded", "buy-ins")
         shown = {key: page.locator(f"#{key}").inner_text() for key in keys}
+        prizes = page.locator("#entries tr", has_text="Tournament prizes paid").locator("td")
+        shown["prizes paid"] = prizes.inner_text()
         for row in page.locator("#by-tender tbody tr[data-tender]").all():
             cells = row.locator("td")
             tender = row.get_attribute("data-tender")

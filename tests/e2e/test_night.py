@@ -1,38 +1,49 @@
-"""Issue 24's night, end to end: one truth across desks.
+"""Issues 24 and 26's night, end to end: one truth across desks, run from the console.
 
 From ``reelgate db init`` to the cash-up and the signed exports, each role driven as it
-works: the shell of the gateway host only for ``db init``, the first ``users add`` and
-``serve``; the admin, the technician and desks in the console (Chromium); a remote
-cashier's desk through the API with a token made in the console; the director on the
-host and in the console, on emulated machines whose players spin.  ``reelgate serve``
-runs the heats by itself at their times.
+works: the shell of the gateway host only for ``db init``, the first ``users add``,
+``serve`` and the Super 9 session; the admin, the technician, the director, the cashiers
+and the supervisor in the console (Chromium); a remote cashier's desk through the API
+with a token made in the console; on emulated machines whose players spin.  ``reelgate
+serve`` runs the heats by itself at their times.  Beyond that the host's command line
+only runs the emulators and reads (``heat list``, ``heat show``, the records at the
+close).
 
-The steps, in order (each a function below, run by the one test):
+The steps, in order (each a function below, run by the one test), and where each is done:
 
 1. the host: ``db init --training`` (Super 9 is keyed from paper earlier the same day)
    and the first account, an admin (``users add``);
 2. the floor: two emulated banks whose players spin and their floor file; ``serve``
-   starts;
+   starts (the host);
 3. the admin, in the console's Accounts: every other account, and a token for the
    remote desk (shown once);
 4. the technician, in the console's Floor: each bank checked, then enabled;
-5. the director: two tournaments and their qualifying heats;
+5. the director, in the console: two tournaments (Tournaments), their qualifying heats
+   (Schedule), and the first one's qualifying prize schedule (Prizes, T15);
 6. the desks: a cashier adds a player in the console's Players screen; the remote desk
    adds the others, sells entries (one by card, sold again on the same slip: one
-   charge) and registers them; the director brings the heats forward (T10);
+   charge) and registers them over the API; the director brings the heats forward from
+   their Change panels in the console's Schedule (T10, announced);
 7. the heats run; A04's emulator is stopped mid-heat (SIGSTOP): it stops answering, a
    malfunction (T20) takes its player out with a refund;
-8. after the close: a manual score with a second person on the host (T23); a qualifying
-   heat added after the cut and announced (T10); a refund (T23) asked by the remote desk
-   over the API and approved by the director in the console's Approvals (Chromium); a
-   second cashier sells Ann an entry by card at the console's registration desk, with
-   its receipt, and registers her for the added heat, which ``serve`` then plays;
-9. a Super 9 session: a sale, the hand-in, a wheel spin, a manual spin confirmed by a
-   second person (S9-29), the close;
-10. the console's standings in Chromium; the cash-up, the signed exports (verified),
-   ``audit verify``, the signs' retained leaderboard and heat boards;
+8. after the close: a manual score keyed by the director on the heat's seat in the
+   console and approved by a second director in its Approvals (T23); a qualifying heat
+   added after the cut and announced (T10/T21), scheduled by the director in the
+   console's Schedule; a refund (T23) asked by the remote desk over the API and approved
+   by the director in the console's Approvals; a second cashier sells Ann an entry by
+   card at the console's registration desk, with its receipt, and registers her for the
+   added heat, which ``serve`` then plays;
+9. the qualifying over, that cashier pays its place 1 in the console's Prizes with the
+   winner's signature (their ID number, the slip's reference) and the supervisor
+   witnesses it in the console's Approvals (T15);
+10. a Super 9 session on the host: a sale, the hand-in, a wheel spin, a manual spin
+   confirmed by a second person (S9-29), the close;
+11. the console's standings, Cash-up and Prizes in Chromium; the host's cash-up, the
+   signed exports (verified), ``tournament prizes``, ``audit verify``, the signs'
+   retained leaderboard and heat boards;
 
-and at the end the assertions of the issue."""
+and at the end the assertions of the issues: the console, the command line, the signs
+and the exports agree, the prize paid among them."""
 
 from __future__ import annotations
 
@@ -42,7 +53,7 @@ import signal
 import subprocess
 import time
 import urllib.request
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -65,8 +76,9 @@ ROLES = {  # the others, made by the admin in the console
     "tebogo": "technician", "dana": "director", "pieter": "director", "naledi": "cashier",
     "thabo": "promotion-director", "sam": "dealer", "vusi": "supervisor", "lee": "cashier",
 }  # fmt: skip
-HEAT_SECONDS = 30  # long enough for a loaded host to see it running
+MOVE_LEAD_S = 90  # T10's notice (1 min), and time to move the second heat too
 ADDED_LEAD_S = 90  # T10's notice (1 min), and time for the refund and the console desk
+PRIZES = {1: 20_000, 2: 10_000}  # the qualifying's advertised minimums, in cents (T15)
 PLAYERS = [  # (ID number, name, date of birth, card); the fourth sits at A04
     ("8001015009087", "Lerato Mokoena", "1980-01-01", "600101"),
     ("8101015009086", "Sipho Dlamini", "1981-01-01", "600102"),
@@ -75,8 +87,13 @@ PLAYERS = [  # (ID number, name, date of birth, card); the fourth sits at A04
 ]
 
 
-def _iso(t: datetime) -> str:
-    return t.astimezone(UTC).isoformat(timespec="seconds")
+def _minute(lead: float) -> str:
+    """The first whole minute at least ``lead`` seconds away, in venue time as the
+    console keys it (YYYY-MM-DDTHH:MM)."""
+    at = datetime.now(VENUE) + timedelta(seconds=lead)
+    if at.second or at.microsecond:
+        at = at.replace(second=0, microsecond=0) + timedelta(minutes=1)
+    return at.strftime("%Y-%m-%dT%H:%M")
 
 
 class Night:
@@ -138,20 +155,22 @@ class Night:
                 assert len(checked) == len(self.banks[bank]), checked
                 assert all("blocked" not in row for row in checked), checked
 
-    # 5. the director, in the console: the tournaments from their settings, and their
-    # heats on the week's schedule (a whole minute each: the console keys minutes)
+    # 5. the director, in the console: the tournaments from their settings, their heats
+    # on the week's schedule (a whole minute each: the console keys minutes), and the
+    # first tournament's prize schedule (T15)
     def schedule(self, lead: float) -> None:
-        start = (datetime.now(VENUE) + timedelta(seconds=lead)).strftime("%Y-%m-%dT%H:%M")
+        start = _minute(lead)
         with self.console.desk("dana", self.pw["dana"]) as page:
             for key, bank in (("one", "A"), ("two", "B")):
                 name = f"Night {key}"
                 self.tournaments[key] = self.console.create_tournament(page, name, "48h", 60)
-                said = self.console.schedule_heat(page, name, bank, start, 1, 500)
+                said, self.heats[key] = self.console.schedule_heat(page, name, bank, start, 1, 500)
                 assert "qualifying heat 1 scheduled" in said, said
-        for key in ("one", "two"):
-            heats = self.host.json("heat", "list", "-t", str(self.tournaments[key]))
-            (heat,) = heats
-            self.heats[key] = heat["heat_id"]
+            said = self.console.set_prizes(page, self.tournaments["one"], "qualifying", PRIZES)
+        assert said == f"qualifying schedule set: {len(PRIZES)} prize places (rule 15)", said
+        for key in ("one", "two"):  # the host's record of the heats the console scheduled
+            (heat,) = self.host.json("heat", "list", "-t", str(self.tournaments[key]))
+            assert heat["heat_id"] == self.heats[key], heat
 
     def serve(self) -> None:
         lines = self.host.start("serve", "--floor", "floor.toml", "--spool", "spool",
@@ -200,11 +219,17 @@ class Night:
         return self.host.json("heat", "show", str(self.heats[key]))
 
     def move_up(self, lead: float) -> None:
-        """The registrations done, the director brings the heats forward (T10, announced)."""
-        start = datetime.now(UTC) + timedelta(seconds=lead)
+        """The registrations done, the director brings the heats forward in the console's
+        Schedule, each from its Change panel (T10: announced now, the notice kept)."""
+        start = _minute(lead)
+        with self.console.desk("dana", self.pw["dana"]) as page:
+            for key in ("one", "two"):
+                said = self.console.move_heat(page, self.heats[key], start, "MC",
+                                              "every seat booked")  # fmt: skip
+                assert "qualifying heat 1 moved to" in said, said
         for key in ("one", "two"):
-            self.host.run("heat", "reschedule", str(self.heats[key]), "--start", _iso(start),
-                          "--announced-via", "MC", "--reason", "every seat booked")  # fmt: skip
+            moved = datetime.fromisoformat(self.heat(key)["heat"]["starts_at"])
+            assert moved == datetime.fromisoformat(start).replace(tzinfo=VENUE), (key, moved)
 
     # 7. the heats, and a machine that stops answering
     def play(self) -> None:
@@ -215,7 +240,7 @@ class Night:
             seen.append(f"{key}:{found}")
             return found
 
-        until(lambda: status("one") not in ("scheduled", "armed"), 150, "heat one on", every=1)
+        until(lambda: status("one") not in ("scheduled", "armed"), 240, "heat one on", every=1)
         assert seen[-1] == "one:running", seen
         spare = self.emulators["A-spare"].proc
         spare.send_signal(signal.SIGSTOP)  # A04 stops answering mid-heat
@@ -234,21 +259,26 @@ class Night:
         return dict(found[0])
 
     def after_the_cut(self) -> None:
+        """T23: the director keys Sipho's score by hand in the console and pieter, the
+        second person, approves it on Approvals.  T10/T21: the director schedules a
+        qualifying heat added after the cut on the console's Schedule, announced, played
+        tonight."""
+        name = PLAYERS[1][1]
+        with self.console.desk("dana", self.pw["dana"]) as page:
+            said = self.console.manual_score(page, self.heats["one"], name, 777,
+                                             "meter read by hand after a keying error")  # fmt: skip
+            assert f"({name}) asked" in said, said
+        with self.console.desk("pieter", self.pw["pieter"]) as page:
+            said = self.console.approve(page, "heat.manual-score")
+        assert "approved by pieter" in said, said
         seat = self.seat_of("one", PLAYERS[1][0])
-        self.host.run(
-            "heat", "score", str(seat["seat_id"]), "--credits", "777",
-            "--reason", "meter read by hand after a keying error", "--as", "dana",
-            "--second", "pieter", stdin=self.pw["dana"] + "\n" + self.pw["pieter"] + "\n",
-        )  # fmt: skip
+        assert (seat["credits"], seat["source"]) == (777, "manual"), seat
         self.manual = (seat["seat_id"], 777)
-        # T10/T21: a qualifying heat added after the cut, announced, played tonight.
-        start = datetime.now(UTC) + timedelta(seconds=ADDED_LEAD_S)
-        added = self.host.json(
-            "heat", "schedule", "-t", str(self.tournaments["one"]), "--stage", "qualifying",
-            "--start", _iso(start), "--bank", "A", "--seconds", str(HEAT_SECONDS),
-            "--credits", "500", "--announced-via", "MC",
-        )  # fmt: skip
-        self.heats["added"] = added["heat_id"]
+        with self.console.desk("dana", self.pw["dana"]) as page:
+            said, self.heats["added"] = self.console.schedule_heat(
+                page, "Night one", "A", _minute(ADDED_LEAD_S), 1, 500, announced_via="MC"
+            )
+        assert "qualifying heat 2 scheduled" in said, said
 
     def refund(self) -> None:
         """The remote desk asks for a refund (T23) over the API; the director approves it
@@ -288,9 +318,26 @@ class Night:
 
     def play_added(self) -> None:
         until(lambda: self.heat("added")["heat"]["status"] == "closed",
-              ADDED_LEAD_S + 180, "the added heat closed", every=1)  # fmt: skip
+              ADDED_LEAD_S + 60 + 240, "the added heat closed", every=1)  # fmt: skip
 
-    # 9. a Super 9 session earlier the same venue day, keyed from paper (a training
+    # 9. the prize: asked by a cashier, witnessed by a second account
+    def pay_prize(self) -> None:
+        """The qualifying over (both its heats closed), the second cashier pays place 1 in
+        the console's Prizes, the winner keying their ID number on the signed slip; the
+        supervisor witnesses it on Approvals (T15: never the payer)."""
+        one = self.tournaments["one"]
+        with self.console.desk("lee", self.pw["lee"]) as page:
+            unpaid = self.console.unpaid_prizes(page, one)
+            assert "qualifying:1" in unpaid, unpaid
+            self.winner = unpaid["qualifying:1"]
+            signer = next(p[0] for p in PLAYERS if p[1] == self.winner)
+            said = self.console.ask_payout(page, one, "qualifying", 1, signer, "PRIZE-0001")
+        assert "place 1 of the qualifying waits for its witness" in said, said
+        with self.console.desk("vusi", self.pw["vusi"]) as page:
+            said = self.console.approve(page, "tournament.prize-receipt")
+        assert "approved by vusi" in said, said
+
+    # 10. a Super 9 session earlier the same venue day, keyed from paper (a training
     # database takes any keyed time): a sale, the hand-in, the wheel's spin, a manual spin
     # confirmed by a second person, the close.
     def super9(self) -> None:
@@ -326,7 +373,7 @@ class Night:
         print("super9", json.dumps(self.s9_report, default=str)[:3000])
         print("super9 closed", json.dumps(self.s9_closed, default=str)[:2000])
 
-    # 10. the close of the day
+    # 11. the close of the day
     def records(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         key = self.host.work / "signing.key"
@@ -350,6 +397,8 @@ class Night:
         audit = self.host.run("audit", "verify", ok=False)
         out["audit"] = (audit.returncode, audit.stdout + audit.stderr)
         out["standings"] = self.host.json("tournament", "standings", str(self.tournaments["one"]))
+        out["prizes"] = self.host.json("tournament", "prizes", "list", str(self.tournaments["one"]),
+                                       "--stage", "qualifying")["prizes"]  # fmt: skip
         with urllib.request.urlopen(f"{self.signage}/signage/snapshot", timeout=30) as answer:
             out["signs"] = json.loads(answer.read())
         out["results"] = machine_results(self.host.database)
@@ -372,8 +421,9 @@ def test_one_night_one_truth(empty_database: str, tmp_path: Path) -> None:
     try:
         for step in (night.init, night.floor, night.serve, night.accounts, night.technician,
                      lambda: night.schedule(lead=900), night.sell,
-                     lambda: night.move_up(75), night.play, night.after_the_cut, night.refund,
-                     night.console_desk, night.play_added, night.super9):  # fmt: skip
+                     lambda: night.move_up(MOVE_LEAD_S), night.play, night.after_the_cut,
+                     night.refund, night.console_desk, night.play_added, night.pay_prize,
+                     night.super9):  # fmt: skip
             began = time.monotonic()
             step()
             print(f"{getattr(step, '__name__', 'step')}: {time.monotonic() - began:.1f} s")
@@ -382,6 +432,7 @@ def test_one_night_one_truth(empty_database: str, tmp_path: Path) -> None:
         with night.console.desk("dana", night.pw["dana"]) as page:
             console = night.console.standings(page, night.tournaments["one"])
             till = night.console.cashup(page, datetime.now(VENUE).date().isoformat())
+            prizes = night.console.prizes(page, night.tournaments["one"], "qualifying")
         night.close_console()  # its event loop would stand in the way of asyncio.run
         out = night.records()
         print(
@@ -397,6 +448,7 @@ def test_one_night_one_truth(empty_database: str, tmp_path: Path) -> None:
         codes = list(host.stop_all())
     _the_truth(night, console, out)
     _the_till(till, out["cashup"]["totals"])
+    _the_prize(night, prizes, out)
     assert codes[-1] in (0, -signal.SIGTERM), codes  # serve stopped cleanly
 
 
@@ -455,16 +507,18 @@ def _the_truth(night: Night, console: list[tuple[str, int]], out: dict[str, Any]
     # Refunded: A04's player's entry under T20 (no free seat later), one under T23.
     assert totals["entries_refunded"] == {"amount_cents": 2 * 5000, "entries": 2}
     # By tender: the two card sales (the remote desk's, the console's); cash for the rest,
-    # the Super 9 ticket and the refunds.
+    # the Super 9 ticket, the refunds and the prize paid (T15: prizes are paid in cash).
     assert totals["card_in_cents"] == 2 * 5000, totals
     assert totals["card_out_cents"] == 0, totals
     assert totals["cash_in_cents"] == 6 * 5000 + 5000, totals
-    assert totals["cash_out_cents"] == 2 * 5000, totals
+    assert totals["cash_out_cents"] == 2 * 5000 + PRIZES[1], totals
+    assert totals["tournament_prizes_paid"] == {"amount_cents": PRIZES[1], "prizes": 1}, totals
     assert totals["super9_buy_ins"] == {"amount_cents": 5000, "tickets": 1}, totals
     desk = next(c for c in out["cashup"]["by_cashier"] if c["cashier"] == "naledi")
     assert desk["entries_sold"]["amount_cents"] == 7 * 5000  # the remote desk's, by token
     console_desk = next(c for c in out["cashup"]["by_cashier"] if c["cashier"] == "lee")
     assert console_desk["entries_sold"]["amount_cents"] == 5000, console_desk
+    assert console_desk["tournament_prizes_paid"]["amount_cents"] == PRIZES[1], console_desk
     cashup_doc = out["documents"][f"cashup-{out['cashup']['day']}.json"]["body"]
     assert cashup_doc["totals"] == out["cashup"]["totals"]
 
@@ -488,6 +542,37 @@ def _the_till(shown: dict[str, str], totals: dict[str, Any]) -> None:
     for tender in ("cash", "card"):
         assert shown[f"{tender} in"] == rand(totals[f"{tender}_in_cents"]), shown
         assert shown[f"{tender} out"] == rand(totals[f"{tender}_out_cents"]), shown
+    paid = totals["tournament_prizes_paid"]
+    assert shown["prizes paid"] == f"{paid['prizes']} · {rand(paid['amount_cents'])}", shown
+
+
+def _the_prize(night: Night, shown: dict[int, str], out: dict[str, Any]) -> None:
+    """T15: place 1 of the qualifying paid to the player who holds it, as the cashier
+    asked and the supervisor witnessed, the same in the console, ``tournament prizes``,
+    the signed tournament export and the cash-up's liability (place 2 still owed)."""
+    first = out["standings"]["lines"][0]["player_name"]
+    assert night.winner == first, (night.winner, out["standings"]["lines"])
+    assert sorted(shown) == sorted(PRIZES), shown
+    assert night.winner in shown[1], shown
+    assert f"paid {rand(PRIZES[1])}" in shown[1], shown
+    assert "paid by lee · witness vusi" in shown[1], shown
+    assert "PRIZE-0001" in shown[1], shown
+    assert shown[2].rstrip().endswith("no"), shown
+    listed = {x["place"]: x for x in out["prizes"]}
+    assert listed[1]["paid"], listed
+    assert listed[1]["paid_cents"] == PRIZES[1], listed
+    assert listed[1]["player_name"] == night.winner, listed
+    assert listed[1]["witness"] == "vusi", listed
+    assert not listed[2]["paid"], listed
+    doc = out["documents"][f"tournament-{night.tournaments['one']}.json"]
+    body = doc.get("body", doc)
+    exported = body["stages"]["qualifying"]["prizes"]
+    assert exported["paid_cents"] == PRIZES[1], exported
+    assert exported["unpaid_cents"] == PRIZES[2], exported
+    owed = out["cashup"]["liability_carried_forward"]["tournament_prizes_unpaid"]
+    assert [(x["tournament"], x["stage"], x["place"], x["amount_cents"]) for x in owed] == [
+        (night.tournaments["one"], "qualifying", 2, PRIZES[2])
+    ], owed
 
 
 def _signed_standings(snapshot: Any, tournament: int) -> list[tuple[str, int]]:
