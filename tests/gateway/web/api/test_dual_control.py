@@ -31,6 +31,7 @@ DUAL = {
         "post",
         "/api/v1/tournaments/{ref}/prizes/{stage}/places/{place}/receipt",
     ),
+    Permission.HOTSEAT_PRIZE_RECEIPT: ("post", "/api/v1/hotseat-draws/{key}/receipt"),
 }
 
 
