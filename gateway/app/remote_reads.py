@@ -101,6 +101,3 @@ def players(args: argparse.Namespace) -> int:
             for d in data
         ],
     )
-
-
-__all__ = ["heats", "players", "standings", "tournaments"]

@@ -29,6 +29,8 @@ from protocols.sas.endpoint import SERIAL_SCHEME, EndpointError, parse_endpoint
 from protocols.sas.messages import EgmMessage, GeneralPoll, HostMessage
 from protocols.sas.replay import Entry, replay
 
+ENDPOINT_HELP = "sas+tcp://HOST:PORT?address=N or sas+serial:///dev/ttyX"
+
 
 def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser("sas", help="talk SAS to one machine")
@@ -38,7 +40,7 @@ def register(sub: Any) -> None:
         help="read ID, version, serial, denomination, features, credits, clock, exceptions",
         description="Example: reelgate sas probe 'sas+tcp://127.0.0.1:7001?address=1'",
     )
-    probe.add_argument("endpoint", help="sas+tcp://HOST:PORT?address=N or sas+serial:///dev/ttyX")
+    probe.add_argument("endpoint", help=ENDPOINT_HELP)
     probe.add_argument("--json", action="store_true", help="print one JSON object")
     probe.add_argument(
         "--timeout", type=float, default=15.0, help="give up after this many seconds in all"
@@ -53,7 +55,7 @@ def register(sub: Any) -> None:
         "--seconds, recording every byte both ways (docs/sas.md, real machines). Example: "
         "reelgate sas capture 'sas+tcp://127.0.0.1:7001?address=1' --out egm7.sascap",
     )
-    capture.add_argument("endpoint", help="sas+tcp://HOST:PORT?address=N or sas+serial:///dev/ttyX")
+    capture.add_argument("endpoint", help=ENDPOINT_HELP)
     capture_options(capture, required=True)
     capture.add_argument(
         "--seconds", type=float, default=10.0, help="watch this long after the probe (10)"
@@ -69,7 +71,7 @@ def register(sub: Any) -> None:
         "transfer, a handpay reset, tournament mode or the clock (docs/sas.md, real "
         "machines). Example: reelgate sas conformance 'sas+tcp://127.0.0.1:7001?address=1'",
     )
-    conform.add_argument("endpoint", help="sas+tcp://HOST:PORT?address=N or sas+serial:///dev/ttyX")
+    conform.add_argument("endpoint", help=ENDPOINT_HELP)
     conform.add_argument(
         "--no-lock", action="store_true", help="leave out LP 01/02 (play is never disabled)"
     )
