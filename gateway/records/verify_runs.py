@@ -47,12 +47,13 @@ class Verification:
     first_findings: tuple[str, ...]
     signatures_checked: bool
     amendments: int
+    checkpoints: int
 
     def headline(self) -> str:
-        signed = "signed" if self.signatures_checked else "signatures NOT checked"
-        if self.ok:
-            return f"audit log intact: {self.rows_checked} rows, checkpoints {signed}"
-        return f"audit log BROKEN: {self.findings} finding(s) in {self.rows_checked} rows"
+        return _headline(
+            self.ok, self.rows_checked, self.findings, self.checkpoints,
+            self.signatures_checked, self.amendments,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,11 +65,21 @@ class Outcome:
 
     def headline(self) -> str:
         r = self.result
-        signed = "signed" if self.signatures_checked else "signatures NOT checked"
-        amended = f", {len(r.amendments)} amendment(s)" if r.amendments else ""
-        if r.ok:
-            return f"audit log intact{amended}: {r.rows_checked} rows, checkpoints {signed}"
-        return f"audit log BROKEN: {len(r.findings)} finding(s) in {r.rows_checked} rows"
+        return _headline(
+            r.ok, r.rows_checked, len(r.findings), r.checkpoints,
+            self.signatures_checked, len(r.amendments),
+        )  # fmt: skip
+
+
+def _headline(
+    ok: bool, rows: int, findings: int, checkpoints: int, signed: bool, amendments: int
+) -> str:
+    """The first line ``reelgate audit verify`` would print, short."""
+    if not ok:
+        return f"audit log BROKEN: {findings} finding(s) in {rows} rows"
+    points = f"{checkpoints} checkpoint(s) " + ("signed" if signed else "(signatures NOT checked)")
+    amended = f", {amendments} amendment(s)" if amendments else ""
+    return f"audit log intact{amended}: {rows} rows, {points}"
 
 
 def _checker(url: str) -> SignatureChecker | None:
@@ -92,6 +103,7 @@ async def verify_and_record(session: AsyncSession, url: str, actor: str) -> Outc
         "first_findings": [f.line() for f in result.findings[:KEPT_FINDINGS]],
         "signatures_checked": outcome.signatures_checked,
         "amendments": len(result.amendments),
+        "checkpoints": result.checkpoints,
     }
     await audit.record(
         session, actor=actor, action=VERIFIED_ACTION, subject=SUBJECT, details=details
@@ -111,6 +123,7 @@ def _of(row: AuditEntry) -> Verification:
         first_findings=tuple(str(x) for x in d.get("first_findings", [])),
         signatures_checked=bool(d.get("signatures_checked")),
         amendments=int(d.get("amendments", 0)),
+        checkpoints=int(d.get("checkpoints", 0)),
     )
 
 
