@@ -13,7 +13,11 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from gateway.clocks.policy import WriteTime
+from gateway.super9 import deadlines
 from gateway.super9.desk import Super9Desk
+from gateway.super9.rules.verification import Verification
+from storage.enums import Tender
 
 
 async def desk_in(session: AsyncSession) -> Super9Desk:
@@ -24,3 +28,24 @@ async def desk_in(session: AsyncSession) -> Super9Desk:
         expire_on_commit=False,
     )
     return Super9Desk(maker)
+
+
+async def sell_at(
+    desk: Super9Desk, ticket: str, player: str, tender: Tender, *, actor: str, write: WriteTime
+) -> int:
+    """S5: the sale at the write's time; a back-dated one still keeps S9-6b at the real
+    time (:func:`gateway.super9.deadlines.super9_sale`), as the CLI's ``sell``."""
+    deadlines.super9_sale(await desk.calendar(), write)
+    return await desk.sell(ticket, player, actor=actor, now=write.at, tender=tender)
+
+
+async def hand_in_at(
+    desk: Super9Desk, ticket: str, numbers: str, verification: Verification, *, actor: str,
+    write: WriteTime,
+) -> int:  # fmt: skip
+    """S9-6 to S9-11: the hand-in at the write's time; a back-dated one still keeps
+    S9-6c at the real time (:func:`gateway.super9.deadlines.super9_hand_in`)."""
+    sold_for = await desk.sold_for(ticket)
+    if sold_for is not None:
+        deadlines.super9_hand_in(await desk.calendar(), sold_for, write)
+    return await desk.hand_in(ticket, numbers, actor=actor, now=write.at, verification=verification)

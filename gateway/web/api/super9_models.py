@@ -15,6 +15,14 @@ Wheel = Annotated[int, Field(ge=0, le=36)]
 Game = Annotated[int, Field(ge=0, le=2**31 - 1)]
 
 
+class Keyed(Body):
+    """A write keyed from paper (:mod:`gateway.web.api.keyed_time`): when it happened,
+    and why it is keyed late; absent, the write happens now."""
+
+    keyed_at: Time | None = None
+    keyed_reason: Note | None = None
+
+
 class CalendarRow(BaseModel):
     starts_at: str
     sales_open: str
@@ -22,13 +30,13 @@ class CalendarRow(BaseModel):
     hand_in_cutoff: str
 
 
-class CalendarChangeIn(Body):
+class CalendarChangeIn(Keyed):
     at: Time
     cancel: bool = False
     reason: Reason
 
 
-class OpenIn(Body):
+class OpenIn(Keyed):
     starts_at: Time
 
 
@@ -36,7 +44,7 @@ class SessionOut(BaseModel):
     session: int
 
 
-class SaleIn(Body):
+class SaleIn(Keyed):
     ticket: Serial
     player: PlayerRef
     tender: Literal["cash", "card"] = "cash"  # how the buy-in is paid
@@ -47,7 +55,7 @@ class TicketOut(BaseModel):
     session: int
 
 
-class HandInIn(Body):
+class HandInIn(Keyed):
     """The top copy's numbers and its verification section as filled in (rule 7)."""
 
     numbers: Numbers

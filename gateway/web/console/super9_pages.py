@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Annotated, Any
+from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import HTMLResponse, Response
@@ -20,13 +21,18 @@ from sqlalchemy import select
 
 from gateway.accounts import service
 from gateway.accounts.roles import Permission as P
+from gateway.clocks.policy import WriteTime
+from gateway.errors import OperatorError
+from gateway.super9.desk import Super9Desk
 from gateway.super9.desk.core import Disqualified
 from gateway.super9.rules.calendar import hand_in_cutoff, session_words
 from gateway.super9.rules.verification import Verification
 from gateway.web.api import actions
 from gateway.web.api.auth import api_of
-from gateway.web.api.super9_desk import desk_in
+from gateway.web.api.keyed_time import judged, recorded
+from gateway.web.api.super9_desk import desk_in, hand_in_at, sell_at
 from gateway.web.api.super9_models import (
+    CalendarChangeIn,
     ClaimIn,
     HandInIn,
     ManualSpin,
@@ -37,13 +43,35 @@ from gateway.web.api.super9_models import (
 )
 from gateway.web.console.acting import attempt, done, parse
 from gateway.web.console.auth import Viewer, viewer
+from gateway.web.console.render import rand
 from gateway.web.console.state import console_of
 from storage.enums import Tender
 from storage.super9 import SessionStatus, Super9Session
 
 router = APIRouter()
 Key = Annotated[int, Path(ge=1, le=2_147_483_647)]
-_FORM_SKIP = frozenset({"csrf", "back"})
+_FORM_SKIP = frozenset({"csrf", "back", "keyed_at"})
+
+
+def _local(text: str, field: str, zone: ZoneInfo) -> str:
+    """A time keyed on a form (``datetime-local``: no zone) is the venue's; ISO 8601."""
+    try:
+        found = datetime.fromisoformat(text)
+    except ValueError:
+        raise OperatorError(f"{field}: a date and time, YYYY-MM-DD HH:MM") from None
+    return (found if found.tzinfo else found.replace(tzinfo=zone)).isoformat()
+
+
+async def _keyed(me: Viewer, desk: Super9Desk) -> dict[str, object]:
+    """The form's "keyed from paper" fields as the API takes them (venue time)."""
+    if not me.field("keyed_at"):
+        return {"keyed_at": None}
+    return {"keyed_at": _local(me.field("keyed_at"), "keyed_at", (await desk.calendar()).tz)}
+
+
+def _write(request: Request, me: Viewer, body: Any) -> WriteTime:
+    """The write's time: now, or keyed from paper (:mod:`gateway.web.api.keyed_time`)."""
+    return judged(api_of(request), me, body.keyed_at, body.keyed_reason)
 
 
 def _fields(me: Viewer, model: type[BaseModel], **extra: Any) -> dict[str, object]:
@@ -143,14 +171,38 @@ def _now(request: Request) -> datetime:
     return api_of(request).clock()
 
 
+@router.post("/super9/calendar")
+async def change_calendar(request: Request, me: Viewer = viewer(P.SUPER9_SESSIONS)) -> Response:
+    """S9-4: a one-off session added to the calendar, or one cancelled, with a reason."""
+
+    async def work() -> str:
+        desk = await desk_in(me.session)
+        tz = (await desk.calendar()).tz
+        at = _local(me.field("at"), "at", tz) if me.field("at") else ""
+        extra = {"cancel": me.field("cancel") == "on", "at": at, **await _keyed(me, desk)}
+        body = parse(CalendarChangeIn, _fields(me, CalendarChangeIn, **extra))
+        with recorded(_write(request, me, body)) as write:
+            await desk.change_calendar(
+                body.at, cancel=body.cancel, actor=me.name, reason=body.reason, now=write.at
+            )
+        done_ = "cancelled" if body.cancel else "added"
+        return f"session of {session_words(body.at, tz)} {done_} (rule 4)"
+
+    return await _act(request, me, None, work)
+
+
 @router.post("/super9/open")
 async def open_session(request: Request, me: Viewer = viewer(P.SUPER9_SESSIONS)) -> Response:
     async def work() -> str:
-        body = parse(OpenIn, _fields(me, OpenIn))
-        sid = await (await desk_in(me.session)).open_session(
-            body.starts_at, actor=me.name, now=_now(request)
-        )
-        return f"session {sid} open for the draw"
+        desk = await desk_in(me.session)
+        tz = (await desk.calendar()).tz
+        extra = await _keyed(me, desk)
+        if me.field("session_at"):  # a session keyed by its time (from paper)
+            extra["starts_at"] = _local(me.field("session_at"), "session_at", tz)
+        body = parse(OpenIn, _fields(me, OpenIn, **extra))
+        with recorded(_write(request, me, body)) as write:
+            sid = await desk.open_session(body.starts_at, actor=me.name, now=write.at)
+        return f"session {sid} ({session_words(body.starts_at, tz)}) open for the draw"
 
     return await _act(request, me, None, work)
 
@@ -158,14 +210,19 @@ async def open_session(request: Request, me: Viewer = viewer(P.SUPER9_SESSIONS))
 @router.post("/super9/sell")
 async def sell(request: Request, me: Viewer = viewer(P.SUPER9_SELL)) -> Response:
     async def work() -> str:
-        body = parse(SaleIn, _fields(me, SaleIn))
         desk = await desk_in(me.session)
-        await desk.sell(
-            body.ticket, body.player, actor=me.name, now=_now(request), tender=Tender(body.tender)
-        )
+        body = parse(SaleIn, _fields(me, SaleIn, **await _keyed(me, desk)))
+        with recorded(_write(request, me, body)) as write:
+            await sell_at(
+                desk, body.ticket, body.player, Tender(body.tender), actor=me.name, write=write
+            )
+        price = (await desk.settings()).buy_in_cents
         starts = await desk.sold_for(body.ticket)
         when = "-" if starts is None else session_words(starts, (await desk.calendar()).tz)
-        return f"ticket {body.ticket} sold for the session of {when}"
+        return (
+            f"ticket {body.ticket} sold for the session of {when}: "
+            f"{rand(price)} {body.tender} (rule 5)"
+        )
 
     return await _act(request, me, None, work)
 
@@ -175,13 +232,12 @@ async def hand_in(request: Request, me: Viewer = viewer(P.SUPER9_HAND_IN)) -> Re
     serial = me.field("ticket")
 
     async def work() -> str:
-        body = parse(HandInIn, _fields(me, HandInIn))
-        section = Verification(body.name, body.id, body.contact, body.signed)
         desk = await desk_in(me.session)
+        body = parse(HandInIn, _fields(me, HandInIn, **await _keyed(me, desk)))
+        section = Verification(body.name, body.id, body.contact, body.signed)
         try:
-            await desk.hand_in(
-                serial, body.numbers, actor=me.name, now=_now(request), verification=section
-            )
+            with recorded(_write(request, me, body)) as write:
+                await hand_in_at(desk, serial, body.numbers, section, actor=me.name, write=write)
         except Disqualified as exc:  # recorded (rule 9): kept, and said as the outcome
             return f"not entered: {exc}"
         starts = await desk.sold_for(serial)

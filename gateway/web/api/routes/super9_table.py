@@ -15,6 +15,7 @@ from gateway.accounts.service import Principal
 from gateway.super9.rules.calendar import hand_in_cutoff, sales_window
 from gateway.web.api import actions
 from gateway.web.api.auth import Caller, api_of, who
+from gateway.web.api.keyed_time import judged, recorded
 from gateway.web.api.models import INT32, PendingOut
 from gateway.web.api.routes import needs
 from gateway.web.api.super9_desk import desk_in
@@ -68,11 +69,15 @@ async def calendar(
 async def change_calendar(
     request: Request, body: CalendarChangeIn, me: Principal = who(P.SUPER9_SESSIONS)
 ) -> CalendarRow:
+    write = judged(api_of(request), me, body.keyed_at, body.keyed_reason)
+
     async def run(
         session: AsyncSession, b: CalendarChangeIn, actor: str, now: datetime
     ) -> dict[str, Any]:
         desk = await desk_in(session)
-        await desk.change_calendar(b.at, cancel=b.cancel, actor=actor, reason=b.reason, now=now)
+        await desk.change_calendar(
+            b.at, cancel=b.cancel, actor=actor, reason=b.reason, now=write.at
+        )
         opens, closes = sales_window(b.at)
         return {
             "starts_at": b.at.isoformat(),
@@ -81,18 +86,22 @@ async def change_calendar(
             "hand_in_cutoff": hand_in_cutoff(b.at).isoformat(),
         }
 
-    return CalendarRow(**await actions.perform(api_of(request), me, run, body))
+    with recorded(write):
+        return CalendarRow(**await actions.perform(api_of(request), me, run, body))
 
 
 @router.post("/sessions", status_code=201, openapi_extra=needs(P.SUPER9_SESSIONS))
 async def open_session(
     request: Request, body: OpenIn, me: Principal = who(P.SUPER9_SESSIONS)
 ) -> SessionOut:
+    write = judged(api_of(request), me, body.keyed_at, body.keyed_reason)
+
     async def run(session: AsyncSession, b: OpenIn, actor: str, now: datetime) -> dict[str, Any]:
         desk = await desk_in(session)
-        return {"session": await desk.open_session(b.starts_at, actor=actor, now=now)}
+        return {"session": await desk.open_session(b.starts_at, actor=actor, now=write.at)}
 
-    return SessionOut(**await actions.perform(api_of(request), me, run, body))
+    with recorded(write):
+        return SessionOut(**await actions.perform(api_of(request), me, run, body))
 
 
 @router.get("/sessions/{key}", openapi_extra=needs(P.SUPER9_READ))

@@ -19,9 +19,10 @@ from gateway.super9.rules.verification import Verification
 from gateway.web.api import actions
 from gateway.web.api.auth import Caller, api_of, who
 from gateway.web.api.errors import problem
+from gateway.web.api.keyed_time import judged, recorded
 from gateway.web.api.models import INT32, PendingOut, Problem
 from gateway.web.api.routes import needs
-from gateway.web.api.super9_desk import desk_in
+from gateway.web.api.super9_desk import desk_in, hand_in_at, sell_at
 from gateway.web.api.super9_models import (
     DisqualifyIn,
     HandInIn,
@@ -42,12 +43,17 @@ SerialPath = Annotated[str, Path(pattern=r"^[A-Za-z0-9_./-]{1,32}$")]
 
 @router.post("/tickets", status_code=201, openapi_extra=needs(P.SUPER9_SELL))
 async def sell(request: Request, body: SaleIn, me: Principal = who(P.SUPER9_SELL)) -> TicketOut:
+    """Rule 5 at the cash desk; ``keyed_at`` keys a sale from paper (S9-6b still holds
+    at the real time unless the database is a training one)."""
+    write = judged(api_of(request), me, body.keyed_at, body.keyed_reason)
+
     async def run(session: AsyncSession, b: SaleIn, actor: str, now: datetime) -> dict[str, Any]:
         desk = await desk_in(session)
-        sid = await desk.sell(b.ticket, b.player, actor=actor, now=now, tender=Tender(b.tender))
+        sid = await sell_at(desk, b.ticket, b.player, Tender(b.tender), actor=actor, write=write)
         return {"ticket": b.ticket, "session": sid}
 
-    return TicketOut(**await actions.perform(api_of(request), me, run, body))
+    with recorded(write):
+        return TicketOut(**await actions.perform(api_of(request), me, run, body))
 
 
 @router.post(
@@ -63,11 +69,11 @@ async def hand_in(
     """Rules 6-11.  A top copy that breaks rule 9 disqualifies the ticket and the player
     for the day: that is kept (committed) and the refusal says so, as at the CLI."""
     section = Verification(body.name, body.id, body.contact, body.signed)
+    write = judged(api_of(request), me, body.keyed_at, body.keyed_reason)
     desk = await desk_in(me.session)
     try:
-        sid = await desk.hand_in(
-            serial, body.numbers, actor=me.name, now=api_of(request).clock(), verification=section
-        )
+        with recorded(write):
+            sid = await hand_in_at(desk, serial, body.numbers, section, actor=me.name, write=write)
     except Disqualified as exc:
         return problem(422, str(exc), 9)  # returned, not raised: the request commits
     return TicketOut(ticket=serial, session=sid)
