@@ -267,6 +267,41 @@ async def init(given: str | None, *, training: bool, by: str) -> tuple[str | Non
     return before, after, kind.value
 
 
+async def _has_no_tables(engine: AsyncEngine) -> bool:
+    async with engine.connect() as conn:
+
+        def read(sync_conn: Connection) -> bool:
+            from sqlalchemy import inspect
+
+            return not inspect(sync_conn).get_table_names()
+
+        return await conn.run_sync(read)
+
+
+async def create_if_missing(given: str | None, *, training: bool, by: str) -> str | None:
+    """The first account's database: one that does not exist yet (a SQLite file not
+    there, a PostgreSQL database with no table) is created at the newest revision, as
+    ``db init`` would (``training``: a training one); the one line that says so, or None
+    for a database that exists — left as it is: a database at another revision is
+    migrated only by ``db upgrade`` (the next command refuses it), and ``training`` is
+    refused for a production database (its kind was written when it was created)."""
+    url = resolve(given, create=True)
+    engine = make_engine(url)
+    try:
+        empty = await guarded(url, _has_no_tables(engine))
+    finally:
+        await engine.dispose()
+    if not empty:
+        if training and await guarded(url, kind_of(given)) != "training":
+            raise OperatorError(
+                f"--training: {safe_url(url)} already holds a production database; a "
+                "database's kind is written once, when it is created"
+            )
+        return None
+    _, after, kind = await init(given, training=training, by=by)
+    return f"database {safe_url(url)}: created at revision {after}, {kind} database"
+
+
 async def _kind_of(url: str) -> DatabaseKind:
     from storage.database_mark import DatabaseKind, database_kind
 

@@ -8,6 +8,7 @@ list): it is asked for twice on a terminal, or read as one line from standard in
 from __future__ import annotations
 
 import argparse
+import asyncio
 import getpass
 import sys
 from typing import Any
@@ -17,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from gateway.accounts import service
 from gateway.accounts.roles import Role, role_table
 from gateway.app import keyed
-from gateway.app.database import run
+from gateway.app.database import create_if_missing, run
 from gateway.app.identity import host_actor
 from gateway.app.options import OneLineParser, add_common, now_of
 from gateway.app.output import emit
@@ -36,6 +37,12 @@ def register(sub: Any) -> None:
     p.add_argument("name")
     p.add_argument("--role", required=True, choices=[r.value for r in Role])
     _password_option(p)
+    p.add_argument(
+        "--training",
+        action="store_true",
+        help="with a database that does not exist yet: create it as a training one "
+        "(as `db init --training`)",
+    )
     p.set_defaults(handler=_add)
 
     p = actions.add_parser("list", help="every account, its role and state")
@@ -109,7 +116,16 @@ def _row(u: Any) -> dict[str, Any]:
 
 
 def _add(args: argparse.Namespace) -> int:
+    """The first account may be added to a database that does not exist yet: it is
+    created at the newest revision first, saying so in one line on standard error
+    (:func:`gateway.app.database.create_if_missing`; one at another revision is still
+    refused, for ``db upgrade``)."""
     password = read_password(args)
+    created = asyncio.run(create_if_missing(args.database, training=args.training, by=host_actor()))
+    if created is not None:
+        print(created, file=sys.stderr)
+        if args.training:
+            keyed.banner(True)
 
     async def work(session: AsyncSession) -> dict[str, Any]:
         user = await service.add_user(

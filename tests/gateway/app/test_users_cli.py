@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import sqlite3
 from datetime import timedelta
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from sqlalchemy import select, update
 import storage.accounts
 from gateway.app import configfile
 from gateway.app.cli import main
-from gateway.app.database import open_engine
+from gateway.app.database import head_revision, open_engine
 from storage.accounts import User
 from storage.audit import AuditEntry
 from storage.db import make_sessionmaker
@@ -135,3 +136,75 @@ def test_list_shows_the_last_sign_in(
     assert "never" in out
     assert _users(monkeypatch, db, "list", "--json") == 0
     assert '"last_login_at": null' in capsys.readouterr().out
+
+
+# Issue 26: a night needs no shell beyond ``reelgate serve`` and the first ``users add``.
+
+
+def _revision(path: Path) -> str | None:
+    with sqlite3.connect(path) as conn:
+        found = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+    return None if found is None else str(found[0])
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_the_first_users_add_creates_a_missing_database(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+    training: bool,
+) -> None:  # fmt: skip
+    """No ``db init``: the first account's command creates the database at the newest
+    revision (a training one with ``--training``), says so in one line, and adds the
+    account; the next ``users add`` says nothing of the kind."""
+    monkeypatch.setattr(
+        storage.accounts, "HASHER", PasswordHasher(time_cost=1, memory_cost=64, parallelism=1)
+    )
+    monkeypatch.delenv("REELGATE_DATABASE_URL", raising=False)
+    monkeypatch.setattr(configfile, "DEFAULT_FILE", tmp_path / "absent.toml")
+    path = tmp_path / "new.db"
+    url = f"sqlite:///{path}"
+    extra = ["--training"] if training else []
+    assert _users(monkeypatch, url, "add", "ada", "--role", "admin", *extra,
+                  stdin=PASSWORD + "\n") == 0  # fmt: skip
+    err = capsys.readouterr().err
+    kind = "training" if training else "production"
+    created = [line for line in err.splitlines() if "created at revision" in line]
+    assert created == [
+        f"database sqlite+aiosqlite:///{path}: created at revision {head_revision()}, "
+        f"{kind} database"
+    ], err
+    assert _revision(path) == head_revision()
+    assert main(["db", "check", "--database", url]) == 0
+    assert f"{kind} database" in capsys.readouterr().out
+    assert _users(monkeypatch, url, "add", "tebogo", "--role", "technician",
+                  stdin=PASSWORD + "\n") == 0  # fmt: skip
+    assert "created" not in capsys.readouterr().err
+    users, _ = asyncio.run(_rows(url))
+    assert sorted(u.name for u in users) == ["ada", "tebogo"]
+
+
+def test_users_add_never_migrates_a_database_at_another_revision(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], db: str, tmp_path: Path
+) -> None:
+    """A database at an older revision is refused with the fix (``db upgrade``), as by
+    every command: nothing created, migrated or added; ``--training`` never re-marks a
+    production database."""
+    path = tmp_path / "desk.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE alembic_version SET version_num = '0001'")
+    code = _users(monkeypatch, db, "add", "ada", "--role", "admin", stdin=PASSWORD + "\n")
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.strip() == (
+        f"reelgate: error: database is at revision 0001, this reelgate needs "
+        f"{head_revision()}: run reelgate db upgrade"
+    ), err
+    assert _revision(path) == "0001"
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT count(*) FROM users").fetchone() == (0,)
+        conn.execute(f"UPDATE alembic_version SET version_num = '{head_revision()}'")
+    code = _users(monkeypatch, db, "add", "ada", "--role", "admin", "--training",
+                  stdin=PASSWORD + "\n")  # fmt: skip
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("reelgate: error: --training: "), err
+    assert "already holds a production database" in err, err
