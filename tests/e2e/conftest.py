@@ -1,6 +1,6 @@
 """The night's database: a SQLite file, and a PostgreSQL database of its own when
 ``REELGATE_DATABASE_URL`` names a server.  Unlike the integration suite's, it is left
-empty: creating it (``reelgate db init``) is the night's first step."""
+empty: the night's first ``reelgate users add`` creates it."""
 
 from __future__ import annotations
 

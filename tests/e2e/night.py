@@ -459,6 +459,110 @@ class Console:
         expect(flash).to_contain_text("registered")
         return said, flash.inner_text()
 
+    # Super 9, keyed from paper: the "Keyed from paper" section of each form (S9-6; a
+    # training database takes any keyed time, gateway/web/api/keyed_time.py).
+    def _keyed(self, form: Any, keyed: str, reason: str = "") -> None:
+        form.locator("details.keyed summary").click()
+        form.get_by_label("Happened at (venue time)").fill(keyed)
+        if reason:
+            form.get_by_label("Why keyed late").fill(reason)
+
+    def _s9_flash(self, page: Page, says: str) -> str:
+        from playwright.sync_api import expect
+
+        flash = page.locator(".flash.ok")
+        expect(flash).to_contain_text(says)
+        return flash.inner_text()
+
+    def super9_calendar(self, page: Page, local: str, reason: str, keyed: str) -> str:
+        """Super 9 (promotion director): a one-off session at ``local`` (venue time,
+        YYYY-MM-DDTHH:MM) added to the calendar (S9-4); the flash."""
+        page.goto(f"{self.base}/super9")
+        form = page.locator("#calendar-change")
+        form.get_by_label("Session at (venue time)").fill(local)
+        form.get_by_label("Reason", exact=True).fill(reason)
+        self._keyed(form, keyed)
+        form.get_by_role("button", name="Change calendar").click()
+        return self._s9_flash(page, "added (rule 4)")
+
+    def super9_sell(self, page: Page, ticket: str, player: str, tender: str, keyed: str) -> str:
+        """Super 9 (cashier): a ticket sold at the cash desk (S9-5); the flash, which
+        names the session, the price and the tender."""
+        self.screen(page, "Super 9")
+        form = page.locator('form[action="/console/super9/sell"]')
+        form.get_by_label("Ticket serial").fill(ticket)
+        form.get_by_label("Player: ID or Rewards card number").fill(player)
+        form.get_by_label("Tender").select_option(tender)
+        self._keyed(form, keyed)
+        form.get_by_role("button", name="Sell ticket").click()
+        return self._s9_flash(page, f"ticket {ticket} sold for the session of")
+
+    def super9_hand_in(
+        self, page: Page, ticket: str, numbers: str, name: str, id_number: str, contact: str,
+        keyed: str,
+    ) -> str:  # fmt: skip
+        """Super 9 (promotion director or Guest Relations): the top copy keyed with its
+        verification section, signed (S9-6 to S9-11); the flash."""
+        page.goto(f"{self.base}/super9")
+        form = page.locator('form[action="/console/super9/hand-in"]')
+        form.get_by_label("Ticket serial").fill(ticket)
+        form.get_by_label("Nine numbers").fill(numbers)
+        form.get_by_label("Name on the verification section").fill(name)
+        form.get_by_label("ID number").fill(id_number)
+        form.get_by_label("Contact").fill(contact)
+        form.get_by_label("signed by the player").check()
+        self._keyed(form, keyed)
+        form.get_by_role("button", name="Take hand-in").click()
+        return self._s9_flash(page, f"ticket {ticket} handed in")
+
+    def super9_open(self, page: Page, local: str, keyed: str) -> int:
+        """Super 9 (promotion director): the session at ``local`` opened for the draw
+        (after its hand-in cut-off, S9-6c); its number."""
+        page.goto(f"{self.base}/super9")
+        form = page.locator('form[action="/console/super9/open"]')
+        form.locator("details.keyed summary").click()
+        form.get_by_label("Session at (venue time)").fill(local)
+        form.get_by_label("Happened at (venue time)").fill(keyed)
+        form.get_by_role("button", name="Open for the draw").click()
+        page.locator("#confirm-ok").click()
+        said = self._s9_flash(page, "open for the draw")
+        found = re.search(r"session (\d+) \(", said)
+        assert found, said
+        return int(found.group(1))
+
+    def super9_manual_spin(self, page: Page, session: int, number: int, reason: str) -> str:
+        """Super 9 (dealer): a manual spin keyed twice (S9-29); it waits for the second
+        person: ``approve(page, "super9.manual-spin")`` in another account's desk."""
+        page.goto(f"{self.base}/super9/sessions/{session}")
+        form = page.locator(f'form[action="/console/super9/sessions/{session}/manual-spin"]')
+        form.get_by_label("Number", exact=True).fill(str(number))
+        form.get_by_label("Number again").fill(str(number))
+        form.get_by_label("Why the wheel feed is not used").fill(reason)
+        form.get_by_role("button", name="Key manual spin").click()
+        return self._s9_flash(page, "waits for the second person")
+
+    def super9_spins(self, page: Page, session: int) -> list[str]:
+        """Super 9 (any Super 9 desk): the session's spins as the live draw shows them."""
+        from playwright.sync_api import expect
+
+        page.goto(f"{self.base}/super9/sessions/{session}")
+        rows = page.locator("[data-spin]")
+        expect(rows.first).to_be_visible()
+        return [r.inner_text() for r in rows.all()]
+
+    def super9_close(self, page: Page, session: int) -> str:
+        """Super 9 (promotion director): the session closed, its prizes and the jackpot
+        fixed (S9-15, S9-27); the flash."""
+        page.goto(f"{self.base}/super9/sessions/{session}")
+        page.get_by_role("button", name="Close session").click()
+        page.locator("#confirm-ok").click()
+        return self._s9_flash(page, f"session {session} closed")
+
+    def super9_jackpot(self, page: Page) -> str:
+        """Super 9: the progressive jackpot as the desk shows it."""
+        page.goto(f"{self.base}/super9")
+        return page.locator("#jackpot").inner_text()
+
 
 def machine_results(database: str) -> dict[tuple[int, str], int]:
     """Each machine's score as the gateway read it from the machine (the journal's

@@ -1,22 +1,23 @@
 """Issues 24 and 26's night, end to end: one truth across desks, run from the console.
 
-From ``reelgate db init`` to the cash-up and the signed exports, each role driven as it
-works: the shell of the gateway host only for ``db init``, the first ``users add``,
-``serve`` and the Super 9 session; the admin, the technician, the director, the cashiers
-and the supervisor in the console (Chromium); a remote cashier's desk through the API
-with a token made in the console; on emulated machines whose players spin.  ``reelgate
+From the first ``reelgate users add`` to the cash-up and the signed exports, each role
+driven as it works: the shell of the gateway host only for the first ``users add``
+(which creates the database: no ``db init``) and ``serve``; the admin, the technician,
+the director, the cashiers, the supervisor, the promotion director and the dealer in the
+console (Chromium); a remote cashier's desk and the wheel's feed through the API with
+tokens made in the console; on emulated machines whose players spin.  ``reelgate
 serve`` runs the heats by itself at their times.  Beyond that the host's command line
 only runs the emulators and reads (``heat list``, ``heat show``, the records at the
 close).
 
 The steps, in order (each a function below, run by the one test), and where each is done:
 
-1. the host: ``db init --training`` (Super 9 is keyed from paper earlier the same day)
-   and the first account, an admin (``users add``);
+1. the host: the first account, an admin (``users add --training``), which creates the
+   training database (Super 9 is keyed from paper earlier the same day);
 2. the floor: two emulated banks whose players spin and their floor file; ``serve``
    starts (the host);
-3. the admin, in the console's Accounts: every other account, and a token for the
-   remote desk (shown once);
+3. the admin, in the console's Accounts: every other account, and tokens for the
+   remote desk and the wheel's feed (shown once);
 4. the technician, in the console's Floor: each bank checked, then enabled;
 5. the director, in the console: two tournaments (Tournaments), their qualifying heats
    (Schedule), and the first one's qualifying prize schedule (Prizes, T15);
@@ -36,8 +37,11 @@ The steps, in order (each a function below, run by the one test), and where each
 9. the qualifying over, that cashier pays its place 1 in the console's Prizes with the
    winner's signature (their ID number, the slip's reference) and the supervisor
    witnesses it in the console's Approvals (T15);
-10. a Super 9 session on the host: a sale, the hand-in, a wheel spin, a manual spin
-   confirmed by a second person (S9-29), the close;
+10. a Super 9 session keyed from paper in the console's Super 9 desk: the calendar's
+   one-off session (promotion director), a sale in cash (cashier), the hand-in and the
+   opening (promotion director), the wheel's result posted to the API, a manual spin
+   keyed by the dealer and confirmed by the promotion director in Approvals (S9-29),
+   the live draw, the close and the jackpot;
 11. the console's standings, Cash-up and Prizes in Chromium; the host's cash-up, the
    signed exports (verified), ``tournament prizes``, ``audit verify``, the signs'
    retained leaderboard and heat boards;
@@ -105,15 +109,19 @@ class Night:
         self.api = ""
         self.signage = ""
         self.cashier_token = ""
+        self.dealer_token = ""
         self.heats: dict[str, int] = {}
         self.tournaments: dict[str, int] = {}
         self.browser: Console | None = None
 
     # 1. the host
     def init(self) -> None:
-        self.host.run("db", "init", "--training")
-        self.host.run("users", "add", ADMIN, "--role", "admin", "--password-stdin",
-                      stdin=self.pw[ADMIN] + "\n")  # fmt: skip
+        """No ``db init``: the first account's command creates the (training) database
+        at the newest revision and says so in one line."""
+        done = self.host.run("users", "add", ADMIN, "--role", "admin", "--password-stdin",
+                             "--training", stdin=self.pw[ADMIN] + "\n")  # fmt: skip
+        assert "created at revision" in done.stderr, done.stderr
+        assert "training database" in done.stderr, done.stderr
 
     # 2. the floor
     def floor(self) -> None:
@@ -145,7 +153,9 @@ class Night:
                 said = self.console.add_account(page, name, role, self.pw[name])
                 assert role in said, said
             self.cashier_token = self.console.create_token(page, "naledi", "cash desk 2", 1)
+            self.dealer_token = self.console.create_token(page, "sam", "wheel feed", 1)
         assert self.cashier_token, "no token shown"
+        assert self.dealer_token, "no token shown"
 
     # 4. the technician, in the console
     def technician(self) -> None:
@@ -337,41 +347,61 @@ class Night:
             said = self.console.approve(page, "tournament.prize-receipt")
         assert "approved by vusi" in said, said
 
-    # 10. a Super 9 session earlier the same venue day, keyed from paper (a training
-    # database takes any keyed time): a sale, the hand-in, the wheel's spin, a manual spin
-    # confirmed by a second person, the close.
+    # 10. a Super 9 session earlier the same venue day, keyed from paper in the console
+    # (a training database takes any keyed time): the calendar's one-off session, a sale,
+    # the hand-in, the wheel's result over the API, a manual spin confirmed by a second
+    # person (S9-29), the close.
     def super9(self) -> None:
-        day = datetime.now(ZoneInfo("Africa/Johannesburg")).date().isoformat()
+        day = datetime.now(VENUE).date().isoformat()
 
         def at(hhmm: str) -> str:
             return f"{day}T{hhmm}"
 
-        def s9(*argv: str, stdin: str = "") -> None:
-            self.host.run("super9", *argv, stdin=stdin)
-
-        s9("calendar-add", "--at", at("10:00"), "--reason", "night rehearsal session",
-           "--now", at("07:00"))  # fmt: skip
-        s9("sell", "--ticket", "100001", "--player", PLAYERS[0][0], "--now", at("09:00"))
-        s9("hand-in", "--ticket", "100001", "--numbers", "3 7 12 18 21 25 30 33 36",
-           "--name", PLAYERS[0][1], "--id", PLAYERS[0][0], "--contact", "0821234567",
-           "--signed", "--now", at("09:20"))  # fmt: skip
-        opened = self.host.run("super9", "open", "--session-at", at("10:00"),
-                               "--now", at("09:50")).stdout  # fmt: skip
-        found = re.search(r"session (\d+) drawing", opened)
-        assert found, opened
-        self.s9_session = found.group(1)
-        wheel = self.host.start("emulate", "wheel", "--port", "0", "--seed", "3", "--pause", "0.5")
-        port = wheel.until(lambda x: "tcp" in x or "port" in x)
-        url = next(w for w in port.replace('"', " ").split() if w.startswith("wheel+tcp://"))
-        self.host.run("super9", "wheel", "--session", self.s9_session, "--url", url,
-                      "--max-results", "1")  # fmt: skip
-        s9("manual-spin", "--session", self.s9_session, "--number", "17", "--confirm", "17",
-           "--reason", "wheel feed down", "--as", "sam", "--confirmed-by", "thabo",
-           stdin=self.pw["sam"] + "\n" + self.pw["thabo"] + "\n")  # fmt: skip
-        self.s9_report = self.host.json("super9", "report", "--session", self.s9_session)
-        self.s9_closed = self.host.json("super9", "close", "--session", self.s9_session)
+        player = PLAYERS[0]
+        with self.console.desk("thabo", self.pw["thabo"]) as page:  # the promotion director
+            said = self.console.super9_calendar(page, at("10:00"), "night rehearsal session",
+                                                keyed=at("07:00"))  # fmt: skip
+        assert "10:00 added (rule 4)" in said, said
+        with self.console.desk("lee", self.pw["lee"]) as page:  # the cash desk (S9-5)
+            self.s9_sale = self.console.super9_sell(page, "100001", player[0], "cash",
+                                                    keyed=at("09:00"))  # fmt: skip
+        assert "10:00: R 50.00 cash (rule 5)" in self.s9_sale, self.s9_sale
+        with self.console.desk("thabo", self.pw["thabo"]) as page:  # keeps the top copy
+            said = self.console.super9_hand_in(
+                page, "100001", "3 7 12 18 21 25 30 33 36", player[1], player[0],
+                "0821234567", keyed=at("09:20"),
+            )  # fmt: skip
+            assert "10:00" in said, said
+            self.s9_session = self.console.super9_open(page, at("10:00"), keyed=at("09:50"))
+        # The wheel's bridge posts its result to the API, as the wheel feed does.
+        spin = self.api_post(f"/super9/sessions/{self.s9_session}/spins",
+                             {"game": 1, "number": 3}, self.dealer_token)  # fmt: skip
+        assert (spin["seq"], spin["number"]) == (1, 3), spin
+        with self.console.desk("sam", self.pw["sam"]) as page:  # the dealer (S9-29)
+            said = self.console.super9_manual_spin(page, self.s9_session, 17, "wheel feed down")
+        assert "manual spin 17 waits for the second person" in said, said
+        with self.console.desk("thabo", self.pw["thabo"]) as page:
+            said = self.console.approve(page, "super9.manual-spin")
+            assert "approved by thabo" in said, said
+            self.s9_spins = self.console.super9_spins(page, self.s9_session)
+            self.s9_closed = self.console.super9_close(page, self.s9_session)
+            self.s9_jackpot = self.console.super9_jackpot(page)
+        self.s9_report = self.api_get(f"/super9/sessions/{self.s9_session}", self.dealer_token)
         print("super9", json.dumps(self.s9_report, default=str)[:3000])
-        print("super9 closed", json.dumps(self.s9_closed, default=str)[:2000])
+
+    def api_get(self, path: str, token: str) -> Any:
+        ask = urllib.request.Request(f"{self.api}{path}",
+                                     headers={"Authorization": f"Bearer {token}"})  # fmt: skip
+        with urllib.request.urlopen(ask, timeout=30) as answer:
+            return json.loads(answer.read())
+
+    def api_post(self, path: str, body: dict[str, Any], token: str) -> Any:
+        ask = urllib.request.Request(
+            f"{self.api}{path}", data=json.dumps(body).encode(), method="POST",
+            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        )  # fmt: skip
+        with urllib.request.urlopen(ask, timeout=30) as answer:
+            return json.loads(answer.read())
 
     # 11. the close of the day
     def records(self) -> dict[str, Any]:
@@ -449,6 +479,7 @@ def test_one_night_one_truth(empty_database: str, tmp_path: Path) -> None:
     _the_truth(night, console, out)
     _the_till(till, out["cashup"]["totals"])
     _the_prize(night, prizes, out)
+    _the_super9(night, out)
     assert codes[-1] in (0, -signal.SIGTERM), codes  # serve stopped cleanly
 
 
@@ -580,3 +611,22 @@ def _signed_standings(snapshot: Any, tournament: int) -> list[tuple[str, int]]:
     board = snapshot["retained"].get(f"tournament/{tournament}/leaderboard")
     assert board is not None, f"no leaderboard of tournament {tournament}: {snapshot}"
     return [(r["player"], r["credits"]) for r in board["rows"]]
+
+
+def _the_super9(night: Night, out: dict[str, Any]) -> None:
+    """The Super 9 session keyed in the console: the wheel's result and the manual spin
+    keyed by the dealer and confirmed by the promotion director (S9-29), as the console's
+    live draw and the API's report show them; no winner, so the jackpot grows by 75% of
+    the buy-in (S9-15) and the ticket's R 50 is in the cash-up, in cash (S9-5)."""
+    assert len(night.s9_spins) == 2, night.s9_spins
+    assert "wheel" in night.s9_spins[0], night.s9_spins
+    assert "keyed by sam, confirmed by thabo" in night.s9_spins[1], night.s9_spins
+    report = night.s9_report
+    assert report["status"] == "closed", report
+    spins = [(x["number"], x["source"], x.get("keyed_by"), x.get("confirmed_by"))
+             for x in report["spins"]]  # fmt: skip
+    assert spins == [(3, "wheel", None, None), (17, "manual", "sam", "thabo")], spins
+    assert report["result"]["buy_ins_cents"] == 5000, report["result"]
+    assert f"session {night.s9_session} closed" in night.s9_closed, night.s9_closed
+    assert night.s9_jackpot == rand(500_000 + 5000 * 75 // 100), night.s9_jackpot
+    assert out["cashup"]["totals"]["super9_buy_ins"] == {"amount_cents": 5000, "tickets": 1}
