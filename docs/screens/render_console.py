@@ -223,12 +223,26 @@ async def _shoot(s: Shooter, serving: serve_command.Serving) -> None:
     await s.as_("dealer")
     await s.shot("super9-draw", "/super9/sessions/2", full=True)
     await s.as_("promotion-director")
+    await _super9_keyed(s)
     await s.shot("approvals", "/pending")
     await s.shot("audit", "/audit")
     await s.as_("director")  # the day's cash-up, and the signed records to take away
     await s.shot("cashup", "/cashup", full=True)
     await s.as_("admin")
     await s.shot("accounts", "/accounts", full=True)
+
+
+async def _super9_keyed(s: Shooter) -> None:
+    """The promotion director keys a one-off session from the paper log (S9-4)."""
+    await s.page.goto(f"{s.base}/super9")
+    form = s.page.locator("#calendar-change")
+    await form.get_by_label("Session at (venue time)").fill("2026-11-26T19:00")
+    await form.get_by_label("Reason", exact=True).fill("festival encore")
+    await form.locator("details.keyed summary").click()
+    await form.get_by_label("Happened at (venue time)").fill("2026-11-20T08:30")
+    await form.get_by_label("Why keyed late").fill("keyed from the paper log after a power cut")
+    await form.scroll_into_view_if_needed()
+    await s.shot("super9-keyed", full=True)
 
 
 async def render(out: Path, chromium: str) -> list[str]:

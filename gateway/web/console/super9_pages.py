@@ -109,6 +109,12 @@ def openable(
 
 @router.get("/super9", response_class=HTMLResponse)
 async def super9(request: Request, me: Viewer = viewer(P.SUPER9_READ)) -> Response:
+    return await _desk_page(request, me)
+
+
+async def _desk_page(
+    request: Request, me: Viewer, *, status: int = 200, error: str = ""
+) -> Response:
     desk = await desk_in(me.session)
     cal = await desk.calendar()
     now = api_of(request).clock()
@@ -117,9 +123,9 @@ async def super9(request: Request, me: Viewer = viewer(P.SUPER9_READ)) -> Respon
     taken = {s.starts_at for s in sessions if s.status is not SessionStatus.SCHEDULED}
     upcoming, default = openable(cal.between(today, today + timedelta(days=6)), taken, now)
     return console_of(request).pages.render(
-        request, "super9.html", me, active="super9", sessions=sessions, upcoming=upcoming,
-        default_session=default, jackpot=await desk.jackpot(),
-        history=await desk.jackpot_history(),
+        request, "super9.html", me, status=status, active="super9", sessions=sessions,
+        upcoming=upcoming, default_session=default, jackpot=await desk.jackpot(),
+        history=await desk.jackpot_history(), error=error,
     )  # fmt: skip
 
 
@@ -156,12 +162,10 @@ Work = Callable[[], Awaitable[str]]
 
 async def _act(request: Request, me: Viewer, key: int | None, work: Work) -> Response:
     out = await attempt(me, work)
-    if key is None:
-        return (
-            done("/console/super9", out.value or "")
-            if out.ok
-            else done("/console/super9", f"refused: {out.error}")
-        )
+    if key is None:  # a refusal: the desk's page again, the one line on it (422)
+        if not out.ok:
+            return await _desk_page(request, me, status=422, error=out.error)
+        return done("/console/super9", out.value or "")
     if not out.ok:
         return await _session_page(request, me, key, status=422, error=out.error)
     return done(f"/console/super9/sessions/{key}", out.value or "done")

@@ -202,3 +202,59 @@ async def test_super9_session_from_sale_to_payout_with_a_voided_spin(
     )
     await page.goto(f"{base}/super9")
     await expect(page.locator("main")).to_contain_text("History")
+
+
+async def test_s9_4_s9_6_keyed_from_paper_and_the_403s_of_each_role(
+    super9_console: Desk, page: Page
+) -> None:
+    """Issue 26: the Super 9 desk by keyboard, keyed from paper.  The promotion director
+    adds a one-off session (S9-4) back-dated with a reason; the cashier's back-dated
+    sale is refused in one line (a back-dated write is a promotion director's, S9-6b)
+    and a live one is sold by card, the price and tender said (S9-5).  Each role sees
+    only its own forms, and a form posted by a role without its permission is 403."""
+    base = super9_console.url
+    await _as(page, base, "promotion-director")
+    await page.goto(f"{base}/super9")
+    form = page.locator("#calendar-change")
+    await form.get_by_label("Session at (venue time)").fill("2026-11-26T19:00")
+    await form.get_by_label("Reason", exact=True).fill("festival encore")
+    await form.locator("details.keyed summary").click()
+    await form.get_by_label("Happened at (venue time)").fill("2026-11-20T08:30")
+    await form.get_by_label("Why keyed late").focus()
+    await page.keyboard.type("keyed from the paper log")
+    await page.keyboard.press("Enter")  # the keyboard submits the form
+    await expect(page.locator(".flash.ok")).to_have_text(
+        "session of Thu 26 Nov 2026 19:00 added (rule 4)"
+    )
+
+    await _as(page, base, "cashier")
+    await page.goto(f"{base}/super9")
+    assert await page.locator("#calendar-change").count() == 0  # not the cashier's
+    sale = page.locator('form[action="/console/super9/sell"]')
+    await sale.get_by_label("Ticket serial").fill("T200")
+    await sale.get_by_label("Player: ID or Rewards card number").fill(PLAYER_ID)
+    await sale.get_by_label("Tender").select_option("card")
+    await sale.locator("details.keyed summary").click()
+    await sale.get_by_label("Happened at (venue time)").fill("2026-11-20T08:30")
+    await sale.get_by_role("button", name="Sell ticket").click()
+    await expect(page.locator(".flash.error")).to_contain_text(
+        "a back-dated write is keyed by a promotion director's account (role cashier may not)"
+    )
+    sale = page.locator('form[action="/console/super9/sell"]')
+    await sale.get_by_label("Ticket serial").fill("T200")
+    await sale.get_by_label("Player: ID or Rewards card number").fill(PLAYER_ID)
+    await sale.get_by_label("Tender").select_option("card")
+    await sale.get_by_role("button", name="Sell ticket").click()
+    await expect(page.locator(".flash.ok")).to_have_text(
+        "ticket T200 sold for the session of Fri 20 Nov 2026 19:00: R 50.00 card (rule 5)"
+    )
+
+    forms = {"/super9/calendar": "promotion-director", "/super9/open": "supervisor",
+             "/super9/sell": "cashier", "/super9/hand-in": "desk"}  # fmt: skip
+    for role in ("dealer", "auditor"):
+        await _as(page, base, role)
+        await page.goto(f"{base}/super9")
+        assert await page.locator('form[action^="/console/super9/"]').count() == 0, role
+        for path in forms:
+            posted = await page.request.post(f"{base}{path}", form={"ticket": "T9"})
+            assert posted.status == 403, (role, path, posted.status)
