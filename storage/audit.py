@@ -89,6 +89,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 from sqlalchemy.orm import Mapped, ORMExecuteState, Session, SessionTransaction, mapped_column
 from sqlalchemy.orm.attributes import set_committed_value
@@ -229,10 +230,19 @@ def witness_of_engine(engine: AsyncEngine) -> HeadWitness | None:
 @event.listens_for(Session, "after_commit")
 def _witness_commit(session: Session) -> None:
     """The head this transaction committed, to the witness bound to the engine (if any).
-    Only the outermost commit fires this, after the database said COMMIT succeeded."""
+    Only the outermost commit fires this, after the database said COMMIT succeeded.
+
+    A session bound to a connection whose transaction is still open after the session's
+    commit (one joined to another session's transaction as a savepoint, e.g. the Super 9
+    desk inside an API request) committed nothing to the database: the transaction
+    around it may still roll back (a dual-control trial, a refused console form), so its
+    head is not witnessed — the witness is never told of a head that could be undone."""
     moved = session.info.pop(_MOVED_INFO, None)
     signed = session.info.pop(_SIGNED_INFO, False)
     if moved is None:
+        return
+    bind = session.get_bind()
+    if isinstance(bind, Connection) and bind.in_transaction():
         return
     witness = session.get_bind().get_execution_options().get(_WITNESS_OPTION)
     if witness is not None:

@@ -55,3 +55,30 @@ async def test_the_witness_hears_each_committed_head_once(engine: AsyncEngine) -
     assert len(seen.heads) == 2
     audit.bind_witness(engine, None)
     assert audit.witness_of_engine(engine) is None
+
+
+async def test_a_session_joined_as_a_savepoint_is_never_witnessed(engine: AsyncEngine) -> None:
+    """A session joined to another's transaction (the Super 9 desk inside an API
+    request, gateway/web/api/super9_desk.py) commits only a savepoint: the transaction
+    around it may roll back (a dual-control trial, S9-29's manual spin), so its head is
+    never told to the witness; the outer transaction's own commit still is."""
+    from sqlalchemy.ext.asyncio import async_sessionmaker
+
+    seen = Recorder()
+    audit.bind_witness(engine, seen)
+    sessions = make_sessionmaker(engine)
+    async with sessions() as outer, outer.begin():
+        await audit.record(outer, actor="director:anna", action="t.outer", subject="x")
+    assert len(seen.heads) == 1
+    before = await _head(engine)
+    async with sessions() as outer:
+        await outer.begin()
+        joined = async_sessionmaker(
+            bind=await outer.connection(), join_transaction_mode="create_savepoint"
+        )
+        async with joined() as inner, inner.begin():
+            await audit.record(inner, actor="dealer:sam", action="t.trial", subject="x")
+        await outer.rollback()  # the trial: undone
+    assert await _head(engine) == before
+    assert len(seen.heads) == 1  # the undone head was never witnessed
+    audit.bind_witness(engine, None)
