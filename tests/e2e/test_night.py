@@ -617,7 +617,8 @@ def _the_super9(night: Night, out: dict[str, Any]) -> None:
     """The Super 9 session keyed in the console: the wheel's result and the manual spin
     keyed by the dealer and confirmed by the promotion director (S9-29), as the console's
     live draw and the API's report show them; no winner, so the jackpot grows by 75% of
-    the buy-in (S9-15) and the ticket's R 50 is in the cash-up, in cash (S9-5)."""
+    the buy-in (S9-15) and by the unwon 25% consolation (S9-20's leftovers, by default
+    to the jackpot), and the ticket's R 50 is in the cash-up, in cash (S9-5)."""
     assert len(night.s9_spins) == 2, night.s9_spins
     assert "wheel" in night.s9_spins[0], night.s9_spins
     assert "keyed by sam, confirmed by thabo" in night.s9_spins[1], night.s9_spins
@@ -628,5 +629,8 @@ def _the_super9(night: Night, out: dict[str, Any]) -> None:
     assert spins == [(3, "wheel", None, None), (17, "manual", "sam", "thabo")], spins
     assert report["result"]["buy_ins_cents"] == 5000, report["result"]
     assert f"session {night.s9_session} closed" in night.s9_closed, night.s9_closed
-    assert night.s9_jackpot == rand(500_000 + 5000 * 75 // 100), night.s9_jackpot
+    result = report["result"]
+    assert (result["contribution_cents"], result["unwon_consolation_cents"]) == (3750, 1250)
+    assert result["jackpot_out_cents"] == 500_000 + 3750 + 1250, result
+    assert night.s9_jackpot == rand(result["jackpot_out_cents"]), night.s9_jackpot
     assert out["cashup"]["totals"]["super9_buy_ins"] == {"amount_cents": 5000, "tickets": 1}
