@@ -289,6 +289,17 @@ async def create_if_missing(given: str | None, *, training: bool, by: str) -> st
     engine = make_engine(url)
     try:
         empty = await guarded(url, _has_no_tables(engine))
+        if empty:  # the account's audit row needs the key: say so before creating
+            try:
+                chain.ensure_local_keys(url)
+            except RecordKeyError as exc:
+                raise OperatorError(str(exc)) from None
+            bind_keys(engine, url)
+            if audit.keys_of_engine(engine) is None:
+                raise OperatorError(
+                    "no audit key: set REELGATE_AUDIT_KEY_FILE (create one with `reelgate "
+                    "audit keys-init`); no database created, nothing saved"
+                )
     finally:
         await engine.dispose()
     if not empty:
