@@ -76,7 +76,8 @@ def _options(parser: argparse.ArgumentParser, path: str) -> list[tuple[str, str]
 
 
 def test_no_command_offers_to_clear_or_change_the_mark() -> None:
-    """The only option about the mark is ``db init --training``, which sets it."""
+    """The only options about the mark are ``db init --training`` and the first
+    account's ``users add --training`` (issue 26), which set it on a new database."""
     about_the_mark = [
         (path, option)
         for command in COMMANDS
@@ -85,4 +86,7 @@ def test_no_command_offers_to_clear_or_change_the_mark() -> None:
         and any(word in option for word in ("training", "production", "mark"))
         and option != "--clear-mark"  # bank clear-mark: an SNMP trap mark, not this one
     ]
-    assert about_the_mark == [("reelgate db init", "--training")]
+    assert sorted(about_the_mark) == [
+        ("reelgate db init", "--training"),
+        ("reelgate users add", "--training"),
+    ]
