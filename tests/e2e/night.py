@@ -485,9 +485,11 @@ class Console:
         form.get_by_role("button", name="Change calendar").click()
         return self._s9_flash(page, "added (rule 4)")
 
-    def super9_sell(self, page: Page, ticket: str, player: str, tender: str, keyed: str) -> str:
+    def super9_sell(
+        self, page: Page, ticket: str, player: str, tender: str, keyed: str
+    ) -> tuple[str, str]:
         """Super 9 (cashier): a ticket sold at the cash desk (S9-5); the flash, which
-        names the session, the price and the tender."""
+        names the session, the price and the tender, and the sale's receipt."""
         self.screen(page, "Super 9")
         form = page.locator('form[action="/console/super9/sell"]')
         form.get_by_label("Ticket serial").fill(ticket)
@@ -495,7 +497,8 @@ class Console:
         form.get_by_label("Tender").select_option(tender)
         self._keyed(form, keyed)
         form.get_by_role("button", name="Sell ticket").click()
-        return self._s9_flash(page, f"ticket {ticket} sold for the session of")
+        said = self._s9_flash(page, f"ticket {ticket} sold for the session of")
+        return said, page.get_by_role("article", name="receipt").inner_text()
 
     def super9_hand_in(
         self, page: Page, ticket: str, numbers: str, name: str, id_number: str, contact: str,

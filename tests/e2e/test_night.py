@@ -363,9 +363,12 @@ class Night:
                                                 keyed=at("07:00"))  # fmt: skip
         assert "10:00 added (rule 4)" in said, said
         with self.console.desk("lee", self.pw["lee"]) as page:  # the cash desk (S9-5)
-            self.s9_sale = self.console.super9_sell(page, "100001", player[0], "cash",
-                                                    keyed=at("09:00"))  # fmt: skip
-        assert "10:00: R 50.00 cash (rule 5)" in self.s9_sale, self.s9_sale
+            said, receipt = self.console.super9_sell(page, "100001", player[0], "cash",
+                                                     keyed=at("09:00"))  # fmt: skip
+        assert "10:00: R 50.00 cash (rule 5)" in said, said
+        for line in ("Ticket 100001", f"Player: {player[1]}", "tender cash · R 50.00",
+                     "Cashier: lee", "by "):  # fmt: skip
+            assert line in receipt, receipt
         with self.console.desk("thabo", self.pw["thabo"]) as page:  # keeps the top copy
             said = self.console.super9_hand_in(
                 page, "100001", "3 7 12 18 21 25 30 33 36", player[1], player[0],

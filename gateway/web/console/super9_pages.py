@@ -46,7 +46,8 @@ from gateway.web.console.auth import Viewer, viewer
 from gateway.web.console.render import rand
 from gateway.web.console.state import console_of
 from storage.enums import Tender
-from storage.super9 import SessionStatus, Super9Session
+from storage.super9 import SessionStatus, Super9Session, Super9Ticket
+from storage.tournament import Player
 
 router = APIRouter()
 Key = Annotated[int, Path(ge=1, le=2_147_483_647)]
@@ -228,7 +229,33 @@ async def sell(request: Request, me: Viewer = viewer(P.SUPER9_SELL)) -> Response
             f"{rand(price)} {body.tender} (rule 5)"
         )
 
-    return await _act(request, me, None, work)
+    out = await attempt(me, work)
+    if not out.ok:
+        return await _desk_page(request, me, status=422, error=out.error)
+    return done(f"/console/super9/tickets/{me.field('ticket')}/receipt", out.value or "")
+
+
+Serial = Annotated[str, Path(pattern=r"^[A-Za-z0-9_./-]{1,32}$")]
+
+
+@router.get("/super9/tickets/{serial}/receipt", response_class=HTMLResponse)
+async def sale_receipt(
+    request: Request, serial: Serial, me: Viewer = viewer(P.SUPER9_READ)
+) -> Response:
+    """S9-5: the cash desk's receipt of a ticket sold: the session it is for, the price,
+    the tender and the cashier; printable."""
+    ticket = await me.session.scalar(select(Super9Ticket).where(Super9Ticket.serial == serial))
+    if ticket is None:
+        return await _desk_page(request, me, status=404, error=f"ticket {serial}: not sold")
+    player = await me.session.get(Player, ticket.player_id)
+    played = await me.session.get(Super9Session, ticket.session_id)
+    tz = (await (await desk_in(me.session)).calendar()).tz
+    starts = played.starts_at if played is not None else None
+    return console_of(request).pages.render(
+        request, "super9_receipt.html", me, active="super9", ticket=ticket, player=player,
+        when="-" if starts is None else session_words(starts, tz),
+        cutoff="-" if starts is None else session_words(hand_in_cutoff(starts), tz),
+    )  # fmt: skip
 
 
 @router.post("/super9/hand-in")

@@ -248,6 +248,11 @@ async def test_s9_4_s9_6_keyed_from_paper_and_the_403s_of_each_role(
     await expect(page.locator(".flash.ok")).to_have_text(
         "ticket T200 sold for the session of Fri 20 Nov 2026 19:00: R 50.00 card (rule 5)"
     )
+    receipt = page.get_by_role("article", name="receipt")  # S9-5: printable
+    await expect(receipt).to_contain_text("Session: Fri 20 Nov 2026 19:00")
+    await expect(receipt).to_contain_text("tender card · R 50.00")
+    await expect(receipt).to_contain_text("Cashier: cashier")
+    await page.get_by_role("link", name="← Super 9").click()
 
     forms = {"/super9/calendar": "promotion-director", "/super9/open": "supervisor",
              "/super9/sell": "cashier", "/super9/hand-in": "desk"}  # fmt: skip

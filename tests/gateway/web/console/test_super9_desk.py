@@ -53,6 +53,20 @@ async def test_s9_4_s9_5_a_paper_session_keyed_at_the_console(desk: Desk) -> Non
             "keyed_at": f"{DAY}T09:00"}))  # fmt: skip
     assert "ticket P1 sold for the session of" in said, said
     assert "R 50.00 card (rule 5)" in said, said
+    receipt = re.search(
+        r'<article class="receipt" aria-label="receipt">(.*?)</article>', said, re.S
+    )
+    assert receipt is not None, said  # the sale's receipt (S9-5), printable
+    for line in (
+        "Ticket P1",
+        "Player: Thandi Mokoena",
+        "Session: Sun 22 Nov 2026 11:00",
+        "tender card",
+        "R 50.00",
+        "Cashier: cashier",
+        "by Sun 22 Nov 2026 10:45",
+    ):
+        assert line in receipt.group(1), receipt.group(1)
     async with signed_in(desk, "desk") as guest:
         said = await _flash(guest, await _post(guest, "/console/super9/hand-in", {
             "ticket": "P1", "numbers": "1 2 3 4 5 6 7 8 9", "name": "Thandi Mokoena",
@@ -109,3 +123,19 @@ async def test_each_form_is_forbidden_to_roles_without_its_permission(
                                            "at": f"{DAY}T11:00", "reason": "x"})  # fmt: skip
         assert r.status_code == 403, (role, r.status_code)
     assert (await _count(desk, Super9Ticket), await _count(desk, Super9Session)) == before
+
+
+async def test_s9_5_a_receipt_is_read_by_the_super9_desks_only(desk: Desk) -> None:
+    """The receipt of a ticket sold (the seeded S2): the Super 9 desks read it; a ticket
+    never sold is a 404 naming it; a role without super9.read gets 403."""
+    for role in Role:
+        async with signed_in(desk, role.value) as client:
+            r = await client.get("/console/super9/tickets/S2/receipt")
+            if not allowed(role, P.SUPER9_READ):
+                assert r.status_code == 403, role
+                continue
+            assert r.status_code == 200, (role, r.text)
+            assert "Ticket S2" in r.text
+            missing = await client.get("/console/super9/tickets/NOPE9/receipt")
+            assert missing.status_code == 404
+            assert "ticket NOPE9: not sold" in missing.text
