@@ -214,6 +214,7 @@ async def _shoot(s: Shooter, serving: serve_command.Serving) -> None:
     await s.shot("forbidden", "/heat/A")
     await s.shot("roll-call", "/heats/2/roll-call")
     await s.shot("super9", "/super9", full=True)
+    await s.shot("super9-receipt", "/super9/tickets/D1/receipt")  # a sale's receipt (S9-5)
     await page.goto(f"{s.base}/super9/sessions/1")
     prize = page.locator('[data-prize="C1"]').first
     await prize.get_by_label("Receipt signature").fill("receipt 0001")
