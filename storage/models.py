@@ -22,3 +22,4 @@ import storage.seals
 import storage.super9
 import storage.teams
 import storage.tournament  # noqa: F401  (slot tournament)
+import storage.walkup  # noqa: F401  (walk-up sessions)
