@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -101,8 +101,10 @@ async def recover_bank(
     progress: ProgressSink | None = None,
     on_control: Callable[[Recovery], None] | None = None,
     drive: bool = True,
+    skip_heats: Collection[int] = (),
 ) -> list[Recovery]:
-    """Bring every unsettled run of ``bank`` to rest (or back under way)."""
+    """Bring every unsettled run of ``bank`` to rest (or back under way); runs of
+    ``skip_heats`` (walk-up sessions whose runners are driving them) are left alone."""
     t0 = time.perf_counter()
     await writer.flush()
     if tournament is None:
@@ -111,6 +113,8 @@ async def recover_bank(
         tournament = TournamentBridge(writer.journal.sessions)
     reports: list[Recovery] = []
     for view in await writer.journal.unsettled_runs(bank):
+        if view.heat_id is not None and view.heat_id in skip_heats:
+            continue
         if view.heat_id is not None:
             await tournament.drain(view.id)  # effects a crash left behind, first
         context = _Context(writer, links, t0, tournament, feed, progress, on_control, drive)

@@ -239,7 +239,7 @@ async def _lapse(session: AsyncSession, offer: WalkupSession, at: datetime) -> N
     await record(
         session, f"system:board/{offer.machine_id}", "walkup.lapse",
         f"machine:{offer.machine_id}", "not confirmed in time (W5)",
-        session=offer.id, player=offer.player_id, entry=offer.entry_id, at=at.isoformat(),
+        walkup=offer.id, player=offer.player_id, entry=offer.entry_id, at=at.isoformat(),
     )  # fmt: skip
 
 
@@ -306,7 +306,7 @@ async def walkup_at_card_in(
         await session.flush()
         await record(
             session, actor, "walkup.offer", f"machine:{machine}", verdict.reason,
-            session=offer_row.id, tournament=decision.tournament_id, player=player_id,
+            walkup=offer_row.id, tournament=decision.tournament_id, player=player_id,
             entry=verdict.entry_id, card=card, expires_at=verdict.expires_at.isoformat(),
             clause=verdict.clause, at=at.isoformat(),
         )  # fmt: skip
@@ -396,7 +396,7 @@ async def _start(
     await session.flush()
     await record(
         session, actor, "walkup.start", f"heat:{heat.id}", how,
-        session=offer.id, machine=offer.machine_id, tournament=tournament.id,
+        walkup=offer.id, machine=offer.machine_id, tournament=tournament.id,
         player=player.id, entry=entry.id, seconds=heat.duration_seconds,
         credits=int(heat.starting_credits), at=at.isoformat(),
     )  # fmt: skip

@@ -64,7 +64,7 @@ def test_w2_window_is_daily_in_venue_time_and_may_cross_midnight() -> None:
     assert window_bounds(late, local(2, 0, day=8)) is None
     assert window_bounds(late, local(21, 0)) == (local(20), local(2, day=8))
     with pytest.raises(ValueError, match="time zone"):
-        window_bounds(EVENING, datetime(2026, 12, 7, 19))  # noqa: DTZ001 - refused on purpose
+        window_bounds(EVENING, datetime(2026, 12, 7, 19))
 
 
 def test_w2_outside_the_window_is_refused_with_its_hours_on_the_display() -> None:
