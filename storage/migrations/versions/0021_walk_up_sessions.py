@@ -15,7 +15,6 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-
 revision: str = '0021'
 down_revision: str | Sequence[str] | None = '0020'
 branch_labels: str | Sequence[str] | None = None
