@@ -111,14 +111,15 @@ async def recover_bank(
         from gateway.tournament.bridge import TournamentBridge
 
         tournament = TournamentBridge(writer.journal.sessions)
+    side: TournamentSide = tournament
     views = [
         v for v in await writer.journal.unsettled_runs(bank) if v.heat_id not in skip_heats
     ]
 
     async def one(view: RunView) -> Recovery:
         if view.heat_id is not None:
-            await tournament.drain(view.id)  # effects a crash left behind, first
-        context = _Context(writer, links, t0, tournament, feed, progress, on_control, drive)
+            await side.drain(view.id)  # effects a crash left behind, first
+        context = _Context(writer, links, t0, side, feed, progress, on_control, drive)
         with bound_contextvars(**run_fields(view)):
             return await _recover_run(context, view)
 

@@ -86,7 +86,7 @@ async def set_window(
     *,
     opens: str,
     closes: str,
-    minutes: int,
+    seconds: int,
     credits: int,
     confirm_seconds: int,
     enabled: bool,
@@ -103,7 +103,7 @@ async def set_window(
         raise RuleViolation(None, f"bank: {bank!r} is not on the floor")
     window = Window(
         parse_hhmm(opens, "opens"), parse_hhmm(closes, "closes"), tournament.venue_tz,
-        minutes * 60, credits, confirm_seconds, enabled,
+        seconds, credits, confirm_seconds, enabled,
     )  # fmt: skip
     check_window(window)
     row = await session.get(WalkupWindow, (tournament_id, bank))

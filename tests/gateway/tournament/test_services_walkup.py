@@ -40,7 +40,7 @@ async def _setup(desk: Desk) -> tuple[int, int]:
     )  # fmt: skip
     await desk.sell(player.id, at(DAY, 10))
     await desk.run(
-        set_window, t, "A", opens="18:00", closes="23:00", minutes=5, credits=500,
+        set_window, t, "A", opens="18:00", closes="23:00", seconds=300, credits=500,
         confirm_seconds=30, enabled=True, actor="director", reason="evening walk-up",
         at=at(DAY, 9),
     )  # fmt: skip
@@ -68,15 +68,15 @@ async def test_w1_window_is_a_directors_decision_checked_and_audited(desk: Desk)
         ("A", "18:00", "23:00", True)
     ]
     with pytest.raises(RuleViolation, match="reason"):
-        await desk.run(set_window, t, "A", opens="18:00", closes="23:00", minutes=5,
+        await desk.run(set_window, t, "A", opens="18:00", closes="23:00", seconds=300,
                        credits=500, confirm_seconds=30, enabled=True, actor="director",
                        reason=" ", at=EVENING)  # fmt: skip
     with pytest.raises(RuleViolation, match="bank"):
-        await desk.run(set_window, t, "Z", opens="18:00", closes="23:00", minutes=5,
+        await desk.run(set_window, t, "Z", opens="18:00", closes="23:00", seconds=300,
                        credits=500, confirm_seconds=30, enabled=True, actor="director",
                        reason="x", at=EVENING)  # fmt: skip
     with pytest.raises(RuleViolation, match="opens"):
-        await desk.run(set_window, t, "A", opens="6pm", closes="23:00", minutes=5,
+        await desk.run(set_window, t, "A", opens="6pm", closes="23:00", seconds=300,
                        credits=500, confirm_seconds=30, enabled=True, actor="director",
                        reason="x", at=EVENING)  # fmt: skip
     assert [a for a, _ in await _actions(desk)] == ["walkup.window"]
