@@ -16,6 +16,7 @@ from gateway.tournament.rules.violations import RuleViolation
 from gateway.tournament.rules.walkup import CONFIRM, OFFER, REFUSE
 from gateway.tournament.services.standings import stage_standings
 from gateway.tournament.services.walkup import (
+    WalkupDecision,
     confirm_offer,
     list_sessions,
     list_windows,
@@ -47,10 +48,14 @@ async def _setup(desk: Desk) -> tuple[int, int]:
     return t, int(player.id)
 
 
-async def _card(desk: Desk, player: int, when: datetime, machine: str = "A-01") -> object:
-    return await desk.run(
+async def _card(
+    desk: Desk, player: int, when: datetime, machine: str = "A-01"
+) -> WalkupDecision:
+    decision = await desk.run(
         walkup_at_card_in, machine=machine, card="C1", player_id=player, at=when
     )
+    assert decision is not None
+    return decision  # type: ignore[no-any-return]
 
 
 async def _actions(desk: Desk) -> list[tuple[str, dict[str, object]]]:
@@ -85,8 +90,8 @@ async def test_w1_window_is_a_directors_decision_checked_and_audited(desk: Desk)
 async def test_w2_w4_refusals_are_audited_with_their_clause(desk: Desk) -> None:
     _, player = await _setup(desk)
     early = await _card(desk, player, at(DAY, 17, 30))
-    assert early.verdict.kind == REFUSE  # type: ignore[attr-defined]
-    assert early.verdict.clause == "W2"  # type: ignore[attr-defined]
+    assert early.verdict.kind == REFUSE
+    assert early.verdict.clause == "W2"
     broke = await desk.run(
         svc.add_player, id_number="9002025009088", name="Anna Botha",
         date_of_birth=date(1990, 2, 2), actor="desk", now=at(DAY, 9), card_number="C2",
@@ -98,7 +103,10 @@ async def test_w2_w4_refusals_are_audited_with_their_clause(desk: Desk) -> None:
     assert "walk-up refused, W4" in none.line
     # A machine of a bank with no walk-up window is not walk-up's business.
     await desk.floor("B", 1)
-    assert await _card(desk, player, EVENING, machine="B-01") is None
+    none_here = await desk.run(
+        walkup_at_card_in, machine="B-01", card="C1", player_id=player, at=EVENING
+    )
+    assert none_here is None
     actions = await _actions(desk)
     assert [(a, d["clause"]) for a, d in actions[1:]] == [
         ("walkup.refuse", "W2"), ("walkup.refuse", "W4")
@@ -110,7 +118,7 @@ async def test_w5_w6_offer_confirmed_by_the_card_again_becomes_a_one_seat_heat(
 ) -> None:
     t, player = await _setup(desk)
     offer = await _card(desk, player, EVENING)
-    assert offer.verdict.kind == OFFER  # type: ignore[attr-defined]
+    assert offer.verdict.kind == OFFER
     # Another player's card at the reserved machine is refused (W3).
     other = await desk.run(
         svc.add_player, id_number="9002025009088", name="Anna Botha",
@@ -123,8 +131,9 @@ async def test_w5_w6_offer_confirmed_by_the_card_again_becomes_a_one_seat_heat(
     )  # fmt: skip
     assert (held.verdict.kind, held.verdict.clause) == (REFUSE, "W3")
     started = await _card(desk, player, EVENING + timedelta(seconds=20))
-    assert started.verdict.kind == CONFIRM  # type: ignore[attr-defined]
-    heat_id = started.heat_id  # type: ignore[attr-defined]
+    assert started.verdict.kind == CONFIRM
+    heat_id = started.heat_id
+    assert heat_id is not None
     async with desk.maker() as s:
         heat = await s.get(Heat, heat_id)
         assert heat is not None
@@ -139,9 +148,9 @@ async def test_w5_w6_offer_confirmed_by_the_card_again_becomes_a_one_seat_heat(
         assert entry.status is EntryStatus.SEATED  # W4: the entry is used
     # The machine is busy now (W3); the player's entry is gone (W4) on another machine.
     busy = await _card(desk, player, EVENING + timedelta(seconds=40))
-    assert busy.verdict.clause == "W3"  # type: ignore[attr-defined]
+    assert busy.verdict.clause == "W3"
     elsewhere = await _card(desk, player, EVENING + timedelta(seconds=40), machine="A-02")
-    assert elsewhere.verdict.clause == "W4"  # type: ignore[attr-defined]
+    assert elsewhere.verdict.clause == "W4"
     # W8: the session's score is the entry's, ranked with the qualifying heats.
     await desk.play(heat_id, {1: 740}, EVENING + timedelta(seconds=21))
     standings = await desk.run(stage_standings, t, Stage.QUALIFYING)
@@ -161,14 +170,14 @@ async def test_w5_an_offer_lapses_and_an_attendant_may_confirm_in_time(desk: Des
     _, player = await _setup(desk)
     await _card(desk, player, EVENING)
     again = await _card(desk, player, EVENING + timedelta(seconds=31))
-    assert again.verdict.kind == OFFER  # the first lapsed: a fresh offer  # type: ignore[attr-defined]
+    assert again.verdict.kind == OFFER  # the first lapsed: a fresh offer
     rows = await desk.run(list_sessions)
     assert [r.status for r in rows] == ["offered", LAPSED]
     with pytest.raises(RuleViolation, match="lapsed"):
         await desk.run(confirm_offer, rows[0].id, at=EVENING + timedelta(minutes=5),
                        actor="attendant")  # fmt: skip
     third = await _card(desk, player, EVENING + timedelta(minutes=6))
-    assert third.verdict.kind == OFFER  # type: ignore[attr-defined]
+    assert third.verdict.kind == OFFER
     newest = (await desk.run(list_sessions))[0]
     heat = await desk.run(
         confirm_offer, newest.id, at=EVENING + timedelta(minutes=6, seconds=10),
