@@ -370,6 +370,10 @@ async def _start(
     row = await session.get(WalkupWindow, (offer.tournament_id, offer.bank_name))
     if row is None:  # pragma: no cover - an offer is only made under a window
         raise RuleViolation(None, "walk-up window is gone")
+    # The tournament's row locked: two confirms at once (two venues) queue for the number.
+    await session.execute(
+        select(Tournament.id).where(Tournament.id == tournament.id).with_for_update()
+    )
     last = await session.scalar(
         select(func.max(Heat.number)).where(
             Heat.tournament_id == tournament.id, Heat.stage == Stage.QUALIFYING
