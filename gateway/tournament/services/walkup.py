@@ -313,8 +313,17 @@ async def walkup_at_card_in(
         return decision
     if verdict.kind == CONFIRM:
         assert pending is not None
-        heat = await _start(session, pending, at=at, actor=actor, how="card put in again")
-        return WalkupDecision(machine, card, player_id, decision.tournament_id, verdict, heat.id)
+        try:  # _start checks everything before it writes anything
+            heat = await _start(session, pending, at=at, actor=actor, how="card put in again")
+        except RuleViolation as exc:  # the entry or the player changed since the offer
+            pending.status = LAPSED
+            refused = Verdict(REFUSE, "W4", str(exc), "Session refused: please see the desk")
+            decision = WalkupDecision(machine, card, player_id, decision.tournament_id, refused)
+            verdict = refused
+        else:
+            return WalkupDecision(
+                machine, card, player_id, decision.tournament_id, verdict, heat.id
+            )
     await record(
         session, actor, "walkup.refuse", f"machine:{machine}", verdict.reason,
         tournament=decision.tournament_id, player=player_id, card=card,

@@ -190,3 +190,23 @@ async def test_w5_an_offer_lapses_and_an_attendant_may_confirm_in_time(desk: Des
     starts = [d for a, d in await _actions(desk) if a == "walkup.start"]
     assert len(starts) == 1
     assert (await desk.run(list_sessions))[0].confirmed_by == "attendant"
+
+
+async def test_w4_w5_an_entry_gone_before_the_confirm_is_refused_and_nothing_starts(
+    desk: Desk,
+) -> None:
+    _, player = await _setup(desk)
+    offer = await _card(desk, player, EVENING)
+    assert offer.verdict.entry_id is not None
+    async with desk.maker() as s, s.begin():  # refunded at the desk meanwhile (T20)
+        entry = await s.get(Entry, offer.verdict.entry_id)
+        assert entry is not None
+        entry.status = EntryStatus.REFUNDED
+    refused = await _card(desk, player, EVENING + timedelta(seconds=10))
+    assert (refused.verdict.kind, refused.verdict.clause) == (REFUSE, "W4")
+    assert "refunded" in refused.verdict.reason
+    assert refused.heat_id is None
+    async with desk.maker() as s:
+        assert (await s.scalars(select(Heat))).all() == []
+    assert [r.status for r in await desk.run(list_sessions)] == [LAPSED]
+    assert [a for a, _ in await _actions(desk)][-2:] == ["walkup.offer", "walkup.refuse"]
