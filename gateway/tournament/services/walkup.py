@@ -281,7 +281,11 @@ async def walkup_at_card_in(
             card=card,
             window=window,
             bank_enabled=bank is not None and bank.enabled,
-            busy=await _busy(session, spec.bank_name, machine, at, window.duration_seconds),
+            busy=(
+                f"the machine is excluded from its bank: {spec.excluded_reason}"
+                if spec.excluded_reason
+                else await _busy(session, spec.bank_name, machine, at, window.duration_seconds)
+            ),
             entry_id=await _unused_entry(session, tournament, player_id, at),
             offer=offer,
         )

@@ -24,6 +24,7 @@ from gateway.tournament.services.walkup import (
     walkup_at_card_in,
 )
 from storage.audit import AuditEntry
+from storage.floor import FloorMachine
 from storage.tournament import Entry, EntryStatus, Heat, HeatStatus, Seat, SeatStatus
 from storage.walkup import LAPSED, STARTED
 
@@ -101,6 +102,15 @@ async def test_w2_w4_refusals_are_audited_with_their_clause(desk: Desk) -> None:
     )
     assert none.verdict.clause == "W4"
     assert "walk-up refused, W4" in none.line
+    # A machine the technician excluded from the bank is not idle (W3).
+    async with desk.maker() as s, s.begin():
+        spec = await s.get(FloorMachine, "A-03")
+        assert spec is not None
+        spec.excluded_reason = "note acceptor jammed"
+    excluded = await _card(desk, player, EVENING, machine="A-03")
+    assert (excluded.verdict.clause, excluded.verdict.reason) == (
+        "W3", "the machine is excluded from its bank: note acceptor jammed"
+    )
     # A machine of a bank with no walk-up window is not walk-up's business.
     await desk.floor("B", 1)
     none_here = await desk.run(
@@ -109,7 +119,7 @@ async def test_w2_w4_refusals_are_audited_with_their_clause(desk: Desk) -> None:
     assert none_here is None
     actions = await _actions(desk)
     assert [(a, d["clause"]) for a, d in actions[1:]] == [
-        ("walkup.refuse", "W2"), ("walkup.refuse", "W4")
+        ("walkup.refuse", "W2"), ("walkup.refuse", "W4"), ("walkup.refuse", "W3")
     ]
 
 
