@@ -156,6 +156,13 @@ async def test_w5_w6_offer_confirmed_by_the_card_again_becomes_a_one_seat_heat(
         entry = await s.get(Entry, seats[0].entry_id)
         assert entry is not None
         assert entry.status is EntryStatus.SEATED  # W4: the entry is used
+    # A heat cannot be scheduled over the session on its bank (W3 through T10/T11).
+    with pytest.raises(RuleViolation, match="bank A"):
+        await desk.run(
+            svc.schedule_heat, t, stage=Stage.QUALIFYING, starts_at=EVENING + timedelta(minutes=2),
+            bank_name="A", duration_seconds=600, starting_credits=1000, actor="director",
+            now=EVENING,
+        )  # fmt: skip
     # The machine is busy now (W3); the player's entry is gone (W4) on another machine.
     busy = await _card(desk, player, EVENING + timedelta(seconds=40))
     assert busy.verdict.clause == "W3"
