@@ -8,6 +8,12 @@ T1-T3 and an active disqualification at card-in, the outcome audited as
 has a display line (``display: true``) gets a ``show-message`` command back; every
 outcome is logged and shown on the console (``/console/cards``).
 
+An accepted card-in at a machine of a walk-up bank is then judged for walk-up play in the
+same transaction (:func:`gateway.tournament.services.walkup.walkup_at_card_in`,
+docs/rules.md#w2 to #w5): an offer, its confirm (the same card put in again) or a
+refusal with its clause; the machine's display shows which (W9).  A card-out ends no
+walk-up session (W7).
+
 The eligibility instant is the gateway's clock when the card is decided, never the
 board's ``at`` (a board's clock is the gateway's only once it has been set).  QoS 1
 repeats are dropped by the board's sequence number; a payload that does not decode, a
@@ -26,13 +32,16 @@ from datetime import UTC, datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from gateway.tournament.rules.walkup import REFUSE
 from gateway.tournament.services.cards import (
+    ACCEPTED,
     CARD_IN,
     NOT_REGISTERED,
     REFUSED,
     CardDecision,
     card_at_machine,
 )
+from gateway.tournament.services.walkup import WalkupDecision, walkup_at_card_in
 from protocols.mqtt import codec
 from protocols.mqtt.client import MqttSession, MqttSettings
 from protocols.mqtt.codec import Command, CommandMessage
@@ -53,6 +62,7 @@ class CardDeskStats:
     dropped: int = 0  # the queue was full
     failed: int = 0  # the database refused (logged); the card is not decided
     messages: int = 0  # show-message commands sent
+    walkups: int = 0  # card-ins judged for walk-up play (offers, confirms, refusals)
 
 
 class CardDesk:
@@ -68,6 +78,7 @@ class CardDesk:
         minimum_age: int = 18,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         on_decision: Callable[[CardDecision], None] | None = None,
+        on_walkup: Callable[[WalkupDecision], None] | None = None,
     ) -> None:
         self.sessionmaker = sessionmaker
         self.site = site
@@ -75,6 +86,7 @@ class CardDesk:
         self.minimum_age = minimum_age
         self.clock = clock
         self.on_decision = on_decision
+        self.on_walkup = on_walkup
         self.stats = CardDeskStats()
         self.session = MqttSession(settings, client_id=f"reelgate-cards-{uuid.uuid4().hex[:10]}")
         self._filter = board_filter(site, Channel.CARD)
@@ -128,22 +140,39 @@ class CardDesk:
                 self.on_decision(decision)
 
     async def decide(self, card: codec.Card) -> CardDecision:
+        at = self.clock()
+        walkup: WalkupDecision | None = None
         async with self.sessionmaker() as session, session.begin():
             decision = await card_at_machine(
                 session,
                 machine=card.machine,
                 card=card.card,
                 action=card.action.value,
-                at=self.clock(),
+                at=at,
                 venue_zone=self.venue_zone,
                 minimum_age=self.minimum_age,
             )
+            if decision.outcome == ACCEPTED and decision.player_id is not None:
+                walkup = await walkup_at_card_in(
+                    session, machine=card.machine, card=card.card,
+                    player_id=decision.player_id, at=at,
+                )  # fmt: skip
         self.stats.decided += 1
         level = logging.WARNING if decision.outcome in (REFUSED, NOT_REGISTERED) else logging.INFO
         log.log(level, "%s", decision.line)
         refused = decision.outcome in (REFUSED, NOT_REGISTERED)
         if refused and decision.action == CARD_IN and card.display:
             await self._show(card.machine, decision.display)
+        if walkup is not None:
+            self.stats.walkups += 1
+            log.log(
+                logging.WARNING if walkup.verdict.kind == REFUSE else logging.INFO,
+                "%s", walkup.line,
+            )  # fmt: skip
+            if card.display:
+                await self._show(card.machine, walkup.verdict.display)
+            if self.on_walkup is not None:
+                self.on_walkup(walkup)
         return decision
 
     async def _show(self, machine: str, text: str) -> None:

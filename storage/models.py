@@ -21,4 +21,5 @@ import storage.prizes
 import storage.seals
 import storage.super9
 import storage.teams
-import storage.tournament  # noqa: F401  (slot tournament)
+import storage.tournament  # (slot tournament)
+import storage.walkup  # noqa: F401  (walk-up sessions)

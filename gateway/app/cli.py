@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "players": ("players", "tournament players, exclusion registers, disqualification"),
     "entries": ("entries", "cash desk: sell tournament entries, refunds, list entries"),
     "teams": ("teams", "team tournaments: settings, registration, team standings (H1-H9)"),
+    "walkup": ("walkup", "walk-up play: windows per bank, sessions at the machine (W1-W9)"),
     "super9": ("super9", "the Super 9 roulette promotion: tickets, wheel, draw, jackpot"),
     "audit": ("audit", "verify or read the audit log of every change people made"),
     "export": ("export", "signed exports (JSON + HTML) of heats, stages, tournaments, Super 9"),

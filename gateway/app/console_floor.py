@@ -58,6 +58,8 @@ class GatewayFloor:
             raise OperatorError(f"bank {bank}: not driven by this gateway")
         if self.gateway.scheduler is not None and bank in self.gateway.scheduler.live:
             raise OperatorError(f"bank {bank}: a heat is under way; wait for it to close")
+        if self.gateway.scheduler is not None and self.gateway.scheduler.walkups_on(bank):
+            raise OperatorError(f"bank {bank}: walk-up sessions are under way (W3)")
         return dict(self.gateway.links[bank])
 
     async def _checked(self, bank: str, links: Mapping[str, MachineLink]) -> list[MachineCheck]:

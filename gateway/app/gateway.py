@@ -256,7 +256,7 @@ class RunningGateway:
 
         def deliver(event: Any) -> None:
             # T20/T21: the heat under way on the machine's bank decides (playing seats).
-            for live in list(scheduler.live.values()):
+            for live in list(scheduler.all_live()):
                 live.runner.report_event(event)
 
         async def watch() -> None:

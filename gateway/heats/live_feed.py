@@ -350,7 +350,7 @@ def scheduler_heat_of_run(scheduler: Scheduler) -> Callable[[int], int | None]:
     know their run id once the run is journaled (before their first note)."""
 
     def find(run_id: int) -> int | None:
-        for live in scheduler.live.values():
+        for live in scheduler.all_live():
             if live.runner.current_run == run_id:
                 return int(live.heat_id)
         return None

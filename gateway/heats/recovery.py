@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -101,22 +101,42 @@ async def recover_bank(
     progress: ProgressSink | None = None,
     on_control: Callable[[Recovery], None] | None = None,
     drive: bool = True,
+    skip_heats: Collection[int] = (),
 ) -> list[Recovery]:
-    """Bring every unsettled run of ``bank`` to rest (or back under way)."""
+    """Bring every unsettled run of ``bank`` to rest (or back under way); runs of
+    ``skip_heats`` (walk-up sessions whose runners are driving them) are left alone."""
     t0 = time.perf_counter()
     await writer.flush()
     if tournament is None:
         from gateway.tournament.bridge import TournamentBridge
 
         tournament = TournamentBridge(writer.journal.sessions)
-    reports: list[Recovery] = []
-    for view in await writer.journal.unsettled_runs(bank):
+    side: TournamentSide = tournament
+    views = [
+        v for v in await writer.journal.unsettled_runs(bank) if v.heat_id not in skip_heats
+    ]
+
+    async def one(view: RunView) -> Recovery:
         if view.heat_id is not None:
-            await tournament.drain(view.id)  # effects a crash left behind, first
-        context = _Context(writer, links, t0, tournament, feed, progress, on_control, drive)
+            await side.drain(view.id)  # effects a crash left behind, first
+        context = _Context(writer, links, t0, side, feed, progress, on_control, drive)
         with bound_contextvars(**run_fields(view)):
-            reports.append(await _recover_run(context, view))
-    return reports
+            return await _recover_run(context, view)
+
+    if _disjoint(views):
+        # Runs on machines of their own (walk-up sessions, docs/rules.md#w7) go on side by
+        # side: one waiting for another's end would lose its own time.
+        return list(await asyncio.gather(*(one(v) for v in views)))
+    return [await one(view) for view in views]
+
+
+def _disjoint(views: list[RunView]) -> bool:
+    seen: set[str] = set()
+    for view in views:
+        if seen & set(view.machines):
+            return False
+        seen |= set(view.machines)
+    return len(views) > 1
 
 
 @dataclass(slots=True)

@@ -7,6 +7,12 @@ The heat runner stops it by the heat clock.  A director's commands (``reelgate h
 direct``: start now, pause, resume, abort, restart) arrive through the database and are
 carried out on the next tick, so they work against a gateway running as a service.
 
+Walk-up sessions (docs/rules.md#w6) are heats too: a one-seat heat that the card desk
+created, due at once, on one machine of a walk-up bank.  They run beside each other, one
+per machine (:attr:`Scheduler.walkups`), with the same runner, journal and recovery; a
+bank's scheduled heat waits until its walk-up sessions are over (W3), and no walk-up
+session starts while a scheduled heat is under way on the bank.
+
 The scheduler drives only the banks this process owns (``ownership``, see
 :mod:`gateway.heats.ownership`): others' banks get no heat, and their director orders
 are left for their owner.  A bank lost mid-heat is stopped at once (:meth:`stop_bank`).
@@ -18,7 +24,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
@@ -41,10 +47,12 @@ from gateway.tournament.bridge import TournamentBridge
 from storage.journal import DirectorCommand, RunState
 from storage.lease import StaleOwner
 from storage.tournament import Heat, HeatStatus
+from storage.walkup import WalkupSession
 
 log = logging.getLogger(__name__)
 
 DUE = (HeatStatus.SCHEDULED, HeatStatus.RESTARTED)
+_WALKUP_HEATS = select(WalkupSession.heat_id).where(WalkupSession.heat_id.is_not(None))
 
 
 class HeatContext(Protocol):
@@ -115,6 +123,9 @@ class Scheduler:
         self.restart_pause_s = restart_pause_s
         self.now = now
         self.live: dict[str, LiveHeat] = {}
+        # Walk-up sessions under way (W6): machine -> its one-seat heat, and its bank.
+        self.walkups: dict[str, LiveHeat] = {}
+        self._walkup_banks: dict[str, str] = {}
         # Banks busy with something else (recovery at start): no new heat until done.
         self.busy: dict[str, asyncio.Task[None]] = {}
         # The latest outcomes, for the process that drives this scheduler (demo, tests):
@@ -149,12 +160,21 @@ class Scheduler:
                 away = is_outage(exc)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), self.tick_s)
-        for live in list(self.live.values()):
+        for live in list(self.all_live()):
             live.task.cancel()  # the journal says where it was; the next start recovers
         for task in self._settling.values():
             task.cancel()
-        await asyncio.gather(*(x.task for x in self.live.values()), return_exceptions=True)
+        await asyncio.gather(*(x.task for x in self.all_live()), return_exceptions=True)
         await asyncio.gather(*self._settling.values(), return_exceptions=True)
+
+    def all_live(self) -> Iterator[LiveHeat]:
+        """Every heat under way: the banks' scheduled heats and the walk-up sessions."""
+        yield from self.live.values()
+        yield from self.walkups.values()
+
+    def walkups_on(self, bank: str) -> list[str]:
+        """The machines of ``bank`` with a walk-up session under way (W3)."""
+        return sorted(m for m, b in self._walkup_banks.items() if b == bank and m in self.walkups)
 
     def drives(self, bank: str) -> bool:
         """True for a bank this process has links to and (with ownership) the lease of."""
@@ -176,6 +196,9 @@ class Scheduler:
         live = self.live.pop(bank, None)
         if live is not None:
             tasks.append(live.task)
+        for machine in self.walkups_on(bank):
+            tasks.append(self.walkups.pop(machine).task)
+            self._walkup_banks.pop(machine, None)
         for pending in (self.busy.pop(bank, None), self._settling.pop(bank, None)):
             if pending is not None:
                 tasks.append(pending)
@@ -198,6 +221,9 @@ class Scheduler:
                 continue
             if await self._settle_leftovers(bank.name, now) or not bank.enabled:
                 continue
+            await self._start_walkups(bank.name, now)  # W6
+            if self.walkups_on(bank.name):
+                continue  # W3: a scheduled heat waits for the bank's walk-up sessions
             lead = timedelta(seconds=self.synchronised.lead_s if self.synchronised else 0)
             heat = await self._due(bank.name, now + lead)
             if heat is not None:
@@ -207,7 +233,7 @@ class Scheduler:
         """Banks a runner of this process is driving: a heat, a recovery, a settling."""
         busy = {b for b, t in self.busy.items() if not t.done()}
         settling = {b for b, t in self._settling.items() if not t.done()}
-        return set(self.live) | busy | settling
+        return set(self.live) | busy | settling | set(self._walkup_banks.values())
 
     async def _settle_leftovers(self, bank: str, now: datetime) -> bool:
         """Recover the bank's unsettled runs in the background (a release that failed is
@@ -218,7 +244,12 @@ class Scheduler:
             return True
         if self._settle_at.get(bank, now) > now:
             return False
-        runs = await self.ctx.writer.journal.unsettled_runs(bank)
+        live_walkups = self._walkup_heats(bank)
+        runs = [
+            run
+            for run in await self.ctx.writer.journal.unsettled_runs(bank)
+            if run.heat_id not in live_walkups
+        ]
         if not runs:
             self._settle_pause.pop(bank, None)
             return False
@@ -228,15 +259,25 @@ class Scheduler:
         machines = sorted({m for run in runs for m in run.machines})
         links = await self._ensure_links(bank, machines)
         self._settling[bank] = asyncio.create_task(
-            self._recover(bank, links), name=f"settle-{bank}"
+            self._recover(bank, links, skip_heats=live_walkups), name=f"settle-{bank}"
         )
         return True
 
-    async def _recover(self, bank: str, links: Mapping[str, MachineLink]) -> None:
+    def _walkup_heats(self, bank: str) -> frozenset[int]:
+        """The heats of the walk-up sessions under way on ``bank`` (their runners drive them)."""
+        return frozenset(self.walkups[m].heat_id for m in self.walkups_on(bank))
+
+    async def _recover(
+        self,
+        bank: str,
+        links: Mapping[str, MachineLink],
+        *,
+        skip_heats: frozenset[int] = frozenset(),
+    ) -> None:
         try:
             for report in await recover_bank(
                 self.ctx.writer, links, bank, tournament=self.tournament,
-                feed=self.feed, progress=self.progress,
+                feed=self.feed, progress=self.progress, skip_heats=skip_heats,
             ):  # fmt: skip
                 log.info("bank %s: run %s %s", bank, report.run_id, report.decision)
                 if report.decision == "paused":
@@ -258,6 +299,7 @@ class Scheduler:
                         Heat.bank_name == bank,
                         Heat.status.in_(DUE),
                         Heat.scheduled_start <= now,
+                        Heat.id.not_in(_WALKUP_HEATS),  # started by _start_walkups
                     )
                     .order_by(Heat.scheduled_start, Heat.id)
                 )
@@ -266,6 +308,31 @@ class Scheduler:
             if self._not_before.get(heat.id, now) <= now:
                 return heat
         return None
+
+    async def _start_walkups(self, bank: str, now: datetime) -> None:
+        """W6: start every due walk-up session of ``bank`` whose machine is free."""
+        if bank in self.live:
+            return
+        async with self.ctx.sessions() as session:
+            due = (
+                await session.execute(
+                    select(Heat, WalkupSession.machine_id)
+                    .join(WalkupSession, WalkupSession.heat_id == Heat.id)
+                    .where(
+                        Heat.bank_name == bank,
+                        Heat.status.in_(DUE),
+                        Heat.scheduled_start <= now,
+                    )
+                    .order_by(Heat.scheduled_start, Heat.id)
+                )
+            ).all()
+        for heat, machine in due:
+            if machine in self.walkups or self._not_before.get(heat.id, now) > now:
+                continue
+            live = await self.start(heat, walkup=machine)
+            if live is not None:
+                self.walkups[machine] = live
+                self._walkup_banks[machine] = bank
 
     async def adopt_paused(
         self, bank: str, run_id: int, links: Mapping[str, MachineLink]
@@ -294,8 +361,9 @@ class Scheduler:
         )  # fmt: skip
         return live
 
-    async def start(self, heat: Heat) -> LiveHeat | None:
-        """Start a heat now on its bank's seated, active machines."""
+    async def start(self, heat: Heat, *, walkup: str | None = None) -> LiveHeat | None:
+        """Start a heat now on its bank's seated, active machines.  With ``walkup`` (its
+        machine) the heat is a walk-up session: the caller keeps it in :attr:`walkups`."""
         bank = self.ctx.floor.bank(heat.bank_name)
         active = {m.id for m in bank.active}
         called = await self.tournament.seated_machines(heat.id)
@@ -305,7 +373,7 @@ class Scheduler:
             if await self.tournament.close_if_nobody_plays(heat.id, self.now()):
                 log.info("heat %s closed at its start: no seat in play (rule 22)", heat.id)
                 return None
-        seated = [m for m in called if m in active]
+        seated = [m for m in called if m in active and (walkup is None or m == walkup)]
         if not seated:
             log.warning("heat %s due on bank %s but nobody is seated", heat.id, bank.name)
             self._not_before[heat.id] = self.now() + timedelta(seconds=self.restart_pause_s)
@@ -314,6 +382,8 @@ class Scheduler:
         if synced is False:
             return None
         links = await self._ensure_links(bank.name, seated)
+        if walkup is not None:  # the session's one machine: the bank's others are not its
+            links = {walkup: links[walkup]}
         runner = HeatRunner(
             self.ctx.writer,
             links,
@@ -337,9 +407,11 @@ class Scheduler:
             name=f"heat-{heat.id}",
         )
         live = LiveHeat(heat.id, runner, task)
-        self.live[bank.name] = live
+        if walkup is None:
+            self.live[bank.name] = live
         log.info(
-            "heat %s started on bank %s (%d machines)", heat.id, bank.name, len(seated),
+            "%s %s started on bank %s (%d machines)",
+            "walk-up heat" if walkup else "heat", heat.id, bank.name, len(seated),
             extra={"bank": bank.name, "heat": heat.id, "machines": seated},
         )  # fmt: skip
         return live
@@ -387,13 +459,19 @@ class Scheduler:
         return links
 
     def _reap(self) -> None:
+        done: list[tuple[str, LiveHeat, list[str]]] = []
         for bank, live in list(self.live.items()):
-            if not live.task.done():
-                continue
-            del self.live[bank]
+            if live.task.done():
+                del self.live[bank]
+                done.append((bank, live, list(self.links.get(bank, {}))))
+        for machine, live in list(self.walkups.items()):
+            if live.task.done():
+                del self.walkups[machine]
+                done.append((self._walkup_banks.pop(machine), live, [machine]))
+        for bank, live, machines in done:
             supervisor = self.supervisors.get(bank)
             if supervisor is not None and bank in self.links:
-                supervisor.release(self.links[bank])
+                supervisor.release(machines)
             if live.task.cancelled():
                 continue
             exc = live.task.exception()
@@ -444,6 +522,8 @@ class Scheduler:
         if cmd.command == "start":
             if live is not None:
                 return f"refused: heat {live.heat_id} is under way on bank {cmd.bank_name}"
+            if self.walkups_on(cmd.bank_name):
+                return f"refused: walk-up sessions are under way on bank {cmd.bank_name} (W3)"
             if cmd.heat_id is None:
                 return "refused: start needs a heat"
             async with self.ctx.sessions() as session:

@@ -228,3 +228,63 @@ async def test_the_board_agent_reads_an_rfid_card_from_its_serial_port(
     assert agent.reader_stats.bad_format == 1
     assert agent.reader_stats.reads == 2
     assert desk.stats.messages == 0  # a SAS board has no display: the console only
+
+
+async def test_w2_w5_a_walkup_session_is_offered_and_confirmed_at_the_machine(
+    floor: Floor, engine: AsyncEngine
+) -> None:
+    """Walk-up play on an emulated board (docs/rules.md#w5): Thabo's card in A01 inside the
+    20:00 window makes an offer on the machine's display; the card out and in again
+    confirms it, and the session is a one-seat heat on A01 (W6).  A card put in outside
+    the window is refused on the display with the window's hours (W2)."""
+    from gateway.tournament.services import sell_entries, unit_of_work
+    from gateway.tournament.services.setup import create_tournament
+    from gateway.tournament.services.walkup import WalkupDecision, set_window
+    from gateway.tournament.settings import TournamentSettings
+    from storage.floor import FloorBank, FloorMachine
+    from storage.tournament import Seat
+    from storage.walkup import WalkupSession
+
+    sessions = make_sessionmaker(engine)
+    async with unit_of_work(sessions) as s:
+        s.add(FloorBank(name="A", enabled=True))
+        await s.flush()
+        s.add(FloorMachine(machine_id="A01", bank_name="A", position=1,
+                           endpoint="mqtt://A01", updated_at=NOW))  # fmt: skip
+        t = await create_tournament(s, "Walk-up night", TournamentSettings(), actor="director")
+        thabo = (await s.scalars(select(Player).where(Player.name == "Thabo Mokoena"))).one()
+        await sell_entries(s, t.id, thabo.id, package_code="single", cashier="c",
+                           now=NOW.replace(hour=10))  # fmt: skip
+        await set_window(s, t.id, "A", opens="18:00", closes="23:00", seconds=300,
+                         credits=500, confirm_seconds=60, enabled=True, actor="director",
+                         reason="walk-up night", at=NOW)  # fmt: skip
+    walkups: list[WalkupDecision] = []
+    floor.desk.on_walkup = walkups.append
+    floor.board.insert_card("6009100000000001")
+    assert (await floor.next()).outcome == ACCEPTED
+    await until(lambda: len(floor.board.messages) == 1, "the offer on the display")
+    assert floor.board.messages[0] == (
+        "Walk-up: 500 credits, 5:00. Remove and re-insert card within 60s to start"
+    )
+    floor.board.pull_card()
+    assert (await floor.next()).outcome == OUT
+    floor.board.insert_card("6009100000000001")
+    assert (await floor.next()).outcome == ACCEPTED
+    await until(lambda: len(floor.board.messages) == 2, "the start on the display")
+    assert floor.board.messages[1] == "Session starting: good luck"
+    assert [w.verdict.kind for w in walkups] == ["offer", "confirm"]
+    async with sessions() as s:
+        [row] = (await s.scalars(select(WalkupSession))).all()
+        assert row.status == "started"
+        assert row.heat_id is not None
+        [seat] = (await s.scalars(select(Seat).where(Seat.heat_id == row.heat_id))).all()
+        assert (seat.machine_id, seat.holder_player_id) == ("A01", row.player_id)
+    # Outside the window (the desk's clock at 17:00 venue time): refused, with the hours.
+    floor.desk.clock = lambda: NOW.replace(hour=15)
+    floor.board.pull_card()
+    await floor.next()
+    floor.board.insert_card("6009100000000001")
+    await floor.next()
+    await until(lambda: len(floor.board.messages) == 3, "the refusal on the display")
+    assert floor.board.messages[2] == "Walk-up play is open 18:00-23:00"
+    assert walkups[-1].verdict.clause == "W2"

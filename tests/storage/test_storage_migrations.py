@@ -318,3 +318,33 @@ async def test_0019_adds_teams_one_team_per_player_h2(empty_db: EmptyDatabase) -
     assert not tables & {"teams", "team_members", "team_settings"}
     async with engine.connect() as conn:
         assert (await conn.execute(sa.text("SELECT count(*) FROM tournaments"))).scalar() == 1
+
+
+async def test_0021_adds_walkup_tables_w1_w5(empty_db: EmptyDatabase) -> None:
+    """Issue 30, walk-up play (W1, W5): 0021 adds the window and session tables on a
+    database of 0020 holding a tournament; a window with no time is refused by the
+    schema itself; down again, the tables go and the tournament
+    stays."""
+    engine = empty_db.engine
+    await migrate.upgrade_async(engine, "0020")
+    async with make_sessionmaker(engine).begin() as session:
+        t = await Builder(session).make_tournament()
+        tid = t.id
+    await migrate.upgrade_async(engine, "0021")
+    insert_window = sa.text(
+        "INSERT INTO walkup_windows (tournament_id, bank_name, opens, closes,"
+        " duration_seconds, starting_credits, confirm_seconds, enabled, set_by, set_at)"
+        " VALUES (:t, :bank, '18:00', '23:00', :s, 500, 30, true, 'director', :at)"
+    )
+    async with engine.begin() as conn:
+        await conn.execute(insert_window, {"t": tid, "bank": "A", "s": 300, "at": T0})
+    with pytest.raises(sa.exc.IntegrityError):
+        async with engine.begin() as conn:
+            await conn.execute(insert_window, {"t": tid, "bank": "B", "s": 0, "at": T0})
+    tables = await _tables(engine)
+    assert {"walkup_windows", "walkup_sessions"} <= tables
+    await migrate.downgrade_async(engine, "0020")
+    tables = await _tables(engine)
+    assert not tables & {"walkup_windows", "walkup_sessions"}
+    async with engine.connect() as conn:
+        assert (await conn.execute(sa.text("SELECT count(*) FROM tournaments"))).scalar() == 1

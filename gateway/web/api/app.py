@@ -33,6 +33,7 @@ from gateway.web.api.routes import (
     technician,
     tournament_desk,
     tournaments,
+    walkup,
 )
 from gateway.web.api.witnessed import WitnessedAnswers
 from gateway.web.limits import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY, BodyLimit
@@ -83,6 +84,7 @@ def create_app(
         hotseat,
         super9_settings,
         teams,
+        walkup,
     )
     for module in modules:
         app.include_router(module.router, prefix=PREFIX)

@@ -39,6 +39,7 @@ from gateway.web.console import (
     team_pages,
     tonight_pages,
     tournament_pages,
+    walkup_pages,
 )
 from gateway.web.console.auth import PageForbidden, SignInNeeded
 from gateway.web.console.control import FloorControl
@@ -63,6 +64,7 @@ def mount(app: FastAPI, *, zone: str = DEFAULT_ZONE) -> None:
         cashup_pages,
         player_pages,
         card_pages,
+        walkup_pages,
         draw_pages,
         finals_pages,
         prize_pages,

@@ -41,6 +41,7 @@ NAV: tuple[NavItem, ...] = (
     NavItem("cashup", "Cash-up", "/console/cashup", P.CASHUP_READ),
     NavItem("players", "Players", "/console/players", P.PLAYER_READ),
     NavItem("cards", "Cards at machines", "/console/cards", P.PLAYER_READ),
+    NavItem("walkup", "Walk-up", "/console/walkup", P.HEAT_READ),
     NavItem("standings", "Standings", "/console/standings", P.HEAT_READ),
     NavItem("finals", "Finals", "/console/finals", P.HEAT_READ),
     NavItem("prizes", "Prizes", "/console/prizes", P.TOURNAMENT_READ),

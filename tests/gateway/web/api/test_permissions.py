@@ -13,7 +13,7 @@ from gateway.accounts import roles_doc, service
 from gateway.accounts.roles import PERMISSIONS, Permission, Role
 from gateway.web.api import create_app
 from storage.accounts import user_by_name
-from tests.gateway.web.api import director_samples, hotseat_samples, team_samples
+from tests.gateway.web.api import director_samples, hotseat_samples, team_samples, walkup_samples
 from tests.gateway.web.api.conftest import NOW, Desk
 
 S9 = "/api/v1/super9"
@@ -224,12 +224,14 @@ SAMPLES: dict[tuple[str, str], Any] = {
     **director_samples.SAMPLES,
     **team_samples.SAMPLES,
     **hotseat_samples.SAMPLES,
+    **walkup_samples.SAMPLES,
 }
 # The scene a sample needs before it can succeed (the seeded desk has not got it).
 PREPARE: dict[tuple[str, str], director_samples.Scene] = {
     **director_samples.PREPARE,
     **team_samples.PREPARE,
     **hotseat_samples.PREPARE,
+    **walkup_samples.PREPARE,
     ("post", "/api/v1/users/{key}/disable"): partial(_director2, disabled=False),
     ("post", "/api/v1/users/{key}/enable"): partial(_director2, disabled=True),
 }

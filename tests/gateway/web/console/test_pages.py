@@ -34,6 +34,7 @@ SCREENS = {
     "/console/finals": P.HEAT_READ,
     "/console/prizes": P.TOURNAMENT_READ,  # issue 26, item 5
     "/console/teams": P.TOURNAMENT_READ,  # issue 30, item 3 (H1-H9)
+    "/console/walkup": P.HEAT_READ,  # issue 30, item 2 (W1-W9)
     "/console/super9": P.SUPER9_READ,
     "/console/audit": P.AUDIT_READ,
     "/console/pending": None,
