@@ -120,9 +120,7 @@ async def _hotseat_heat(venue: Venue) -> list[Any]:
     desk = venue.desk
 
     async def ben_id(session: AsyncSession) -> int:
-        player = (
-            await session.execute(select(Player).where(Player.id_number == BEN))
-        ).scalar_one()
+        player = (await session.execute(select(Player).where(Player.id_number == BEN))).scalar_one()
         return player.id
 
     ben = await desk.run(ben_id)
