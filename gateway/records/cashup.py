@@ -49,6 +49,7 @@ from storage.super9 import (
     Super9Session,
     Super9Ticket,
 )
+from storage.teams import TeamPrizePayout, TeamPrizePlace
 
 CASH, CARD = Tender.CASH.value, Tender.CARD.value
 TENDERS = tuple(t.value for t in Tender)
@@ -112,6 +113,10 @@ def _figures(moves: Iterable[Movement]) -> dict[str, Any]:
         "hotseat_prizes_paid": {  # HS7
             "prizes": len(of(cr.HS_PRIZE)),
             "amount_cents": sum(m.cents for m in of(cr.HS_PRIZE)),
+        },
+        "team_prizes_paid": {  # H12
+            "prizes": len(of(cr.TEAM_PRIZE)),
+            "amount_cents": sum(m.cents for m in of(cr.TEAM_PRIZE)),
         },
         "by_tender": [
             {
@@ -292,9 +297,27 @@ async def _liability(db: AsyncSession, end: datetime, jackpot_cents: int) -> dic
         for d, subject in drawn.all()
         if d.paid_at is None or d.paid_at >= end
     ]
+    team_paid = {
+        (p.tournament_id, p.stage, p.place)
+        for p in (
+            await db.execute(select(TeamPrizePayout).where(TeamPrizePayout.paid_at < end))
+        ).scalars()
+    }
+    team_places = await db.execute(
+        select(TeamPrizePlace)
+        .where(TeamPrizePlace.set_at < end)
+        .order_by(TeamPrizePlace.tournament_id, TeamPrizePlace.stage, TeamPrizePlace.place)
+    )
+    team_unpaid: list[dict[str, Any]] = [  # H11 advertised, H12 not paid by the day's end
+        {"tournament": p.tournament_id, "stage": p.stage, "place": p.place,
+         "amount_cents": p.cents}
+        for p in team_places.scalars()
+        if (p.tournament_id, p.stage, p.place) not in team_paid
+    ]  # fmt: skip
     s9_cents = sum(int(x["amount_cents"]) for x in s9_unpaid)
     t_cents = sum(int(x["amount_cents"]) for x in t_unpaid)
     hs_cents = sum(int(x["amount_cents"]) for x in hs_unpaid)
+    team_cents = sum(int(x["amount_cents"]) for x in team_unpaid)
     return {
         "super9_prizes_unpaid": s9_unpaid,
         "super9_prizes_unpaid_cents": s9_cents,
@@ -302,8 +325,10 @@ async def _liability(db: AsyncSession, end: datetime, jackpot_cents: int) -> dic
         "tournament_prizes_unpaid_cents": t_cents,
         "hotseat_prizes_unpaid": hs_unpaid,
         "hotseat_prizes_unpaid_cents": hs_cents,
+        "team_prizes_unpaid": team_unpaid,
+        "team_prizes_unpaid_cents": team_cents,
         "jackpot_cents": jackpot_cents,
-        "total_cents": s9_cents + t_cents + hs_cents + jackpot_cents,
+        "total_cents": s9_cents + t_cents + hs_cents + team_cents + jackpot_cents,
     }
 
 

@@ -34,14 +34,16 @@ from storage.enums import Tender
 from storage.hotseat import HotseatDraw
 from storage.prizes import PrizePayout
 from storage.super9 import Super9Prize, Super9Ticket
+from storage.teams import TeamPrizePayout
 from storage.tournament import Entry, EntryPurchase, Refund
 
 SALE, COMP, REFUND = "entry-sale", "entry-complimentary", "entry-refund"
 BUY_IN, S9_PRIZE, T_PRIZE = "super9-buy-in", "super9-prize", "tournament-prize"
 HS_PRIZE = "hotseat-prize"  # HS7: a hot-seat draw's prize, paid at the desk
-KINDS = (SALE, COMP, REFUND, BUY_IN, S9_PRIZE, T_PRIZE, HS_PRIZE)
+TEAM_PRIZE = "team-prize"  # H12: a team place, paid to the captain
+KINDS = (SALE, COMP, REFUND, BUY_IN, S9_PRIZE, T_PRIZE, HS_PRIZE, TEAM_PRIZE)
 CASH_IN = frozenset({SALE, BUY_IN})
-CASH_OUT = frozenset({REFUND, S9_PRIZE, T_PRIZE, HS_PRIZE})
+CASH_OUT = frozenset({REFUND, S9_PRIZE, T_PRIZE, HS_PRIZE, TEAM_PRIZE})
 ACTIONS = {
     SALE: "purchase.sell",
     COMP: "purchase.sell",
@@ -50,6 +52,7 @@ ACTIONS = {
     S9_PRIZE: "super9.prize.receipt",
     T_PRIZE: "tournament.prizes.paid",
     HS_PRIZE: "hotseat.paid",
+    TEAM_PRIZE: "team.prizes.paid",
 }
 UNKNOWN_CASHIER = "(not recorded)"
 
@@ -225,6 +228,31 @@ async def _hotseat_prizes(db: AsyncSession, start: datetime, end: datetime) -> l
     return out
 
 
+def _team_key(tournament_id: int, stage: str, place: int) -> str:
+    return f"team:{tournament_id}|{stage}|{place}"
+
+
+async def _team_prizes(db: AsyncSession, start: datetime, end: datetime) -> list[Movement]:
+    """H12: team places paid on the day, by the account that paid them."""
+    rows = await db.execute(
+        select(TeamPrizePayout)
+        .where(TeamPrizePayout.paid_at >= start, TeamPrizePayout.paid_at < end)
+        .order_by(TeamPrizePayout.paid_at, TeamPrizePayout.id)
+    )
+    return [
+        Movement(
+            TEAM_PRIZE,
+            f"tournament {p.tournament_id} {p.stage.value} team place {p.place} (team {p.team_id})",
+            p.paid_by,
+            p.paid_at,
+            p.amount_cents,
+            1,
+            ("team.prizes.paid", _team_key(p.tournament_id, p.stage.value, p.place)),
+        )
+        for p in rows.scalars()
+    ]
+
+
 def ledger_key(row: AuditEntry) -> tuple[tuple[str, str], int, str | None] | None:
     """The (action, reference), amount and tender (None where it was not recorded) an
     audit row records, for money actions."""
@@ -243,6 +271,9 @@ def ledger_key(row: AuditEntry) -> tuple[tuple[str, str], int, str | None] | Non
         return (row.action, key), int(d["amount_cents"]), None
     if row.action == "hotseat.paid":
         return (row.action, _draw_key(int(d["draw_id"]))), int(d["amount_cents"]), None
+    if row.action == "team.prizes.paid":
+        key = _team_key(int(d["tournament_id"]), str(d["stage"]), int(d["place"]))
+        return (row.action, key), int(d["amount_cents"]), None
     return None
 
 
@@ -273,6 +304,7 @@ async def movements(
         + await _super9_prizes(db, start, end, payers)
         + await _tournament_prizes(db, start, end)
         + await _hotseat_prizes(db, start, end)
+        + await _team_prizes(db, start, end)
     )
     return sorted(found, key=lambda m: (m.at, m.kind, m.ref))
 
@@ -300,6 +332,12 @@ async def stored_keys(db: AsyncSession) -> set[tuple[str, str]]:
     )
     paid_draws = await db.scalars(select(HotseatDraw.id).where(HotseatDraw.paid_at.is_not(None)))
     keys.update(("hotseat.paid", _draw_key(i)) for i in paid_draws)
+    teams = await db.execute(
+        select(TeamPrizePayout.tournament_id, TeamPrizePayout.stage, TeamPrizePayout.place)
+    )
+    keys.update(
+        ("team.prizes.paid", _team_key(t, stage.value, place)) for t, stage, place in teams.all()
+    )
     return keys
 
 
@@ -324,6 +362,9 @@ async def aggregates(db: AsyncSession, start: datetime, end: datetime) -> dict[s
         ),
         HS_PRIZE: select(func.count(), func.sum(HotseatDraw.prize_cents)).where(
             HotseatDraw.paid_at >= start, HotseatDraw.paid_at < end
+        ),
+        TEAM_PRIZE: select(func.count(), func.sum(TeamPrizePayout.amount_cents)).where(
+            TeamPrizePayout.paid_at >= start, TeamPrizePayout.paid_at < end
         ),
     }
     out = {}
@@ -373,6 +414,9 @@ async def cash_aggregates(db: AsyncSession, start: datetime, end: datetime) -> d
         ),
         select(func.sum(HotseatDraw.prize_cents)).where(
             HotseatDraw.paid_at >= start, HotseatDraw.paid_at < end
+        ),
+        select(func.sum(TeamPrizePayout.amount_cents)).where(
+            TeamPrizePayout.paid_at >= start, TeamPrizePayout.paid_at < end
         ),
     )
     sums = [int((await db.execute(q)).scalar_one() or 0) for q in queries]

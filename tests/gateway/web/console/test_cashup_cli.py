@@ -91,6 +91,7 @@ def _row(who: str, f: dict[str, Any]) -> str:
             f["super9_prizes_paid"]["amount_cents"]
             + f["tournament_prizes_paid"]["amount_cents"]
             + f["hotseat_prizes_paid"]["amount_cents"]
+            + f["team_prizes_paid"]["amount_cents"]
         ),
         *(
             rand(f[k])
