@@ -111,8 +111,9 @@ async def test_h10_top_n_teams_go_on_and_a_later_stage_places_only_them(b: Build
 async def test_h11_schedule_only_rises_and_is_fixed_once_a_place_is_paid(b: Builder) -> None:
     await _teams(b, advance=None)
     s, tid = b.session, b.t.id
-    assert await set_team_schedule(s, tid, Stage.QUALIFYING, {1: 30_000, 2: 10_000},
-                                   actor="director:sipho", now=T0) == {1: 30_000, 2: 10_000}  # fmt: skip
+    first = {1: 30_000, 2: 10_000}
+    assert await set_team_schedule(s, tid, Stage.QUALIFYING, first, actor="director:sipho",
+                                   now=T0) == first  # fmt: skip
     with pytest.raises(RuleViolation, match=r"^rule H11: place 1 was advertised at 30000 c"):
         await set_team_schedule(s, tid, Stage.QUALIFYING, {1: 20_000, 2: 10_000},
                                 actor="director:sipho", now=T0, reason="less")  # fmt: skip
