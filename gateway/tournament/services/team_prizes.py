@@ -39,7 +39,7 @@ from gateway.tournament.services.common import (
 )
 from gateway.tournament.services.lookup import player_by_ref
 from gateway.tournament.services.standings import stage_over
-from gateway.tournament.services.teams import TeamStandings, team_standings
+from gateway.tournament.services.teams import TeamStandings, team_scoring, team_standings
 from storage.teams import TeamPrizePayout, TeamPrizePlace
 from storage.tournament import Player
 
@@ -97,6 +97,8 @@ async def set_team_schedule(
     actor = require_actor(actor)
     aware(now, "now")
     tournament = await find_tournament(session, tournament_ref)
+    if await team_scoring(session, tournament.id) is None:
+        raise violation("H1", "teams: the director has not set this tournament up for teams")
     try:
         checked = check_schedule(amounts, prize_places=None)
     except RuleViolation as exc:
