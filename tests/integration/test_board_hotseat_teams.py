@@ -69,7 +69,7 @@ async def test_hs4_hs5_hash_before_the_heat_then_winning_seat_and_seed(
     assert whole["sw"] <= whole["cw"] + 1, whole  # wrapped, not cut
 
     machines = await publish_bank(feed, seats=6, state="closed")
-    winners = [
+    winners: list[dict[str, object]] = [
         {"index": 0, "winner": "002", "prize_cents": 10_000, "machine": machines[1],
          "player": "Johannes van der Merwe"},
         {"index": 1, "winner": None, "prize_cents": 0},
@@ -85,9 +85,9 @@ async def test_hs4_hs5_hash_before_the_heat_then_winning_seat_and_seed(
     await expect(page.locator("#hs-hash")).to_have_text(HASH)  # to check the seed against
     for item in await items.all():  # the winner's line whole, inside the screen
         assert await item.evaluate("e => e.scrollWidth <= e.clientWidth + 1")
-        box = await item.bounding_box()
-        assert box is not None
-        assert box["y"] + box["height"] <= 1080
+        rect = await item.bounding_box()
+        assert rect is not None
+        assert rect["y"] + rect["height"] <= 1080
 
 
 def teams_board() -> dict[str, object]:

@@ -75,7 +75,7 @@ def test_h10_a_shared_place_at_the_line_goes_on_whole() -> None:
     scoring = TeamScoring("sum", None, 1, 2, advance=1)
     facts = [TeamFacts(1, "Aces", (1,)), TeamFacts(2, "Kings", (2,)), TeamFacts(3, "Jacks", (3,))]
     lines = rank_teams(facts, {1: 500, 2: 500, 3: 100}, scoring)
-    assert advancing(lines, scoring.advance) == {1, 2}  # tied at 1st: both go on
+    assert advancing(lines, scoring.advance) == frozenset({1, 2})  # tied at 1st: both go on
     assert advancing(lines, None) is None  # no cut
     later = rank_stage(facts, {3: 900, 1: 10}, scoring, frozenset({1, 2}))
     assert [(x.name, x.place, x.out) for x in later] == [
