@@ -441,7 +441,8 @@ def hotseat_payload(
             }
             for i, w, c in shown.winners
         ],
-        "rule": "HS5" if shown.seed is not None else "HS4",
+        # HS4: committed; HS3: drawn live, the seed still secret; HS5: revealed.
+        "rule": "HS5" if shown.seed is not None else "HS3" if shown.winners else "HS4",
     }
 
 
