@@ -71,6 +71,11 @@ WATCHED: dict[str, tuple[str | None, str | None, str | None]] = {
     "card_draws": ("tournament_id", None, None),
     "prize_payouts": ("tournament_id", None, None),
     "hotseat_commitments": ("tournament_id", "heat_id", None),  # HS4 commit, HS5 reveal
+    "team_settings": ("tournament_id", None, None),  # H1, H10: the team board
+    "teams": ("tournament_id", None, None),
+    "team_members": ("tournament_id", None, None),
+    "team_prize_schedule": ("tournament_id", None, None),  # H11
+    "team_prize_payouts": ("tournament_id", None, None),  # H12
     "super9_session": (None, None, "id"),
     "super9_ticket": (None, None, "session_id"),
     "super9_spin": (None, None, "session_id"),

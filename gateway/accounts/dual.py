@@ -33,6 +33,8 @@ APPROVERS: dict[Permission, frozenset[Role]] = {
     Permission.TOURNAMENT_PRIZE_RECEIPT: frozenset({R.SUPERVISOR, R.DIRECTOR}),
     # HS7: so is the witness of a hot-seat prize payout.
     Permission.HOTSEAT_PRIZE_RECEIPT: frozenset({R.SUPERVISOR, R.DIRECTOR}),
+    # H12: and of a team prize payout.
+    Permission.TEAM_PRIZE_RECEIPT: frozenset({R.SUPERVISOR, R.DIRECTOR}),
 }
 
 

@@ -32,6 +32,7 @@ class Permission(StrEnum):
     TOURNAMENT_PRIZES = "tournament.prizes"
     TOURNAMENT_PRIZE_RECEIPT = "tournament.prize-receipt"
     HOTSEAT_PRIZE_RECEIPT = "hotseat.prize-receipt"
+    TEAM_PRIZE_RECEIPT = "team.prize-receipt"
     PLAYER_READ = "player.read"
     PLAYER_ADD = "player.add"
     PLAYER_REINSTATE = "player.reinstate"
@@ -83,6 +84,8 @@ PERMISSIONS: dict[Permission, frozenset[Role]] = {
     Permission.TOURNAMENT_PRIZE_RECEIPT: frozenset({R.CASHIER, R.DIRECTOR}),
     # HS7: a hot-seat prize is paid the same way, witnessed by a second account.
     Permission.HOTSEAT_PRIZE_RECEIPT: frozenset({R.CASHIER, R.DIRECTOR}),
+    # H12: so is a team place, to the team's captain.
+    Permission.TEAM_PRIZE_RECEIPT: frozenset({R.CASHIER, R.DIRECTOR}),
     Permission.PLAYER_READ: _DESKS | {R.AUDITOR},
     Permission.PLAYER_ADD: _DESKS,
     Permission.PLAYER_REINSTATE: frozenset({R.DIRECTOR}),

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from gateway.app.context import GatewayContext, bank_links, close_links, snmp_secrets_for
 from gateway.app.database import require_audit_key, watch_chain
 from gateway.app.defaults import DEFAULT_SPOOL
+from gateway.app.live_draws import LiveDraws
 from gateway.app.options import trap_host
 from gateway.clocks.central import DEFAULT_LIMIT_MS, central_offset
 from gateway.errors import OperatorError
@@ -305,8 +306,13 @@ class RunningGateway:
                 await self.scheduler.adopt_paused(bank, run_id, links)
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Start due heats and stop them by the heat clock until ``stop`` is set."""
-        await self.running.run(stop)
+        """Start due heats and stop them by the heat clock until ``stop`` is set; take
+        the hot-seat draws of the heats playing as their moments fall (HS3)."""
+        draws = LiveDraws(self.context.sessions, actor=self.settings.actor,
+                          interval_s=self.settings.tick_s)  # fmt: skip
+        async with asyncio.TaskGroup() as group:
+            group.create_task(draws.run(stop), name="hotseat-live-draws")
+            await self.running.run(stop)
 
     async def close(self) -> None:
         """Close what was opened, newest first; safe to call twice."""

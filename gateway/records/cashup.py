@@ -1,5 +1,6 @@
 """The daily cash-up: per cashier, tournament entries sold, refunded and complimentary,
-Super 9 buy-ins, prizes paid (Super 9 and tournament), the jackpot carried, reconciled
+Super 9 buy-ins, prizes paid (Super 9, tournament, hot-seat draws HS7 and team places
+H12), the jackpot carried, reconciled
 to the cent, and the liability carried forward.
 
 **Tender.** Every movement has its tender (cash, card, comp; a row from before revision
@@ -39,6 +40,7 @@ from gateway.errors import OperatorError
 from gateway.records import cashup_rows as cr
 from gateway.records.cashup_rows import LedgerRow, Movement
 from storage.enums import Tender
+from storage.hotseat import HotseatCommitment, HotseatDraw
 from storage.prizes import PrizePayout, PrizePlace
 from storage.super9 import (
     SessionStatus,
@@ -47,6 +49,7 @@ from storage.super9 import (
     Super9Session,
     Super9Ticket,
 )
+from storage.teams import TeamPrizePayout, TeamPrizePlace
 
 CASH, CARD = Tender.CASH.value, Tender.CARD.value
 TENDERS = tuple(t.value for t in Tender)
@@ -106,6 +109,14 @@ def _figures(moves: Iterable[Movement]) -> dict[str, Any]:
         "tournament_prizes_paid": {
             "prizes": len(of(cr.T_PRIZE)),
             "amount_cents": sum(m.cents for m in of(cr.T_PRIZE)),
+        },
+        "hotseat_prizes_paid": {  # HS7
+            "prizes": len(of(cr.HS_PRIZE)),
+            "amount_cents": sum(m.cents for m in of(cr.HS_PRIZE)),
+        },
+        "team_prizes_paid": {  # H12
+            "prizes": len(of(cr.TEAM_PRIZE)),
+            "amount_cents": sum(m.cents for m in of(cr.TEAM_PRIZE)),
         },
         "by_tender": [
             {
@@ -264,15 +275,60 @@ async def _liability(db: AsyncSession, end: datetime, jackpot_cents: int) -> dic
         for p in places.scalars()
         if (p.tournament_id, p.stage, p.place) not in paid
     ]
+    drawn = await db.execute(
+        select(HotseatDraw, HotseatCommitment.subject)
+        .join(HotseatCommitment, HotseatCommitment.id == HotseatDraw.commitment_id)
+        .where(
+            HotseatDraw.taken_at < end,
+            HotseatDraw.entry_id.is_not(None),
+            HotseatDraw.prize_cents > 0,
+        )
+        .order_by(HotseatDraw.id)
+    )
+    hs_unpaid: list[dict[str, Any]] = [  # HS7: won, and not paid by the day's end
+        {
+            "draw": d.id,
+            "subject": subject,
+            "seat": d.winner,
+            "entry": d.entry_id,
+            "amount_cents": d.prize_cents,
+            "won_at": d.taken_at,
+        }
+        for d, subject in drawn.all()
+        if d.paid_at is None or d.paid_at >= end
+    ]
+    team_paid = {
+        (p.tournament_id, p.stage, p.place)
+        for p in (
+            await db.execute(select(TeamPrizePayout).where(TeamPrizePayout.paid_at < end))
+        ).scalars()
+    }
+    team_places = await db.execute(
+        select(TeamPrizePlace)
+        .where(TeamPrizePlace.set_at < end)
+        .order_by(TeamPrizePlace.tournament_id, TeamPrizePlace.stage, TeamPrizePlace.place)
+    )
+    team_unpaid: list[dict[str, Any]] = [  # H11 advertised, H12 not paid by the day's end
+        {"tournament": p.tournament_id, "stage": p.stage, "place": p.place,
+         "amount_cents": p.cents}
+        for p in team_places.scalars()
+        if (p.tournament_id, p.stage, p.place) not in team_paid
+    ]  # fmt: skip
     s9_cents = sum(int(x["amount_cents"]) for x in s9_unpaid)
     t_cents = sum(int(x["amount_cents"]) for x in t_unpaid)
+    hs_cents = sum(int(x["amount_cents"]) for x in hs_unpaid)
+    team_cents = sum(int(x["amount_cents"]) for x in team_unpaid)
     return {
         "super9_prizes_unpaid": s9_unpaid,
         "super9_prizes_unpaid_cents": s9_cents,
         "tournament_prizes_unpaid": t_unpaid,
         "tournament_prizes_unpaid_cents": t_cents,
+        "hotseat_prizes_unpaid": hs_unpaid,
+        "hotseat_prizes_unpaid_cents": hs_cents,
+        "team_prizes_unpaid": team_unpaid,
+        "team_prizes_unpaid_cents": team_cents,
         "jackpot_cents": jackpot_cents,
-        "total_cents": s9_cents + t_cents + jackpot_cents,
+        "total_cents": s9_cents + t_cents + hs_cents + team_cents + jackpot_cents,
     }
 
 

@@ -5,13 +5,15 @@
 2. **aggregate** — the same figures as SQL ``SUM``/``COUNT`` over the tables, by kind;
 3. **ledger** — the audit log rows the desk wrote in the same transaction as each
    movement (``purchase.sell``, ``entry.refund``, ``super9.ticket.sell``,
-   ``super9.prize.receipt``, ``tournament.prizes.paid``), matched to the stored row by
-   reference (purchase id, entry id, ticket serial, place), never by time: a keyed-in
+   ``super9.prize.receipt``, ``tournament.prizes.paid``, ``hotseat.paid``,
+   ``team.prizes.paid``), matched to the stored row by reference (purchase id, entry id,
+   ticket serial, place, draw id, team place), never by time: a keyed-in
    ``--now`` moves the stored time but not the audit row's.
 
 The day is a venue-local calendar day ``[start, end)``.  Where Reelgate records who
 took or paid the money: ``entry_purchases.cashier``, ``refunds.refunded_by``,
-``super9_ticket.sold_by``, ``prize_payouts.paid_by``; a Super 9 prize row keeps the
+``super9_ticket.sold_by``, ``prize_payouts.paid_by``, ``hotseat_draws.paid_by`` (HS7),
+``team_prize_payouts.paid_by`` (H12); a Super 9 prize row keeps the
 winner's signature and the witness but not the paying account, which is read from its
 receipt's audit row.
 """
@@ -29,15 +31,19 @@ from gateway.tournament.rules.enums import PurchaseKind
 from gateway.tournament.rules.purchases import tender_of_kind
 from storage.audit import AuditEntry
 from storage.enums import Tender
+from storage.hotseat import HotseatDraw
 from storage.prizes import PrizePayout
 from storage.super9 import Super9Prize, Super9Ticket
+from storage.teams import TeamPrizePayout
 from storage.tournament import Entry, EntryPurchase, Refund
 
 SALE, COMP, REFUND = "entry-sale", "entry-complimentary", "entry-refund"
 BUY_IN, S9_PRIZE, T_PRIZE = "super9-buy-in", "super9-prize", "tournament-prize"
-KINDS = (SALE, COMP, REFUND, BUY_IN, S9_PRIZE, T_PRIZE)
+HS_PRIZE = "hotseat-prize"  # HS7: a hot-seat draw's prize, paid at the desk
+TEAM_PRIZE = "team-prize"  # H12: a team place, paid to the captain
+KINDS = (SALE, COMP, REFUND, BUY_IN, S9_PRIZE, T_PRIZE, HS_PRIZE, TEAM_PRIZE)
 CASH_IN = frozenset({SALE, BUY_IN})
-CASH_OUT = frozenset({REFUND, S9_PRIZE, T_PRIZE})
+CASH_OUT = frozenset({REFUND, S9_PRIZE, T_PRIZE, HS_PRIZE, TEAM_PRIZE})
 ACTIONS = {
     SALE: "purchase.sell",
     COMP: "purchase.sell",
@@ -45,6 +51,8 @@ ACTIONS = {
     BUY_IN: "super9.ticket.sell",
     S9_PRIZE: "super9.prize.receipt",
     T_PRIZE: "tournament.prizes.paid",
+    HS_PRIZE: "hotseat.paid",
+    TEAM_PRIZE: "team.prizes.paid",
 }
 UNKNOWN_CASHIER = "(not recorded)"
 
@@ -192,6 +200,59 @@ async def _tournament_prizes(db: AsyncSession, start: datetime, end: datetime) -
     ]
 
 
+def _draw_key(draw_id: int) -> str:
+    return f"hotseat-draw:{draw_id}"
+
+
+async def _hotseat_prizes(db: AsyncSession, start: datetime, end: datetime) -> list[Movement]:
+    """HS7: hot-seat prizes paid on the day, by the account that paid them."""
+    rows = await db.execute(
+        select(HotseatDraw)
+        .where(HotseatDraw.paid_at >= start, HotseatDraw.paid_at < end)
+        .order_by(HotseatDraw.paid_at, HotseatDraw.id)
+    )
+    out = []
+    for d in rows.scalars():
+        assert d.paid_at is not None  # filtered on it
+        out.append(
+            Movement(
+                HS_PRIZE,
+                f"hot-seat draw {d.id} (seat {d.winner}, entry {d.entry_id})",
+                d.paid_by or UNKNOWN_CASHIER,
+                d.paid_at,
+                d.prize_cents,
+                1,
+                ("hotseat.paid", _draw_key(d.id)),
+            )
+        )
+    return out
+
+
+def _team_key(tournament_id: int, stage: str, place: int) -> str:
+    return f"team:{tournament_id}|{stage}|{place}"
+
+
+async def _team_prizes(db: AsyncSession, start: datetime, end: datetime) -> list[Movement]:
+    """H12: team places paid on the day, by the account that paid them."""
+    rows = await db.execute(
+        select(TeamPrizePayout)
+        .where(TeamPrizePayout.paid_at >= start, TeamPrizePayout.paid_at < end)
+        .order_by(TeamPrizePayout.paid_at, TeamPrizePayout.id)
+    )
+    return [
+        Movement(
+            TEAM_PRIZE,
+            f"tournament {p.tournament_id} {p.stage.value} team place {p.place} (team {p.team_id})",
+            p.paid_by,
+            p.paid_at,
+            p.amount_cents,
+            1,
+            ("team.prizes.paid", _team_key(p.tournament_id, p.stage.value, p.place)),
+        )
+        for p in rows.scalars()
+    ]
+
+
 def ledger_key(row: AuditEntry) -> tuple[tuple[str, str], int, str | None] | None:
     """The (action, reference), amount and tender (None where it was not recorded) an
     audit row records, for money actions."""
@@ -207,6 +268,11 @@ def ledger_key(row: AuditEntry) -> tuple[tuple[str, str], int, str | None] | Non
         return (row.action, key), int(d["amount_cents"]), None
     if row.action == "tournament.prizes.paid":
         key = _payout_key(int(d["tournament_id"]), str(d["stage"]), int(d["place"]))
+        return (row.action, key), int(d["amount_cents"]), None
+    if row.action == "hotseat.paid":
+        return (row.action, _draw_key(int(d["draw_id"]))), int(d["amount_cents"]), None
+    if row.action == "team.prizes.paid":
+        key = _team_key(int(d["tournament_id"]), str(d["stage"]), int(d["place"]))
         return (row.action, key), int(d["amount_cents"]), None
     return None
 
@@ -237,6 +303,8 @@ async def movements(
         + await _buy_ins(db, start, end)
         + await _super9_prizes(db, start, end, payers)
         + await _tournament_prizes(db, start, end)
+        + await _hotseat_prizes(db, start, end)
+        + await _team_prizes(db, start, end)
     )
     return sorted(found, key=lambda m: (m.at, m.kind, m.ref))
 
@@ -262,6 +330,14 @@ async def stored_keys(db: AsyncSession) -> set[tuple[str, str]]:
         ("tournament.prizes.paid", _payout_key(t, stage.value, place))
         for t, stage, place in paid.all()
     )
+    paid_draws = await db.scalars(select(HotseatDraw.id).where(HotseatDraw.paid_at.is_not(None)))
+    keys.update(("hotseat.paid", _draw_key(i)) for i in paid_draws)
+    teams = await db.execute(
+        select(TeamPrizePayout.tournament_id, TeamPrizePayout.stage, TeamPrizePayout.place)
+    )
+    keys.update(
+        ("team.prizes.paid", _team_key(t, stage.value, place)) for t, stage, place in teams.all()
+    )
     return keys
 
 
@@ -283,6 +359,12 @@ async def aggregates(db: AsyncSession, start: datetime, end: datetime) -> dict[s
         ),
         T_PRIZE: select(func.count(), func.sum(PrizePayout.amount_cents)).where(
             PrizePayout.paid_at >= start, PrizePayout.paid_at < end
+        ),
+        HS_PRIZE: select(func.count(), func.sum(HotseatDraw.prize_cents)).where(
+            HotseatDraw.paid_at >= start, HotseatDraw.paid_at < end
+        ),
+        TEAM_PRIZE: select(func.count(), func.sum(TeamPrizePayout.amount_cents)).where(
+            TeamPrizePayout.paid_at >= start, TeamPrizePayout.paid_at < end
         ),
     }
     out = {}
@@ -330,6 +412,12 @@ async def cash_aggregates(db: AsyncSession, start: datetime, end: datetime) -> d
         select(func.sum(PrizePayout.amount_cents)).where(
             PrizePayout.paid_at >= start, PrizePayout.paid_at < end
         ),
+        select(func.sum(HotseatDraw.prize_cents)).where(
+            HotseatDraw.paid_at >= start, HotseatDraw.paid_at < end
+        ),
+        select(func.sum(TeamPrizePayout.amount_cents)).where(
+            TeamPrizePayout.paid_at >= start, TeamPrizePayout.paid_at < end
+        ),
     )
     sums = [int((await db.execute(q)).scalar_one() or 0) for q in queries]
-    return {"in": sums[0] + sums[1], "out": sums[2] + sums[3] + sums[4]}
+    return {"in": sums[0] + sums[1], "out": sum(sums[2:])}

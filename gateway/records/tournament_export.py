@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.records.stage_export import stage_body
 from gateway.tournament.rules.enums import PurchaseKind, Stage
+from gateway.tournament.services.team_prizes import team_prize_facts, team_prize_lines
 from gateway.tournament.services.teams import (
     list_teams,
     standings_facts,
@@ -65,24 +66,31 @@ async def entry_totals(session: AsyncSession, tournament_id: int) -> dict[str, A
 
 
 async def teams_body(session: AsyncSession, tournament: Tournament) -> dict[str, Any] | None:
-    """H1–H9: how teams score, the teams, and each stage's team standings (made from the
-    stage's standings above); None when the tournament runs no teams."""
+    """H1–H12: how teams score and the team cut, the teams, each stage's team standings
+    (made from the stage's standings above; who goes on, H10) and, where advertised, its
+    team prizes with their payouts (H11, H12); None when the tournament runs no teams."""
     scoring = await team_scoring(session, tournament.id)
     if scoring is None:
         return None
     standings = {}
+    prizes = {}
     for stage in Stage:
-        table = standings_facts(await team_standings(session, tournament.id, stage))
-        standings[stage.value] = table["lines"]
+        table = await team_standings(session, tournament.id, stage)
+        standings[stage.value] = standings_facts(table)["lines"]
+        lines = await team_prize_lines(session, tournament.id, stage, table)
+        if lines:
+            prizes[stage.value] = team_prize_facts(lines)
     return {
         "settings": {
             "scoring": scoring.scoring,
             "best_n": scoring.best_n,
             "min_size": scoring.min_size,
             "max_size": scoring.max_size,
+            "advance": scoring.advance,
         },
         "teams": [team_facts(t) for t in await list_teams(session, tournament.id)],
         "standings": standings,
+        **({"prizes": prizes} if prizes else {}),
     }
 
 

@@ -10,7 +10,8 @@ the screens show of the subjects named and publishes it through the process's
 :class:`~gateway.web.fanout.FanoutFeed` (and so to the SSE streams and the snapshot):
 
 * a tournament: its leaderboard (``tournament/<ID>/leaderboard``) for the stage of the
-  heat that changed, else the tournament's current stage;
+  heat that changed, else the tournament's current stage, and — when it runs teams —
+  the same stage's team standings (``tournament/<ID>/teams``, H5–H12);
 * a heat: its bank's next heat (``bank/<BANK>/next``) and, once the heat is closed, its
   standings from the stored scores (``heat/<ID>/standings``), each row marked
   ``manual`` when a director keyed the score in or corrected it (T23);
@@ -280,7 +281,7 @@ class ChangeReader:
         await self.publish(batch)
 
     async def publish(self, batch: _Batch) -> None:
-        from gateway.tournament.services.signage import leaderboard, next_heats
+        from gateway.tournament.services.signage import next_heats
         from storage.tournament import Heat
 
         now = self.clock()
@@ -310,11 +311,7 @@ class ChangeReader:
                         closed.append(heat_id)
             for tid in list(boards)[:_OPEN_TOURNAMENTS_LIMIT]:
                 stage = boards[tid] or await current_stage(session, tid)
-                try:
-                    board = await leaderboard(session, tid, stage, now=now)
-                except LookupError:
-                    continue  # deleted meanwhile
-                await self._out(f"tournament/{tid}/leaderboard", board)
+                await self._tournament(session, tid, stage, now)
             if banks:
                 upcoming = await next_heats(session, sorted(banks))
                 for bank in sorted(banks):
@@ -328,6 +325,21 @@ class ChangeReader:
                 await self._out(topic, payload)
         for session_id in sorted(batch.sessions):
             await self._super9(session_id)
+
+    async def _tournament(
+        self, session: AsyncSession, tid: int, stage: Stage, now: datetime
+    ) -> None:
+        """A tournament's leaderboard and, when it runs teams, its team board (H5–H12)."""
+        from gateway.tournament.services.signage import leaderboard, team_board
+
+        try:
+            board = await leaderboard(session, tid, stage, now=now)
+        except LookupError:
+            return  # deleted meanwhile
+        await self._out(f"tournament/{tid}/leaderboard", board)
+        teams = await team_board(session, tid, stage, now=now)
+        if teams is not None:
+            await self._out(f"tournament/{tid}/teams", teams)
 
     async def _out(self, topic: str, payload: dict[str, Any]) -> None:
         await self.feed.publish(topic, payload, retain=True)
@@ -385,20 +397,52 @@ async def hotseat_boards(
     for subject in sorted(found.scalars()):
         shown = await announcement(session, subject)
         if shown is not None:
-            out.append((topics[subject], hotseat_payload(shown)))
+            seats = await _seats_of(session, subject, heats) if shown.winners else {}
+            out.append((topics[subject], hotseat_payload(shown, seats)))
     return out
 
 
-def hotseat_payload(shown: Announcement) -> dict[str, Any]:
-    """What a board shows of a hot-seat subject: never the seed before it is revealed."""
+async def _seats_of(
+    session: AsyncSession, subject: str, heats: Iterable[int]
+) -> dict[str, tuple[str, str]]:
+    """A heat subject's seats by the draw's label: (machine, who plays it), so a board
+    names the winning machine and player, not only the seat number (HS5)."""
+    from gateway.tournament.rules.hotseat import heat_subject
+    from gateway.tournament.services.hotseat import seat_label
+    from gateway.tournament.services.seating import heat_seats
+
+    for heat_id in heats:
+        if heat_subject(heat_id) == subject:
+            return {
+                seat_label(s.seat_number): (s.machine_id, s.played_by)
+                for s in await heat_seats(session, heat_id, include_inactive=True)
+            }
+    return {}
+
+
+def hotseat_payload(
+    shown: Announcement, seats: dict[str, tuple[str, str]] | None = None
+) -> dict[str, Any]:
+    """What a board shows of a hot-seat subject: never the seed before it is revealed;
+    after the draw each winning seat with its machine and player where it has them."""
+    seats = seats or {}
     return {
         "subject": shown.subject,
         "commitment": shown.commitment,
         "draws": shown.draws,
         "prize_cents": shown.prize_cents,
         "seed": shown.seed,
-        "winners": [{"index": i, "winner": w, "prize_cents": c} for i, w, c in shown.winners],
-        "rule": "HS5" if shown.seed is not None else "HS4",
+        "winners": [
+            {
+                "index": i,
+                "winner": w,
+                "prize_cents": c,
+                **({"machine": seats[w][0], "player": seats[w][1]} if w in seats else {}),
+            }
+            for i, w, c in shown.winners
+        ],
+        # HS4: committed; HS3: drawn live, the seed still secret; HS5: revealed.
+        "rule": "HS5" if shown.seed is not None else "HS3" if shown.winners else "HS4",
     }
 
 

@@ -348,3 +348,53 @@ async def test_0021_adds_walkup_tables_w1_w5(empty_db: EmptyDatabase) -> None:
     assert not tables & {"walkup_windows", "walkup_sessions"}
     async with engine.connect() as conn:
         assert (await conn.execute(sa.text("SELECT count(*) FROM tournaments"))).scalar() == 1
+
+
+async def test_0022_adds_the_team_cut_and_team_prizes_h10_h12(empty_db: EmptyDatabase) -> None:
+    """Issue 30, teams (H10–H12): on a database of 0021 that runs teams, 0022 adds the
+    team cut (NULL: no cut, as every team set up before) and the team prize tables; a
+    team place is paid once (the schema itself refuses a second payout); down again, the
+    column and tables go and the team settings stay."""
+    engine = empty_db.engine
+    await migrate.upgrade_async(engine, "0021")
+    async with make_sessionmaker(engine).begin() as session:
+        b = Builder(session)
+        t = await b.make_tournament()
+        p = await b.player("Ann")
+        ids = {"t": t.id, "p": p.id}
+    async with engine.begin() as conn:
+        await conn.execute(
+            sa.text(
+                "INSERT INTO team_settings (tournament_id, scoring, min_size, max_size, set_by,"
+                " set_at) VALUES (:t, 'sum', 1, 2, 'director', :at)"
+            ),
+            {"at": T0, **ids},
+        )
+        await conn.execute(
+            sa.text(
+                "INSERT INTO teams (id, tournament_id, name, registered_by, registered_at)"
+                " VALUES (1, :t, 'Aces', 'desk', :at)"
+            ),
+            {"at": T0, **ids},
+        )
+    await migrate.upgrade_async(engine, "0022")
+    async with engine.connect() as conn:
+        advance = (await conn.execute(sa.text("SELECT advance FROM team_settings"))).scalar()
+    assert advance is None
+    payout = sa.text(
+        "INSERT INTO team_prize_payouts (tournament_id, stage, place, team_id, player_id,"
+        " amount_cents, signer, signature, witness, paid_by, paid_at)"
+        " VALUES (:t, 'qualifying', 1, 1, :p, 100, 'x', 'slip', 'w', 'cashier', :at)"
+    )
+    async with engine.begin() as conn:
+        await conn.execute(payout, {"at": T0, **ids})
+    with pytest.raises(sa.exc.IntegrityError):
+        async with engine.begin() as conn:
+            await conn.execute(payout, {"at": T0, **ids})
+    await migrate.downgrade_async(engine, "0021")
+    tables = await _tables(engine)
+    assert not tables & {"team_prize_schedule", "team_prize_payouts"}
+    async with engine.connect() as conn:
+        columns = await conn.run_sync(lambda c: inspect(c).get_columns("team_settings"))
+        assert "advance" not in {c["name"] for c in columns}
+        assert (await conn.execute(sa.text("SELECT count(*) FROM team_settings"))).scalar() == 1

@@ -79,6 +79,8 @@ def _print(args: argparse.Namespace, r: dict[str, Any]) -> None:
             "S9 buy-ins",
             "S9 prizes",
             "T prizes",
+            "HS prizes",
+            "team prizes",
             "cash in",
             "cash out",
             "drawer",
@@ -97,7 +99,9 @@ def _print(args: argparse.Namespace, r: dict[str, Any]) -> None:
     print(
         f"liability carried forward: Super 9 prizes unpaid "
         f"{rands(owe['super9_prizes_unpaid_cents'])}, tournament prizes unpaid "
-        f"{rands(owe['tournament_prizes_unpaid_cents'])}, jackpot {rands(owe['jackpot_cents'])}"
+        f"{rands(owe['tournament_prizes_unpaid_cents'])}, hot-seat prizes unpaid "
+        f"{rands(owe['hotseat_prizes_unpaid_cents'])}, team prizes unpaid "
+        f"{rands(owe['team_prizes_unpaid_cents'])}, jackpot {rands(owe['jackpot_cents'])}"
         f", total {rands(owe['total_cents'])}"
     )
     recon = r["reconciliation"]
@@ -112,6 +116,7 @@ def _print(args: argparse.Namespace, r: dict[str, Any]) -> None:
 def _line(who: str, f: dict[str, Any]) -> list[Any]:
     sold, comp, ref = f["entries_sold"], f["entries_complimentary"], f["entries_refunded"]
     s9, s9p, tp = f["super9_buy_ins"], f["super9_prizes_paid"], f["tournament_prizes_paid"]
+    hs, tm = f["hotseat_prizes_paid"], f["team_prizes_paid"]
     return [
         who,
         f"{sold['seats']} / {rands(sold['amount_cents'])}",
@@ -120,6 +125,8 @@ def _line(who: str, f: dict[str, Any]) -> list[Any]:
         f"{s9['tickets']} / {rands(s9['amount_cents'])}",
         f"{s9p['prizes']} / {rands(s9p['amount_cents'])}",
         f"{tp['prizes']} / {rands(tp['amount_cents'])}",
+        f"{hs['prizes']} / {rands(hs['amount_cents'])}",
+        f"{tm['prizes']} / {rands(tm['amount_cents'])}",
         rands(f["cash_in_cents"]),
         rands(f["cash_out_cents"]),
         rands(f["drawer_cents"]),

@@ -15,6 +15,12 @@ team whose counted scores run out first ranks lower.  Teams still equal share a 
 and are flagged tied: no card is drawn for a team (T19 breaks ties between entries).
 A team none of whose members has a score yet has no place (listed last, unranked).
 
+**Advancement** (H10): with ``advance`` = N, the teams placed 1 to N in the qualifying
+team standings go on (a place shared across the line goes on whole: every team sharing
+a place at or above N); in the semi-final and final team standings only those teams are
+placed, the others are listed last, unplaced, as out (:func:`advancing`,
+:func:`rank_stage`).  Individual entries go on by their own results (T13–T17) either way.
+
 Registration checks (H1–H4, H9) are here too, as functions of facts passed in.
 """
 
@@ -31,15 +37,18 @@ __all__ = [
     "TeamFacts",
     "TeamLine",
     "TeamScoring",
+    "advancing",
     "check_members",
     "check_unlocked",
     "member_scores",
+    "rank_stage",
     "rank_teams",
     "violation",
 ]
 
 MAX_TEAM_SIZE = 12  # H4: the largest team a director may allow
 SCORINGS = ("sum", "best-n")
+MAX_ADVANCE = 500  # H10: the most teams a cut may send on
 
 
 def violation(clause: str, message: str) -> RuleViolation:
@@ -55,8 +64,11 @@ class TeamScoring:
     best_n: int | None = None
     min_size: int = 2
     max_size: int = 4
+    advance: int | None = None  # H10: top N teams of the qualifying go on; None: no cut
 
     def __post_init__(self) -> None:
+        if self.advance is not None and not 1 <= self.advance <= MAX_ADVANCE:
+            raise violation("H10", f"advance: 1 to {MAX_ADVANCE} teams, got {self.advance}")
         if self.scoring not in SCORINGS:
             raise violation("H6", f"scoring: 'sum' or 'best-n', got {self.scoring!r}")
         if self.scoring == "best-n" and (self.best_n is None or self.best_n < 1):
@@ -95,6 +107,7 @@ class TeamLine:
     counted: tuple[tuple[int, int], ...]  # (player id, score) that count, best first (H6)
     scores: Mapping[int, int | None]  # every member's score, None = none (H5, H8)
     tied: bool
+    out: bool = False  # H10: not through the qualifying cut, so unplaced in a later stage
 
 
 def member_scores(lines: Iterable[tuple[int, int]]) -> dict[int, int]:
@@ -144,6 +157,36 @@ def rank_teams(
             )
         )  # fmt: skip
     return tuple(out)
+
+
+def advancing(lines: Iterable[TeamLine], advance: int | None) -> frozenset[int] | None:
+    """H10: the teams through the cut of ``advance`` from qualifying team standings
+    ``lines`` (a shared place at or above the line goes on whole); None: no cut."""
+    if advance is None:
+        return None
+    return frozenset(x.team_id for x in lines if x.place is not None and x.place <= advance)
+
+
+def rank_stage(
+    teams: Iterable[TeamFacts],
+    best: Mapping[int, int],
+    scoring: TeamScoring,
+    through: frozenset[int] | None,
+) -> tuple[TeamLine, ...]:
+    """H6–H8, H10: a stage's team standings; with ``through`` (a later stage under a
+    cut) only the teams through are placed, the others listed last as out."""
+    facts = list(teams)
+    if through is None:
+        return rank_teams(facts, best, scoring)
+    placed = rank_teams((t for t in facts if t.team_id in through), best, scoring)
+    rest = sorted((t for t in facts if t.team_id not in through), key=lambda t: (t.name, t.team_id))
+    return placed + tuple(
+        TeamLine(
+            None, len(placed) + k + 1, t.team_id, t.name, 0, (),
+            {p: best.get(p) for p in t.members}, False, out=True,
+        )
+        for k, t in enumerate(rest)
+    )  # fmt: skip
 
 
 def _key(values: Sequence[int]) -> tuple[int, tuple[int, ...]]:

@@ -5,10 +5,13 @@ The draw itself is :mod:`gateway.tournament.rules.hotseat`; here it meets the ta
 * :func:`commit_heat` / :func:`commit_wildcard` draw a 32-byte seed with :mod:`secrets`,
   keep it, and publish (audit, boards, API) only its commitment (HS4).  A heat that has
   started cannot be committed; a stage that is over cannot get a wild card.
-* :func:`take_heat_draws` takes a closed heat's draws from the recorded facts: the
-  moments from the seed and the heat's start and running time, each seat's eligibility
-  from its status as the heat closed (HS1, HS3), and reveals the seed (HS5).  The live
-  heat runner does not take them as they fall: see docs/rules.md, HS3.
+* :func:`take_live_draw` takes one draw while the heat runs, once its moment (from the
+  seed and the heat's recorded start) has come: the seats eligible at that moment
+  (HS1, HS3); the winner is announced, the seed stays secret.  The running gateway
+  calls it as the moments fall (:func:`due_live_draws`, ``gateway/app/live_draws.py``).
+* :func:`take_heat_draws` takes what is left of a closed heat's draws (a moment missed
+  with the gateway down, or no gateway running) from the recorded facts, each seat's
+  eligibility its status as the heat closed, and reveals the seed (HS5).
 * :func:`draw_wildcard` draws one entry that did not qualify out of an over stage (HS6).
 * :func:`pay_draw` pays a won draw's prize to the winning entry's player, who signs for
   it, with a witness (HS7; the API runs it under dual control).
@@ -47,12 +50,14 @@ from gateway.tournament.services.common import aware, find_tournament, get, reco
 from gateway.tournament.services.lookup import player_by_ref
 from gateway.tournament.services.people import disqualified_sets
 from gateway.tournament.services.standings import qualifiers, stage_over, stage_standings
+from storage import change_feed
 from storage.audit import require_keys
 from storage.enums import HeatStatus, SeatStatus
 from storage.hotseat import HotseatCommitment, HotseatDraw
 from storage.tournament import Entry, Heat, Player, Seat
 
 NOT_STARTED = (HeatStatus.SCHEDULED, HeatStatus.ARMED)
+LIVE = (HeatStatus.RUNNING, HeatStatus.ENDING)  # HS3: a draw is taken live while it plays
 PLAYING = (SeatStatus.PRESENT, SeatStatus.PLAYED)  # HS1: present and playing at the close
 
 
@@ -234,10 +239,11 @@ async def _taken(session: AsyncSession, row: HotseatCommitment) -> list[HotseatD
 
 
 async def _ready(session: AsyncSession, subject: str) -> HotseatCommitment:
+    """The subject's commitment, not yet revealed (draws taken live may be there)."""
     row = await _commitment(session, subject)
     if row is None:
         raise _refuse("HS4", f"{subject} has no commitment: no draw without one")
-    if await _taken(session, row):
+    if row.revealed_at is not None:
         raise _refuse("HS5", f"{subject} is already drawn and revealed")
     return row
 
@@ -262,21 +268,104 @@ async def take_heat_draws(
     start, end = heat_window(heat)
     seed = _seed_of(session, row)
     moments = draw_moments(seed, row.subject, start, end, row.draws)
+    by_label, bad = await _eligibility(session, heat)
+    live = await _taken(session, row)  # HS3: drawn as their moments fell
+    done = {d.draw_index for d in live}
+    taken = []
+    for index, moment in enumerate(moments):
+        if index in done:
+            continue
+        outcome = draw_winner(seed, row.subject, index, by_label, bad)
+        entry = by_label[outcome.winner].entry_id if outcome.winner is not None else None
+        taken.append(_draw_row(row, moment, outcome, bad, entry, actor, now))
+    await _reveal(session, row, seed, taken, actor, now, earlier=live)
+    return sorted([*live, *taken], key=lambda d: d.draw_index)
+
+
+async def _eligibility(session: AsyncSession, heat: Heat) -> tuple[dict[str, Seat], list[str]]:
+    """The heat's seats by label, and those that cannot win now (HS1: present and
+    playing and not disqualified; a forfeited, moved or disqualified seat cannot)."""
     seats = (await session.execute(select(Seat).where(Seat.heat_id == heat.id))).scalars().all()
-    seats = [s for s in seats if s.status is not SeatStatus.CANCELLED]
-    by_label = {seat_label(s.seat_number): s for s in seats}
+    by_label = {seat_label(s.seat_number): s for s in seats if s.status is not SeatStatus.CANCELLED}
     out_players, out_entries = await disqualified_sets(session, heat.tournament_id)
     bad = sorted(
         k
         for k, s in by_label.items()
         if s.status not in PLAYING or s.holder_player_id in out_players or s.entry_id in out_entries
-    )  # HS1: present, playing and not disqualified
-    taken = []
-    for index, moment in enumerate(moments):
-        outcome = draw_winner(seed, row.subject, index, by_label, bad)
-        entry = by_label[outcome.winner].entry_id if outcome.winner is not None else None
-        taken.append(_draw_row(row, moment, outcome, bad, entry, actor, now))
-    return await _reveal(session, row, seed, taken, actor, now)
+    )
+    return by_label, bad
+
+
+async def due_live_draws(session: AsyncSession, now: datetime) -> list[tuple[int, int]]:
+    """HS3: (heat, draw index) of every draw whose moment has come in a heat playing now
+    and that is not taken yet, in moment order."""
+    aware(now, "now")
+    rows = await session.execute(
+        select(HotseatCommitment, Heat)
+        .join(Heat, Heat.id == HotseatCommitment.heat_id)
+        .where(Heat.status.in_(LIVE), HotseatCommitment.revealed_at.is_(None))
+        .order_by(Heat.id)
+    )
+    due: list[tuple[datetime, int, int]] = []
+    for row, heat in rows.all():
+        if heat.started_at is None:
+            continue
+        start, end = heat_window(heat)
+        moments = draw_moments(_seed_of(session, row), row.subject, start, end, row.draws)
+        done = {d.draw_index for d in await _taken(session, row)}
+        due += [(m, heat.id, i) for i, m in enumerate(moments) if m <= now and i not in done]
+    return [(heat_id, index) for _, heat_id, index in sorted(due)]
+
+
+async def take_live_draw(
+    session: AsyncSession, heat_id: int, index: int, *, actor: str, now: datetime
+) -> HotseatDraw:
+    """HS3: draw ``index`` of a heat that is playing, once its moment has come, from the
+    seats eligible now; the winner is announced (audit, boards), the seed stays secret
+    until the close (HS5)."""
+    actor = require_actor(actor)
+    aware(now, "now")
+    heat = await get(session, Heat, heat_id, "heat")
+    row = await _ready(session, heat_subject(heat.id))
+    if heat.status not in LIVE:
+        raise _refuse("HS3", f"heat {heat.id} is {heat.status.value}: a live draw is taken in play")
+    if not 0 <= index < row.draws:
+        raise _refuse(
+            "HS2", f"draw: {index} is not a draw of heat {heat.id} (0 to {row.draws - 1})"
+        )
+    start, end = heat_window(heat)
+    seed = _seed_of(session, row)
+    moment = draw_moments(seed, row.subject, start, end, row.draws)[index]
+    if moment > now:
+        raise _refuse("HS2", f"draw {index} of heat {heat.id} falls later: its moment has not come")
+    if index in {d.draw_index for d in await _taken(session, row)}:
+        raise _refuse("HS3", f"draw {index} of heat {heat.id} is already taken")
+    by_label, bad = await _eligibility(session, heat)
+    outcome = draw_winner(seed, row.subject, index, by_label, bad)
+    entry = by_label[outcome.winner].entry_id if outcome.winner is not None else None
+    draw = _draw_row(row, moment, outcome, bad, entry, actor, now)
+    session.add(draw)
+    await session.flush()
+    change_feed.note(  # the boards announce the winner now (the draw has no subject columns)
+        session.sync_session,
+        change_feed.Subject("hotseat_commitments", heat.tournament_id, heat.id, None),
+    )
+    await record(
+        session,
+        actor,
+        "hotseat.draw.live",
+        row.subject,
+        None,
+        commitment=row.commitment,
+        index=index,
+        moment=moment.isoformat(),
+        picks=list(outcome.picks),
+        winner=outcome.winner,
+        entry_id=entry,
+        prize_cents=draw.prize_cents,
+        rule="HS3",
+    )  # never the seed (HS5)
+    return draw
 
 
 async def _reveal(
@@ -286,7 +375,11 @@ async def _reveal(
     taken: list[HotseatDraw],
     actor: str,
     now: datetime,
+    *,
+    earlier: list[HotseatDraw] | None = None,
 ) -> list[HotseatDraw]:
+    """Store ``taken``, reveal the seed; the audit row lists every draw of the subject,
+    ``earlier`` ones (taken live, HS3) included, in index order."""
     session.add_all(taken)
     row.revealed_by, row.revealed_at = actor, now
     row.seed_hex = seed.hex()
@@ -308,7 +401,7 @@ async def _reveal(
                 "entry_id": d.entry_id,
                 "prize_cents": d.prize_cents,
             }
-            for d in taken
+            for d in sorted([*(earlier or []), *taken], key=lambda d: d.draw_index)
         ],
         rule="HS5",
     )

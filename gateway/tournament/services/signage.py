@@ -1,8 +1,10 @@
 """What the signs show of a tournament beside a heat: the stage's leaderboard with its
-cuts and advertised prizes, and the next heat of each bank (``docs/signage.md``).
+cuts and advertised prizes, the stage's team standings with the team cut and team
+prizes (H5–H12), and the next heat of each bank (``docs/signage.md``).
 
-Both are plain JSON-ready payloads for the live feed (``tournament/<ID>/leaderboard``,
-``bank/<BANK>/next``); publishing them is the heats' business (``gateway.heats.live_feed``).
+All are plain JSON-ready payloads for the live feed (``tournament/<ID>/leaderboard``,
+``tournament/<ID>/teams``, ``bank/<BANK>/next``); publishing them is the heats' and the
+change reader's business (``gateway.heats.live_feed``, ``gateway.web.change_reader``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from gateway.tournament.services.amendments import amended_entries
 from gateway.tournament.services.common import find_tournament, load_settings
 from gateway.tournament.services.prizes import prize_lines
 from gateway.tournament.services.standings import stage_cuts, stage_over, top_standings
+from gateway.tournament.services.team_prizes import team_prize_lines
+from gateway.tournament.services.teams import team_scoring, team_standings
 from gateway.tournament.settings import TournamentSettings
 from storage.tournament import Heat, Tournament
 
@@ -95,6 +99,59 @@ async def leaderboard(
         ],
         "cuts": cuts,
         "prizes": [{"place": p.place, "cents": p.total_cents} for p in prizes],
+        "at": now,
+    }
+
+
+TEAM_ROWS = 100  # a sign's team list: more pages than any venue's teams
+
+
+async def team_board(
+    session: AsyncSession, tournament_ref: int | str, stage: Stage, *, now: datetime
+) -> dict[str, Any] | None:
+    """The stage's team standings as a sign shows them (H5–H8): each team's place
+    (shared places flagged, H7), score and members; in the qualifying the team cut (H10)
+    and in a later stage the teams that did not go on, unplaced; each advertised team
+    place's prize (H11) and whether it is paid (H12).  None: the tournament runs no
+    teams (H1)."""
+    tournament = await find_tournament(session, tournament_ref)
+    scoring = await team_scoring(session, tournament.id)
+    if scoring is None:
+        return None
+    table = await team_standings(session, tournament.id, stage, as_of=now)
+    prizes = await team_prize_lines(session, tournament.id, stage, table)
+    names = {m.player_id: m.name for t in table.teams.values() for m in t.members}
+    cuts = []
+    if stage is Stage.QUALIFYING and scoring.advance is not None:
+        n = scoring.advance
+        label = "Top team goes on (rule H10)" if n == 1 else f"Top {n} teams go on (rule H10)"
+        cuts.append({"after": n, "label": label})
+    how = "sum of members" if scoring.best_n is None else f"best {scoring.best_n} of members"
+    return {
+        "tournament": tournament.id,
+        "name": tournament.name,
+        "stage": stage.value,
+        "stage_title": STAGE_TITLES[stage],
+        "scoring": how,
+        "advance": scoring.advance,
+        "official": await stage_over(session, tournament.id, stage),
+        "rows": [
+            {
+                "place": x.place,
+                "team": x.team_id,
+                "name": x.name,
+                "total": x.total,
+                "tie": x.tied,
+                "out": x.out,  # H10: did not go on, unplaced in this stage
+                "goes_on": table.goes_on(x.team_id),
+                "members": [names.get(p, "") for p in x.scores],
+            }
+            for x in table.lines[:TEAM_ROWS]
+        ],
+        "cuts": cuts,
+        "prizes": [
+            {"place": p.place, "cents": p.cents, "paid": p.paid_at is not None} for p in prizes
+        ],
         "at": now,
     }
 

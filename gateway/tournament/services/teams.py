@@ -23,10 +23,11 @@ from gateway.tournament.rules.teams import (
     TeamFacts,
     TeamLine,
     TeamScoring,
+    advancing,
     check_members,
     check_unlocked,
     member_scores,
-    rank_teams,
+    rank_stage,
     violation,
 )
 from gateway.tournament.rules.violations import RuleViolation
@@ -81,10 +82,15 @@ class TeamStandings:
     scoring: TeamScoring
     lines: tuple[TeamLine, ...]
     teams: dict[int, TeamView]  # by team id: names of the members for the lines
+    through: frozenset[int] | None = None  # H10: the teams through the qualifying cut
+
+    def goes_on(self, team_id: int) -> bool | None:
+        """H10: whether the team is through the qualifying cut (None: no cut)."""
+        return None if self.through is None else team_id in self.through
 
 
 def scoring_of(row: TeamSettings) -> TeamScoring:
-    return TeamScoring(row.scoring, row.best_n, row.min_size, row.max_size)
+    return TeamScoring(row.scoring, row.best_n, row.min_size, row.max_size, row.advance)
 
 
 async def team_scoring(session: AsyncSession, tournament_id: int) -> TeamScoring | None:
@@ -151,14 +157,15 @@ async def set_team_scoring(
             raise violation("H4", "team size: a registered team falls outside the new sizes")
     row.scoring, row.best_n = scoring.scoring, scoring.best_n
     row.min_size, row.max_size = scoring.min_size, scoring.max_size
+    row.advance = scoring.advance
     row.set_by, row.set_at = actor, now
     await session.flush()
     await record(
         session, actor, "team.settings", f"tournament:{tournament.id}", reason,
         scoring=scoring.scoring, best_n=scoring.best_n, min_size=scoring.min_size,
-        max_size=scoring.max_size,
+        max_size=scoring.max_size, advance=scoring.advance,
         before=None if before is None else [before.scoring, before.best_n,
-                                            before.min_size, before.max_size],
+                                            before.min_size, before.max_size, before.advance],
     )  # fmt: skip
     return scoring
 
@@ -327,18 +334,26 @@ async def team_standings(
     as_of: datetime | None = None,
 ) -> TeamStandings:
     """H5–H8: the teams of a stage, ranked from the stage's individual standings (the
-    same lines, with what T2/T20 leave out already left out)."""
+    same lines, with what T2/T20 leave out already left out); H10: under a team cut,
+    the qualifying lines say who goes on, and a later stage places only those teams."""
     tournament = await find_tournament(session, tournament_ref)
     scoring = await team_scoring(session, tournament.id)
     if scoring is None:
         raise violation("H1", "teams: the director has not set this tournament up for teams")
-    individual = await stage_standings(session, tournament.id, stage, as_of=as_of)
-    best = member_scores((x.player_id, x.credits) for x in individual.lines)
     views = await _views(session, tournament.id)
-    facts = (
+    facts = [
         TeamFacts(v.team_id, v.name, tuple(m.player_id for m in v.members)) for v in views.values()
-    )
-    return TeamStandings(tournament.id, stage, scoring, rank_teams(facts, best, scoring), views)
+    ]
+
+    async def ranked(of: Stage, through: frozenset[int] | None) -> tuple[TeamLine, ...]:
+        individual = await stage_standings(session, tournament.id, of, as_of=as_of)
+        best = member_scores((x.player_id, x.credits) for x in individual.lines)
+        return rank_stage(facts, best, scoring, through)
+
+    qualifying = await ranked(Stage.QUALIFYING, None)
+    through = advancing(qualifying, scoring.advance)
+    lines = qualifying if stage is Stage.QUALIFYING else await ranked(stage, through)
+    return TeamStandings(tournament.id, stage, scoring, lines, views, through)
 
 
 def team_facts(team: TeamView) -> dict[str, Any]:
@@ -361,10 +376,11 @@ def standings_facts(table: TeamStandings) -> dict[str, Any]:
         "stage": table.stage.value,
         "scoring": table.scoring.scoring,
         "best_n": table.scoring.best_n,
+        "advance": table.scoring.advance,
         "lines": [
             {
                 "place": x.place, "team_id": x.team_id, "name": x.name, "total": x.total,
-                "tied": x.tied,
+                "tied": x.tied, "out": x.out, "goes_on": table.goes_on(x.team_id),
                 "members": [
                     {"player_id": p, "name": names.get(p, ""), "score": s,
                      "counts": p in dict(x.counted)}

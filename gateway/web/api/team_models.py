@@ -1,4 +1,4 @@
-"""Bodies and answers of the team endpoints (house format H1-H9, docs/rules.md#h1)."""
+"""Bodies and answers of the team endpoints (house format H1-H12, docs/rules.md#h1)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from gateway.tournament.rules.teams import MAX_TEAM_SIZE
+from gateway.tournament.rules.teams import MAX_ADVANCE, MAX_TEAM_SIZE
 from gateway.tournament.services.teams import TeamStandings, TeamView
-from gateway.web.api.models import Body, PlayerRef, Reason
+from gateway.web.api.director_models import PayIn, Place, Places, Ref
+from gateway.web.api.models import Body, Name, PlayerRef, Reason, Stage
 
 TeamName = Annotated[str, Field(min_length=1, max_length=80, pattern=r"^[^\x00-\x1f\x7f]+$")]
 Size = Annotated[int, Field(ge=1, le=MAX_TEAM_SIZE)]
@@ -20,6 +21,7 @@ class TeamSettingsIn(Body):
     best_n: Size | None = None
     min_size: Size = 2
     max_size: Size = 4
+    advance: Annotated[int, Field(ge=1, le=MAX_ADVANCE)] | None = None  # H10: the team cut
     reason: Reason
 
 
@@ -28,6 +30,7 @@ class TeamSettingsOut(BaseModel):
     best_n: int | None
     min_size: int
     max_size: int
+    advance: int | None
 
 
 class TeamIn(Body):
@@ -75,11 +78,13 @@ class MemberScoreOut(BaseModel):
 
 
 class TeamLineOut(BaseModel):
-    place: int | None  # None: no member has a score yet
+    place: int | None  # None: no member has a score yet, or out (H10)
     team_id: int
     name: str
     total: int
     tied: bool  # shares its place after countback (H7)
+    goes_on: bool | None  # H10: through the qualifying team cut (None: no cut)
+    out: bool  # H10: a later stage's team that did not go on, unplaced
     members: list[MemberScoreOut]
 
 
@@ -87,6 +92,7 @@ class TeamStandingsOut(BaseModel):
     stage: str
     scoring: str
     best_n: int | None
+    advance: int | None  # H10
     lines: list[TeamLineOut]
 
     @classmethod
@@ -96,9 +102,11 @@ class TeamStandingsOut(BaseModel):
             stage=table.stage.value,
             scoring=table.scoring.scoring,
             best_n=table.scoring.best_n,
+            advance=table.scoring.advance,
             lines=[
                 TeamLineOut(
                     place=x.place, team_id=x.team_id, name=x.name, total=x.total, tied=x.tied,
+                    goes_on=table.goes_on(x.team_id), out=x.out,
                     members=[
                         MemberScoreOut(player_id=p, name=names.get(p, ""), score=s,
                                        counts=p in dict(x.counted))
@@ -108,3 +116,38 @@ class TeamStandingsOut(BaseModel):
                 for x in table.lines
             ],
         )  # fmt: skip
+
+
+class TeamPrizeLineOut(BaseModel):
+    """H11, H12: an advertised team place, who holds it now, and its payout."""
+
+    model_config = {"from_attributes": True}
+
+    place: int
+    cents: int
+    team_id: int | None  # None: nobody yet, or a shared place (H7)
+    team_name: str | None
+    paid_cents: int | None
+    paid_at: datetime | None
+    paid_by: str | None
+    signer: str | None
+    witness: str | None
+
+
+class TeamPrizesOut(BaseModel):
+    stage: str
+    prizes: list[TeamPrizeLineOut]
+
+
+class TeamScheduleIn(Body):
+    prizes: Annotated[Places, Field(min_length=1)]  # H11: the prize per team place
+    reason: Reason | None = None  # needed to change an advertised schedule
+
+
+class TeamPrizePay(PayIn):
+    """H12: a team place's payout, replayed when the second account approves."""
+
+    tournament: Ref
+    stage: Stage
+    place: Place
+    witness: Name | None = None  # the approving account

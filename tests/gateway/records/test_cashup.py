@@ -5,14 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.records.canonical import canonical_bytes, to_record
 from gateway.records.cashup import cashup_body
 from gateway.super9.venue import venue_zone
+from gateway.tournament import services as svc
+from gateway.tournament.rules.enums import Stage
+from gateway.tournament.services import hotseat as hs
+from storage.tournament import Player
 
-from .conftest import SAST, WED, Venue
+from .conftest import BEN, SAST, WED, Venue, at
 
 
 async def _cashup(venue: Venue, **kw: Any) -> dict[str, Any]:
@@ -108,3 +112,57 @@ async def test_a_broken_jackpot_ledger_is_named(venue: Venue) -> None:
         "jackpot ledger row 2: balance 1 c, but 500000 c + -500000 c = 0 c",
         "jackpot ledger row 3: balance 500000 c, but 1 c + 500000 c = 500001 c",
     ]
+
+
+async def _hotseat_heat(venue: Venue) -> list[Any]:
+    """HS7: Ben plays a 21:00 heat alone with two hot-seat draws of R100; the cashier
+    pays the first at 22:00 and leaves the second unpaid."""
+    desk = venue.desk
+
+    async def ben_id(session: AsyncSession) -> int:
+        player = (await session.execute(select(Player).where(Player.id_number == BEN))).scalar_one()
+        return player.id
+
+    ben = await desk.run(ben_id)
+    added = await desk.run(
+        svc.schedule_heat, venue.tournament_id, stage=Stage.QUALIFYING, starts_at=at(21),
+        bank_name="A", duration_seconds=600, starting_credits=1000, actor="director",
+        now=at(20), announced_via="posted at the desk",
+    )  # fmt: skip
+    heat = int(added.id)
+    await desk.register(heat, ben, at(20, 30))
+    await desk.run(hs.commit_heat, heat, draws=2, prize_cents=10_000, actor="director",
+                   now=at(20, 40))  # fmt: skip
+    await desk.play(heat, {1: 700}, at(21))
+    draws: list[Any] = await desk.run(hs.take_heat_draws, heat, actor="director", now=at(21, 20))
+    await desk.run(hs.pay_draw, draws[0].id, signer=BEN, signature="slip 21",
+                   witness="Floor Lee", actor="cashier", now=at(22))  # fmt: skip
+    return draws
+
+
+async def test_hs7_hot_seat_prizes_paid_are_in_the_cashup_and_reconciled(venue: Venue) -> None:
+    """HS7: a hot-seat prize paid at the desk is a cash-out like a desk prize, under the
+    paying account, reconciled three ways; the one not yet paid is a liability."""
+    draws = await _hotseat_heat(venue)
+    report = await _cashup(venue)
+    assert report["reconciliation"]["ok"] is True, report["reconciliation"]
+    by = {x["cashier"]: x for x in report["by_cashier"]}
+    assert by["cashier"]["hotseat_prizes_paid"] == {"prizes": 1, "amount_cents": 10_000}
+    assert by["cashier"]["net_cents"] == 5000 + 10_000 - 2_500 - 10_000
+    assert report["totals"]["cash_out_cents"] == 5000 + 2_500 + 100_000 + 10_000
+    (row,) = [r for r in report["rows"] if r["kind"] == "hotseat-prize"]
+    assert row["what"] == f"hot-seat draw {draws[0].id} (seat 001, entry {draws[0].entry_id})"
+    owed = report["liability_carried_forward"]
+    assert [(x["draw"], x["seat"], x["amount_cents"]) for x in owed["hotseat_prizes_unpaid"]] == [
+        (draws[1].id, "001", 10_000)
+    ]
+    assert owed["total_cents"] == 500_000 + 500_000 + 10_000
+
+
+async def test_hs7_an_edited_hot_seat_payout_is_named(venue: Venue) -> None:
+    draws = await _hotseat_heat(venue)
+    await _sql(venue, f"UPDATE hotseat_draws SET prize_cents = 99999 WHERE id = {draws[0].id}")
+    problems = (await _cashup(venue))["reconciliation"]["mismatches"]
+    assert len(problems) == 1, problems
+    assert problems[0].startswith(f"hot-seat draw {draws[0].id} (seat 001, entry")
+    assert problems[0].endswith("says 10000 c by cashier")

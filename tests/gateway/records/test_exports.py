@@ -19,7 +19,8 @@ from gateway.errors import OperatorError
 from gateway.records.canonical import NotCanonical, canonical_bytes
 from gateway.records.document import ExportContext
 from gateway.records.exporter import build_export, verify_export, write_export
-from storage.teams import Team, TeamMember, TeamSettings
+from gateway.tournament.rules.enums import Stage
+from storage.teams import Team, TeamMember, TeamPrizePlace, TeamSettings
 from storage.tournament import Player
 
 from .conftest import SAST, Venue
@@ -94,9 +95,10 @@ async def test_tournament_export_entries_and_every_stage(venue: Venue, tmp_path:
 
 
 async def test_tournament_export_carries_the_teams_h5_h6(venue: Venue, tmp_path: Path) -> None:
-    """House format H1-H9: a tournament that runs teams exports its team settings, its
+    """House format H1-H12: a tournament that runs teams exports its team settings, its
     teams and each stage's team standings, made from the stage's standings (Ann 1500 and
-    Cat 900 in qualifying: a team of the two scores 2400 under ``sum``, H6)."""
+    Cat 900 in qualifying: a team of the two scores 2400 under ``sum``, H6), who goes on
+    through the team cut (H10) and the advertised team prizes (H11)."""
     before = await _export(venue, "tournament", "Ridge")
     assert "teams" not in before["body"]  # no teams: the export is as it was
 
@@ -106,7 +108,9 @@ async def test_tournament_export_carries_the_teams_h5_h6(venue: Venue, tmp_path:
         players = {p.name: p.id for p in await session.scalars(select(Player))}
         t = venue.tournament_id
         session.add(TeamSettings(tournament_id=t, scoring="sum", min_size=2, max_size=3,
-                                 set_by="director", set_at=NOW))  # fmt: skip
+                                 advance=1, set_by="director", set_at=NOW))  # fmt: skip
+        session.add(TeamPrizePlace(tournament_id=t, stage=Stage.QUALIFYING, place=1,
+                                   cents=50_000, set_by="director", set_at=NOW))  # fmt: skip
         team = Team(tournament_id=venue.tournament_id, name="Aces", registered_by="desk",
                     registered_at=NOW)  # fmt: skip
         session.add(team)
@@ -119,10 +123,16 @@ async def test_tournament_export_carries_the_teams_h5_h6(venue: Venue, tmp_path:
     await venue.desk.run(teams)
     doc = await _export(venue, "tournament", "Ridge")
     body = doc["body"]["teams"]
-    assert body["settings"] == {"scoring": "sum", "best_n": None, "min_size": 2, "max_size": 3}
+    assert body["settings"] == {
+        "scoring": "sum", "best_n": None, "min_size": 2, "max_size": 3, "advance": 1,
+    }  # fmt: skip
     assert [(t["name"], len(t["members"])) for t in body["teams"]] == [("Aces", 2)]
     [line] = body["standings"]["qualifying"]
-    assert (line["place"], line["total"]) == (1, 2400)
+    assert (line["place"], line["total"], line["goes_on"], line["out"]) == (1, 2400, True, False)
+    [prize] = body["prizes"]["qualifying"]  # H11: advertised, not yet paid (H12)
+    assert (prize["place"], prize["cents"], prize["team"], prize["paid_cents"]) == (
+        1, 50_000, "Aces", None,
+    )  # fmt: skip
     assert sorted(m["score"] for m in line["members"]) == [900, 1500]
     assert body["standings"]["final"][0]["place"] is None  # nobody has played a final
     html = _signed_round_trip(doc, tmp_path).read_text("utf-8")

@@ -1,5 +1,6 @@
-"""``reelgate teams ...`` end to end on a SQLite file (H1-H9): the director's settings, a
-team registered at the desk, the team standings after a heat, and the refusals."""
+"""``reelgate teams ...`` end to end on a SQLite file (H1-H12): the director's settings
+and team cut, a team registered at the desk, the team standings after a heat, the team
+prize schedule and the captain paid with an authenticated witness, and the refusals."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def test_h1_to_h9_teams_commands(
     url = f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}"
     _seed_floor(url)
     cheap_hashes(monkeypatch)
-    add_accounts(url, ("dana", "director"), ("sam", "supervisor"))
+    add_accounts(url, ("dana", "director"), ("sam", "supervisor"), ("cleo", "cashier"))
     type_passwords(monkeypatch, *[PASSWORD] * 30)
     db = ["--database", url]
 
@@ -51,7 +52,7 @@ def test_h1_to_h9_teams_commands(
         "reelgate: error: rule H6: best-n: give n, at least 1"
     )
     ok("teams", "set", "Ridge", "--scoring", "best-n", "--best", "1", "--max-size", "2",
-       "--reason", "house format")  # fmt: skip
+       "--advance", "1", "--reason", "house format")  # fmt: skip
     added = ok(*team)["teams"][0]
     assert (added["name"], [m["name"] for m in added["members"]]) == ("Aces", ["Ben", "Ann"])
     assert "rule H4: members: a team has 2 to 2 players, got 1" in fails(
@@ -84,5 +85,23 @@ def test_h1_to_h9_teams_commands(
     assert "rule H9: withdraw: player 1 has already played" in fails(
         "teams", "withdraw", "Ridge", "Aces"
     )
-    audit = [r["action"] for r in ok("audit", "show", "--limit", "40")]
-    assert {"team.settings", "team.register"} <= set(audit)
+    assert (table["advance"], line["goes_on"]) == (1, True)  # H10: top 1 goes on
+    assert "top 1 go on, H10" in ok("teams", "standings", "Ridge", json_out=False)
+
+    assert fails("teams", "prizes", "Ridge", "--prize", "1=abc") == (
+        "reelgate: error: --prize: '1=abc' is not PLACE=CENTS"
+    )
+    shown = ok("teams", "prizes", "Ridge", "--prize", "1=20000", "--now", "2026-11-02 18:30")
+    assert [(x["place"], x["cents"], x["team"]) for x in shown["prizes"]] == [(1, 20000, "Aces")]
+    pay = ("teams", "pay", "Ridge", "1", "--signature", "slip 5", "--as", "cleo",
+           "--now", "2026-11-02 19:00")  # fmt: skip
+    assert "rule H12: prizes are not transferable" in fails(
+        *pay, "--signer", ANN, "--witness", "sam"
+    )  # Ann is a member, Ben the captain (H3)
+    paid = ok(*pay, "--signer", BEN, "--witness", "sam")
+    assert (paid["amount_cents"], paid["witness"]) == (20000, "sam")
+    assert "rule H12: team place 1 was paid" in fails(*pay, "--signer", BEN, "--witness", "sam")
+    audit = [r["action"] for r in ok("audit", "show", "--limit", "60")]
+    assert {"team.settings", "team.register", "team.prizes.schedule", "team.prizes.paid"} <= set(
+        audit
+    )

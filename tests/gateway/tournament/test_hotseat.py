@@ -13,12 +13,14 @@ import sys
 from datetime import date, timedelta
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from gateway.app.live_draws import LiveDraws
 from gateway.records.document import ExportContext, build_document
 from gateway.records.exporter import write_export
 from gateway.records.heat_export import heat_body
@@ -30,10 +32,12 @@ from gateway.tournament.services import hotseat as hs
 from gateway.tournament.services.finals import seat_stage
 from gateway.tournament.settings import TournamentSettings
 from storage.audit import AuditEntry
+from storage.enums import SeatStatus
 from storage.hotseat import HotseatCommitment, HotseatDraw
 from storage.testing import unique_id_number
+from storage.tournament import Seat
 
-from .conftest import Desk, at
+from .conftest import Desk, at, score
 from .test_services_rules import refused
 
 DAY = date(2026, 11, 2)
@@ -267,3 +271,92 @@ async def test_hs5_an_insider_with_the_database_can_neither_read_nor_steer_the_s
         hs.take_heat_draws, heat, actor="director", now=at(DAY, 19),
     )  # fmt: skip
     assert await _rows(desk, HotseatDraw) == []
+
+
+async def test_hs3_draws_taken_live_from_the_seats_at_their_moments(desk: Desk) -> None:
+    """HS3: each draw is taken as its moment (from the committed seed) falls, from the
+    seats eligible then; the winner is announced, the seed stays secret; a seat that
+    stopped playing before the next moment cannot win it; the close takes nothing again
+    and reveals the seed, and the stand-alone verifier recomputes both draws."""
+    _tid, heat, _dee = await _heat_of_four(desk)
+    row = await desk.run(
+        hs.commit_heat, heat, draws=2, prize_cents=5000, actor="director", now=at(DAY, 17)
+    )
+    start = at(DAY, 18)
+    await desk.run(svc.begin_heat, heat, present_seats=[1, 2, 3, 4], at=start, actor="director")
+
+    async def moments(session: AsyncSession) -> list[Any]:
+        seed = hs.keyed_seed(session, bytes.fromhex(row.nonce_hex), row.subject)
+        return draw_moments(seed, row.subject, start, start + timedelta(seconds=600), 2)
+
+    first, second = await desk.run(moments)
+    early = first - timedelta(seconds=1)
+    assert await desk.run(hs.due_live_draws, early) == []
+    await refused(
+        desk, r"^HS2: draw 0 of heat \d+ falls later", hs.take_live_draw, heat, 0,
+        actor="gateway", now=early,
+    )  # fmt: skip
+    assert await desk.run(hs.due_live_draws, first) == [(heat, 0)]
+    live = await desk.run(hs.take_live_draw, heat, 0, actor="gateway", now=first)
+    assert (live.moment, json.loads(live.ineligible)) == (first, [])
+    shown = await desk.run(hs.announcement, row.subject)
+    assert shown.seed is None  # HS5: the winner is announced, the seed is not
+    assert [w[1] for w in shown.winners] == [live.winner]
+    await refused(
+        desk, r"^HS3: draw 0 of heat \d+ is already taken", hs.take_live_draw, heat, 0,
+        actor="gateway", now=second,
+    )  # fmt: skip
+
+    async def stop_playing(session: AsyncSession) -> None:  # a malfunction moved it (T20)
+        for seat in (await session.execute(select(Seat).where(Seat.heat_id == heat))).scalars():
+            if hs.seat_label(seat.seat_number) == live.winner:
+                seat.status = SeatStatus.MOVED
+
+    await desk.run(stop_playing)
+    assert await desk.run(hs.due_live_draws, second) == [(heat, 1)]
+    later = await desk.run(hs.take_live_draw, heat, 1, actor="gateway", now=second)
+    assert json.loads(later.ineligible) == [live.winner]
+    assert later.winner not in (None, live.winner)
+    audit = [a for a in await _rows(desk, AuditEntry) if a.action == "hotseat.draw.live"]
+    assert [json.loads(a.details)["winner"] for a in audit] == [live.winner, later.winner]
+    assert all("seed" not in json.loads(a.details) for a in audit)
+
+    seats = await desk.run(svc.heat_seats, heat)
+    for seat in seats:
+        await desk.run(svc.record_machine_score, seat.seat_id, score(1000 + seat.seat_number),
+                       at=start + timedelta(minutes=10))  # fmt: skip
+    await desk.run(svc.finish_heat, heat, at=start + timedelta(minutes=11), actor="gateway")
+    draws = await desk.run(hs.take_heat_draws, heat, actor="director", now=at(DAY, 19))
+    assert [d.id for d in draws] == [live.id, later.id]  # nothing drawn again at the close
+    (reveal,) = [a for a in await _rows(desk, AuditEntry) if a.action == "hotseat.draw"]
+    assert [d["winner"] for d in json.loads(reveal.details)["draws"]] == [
+        live.winner, later.winner,
+    ]  # fmt: skip
+    items = await desk.run(hs.export_items, row.subject)
+    ctx = ExportContext("Ridge Casino", ZoneInfo("Africa/Johannesburg"), at(DAY, 19))
+    document = build_document("heat", str(heat), {"hotseat": items}, ctx, training=False)
+    assert _verifier().check_hotseat(document["body"]) == (None, 2)
+
+
+async def test_hs3_the_running_gateway_takes_each_draw_once_as_its_moment_falls(
+    desk: Desk,
+) -> None:
+    """HS3: the gateway's loop (``gateway/app/live_draws.py``) takes the draws due at each
+    step, each once, under its account; a second gateway on the same database takes none
+    again; nothing is due before the first moment or once the heat has closed."""
+    _tid, heat, _dee = await _heat_of_four(desk)
+    await desk.run(hs.commit_heat, heat, draws=3, prize_cents=0, actor="director",
+                   now=at(DAY, 17))  # fmt: skip
+    start = at(DAY, 18)
+    await desk.run(svc.begin_heat, heat, present_seats=[1, 2, 3, 4], at=start, actor="director")
+    clock = [start]
+    here = LiveDraws(desk.maker, actor="gateway:serve", clock=lambda: clock[0])
+    other = LiveDraws(desk.maker, actor="gateway:standby", clock=lambda: clock[0])
+    assert await here.step() == 0  # no moment yet at the start
+    clock[0] = start + timedelta(seconds=599)  # every moment has come
+    assert await here.step() == 3
+    assert await other.step() == 0  # taken already: nothing twice
+    draws = await _rows(desk, HotseatDraw)
+    assert sorted(d.draw_index for d in draws) == [0, 1, 2]
+    assert {d.taken_by for d in draws} == {"gateway:serve"}
+    assert all(d.moment is not None and d.moment <= clock[0] for d in draws)

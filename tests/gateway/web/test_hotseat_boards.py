@@ -68,5 +68,8 @@ async def test_hs4_hs5_commitment_then_seed_and_winner_on_the_boards(engine: Asy
     board = json.loads(feed.snapshot_json())["retained"][topic]
     assert board["seed"] == seed
     assert board["rule"] == "HS5"
-    assert board["winners"] == [{"index": 0, "winner": winner, "prize_cents": 10000}]
     assert winner in {"001", "002"}
+    machine, player = {"001": ("EGM-001", "Ada"), "002": ("EGM-002", "Bo")}[winner]
+    assert board["winners"] == [  # HS5: the seat announced with its machine and player
+        {"index": 0, "winner": winner, "prize_cents": 10000, "machine": machine, "player": player}
+    ]

@@ -1,6 +1,9 @@
-"""Teams, a house format (docs/rules.md#h1 to #h9), as ``reelgate teams ...`` does it: the
-director's team settings (``tournament.decide``), a team registered or withdrawn at the
-desk (``player.add``), and the teams and team standings every role reads."""
+"""Teams, a house format (docs/rules.md#h1 to #h12), as ``reelgate teams ...`` does it: the
+director's team settings and team cut (``tournament.decide``), a team registered or
+withdrawn at the desk (``player.add``), the teams and team standings every role reads,
+the team prize schedule (``tournament.prizes``, H11) and a team place paid to its
+captain under dual control, the approving account the witness (``team.prize-receipt``,
+H12)."""
 
 from __future__ import annotations
 
@@ -14,6 +17,12 @@ from gateway.accounts.roles import Permission as P
 from gateway.accounts.service import Principal
 from gateway.tournament.rules.enums import Stage
 from gateway.tournament.rules.teams import TeamScoring
+from gateway.tournament.services.common import find_tournament
+from gateway.tournament.services.team_prizes import (
+    pay_team_prize,
+    set_team_schedule,
+    team_prize_lines,
+)
 from gateway.tournament.services.teams import (
     list_teams,
     register_team,
@@ -24,12 +33,17 @@ from gateway.tournament.services.teams import (
 )
 from gateway.web.api import actions
 from gateway.web.api.auth import Caller, api_of, who
-from gateway.web.api.models import REF_PATTERN, Body
+from gateway.web.api.director_models import PayIn
+from gateway.web.api.models import REF_PATTERN, Body, PendingOut
 from gateway.web.api.models import Stage as StageName
 from gateway.web.api.routes import needs
 from gateway.web.api.team_models import (
     TeamIn,
     TeamOut,
+    TeamPrizeLineOut,
+    TeamPrizePay,
+    TeamPrizesOut,
+    TeamScheduleIn,
     TeamSettingsIn,
     TeamSettingsOut,
     TeamsOut,
@@ -39,7 +53,9 @@ from gateway.web.api.team_models import (
 router = APIRouter(tags=["teams"])
 Ref = Annotated[str, Path(pattern=REF_PATTERN, description="tournament id or name")]
 TeamRef = Annotated[str, Path(pattern=REF_PATTERN, description="team id or name")]
+Place = Annotated[int, Path(ge=1, le=10_000)]
 T = "/tournaments/{ref}"
+PRIZES = f"{T}/team-prizes/{{stage}}"
 
 
 class _Nothing(Body):
@@ -50,14 +66,14 @@ class _Nothing(Body):
 async def settings(
     request: Request, ref: Ref, body: TeamSettingsIn, me: Principal = who(P.TOURNAMENT_DECIDE)
 ) -> TeamSettingsOut:
-    """H1, H4, H6: how teams score and how big they may be; a director's decision with a
-    reason, refused once a team member has played (H9)."""
+    """H1, H4, H6, H10: how teams score, how big they may be and how many go on; a
+    director's decision with a reason, refused once a team member has played (H9)."""
 
     async def run(s: AsyncSession, b: TeamSettingsIn, actor: str, now: datetime) -> dict[str, Any]:
-        scoring = TeamScoring(b.scoring, b.best_n, b.min_size, b.max_size)
+        scoring = TeamScoring(b.scoring, b.best_n, b.min_size, b.max_size, b.advance)
         done = await set_team_scoring(s, ref, scoring, actor=actor, now=now, reason=b.reason)
         return {"scoring": done.scoring, "best_n": done.best_n, "min_size": done.min_size,
-                "max_size": done.max_size}  # fmt: skip
+                "max_size": done.max_size, "advance": done.advance}  # fmt: skip
 
     return TeamSettingsOut(**await actions.perform(api_of(request), me, run, body))
 
@@ -107,3 +123,70 @@ async def standings(
 ) -> TeamStandingsOut:
     """H5-H8: the stage's team standings, made from its individual standings."""
     return TeamStandingsOut.of(await team_standings(me.session, ref, Stage(stage)))
+
+
+async def _prizes(s: AsyncSession, ref: str, stage: Stage) -> dict[str, Any]:
+    t = await find_tournament(s, ref)
+    lines = await team_prize_lines(s, t.id, stage)
+    found = [TeamPrizeLineOut.model_validate(x) for x in lines]
+    return TeamPrizesOut(stage=stage.value, prizes=found).model_dump()
+
+
+@router.get(PRIZES, openapi_extra=needs(P.TOURNAMENT_READ))
+async def team_prizes(
+    request: Request, ref: Ref, stage: StageName, me: Caller = who(P.TOURNAMENT_READ)
+) -> TeamPrizesOut:
+    """H11, H12: each advertised team place of the stage, its holder and its payout."""
+    return TeamPrizesOut(**await _prizes(me.session, ref, Stage(stage)))
+
+
+@router.put(PRIZES, openapi_extra=needs(P.TOURNAMENT_PRIZES))
+async def team_schedule(
+    request: Request,
+    ref: Ref,
+    stage: StageName,
+    body: TeamScheduleIn,
+    me: Principal = who(P.TOURNAMENT_PRIZES),
+) -> TeamPrizesOut:
+    """H11: the advertised prize per team place; a change only raises or adds places,
+    with a reason, and the schedule is fixed once a place is paid."""
+
+    async def run(s: AsyncSession, b: TeamScheduleIn, actor: str, now: datetime) -> dict[str, Any]:
+        amounts = {p.place: p.cents for p in b.prizes}
+        await set_team_schedule(s, ref, Stage(stage), amounts, actor=actor, now=now,
+                                reason=b.reason)  # fmt: skip
+        return await _prizes(s, ref, Stage(stage))
+
+    return TeamPrizesOut(**await actions.perform(api_of(request), me, run, body))
+
+
+@actions.dual(P.TEAM_PRIZE_RECEIPT, TeamPrizePay, approver="witness")
+async def _pay(s: AsyncSession, b: TeamPrizePay, actor: str, now: datetime) -> dict[str, Any]:
+    t = await find_tournament(s, b.tournament)
+    paid = await pay_team_prize(
+        s, t.id, Stage(b.stage), b.place, signer=b.signer, signature=b.signature,
+        witness=b.witness or "", actor=actor, now=now,
+    )  # fmt: skip
+    return {
+        "place": paid.place, "team_id": paid.team_id, "captain": paid.player_id,
+        "amount_cents": paid.amount_cents, "witness": paid.witness, "paid_at": paid.paid_at,
+    }  # fmt: skip
+
+
+@router.post(
+    f"{PRIZES}/places/{{place}}/receipt",
+    status_code=202,
+    openapi_extra=needs(P.TEAM_PRIZE_RECEIPT),
+)
+async def pay_team(
+    request: Request,
+    ref: Ref,
+    stage: StageName,
+    place: Place,
+    body: PayIn,
+    me: Principal = who(P.TEAM_PRIZE_RECEIPT),
+) -> PendingOut:
+    """H12: pay a team place to the team's captain, who signs keying their ID or card;
+    the approving account is the witness (it cannot be the requester)."""
+    order = TeamPrizePay(tournament=ref, stage=stage, place=place, **body.model_dump())
+    return await actions.request(api_of(request), me, P.TEAM_PRIZE_RECEIPT, order)

@@ -1,6 +1,6 @@
 /* Reelgate signage: the live parts of a board rendered by the server.  Follows
- * /signage/events (Server-Sent Events) and fills in the heat, the tournament leaderboard
- * and the Super 9 draw.  Vanilla JS, no build step.  Payload text only ever reaches the
+ * /signage/events (Server-Sent Events) and fills in the heat with its hot-seat draws,
+ * the tournament leaderboard, its team standings and the Super 9 draw.  Vanilla JS, no build step.  Payload text only ever reaches the
  * page through textContent / attributes set by DOM calls, never as markup.
  *
  * The board, the bank, the venue's time zone and the paging interval come from <body>
@@ -442,6 +442,7 @@
 
   const seatRows = $("seats") ? new RowList($("seats"), $("seats-pager")) : null;
   const leaderRows = $("lb-rows") ? new RowList($("lb-rows"), $("lb-pager")) : null;
+  const teamRows = $("team-rows") ? new RowList($("team-rows"), $("teams-pager")) : null;
 
   // -- heat ------------------------------------------------------------------------
   function heatOf(topic) {
@@ -468,7 +469,8 @@
     let bestSeq = -1;
     for (const [topic, rec] of store) {
       const key = heatOf(topic);
-      if (key !== null && rec.seq > bestSeq) {
+      // A hot-seat commitment is published before its heat runs (HS4): not a heat on show.
+      if (key !== null && !topic.endsWith("/hotseat") && rec.seq > bestSeq) {
         best = key;
         bestSeq = rec.seq;
       }
@@ -763,6 +765,111 @@
     return true;
   }
 
+  // -- hot seat (HS4, HS5) ---------------------------------------------------------------
+  /* The hot-seat draws of the heat on show, else of the next heat: before the heat the
+   * hash committed to (the draw's seed stays secret), after it each winning seat and the
+   * seed, which anyone can check against the hash (tools/verify_export.py). */
+  function currentHotseat() {
+    const key = currentHeat();
+    const mine = key === null ? null : get(`heat/${key}/hotseat`);
+    if (isObj(mine)) return mine;
+    const next = nextHeat();
+    return isObj(next) && str(next.heat) ? get(`heat/${str(next.heat)}/hotseat`) : null;
+  }
+
+  function renderHotseat() {
+    if ($("hotseat") === null) return;
+    const hs = currentHotseat();
+    show("hotseat", isObj(hs));
+    if (!isObj(hs)) return;
+    const draws = isInt(hs.draws) ? hs.draws : 0;
+    const each = isInt(hs.prize_cents) && hs.prize_cents > 0 ? ` · ${fmtRand(hs.prize_cents)} each` : "";
+    setText("hs-terms", `${draws} draw${draws === 1 ? "" : "s"} during the heat${each}`);
+    const seed = typeof hs.seed === "string" && hs.seed ? hs.seed : "";
+    const winners = (Array.isArray(hs.winners) ? hs.winners : []).filter(isObj);
+    $("hs-winners").replaceChildren(...winners.map((w) => {
+      const n = isInt(w.index) ? w.index + 1 : "?";
+      if (!str(w.winner)) return el("li", "void", `Draw ${n}: void, no eligible seat (rule HS3)`);
+      const who = [str(w.machine), str(w.player)].filter(Boolean).join(" · ");
+      const prize = isInt(w.prize_cents) && w.prize_cents > 0 ? ` — ${fmtRand(w.prize_cents)}` : "";
+      return el("li", "winner", `Draw ${n}: seat ${str(w.winner)}${who ? ` (${who})` : ""}${prize}`);
+    }));
+    setText("hs-hash-label", seed ? "Committed" : "Committed before the heat (SHA-256)");
+    setText("hs-hash", str(hs.commitment));
+    show("hs-seed-row", seed !== "");
+    setText("hs-seed", seed);
+  }
+
+  // -- teams (H5-H12) -------------------------------------------------------------------
+  function currentTeams() {
+    let ref = TOURNAMENT;
+    if (!ref) {
+      const board = currentLeaderboard();
+      ref = isObj(board) ? str(board.tournament) : "";
+    }
+    return ref ? get(`tournament/${ref}/teams`) : null;
+  }
+
+  function teamItems(board) {
+    const prizes = new Map();
+    for (const p of Array.isArray(board.prizes) ? board.prizes : []) {
+      if (isObj(p) && isInt(p.place) && isInt(p.cents)) prizes.set(p.place, p);
+    }
+    const cuts = (Array.isArray(board.cuts) ? board.cuts : []).filter((c) => isObj(c) && isInt(c.after));
+    const rows = (Array.isArray(board.rows) ? board.rows : []).filter(isObj);
+    const items = [];
+    rows.forEach((r, i) => {
+      const place = isInt(r.place) ? r.place : null;
+      const tie = r.tie === true;
+      const out = r.out === true;
+      const prize = place === null ? undefined : prizes.get(place);
+      let flag = tie ? "tie (H7)" : "";
+      if (out) flag = "out (H10)";
+      else if (prize && prize.paid === true) flag = "paid";
+      items.push({
+        key: `team-${str(r.team) || i}`,
+        player: str(r.name),
+        credits: isInt(r.total) ? r.total : null,
+        cls: [tie ? "tie" : "", place === 1 ? "top" : "", out ? "out" : ""].filter(Boolean).join(" "),
+        cells: [
+          ["rank", place === null ? "–" : String(place)],
+          ["player fit", str(r.name)],
+          ["credits", place === null && !out ? "" : fmtCredits(r.total)],
+          ["prize", prize ? fmtRand(prize.cents) : ""],
+          ["flag", flag],
+        ],
+      });
+      const next = rows[i + 1];
+      const nextPlace = next && isInt(next.place) ? next.place : Infinity;
+      for (const cut of cuts) {
+        if (place !== null && cut.after >= place && cut.after < nextPlace && next !== undefined) {
+          items.push({ key: `team-cut-${cut.after}`, cut: true, cls: "cut", text: str(cut.label) || `Top ${cut.after} teams go on` });
+        }
+      }
+    });
+    return items;
+  }
+
+  function renderTeams() {
+    if ($("teams") === null) return false;
+    const board = currentTeams();
+    show("teams", isObj(board));
+    if (!isObj(board)) {
+      teamRows.update([]);
+      return false;
+    }
+    setText("teams-title", `Teams · ${str(board.name)}`);
+    setText("teams-stage", str(board.stage_title) || str(board.stage));
+    const official = board.official === true;
+    setText("teams-word", official ? "official" : "provisional");
+    $("teams-word").className = `word ${official ? "official" : "provisional"}`;
+    const items = teamItems(board);
+    teamRows.update(items);
+    const how = str(board.scoring);
+    setText("teams-note", items.length === 0 ? "No teams yet" : `Team score: ${how || "members' scores"}; equal scores by countback (rule H7).`);
+    return true;
+  }
+
   // -- Super 9 ---------------------------------------------------------------------
   function buildGrid() {
     const grid = $("grid");
@@ -917,15 +1024,19 @@
     renderQueued = false;
     const began = performance.now();
     const hasHeat = renderHeat();
+    renderHotseat();
     const hasBoard = renderLeaderboard();
+    const hasTeams = renderTeams();
     const hasDraw = renderSuper9();
     if (BOARD === "floor") arrangeFloor(hasHeat, hasDraw);
     if (BOARD === "bank") $("layout").classList.toggle("solo", !hasBoard);
+    if (BOARD === "tournament") $("layout").classList.toggle("with-teams", hasTeams);
     // Every panel is in place now: fit the text to what is left, then page the lists
     // (their animation last: its writes would make the fitting's reads lay out again).
-    for (const id of ["heat-title", "next-name", "lb-title", "jackpot"]) fitText($(id));
+    for (const id of ["heat-title", "next-name", "lb-title", "teams-title", "jackpot"]) fitText($(id));
     if (seatRows) seatRows.layout();
     if (leaderRows) leaderRows.layout();
+    if (teamRows) teamRows.layout();
     body.dataset.rendered = String(Date.now());
     stats.renders += 1;
     stats.renderMs += performance.now() - began;
@@ -941,6 +1052,7 @@
   function turnPages() {
     if (seatRows) seatRows.turn();
     if (leaderRows) leaderRows.turn();
+    if (teamRows) teamRows.turn();
   }
 
   buildGrid();

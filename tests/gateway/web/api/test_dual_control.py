@@ -32,6 +32,10 @@ DUAL = {
         "/api/v1/tournaments/{ref}/prizes/{stage}/places/{place}/receipt",
     ),
     Permission.HOTSEAT_PRIZE_RECEIPT: ("post", "/api/v1/hotseat-draws/{key}/receipt"),
+    Permission.TEAM_PRIZE_RECEIPT: (
+        "post",
+        "/api/v1/tournaments/{ref}/team-prizes/{stage}/places/{place}/receipt",
+    ),
 }
 
 

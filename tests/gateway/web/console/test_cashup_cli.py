@@ -87,7 +87,12 @@ def _row(who: str, f: dict[str, Any]) -> str:
         str(f["entries_complimentary"]["seats"]),
         f"{f['entries_refunded']['entries']} / {rand(f['entries_refunded']['amount_cents'])}",
         f"{f['super9_buy_ins']['tickets']} / {rand(f['super9_buy_ins']['amount_cents'])}",
-        rand(f["super9_prizes_paid"]["amount_cents"] + f["tournament_prizes_paid"]["amount_cents"]),
+        rand(
+            f["super9_prizes_paid"]["amount_cents"]
+            + f["tournament_prizes_paid"]["amount_cents"]
+            + f["hotseat_prizes_paid"]["amount_cents"]
+            + f["team_prizes_paid"]["amount_cents"]
+        ),
         *(
             rand(f[k])
             for k in (

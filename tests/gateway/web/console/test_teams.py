@@ -1,4 +1,4 @@
-"""The console's Teams screen (issue 30, item 3; house format H1-H9): the director sets
+"""The console's Teams screen (issue 30, item 3; house format H1-H12): the director sets
 how teams score, a desk registers a team and withdraws it before play, everyone reads
 the teams and the team standings.  Each form is the API's service on the API's
 permission and model, audited under the signed-in account; a refusal is the page again
@@ -27,6 +27,8 @@ WRITES = {
     "/console/teams/settings": P.TOURNAMENT_DECIDE,
     "/console/teams/register": P.PLAYER_ADD,
     "/console/teams/withdraw": P.PLAYER_ADD,
+    "/console/teams/prizes": P.TOURNAMENT_PRIZES,  # H11
+    "/console/teams/pay": P.TEAM_PRIZE_RECEIPT,  # H12
 }
 
 
