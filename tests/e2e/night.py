@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parents[2]
 START_S = 60.0  # bound on a process's start-up on a loaded 2-core machine
 COMMAND_S = 120.0  # bound on one command
+# The walk-up bank's broker: Mosquitto when REELGATE_MQTT_URL names one, else the
+# embedded broker its emulated boards start (``reelgate emulate mqtt`` without --broker).
+BROKER = os.environ.get("REELGATE_MQTT_URL", "")
 
 
 def passwords() -> dict[str, str]:
@@ -58,6 +61,12 @@ class Lines:
 
         threading.Thread(target=pump, daemon=True).start()
 
+    def send(self, line: str) -> None:
+        """A line on the process's standard input (one started with ``stdin=True``)."""
+        assert self.proc.stdin is not None, "started without stdin"
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
     def until(self, cond: Callable[[str], bool], within: float = START_S) -> str:
         deadline = time.monotonic() + within
         while (left := deadline - time.monotonic()) > 0:
@@ -80,8 +89,9 @@ class Host:
     procs: list[subprocess.Popen[str]] = field(default_factory=list)
 
     def env(self, **extra: str) -> dict[str, str]:
-        # No broker: the signs are read from serve's own feed (/signage/snapshot), and a
-        # shared broker's retained topics are not the night's to write.
+        # No broker in the environment: the signs are read from serve's own feed
+        # (/signage/snapshot); the walk-up bank's boards and serve's card desk are given
+        # one explicitly (``BROKER``, under a site of the night's own).
         env = {
             k: v for k, v in os.environ.items() if k not in ("REELGATE_TOKEN", "REELGATE_MQTT_URL")
         }
@@ -108,10 +118,11 @@ class Host:
     def json(self, *argv: str, stdin: str = "", env: dict[str, str] | None = None) -> Any:
         return json.loads(self.run(*argv, "--json", stdin=stdin, env=env).stdout)
 
-    def start(self, *argv: str, env: dict[str, str] | None = None) -> Lines:
+    def start(self, *argv: str, env: dict[str, str] | None = None, stdin: bool = False) -> Lines:
         proc = subprocess.Popen(
             [sys.executable, "-m", "gateway", *argv],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             text=True, cwd=self.work, env=env or self.env(),
         )  # fmt: skip
         self.procs.append(proc)

@@ -52,10 +52,13 @@ and the exports agree, the prize paid among them."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
+import sys
 import time
+import urllib.error
 import urllib.request
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -67,6 +70,8 @@ import pytest
 from gateway.web.console.render import rand
 
 from .night import (
+    BROKER,
+    ROOT,
     Console,
     Host,
     Lines,
@@ -89,6 +94,13 @@ PLAYERS = [  # (ID number, name, date of birth, card); the fourth sits at A04
     ("7505055009083", "Ann Naidoo", "1975-05-05", "600103"),
     ("6906065009082", "Johan Botha", "1969-06-06", "600104"),
 ]
+# Issue 30's formats.  Teams in the first tournament, pairs scored by their sum (H1-H6),
+# registered before any member plays (H9); the captain first.
+TEAMS = {"Reds": (PLAYERS[0], PLAYERS[1]), "Blues": (PLAYERS[2], PLAYERS[3])}
+HOTSEAT_CENTS = 2_500  # one hot-seat draw in heat one, its prize (HS2, HS7)
+WALKER = PLAYERS[0]  # carded, plays a walk-up session in the second tournament (W1-W9)
+WALKUP_S = 20  # a walk-up session's time (W6)
+WALKUP_CREDITS = 300
 
 
 def _minute(lead: float) -> str:
@@ -113,6 +125,13 @@ class Night:
         self.heats: dict[str, int] = {}
         self.tournaments: dict[str, int] = {}
         self.browser: Console | None = None
+        self.director_token = ""
+        self.site = f"night{os.getpid()}"  # the walk-up bank's topics, the night's own
+        self.broker = BROKER
+        self.serves: list[Lines] = []
+        self.hs_live: dict[str, Any] = {}
+        self.hs_draw: dict[str, Any] = {}
+        self.walkup: dict[str, Any] = {}
 
     # 1. the host
     def init(self) -> None:
@@ -144,6 +163,20 @@ class Night:
                 for m, i in zip(machines, ids, strict=True)
             )
             rows.append(f'[[bank]]\nname = "{bank}"\nmachines = [\n{found},\n]\n')
+        # The walk-up bank: one emulated MQTT board whose player's card goes in and out
+        # at the night's command (``--control stdin``), on Mosquitto when the environment
+        # names one, else on the embedded broker the emulator starts.
+        argv = ["emulate", "mqtt", "--machines", "1", "--prefix", "W", "--site", self.site,
+                "--play", "--pace", "0.3", "--seed", "9", "--control", "stdin"]  # fmt: skip
+        boards = self.host.start(*argv, *(["--broker", BROKER] if BROKER else []), stdin=True)
+        self.emulators["W"] = boards
+        endpoint = boards.until(lambda x: x.startswith("W001 ")).split()[1]
+        if not BROKER:
+            said = next(x for x in boards.seen if x.startswith("embedded MQTT broker at"))
+            self.broker = said.split()[-1]
+        self.banks["W"] = [{"id": "W001", "endpoint": endpoint}]
+        machine = f'  {{ id = "W001", endpoint = "{endpoint}" }},'
+        rows.append(f'[[bank]]\nname = "W"\nmachines = [\n{machine}\n]\n')
         (self.host.work / "floor.toml").write_text("\n".join(rows))
 
     # 3. the admin, in the console
@@ -154,13 +187,15 @@ class Night:
                 assert role in said, said
             self.cashier_token = self.console.create_token(page, "naledi", "cash desk 2", 1)
             self.dealer_token = self.console.create_token(page, "sam", "wheel feed", 1)
+            self.director_token = self.console.create_token(page, "dana", "director desk", 1)
+        assert self.director_token, "no token shown"
         assert self.cashier_token, "no token shown"
         assert self.dealer_token, "no token shown"
 
     # 4. the technician, in the console
     def technician(self) -> None:
         with self.console.desk("tebogo", self.pw["tebogo"]) as page:
-            for bank in ("A", "B"):
+            for bank in ("A", "B", "W"):
                 checked = self.console.enable_bank(page, bank)
                 assert len(checked) == len(self.banks[bank]), checked
                 assert all("blocked" not in row for row in checked), checked
@@ -183,9 +218,13 @@ class Night:
             assert heat["heat_id"] == self.heats[key], heat
 
     def serve(self) -> None:
+        """``reelgate serve``, with its card desk on the walk-up bank's broker (``--mqtt``);
+        started again after a SIGKILL (the walk-up step), on new ports."""
         lines = self.host.start("serve", "--floor", "floor.toml", "--spool", "spool",
                                 "--tick", "0.2", "--http", "127.0.0.1:0",
-                                "--signage-port", "0", "--log-level", "WARNING")  # fmt: skip
+                                "--signage-port", "0", "--log-level", "WARNING",
+                                "--mqtt", self.broker, "--site", self.site)  # fmt: skip
+        self.serves.append(lines)
         self.api = lines.until(lambda x: x.startswith("api on ")).split()[-1]
         self.signage = (
             lines.seen[0].split()[-1].rstrip("/")
@@ -201,6 +240,42 @@ class Night:
         env.pop("REELGATE_DATABASE_URL")  # a desk host has no database
         done = self.host.run(*argv, "--server", self.api, "--json", env=env, ok=ok)
         return json.loads(done.stdout) if ok else done
+
+    def director(self, method: str, path: str, body: dict[str, Any]) -> Any:
+        """The director's desk, through the API with the director's token (the CLI's
+        ``--server`` does not carry teams, walk-up or hot-seat writes)."""
+        return self.api_send(method, path, body, self.director_token)
+
+    def snapshot(self) -> Any:
+        with urllib.request.urlopen(f"{self.signage}/signage/snapshot", timeout=30) as answer:
+            return json.loads(answer.read())
+
+    def formats(self) -> None:
+        """Issue 30 before the heats: the director sets the first tournament up for teams
+        of two scored by their sum (H1, H4, H6) and the remote desk registers two teams,
+        each with its captain (H2, H3), before any member plays (H9); the director commits
+        one hot-seat draw for heat one (HS2, HS4) and its hash is on the boards before
+        the heat."""
+        one = str(self.tournaments["one"])
+        said = self.director("PUT", f"/tournaments/{one}/team-settings",
+                             {"scoring": "sum", "min_size": 2, "max_size": 2,
+                              "reason": "pairs night"})  # fmt: skip
+        print("teams set", said)
+        for name, members in TEAMS.items():
+            team = {"name": name, "members": [f"idnum:{m[0]}" for m in members],
+                    "captain": f"idnum:{members[0][0]}"}  # fmt: skip
+            said = self.api_send("POST", f"/tournaments/{one}/teams", team, self.cashier_token)
+            print("teams add", said)
+        heat = self.heats["one"]
+        said = self.director("POST", f"/heats/{heat}/hotseat",
+                             {"draws": 1, "prize_cents": HOTSEAT_CENTS})  # fmt: skip
+        print("hotseat commit", said)
+        self.hs_commitment = str(said["commitment"])
+        assert said.get("seed") is None, said  # HS4: the seed stays secret
+        board = until(lambda: self.snapshot()["retained"].get(f"heat/{heat}/hotseat"), 60,
+                      "the commitment on the boards")  # fmt: skip
+        assert self.hs_commitment in json.dumps(board), board
+        assert self.heat("one")["heat"]["status"] in ("scheduled", "armed")
 
     def sell(self) -> None:
         *remote, at_console = PLAYERS  # Johan is added at the console's desk
@@ -248,6 +323,12 @@ class Night:
         def status(key: str) -> str:
             found = str(self.heat(key)["heat"]["status"])
             seen.append(f"{key}:{found}")
+            if key == "one" and found == "running" and not self.hs_live:
+                # HS3: the draw taken by serve as its moment falls, while the heat plays;
+                # the winner announced, the seed still secret (HS5)
+                shown = self.api_get(f"/heats/{self.heats['one']}/hotseat", self.director_token)
+                if shown["winners"] and str(self.heat(key)["heat"]["status"]) == "running":
+                    self.hs_live = shown
             return found
 
         until(lambda: status("one") not in ("scheduled", "armed"), 240, "heat one on", every=1)
@@ -259,6 +340,15 @@ class Night:
         finally:
             spare.send_signal(signal.SIGCONT)
         until(lambda: status("two") == "closed", 60, "heat two closed", every=1)
+        assert self.hs_live, "no hot-seat draw while heat one played"
+
+    def hotseat(self) -> None:
+        """HS5: heat one closed, the director takes the close (no draw twice: the live
+        one stands) and the seed is revealed."""
+        before = self.api_get(f"/heats/{self.heats['one']}/hotseat", self.director_token)
+        assert before["seed"] is None, before
+        self.hs_draw = self.director("POST", f"/heats/{self.heats['one']}/hotseat/draw", {})
+        print("hotseat draw", json.dumps(self.hs_draw))
 
     # 8. after the close: a manual score with a second person, an added heat, a refund
     def seat_of(self, key: str, id_number: str) -> dict[str, Any]:
@@ -343,8 +433,21 @@ class Night:
             signer = next(p[0] for p in PLAYERS if p[1] == self.winner)
             said = self.console.ask_payout(page, one, "qualifying", 1, signer, "PRIZE-0001")
         assert "place 1 of the qualifying waits for its witness" in said, said
+        # HS7: the hot-seat draw's prize, asked by the remote desk with the winner's
+        # signature, witnessed by the supervisor
+        (draw,) = self.hs_draw["draws"]
+        seats = self.host.json("heat", "show", str(self.heats["one"]), "--all")["seats"]
+        seat = next(x for x in seats if x.get("entry_id", x.get("entry")) == draw["entry_id"])
+        self.hs_winner = next(p for p in PLAYERS if p[1] in json.dumps(seat))
+        asked = self.api_send("POST", f"/hotseat-draws/{draw['id']}/receipt",
+                              {"signer": f"idnum:{self.hs_winner[0]}", "signature": "HS-0001"},
+                              self.cashier_token)  # fmt: skip
+        print("hotseat pay", asked)
+        assert asked["status"] == "pending", asked
         with self.console.desk("vusi", self.pw["vusi"]) as page:
             said = self.console.approve(page, "tournament.prize-receipt")
+            assert "approved by vusi" in said, said
+            said = self.console.approve(page, "hotseat.prize-receipt")
         assert "approved by vusi" in said, said
 
     # 10. a Super 9 session earlier the same venue day, keyed from paper in the console
@@ -392,6 +495,60 @@ class Night:
         self.s9_report = self.api_get(f"/super9/sessions/{self.s9_session}", self.dealer_token)
         print("super9", json.dumps(self.s9_report, default=str)[:3000])
 
+    # 12. a walk-up window on the MQTT bank, and a gateway kill mid-session
+    def walkup_window(self) -> None:
+        """W1-W9 on the emulated boards: the director sets the second tournament's window
+        on bank W over the API (W1); the remote desk sells Lerato an entry; her card in
+        W001 makes the offer, out and in again confirms it (W5), and serve starts her
+        session (W6).  Mid-session serve is SIGKILLed and started again: the session
+        closes once, with its score (W7, W8).  The signs are read before the kill (the
+        night's boards) and after it (the walk-up's)."""
+        two = str(self.tournaments["two"])
+        local = datetime.now(VENUE)
+        opens, closes = local - timedelta(hours=1), local + timedelta(hours=3)
+        window = self.director("PUT", f"/tournaments/{two}/walkup/W", {
+            "opens": f"{opens:%H:%M}", "closes": f"{closes:%H:%M}", "seconds": WALKUP_S,
+            "credits": WALKUP_CREDITS, "confirm_seconds": 60, "reason": "walk-up window tonight",
+        })  # fmt: skip
+        print("walkup set", window)
+        sold = self.desk("entries", "sell", WALKER[0], "-t", two, "--reference", "TILL-500")
+        entry = sold["entries"][0]
+        self.walkup["entry"] = entry["id"] if isinstance(entry, dict) else entry
+        self.walkup["signs_before"] = self.snapshot()
+
+        def sessions() -> Any:
+            return self.api_get(f"/walkup/sessions?tournament={two}", self.director_token)
+
+        boards = self.emulators["W"]
+        boards.send(f"card-in W001 {WALKER[3]}")
+        until(lambda: [x for x in sessions()["active"] if x["status"] == "offered"], 60,
+              "the walk-up offer")  # fmt: skip
+        boards.send("card-out W001")
+        boards.until(lambda x: "W001" in x and "out" in x, 30)
+        boards.send(f"card-in W001 {WALKER[3]}")
+        (started,) = until(
+            lambda: [x for x in sessions()["active"] if x["status"] == "started" and x["heat_id"]],
+            60, "the walk-up session confirmed",
+        )  # fmt: skip
+        heat = str(started["heat_id"])
+        until(lambda: self.host.json("heat", "show", heat)["heat"]["status"] == "running", 60,
+              "the walk-up session under way", every=0.3)  # fmt: skip
+        time.sleep(3)
+        killed = self.serves[-1].proc
+        killed.send_signal(signal.SIGKILL)  # the gateway dies mid-session (W7)
+        killed.wait(timeout=30)
+        self.walkup["killed"] = killed.returncode
+        self.close_console()  # the console of the dead serve
+        self.serve()
+        (final,) = until(
+            lambda: [x for x in sessions()["finished"] if x["id"] == started["id"]],
+            WALKUP_S + 180, "the walk-up session closed",
+        )  # fmt: skip
+        boards.send("card-out W001")
+        self.walkup.update(session=final, heat=self.host.json("heat", "show", heat),
+                           all=sessions())  # fmt: skip
+        print("walkup", json.dumps(self.walkup, default=str)[:3000])
+
     def api_get(self, path: str, token: str) -> Any:
         ask = urllib.request.Request(f"{self.api}{path}",
                                      headers={"Authorization": f"Bearer {token}"})  # fmt: skip
@@ -399,12 +556,18 @@ class Night:
             return json.loads(answer.read())
 
     def api_post(self, path: str, body: dict[str, Any], token: str) -> Any:
+        return self.api_send("POST", path, body, token)
+
+    def api_send(self, method: str, path: str, body: dict[str, Any], token: str) -> Any:
         ask = urllib.request.Request(
-            f"{self.api}{path}", data=json.dumps(body).encode(), method="POST",
+            f"{self.api}{path}", data=json.dumps(body).encode(), method=method,
             headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
         )  # fmt: skip
-        with urllib.request.urlopen(ask, timeout=30) as answer:
-            return json.loads(answer.read())
+        try:
+            with urllib.request.urlopen(ask, timeout=30) as answer:
+                return json.loads(answer.read())
+        except urllib.error.HTTPError as exc:
+            raise AssertionError(f"{method} {path}: {exc.code} {exc.read().decode()}") from None
 
     # 11. the close of the day
     def records(self) -> dict[str, Any]:
@@ -419,7 +582,7 @@ class Night:
         out["cashup"] = self.host.json("cashup", "--date", day)
         records = self.host.work / "records"
         for kind, ref in (("heat", self.heats["one"]), ("tournament", self.tournaments["one"]),
-                          ("cashup", day)):  # fmt: skip
+                          ("tournament", self.tournaments["two"]), ("cashup", day)):  # fmt: skip
             self.host.run("export", kind, str(ref), "--out", str(records),
                           "--signing-key", str(key))  # fmt: skip
         out["exports"] = sorted(p.name for p in records.iterdir())
@@ -427,13 +590,26 @@ class Night:
             self.host.run("export", "verify", str(f), "--public-key",
                           str(self.host.work / "signing.pub"))  # fmt: skip
         out["documents"] = {f.name: json.loads(f.read_text()) for f in records.glob("*.json")}
+        # HS5: anyone recomputes the hot-seat draw from the signed heat export, without
+        # Reelgate (tools/verify_export.py)
+        heat_doc = records / f"heat-{self.heats['one']}.json"
+        verified = subprocess.run(
+            [sys.executable, str(ROOT / "tools" / "verify_export.py"), str(heat_doc), public],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        out["verify_export"] = (verified.returncode, verified.stdout + verified.stderr)
+        out["teams"] = self.host.json("teams", "standings", str(self.tournaments["one"]))
+        out["standings_two"] = self.host.json("tournament", "standings",
+                                              str(self.tournaments["two"]))  # fmt: skip
         audit = self.host.run("audit", "verify", ok=False)
         out["audit"] = (audit.returncode, audit.stdout + audit.stderr)
         out["standings"] = self.host.json("tournament", "standings", str(self.tournaments["one"]))
         out["prizes"] = self.host.json("tournament", "prizes", "list", str(self.tournaments["one"]),
                                        "--stage", "qualifying")["prizes"]  # fmt: skip
-        with urllib.request.urlopen(f"{self.signage}/signage/snapshot", timeout=30) as answer:
-            out["signs"] = json.loads(answer.read())
+        # The night's boards as they stood before the walk-up's kill; the restarted serve's
+        # for the walk-up (a fresh serve re-snapshots open tournaments, not closed heats)
+        out["signs"] = self.walkup["signs_before"]
+        out["signs_after"] = self.snapshot()
         out["results"] = machine_results(self.host.database)
         return out
 
@@ -453,10 +629,10 @@ def test_one_night_one_truth(empty_database: str, tmp_path: Path) -> None:
     night = Night(host)
     try:
         for step in (night.init, night.floor, night.serve, night.accounts, night.technician,
-                     lambda: night.schedule(lead=900), night.sell,
-                     lambda: night.move_up(MOVE_LEAD_S), night.play, night.after_the_cut,
-                     night.refund, night.console_desk, night.play_added, night.pay_prize,
-                     night.super9):  # fmt: skip
+                     lambda: night.schedule(lead=900), night.sell, night.formats,
+                     lambda: night.move_up(MOVE_LEAD_S), night.play, night.hotseat,
+                     night.after_the_cut, night.refund, night.console_desk, night.play_added,
+                     night.pay_prize, night.super9, night.walkup_window):  # fmt: skip
             began = time.monotonic()
             step()
             print(f"{getattr(step, '__name__', 'step')}: {time.monotonic() - began:.1f} s")
@@ -464,13 +640,18 @@ def test_one_night_one_truth(empty_database: str, tmp_path: Path) -> None:
             print(json.dumps(night.heat(key), indent=1))
         with night.console.desk("dana", night.pw["dana"]) as page:
             console = night.console.standings(page, night.tournaments["one"])
+            console_two = night.console.standings(page, night.tournaments["two"])
             till = night.console.cashup(page, datetime.now(VENUE).date().isoformat())
             prizes = night.console.prizes(page, night.tournaments["one"], "qualifying")
         night.close_console()  # its event loop would stand in the way of asyncio.run
         out = night.records()
         print(
             json.dumps(
-                {k: v for k, v in out.items() if k not in ("documents", "results")},
+                {
+                    k: v
+                    for k, v in out.items()
+                    if k not in ("documents", "results", "signs", "signs_after")
+                },
                 indent=1,
                 default=str,
             )
@@ -483,7 +664,12 @@ def test_one_night_one_truth(empty_database: str, tmp_path: Path) -> None:
     _the_till(till, out["cashup"]["totals"])
     _the_prize(night, prizes, out)
     _the_super9(night, out)
-    assert codes[-1] in (0, -signal.SIGTERM), codes  # serve stopped cleanly
+    _the_teams(night, out)
+    _the_hotseat(night, out)
+    _the_walkup(night, console_two, out)
+    assert night.walkup["killed"] == -signal.SIGKILL, night.walkup
+    last = night.serves[-1].proc.returncode
+    assert last in (0, -signal.SIGTERM), codes  # the restarted serve stopped cleanly
 
 
 def _the_truth(night: Night, console: list[tuple[str, int]], out: dict[str, Any]) -> None:
@@ -537,19 +723,22 @@ def _the_truth(night: Night, console: list[tuple[str, int]], out: dict[str, Any]
     # The cash-up: the desk's sales and the refund, to the cent.
     totals = out["cashup"]["totals"]
     assert out["cashup"]["reconciliation"]["ok"], out["cashup"]["reconciliation"]
-    assert totals["entries_sold"] == {"amount_cents": 8 * 5000, "purchases": 8, "seats": 8}
+    # Nine sales: the eight of the heats and the walk-up entry (W4).
+    assert totals["entries_sold"] == {"amount_cents": 9 * 5000, "purchases": 9, "seats": 9}
     # Refunded: A04's player's entry under T20 (no free seat later), one under T23.
     assert totals["entries_refunded"] == {"amount_cents": 2 * 5000, "entries": 2}
     # By tender: the two card sales (the remote desk's, the console's); cash for the rest,
-    # the Super 9 ticket, the refunds and the prize paid (T15: prizes are paid in cash).
+    # the Super 9 ticket, the refunds and the prizes paid (T15, HS7: prizes are paid in
+    # cash), the hot-seat draw's among them.
     assert totals["card_in_cents"] == 2 * 5000, totals
     assert totals["card_out_cents"] == 0, totals
-    assert totals["cash_in_cents"] == 6 * 5000 + 5000, totals
-    assert totals["cash_out_cents"] == 2 * 5000 + PRIZES[1], totals
+    assert totals["cash_in_cents"] == 7 * 5000 + 5000, totals
+    assert totals["cash_out_cents"] == 2 * 5000 + PRIZES[1] + HOTSEAT_CENTS, totals
+    assert totals["hotseat_prizes_paid"] == {"amount_cents": HOTSEAT_CENTS, "prizes": 1}
     assert totals["tournament_prizes_paid"] == {"amount_cents": PRIZES[1], "prizes": 1}, totals
     assert totals["super9_buy_ins"] == {"amount_cents": 5000, "tickets": 1}, totals
     desk = next(c for c in out["cashup"]["by_cashier"] if c["cashier"] == "naledi")
-    assert desk["entries_sold"]["amount_cents"] == 7 * 5000  # the remote desk's, by token
+    assert desk["entries_sold"]["amount_cents"] == 8 * 5000  # the remote desk's, by token
     console_desk = next(c for c in out["cashup"]["by_cashier"] if c["cashier"] == "lee")
     assert console_desk["entries_sold"]["amount_cents"] == 5000, console_desk
     assert console_desk["tournament_prizes_paid"]["amount_cents"] == PRIZES[1], console_desk
@@ -637,3 +826,92 @@ def _the_super9(night: Night, out: dict[str, Any]) -> None:
     assert result["jackpot_out_cents"] == 500_000 + 3750 + 1250, result
     assert night.s9_jackpot == rand(result["jackpot_out_cents"]), night.s9_jackpot
     assert out["cashup"]["totals"]["super9_buy_ins"] == {"amount_cents": 5000, "tickets": 1}
+
+
+def _the_teams(night: Night, out: dict[str, Any]) -> None:
+    """H5-H7: each team's score is the sum of its members' best single-entry scores in
+    the individual qualifying standings (a member with no line counts nothing: Johan left
+    heat one under T20); the same team rows in ``teams standings``, on the tournament's
+    board and in the signed export."""
+    best: dict[str, int] = {}
+    for line in out["standings"]["lines"]:
+        name = line["player_name"]
+        best[name] = max(best.get(name, 0), int(line["credits"]))
+    expected = sorted(
+        ((name, sum(best.get(m[1], 0) for m in members)) for name, members in TEAMS.items()),
+        key=lambda x: -x[1],
+    )
+    cli = [(x["name"], x["total"]) for x in out["teams"]["lines"]]
+    assert cli == expected, (cli, best)
+    assert [x["place"] for x in out["teams"]["lines"]] == [1, 2], out["teams"]
+    for line in out["teams"]["lines"]:
+        members = {m["name"]: m["score"] for m in line["members"]}
+        assert set(members) == {m[1] for m in TEAMS[line["name"]]}, line
+        for name, score in members.items():
+            assert (score or 0) == best.get(name, 0), (line, best)
+    board = out["signs"]["retained"][f"tournament/{night.tournaments['one']}/teams"]
+    assert [(r["name"], r["total"]) for r in board["rows"]] == cli, board
+    doc = out["documents"][f"tournament-{night.tournaments['one']}.json"]["body"]
+    exported = doc["teams"]["standings"]["qualifying"]
+    assert [(x["name"], x["total"]) for x in exported] == cli, exported
+    assert sorted(t["name"] for t in doc["teams"]["teams"]) == sorted(TEAMS), doc["teams"]
+
+
+def _the_hotseat(night: Night, out: dict[str, Any]) -> None:
+    """HS2-HS7: committed before heat one (its hash on the boards), drawn live while the
+    heat played (the winner known, the seed secret), the seed revealed after the close
+    and the draw recomputed from the signed export by tools/verify_export.py; its prize
+    paid to the winner under dual control and in the cash-up, reconciled."""
+    (live,) = night.hs_live["winners"]
+    assert night.hs_live["seed"] is None, night.hs_live
+    assert night.hs_live["commitment"] == night.hs_commitment, night.hs_live
+    (draw,) = night.hs_draw["draws"]
+    assert draw["winner"] == live["winner"], (draw, live)  # the live draw stands (HS3)
+    assert draw["prize_cents"] == HOTSEAT_CENTS, draw
+    heat = night.heat("one")["heat"]
+    print("hotseat heat", heat)
+    doc = out["documents"][f"heat-{night.heats['one']}.json"]["body"]
+    (exported,) = doc["hotseat"]
+    assert exported["commitment"] == night.hs_commitment, exported
+    assert exported["seed"] == night.hs_draw["seed"], exported
+    code, said = out["verify_export"]
+    assert code == 0, said
+    assert "hot-seat" in said.lower() or "hotseat" in said.lower(), said
+    board = out["signs"]["retained"][f"heat/{night.heats['one']}/hotseat"]
+    assert night.hs_draw["seed"] in json.dumps(board), board  # HS5: on the boards
+    paid = out["cashup"]["totals"]["hotseat_prizes_paid"]
+    assert paid == {"amount_cents": HOTSEAT_CENTS, "prizes": 1}, paid
+    assert out["cashup"]["reconciliation"]["ok"], out["cashup"]["reconciliation"]
+    assert out["cashup"]["liability_carried_forward"]["hotseat_prizes_unpaid"] == []
+    desk = next(c for c in out["cashup"]["by_cashier"] if c["cashier"] == "naledi")
+    assert desk["hotseat_prizes_paid"]["amount_cents"] == HOTSEAT_CENTS, desk
+
+
+def _the_walkup(night: Night, console_two: list[tuple[str, int]], out: dict[str, Any]) -> None:
+    """W4-W8: Lerato's walk-up session on W001 finished once with its score through the
+    gateway's SIGKILL (resumed from the journal, not restarted), her entry in the second
+    tournament's qualifying standings as the host, the console, the signs of the
+    restarted serve and the signed export give them, the score the machine's."""
+    session = night.walkup["session"]
+    mine = [x for x in night.walkup["all"]["finished"] + night.walkup["all"]["active"]
+            if x["entry_id"] == night.walkup["entry"]]  # fmt: skip
+    assert len(mine) == 1, night.walkup["all"]
+    assert (session["machine"], session["player_name"]) == ("W001", WALKER[1]), session
+    assert session["heat_status"] == "closed", session
+    score = session["score"]
+    assert score is not None, session
+    heat = night.walkup["heat"]
+    assert heat["heat"].get("restarts", 0) == 0, heat  # resumed, not restarted (T20)
+    assert out["results"][(session["heat_id"], "W001")] == score  # the machine's
+    cli = [(x["player_name"], x["credits"]) for x in out["standings_two"]["lines"]]
+    assert len(cli) == 3, cli  # heat two's two, and the walk-up entry
+    lines = [x for x in out["standings_two"]["lines"] if x.get("entry_id") == night.walkup["entry"]]
+    assert [x["credits"] for x in lines] in ([score], []), lines
+    assert (WALKER[1], score) in cli, cli
+    assert console_two == cli
+    assert _signed_standings(out["signs_after"], night.tournaments["two"]) == cli
+    doc = out["documents"][f"tournament-{night.tournaments['two']}.json"]["body"]
+    exported = [
+        (x["player"]["name"], x["credits"]) for x in doc["stages"]["qualifying"]["standings"]
+    ]
+    assert exported == cli, exported
