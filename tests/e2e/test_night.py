@@ -1,4 +1,4 @@
-"""Issues 24 and 26's night, end to end: one truth across desks, run from the console.
+"""Issues 24, 26 and 30's night, end to end: one truth across desks, run from the console.
 
 From the first ``reelgate users add`` to the cash-up and the signed exports, each role
 driven as it works: the shell of the gateway host only for the first ``users add``
@@ -23,10 +23,15 @@ The steps, in order (each a function below, run by the one test), and where each
    (Schedule), and the first one's qualifying prize schedule (Prizes, T15);
 6. the desks: a cashier adds a player in the console's Players screen; the remote desk
    adds the others, sells entries (one by card, sold again on the same slip: one
-   charge) and registers them over the API; the director brings the heats forward from
-   their Change panels in the console's Schedule (T10, announced);
+   charge) and registers them over the API; the director sets the first tournament up
+   for teams and the remote desk registers two teams of two (H1-H4, before any member
+   plays, H9), and the director commits a hot-seat draw for heat one, its hash on the
+   boards before the heat (HS2, HS4), all over the API; the director brings the heats
+   forward from their Change panels in the console's Schedule (T10, announced);
 7. the heats run; A04's emulator is stopped mid-heat (SIGSTOP): it stops answering, a
-   malfunction (T20) takes its player out with a refund;
+   malfunction (T20) takes its player out with a refund; serve takes the hot-seat draw
+   as its moment falls while heat one plays (HS3, the seed still secret), and after the
+   close the director's draw call reveals the seed (HS5);
 8. after the close: a manual score keyed by the director on the heat's seat in the
    console and approved by a second director in its Approvals (T23); a qualifying heat
    added after the cut and announced (T10/T21), scheduled by the director in the
@@ -36,18 +41,27 @@ The steps, in order (each a function below, run by the one test), and where each
    added heat, which ``serve`` then plays;
 9. the qualifying over, that cashier pays its place 1 in the console's Prizes with the
    winner's signature (their ID number, the slip's reference) and the supervisor
-   witnesses it in the console's Approvals (T15);
+   witnesses it in the console's Approvals (T15); the remote desk asks the hot-seat
+   prize for the draw's winner and the supervisor witnesses it too (HS7);
 10. a Super 9 session keyed from paper in the console's Super 9 desk: the calendar's
    one-off session (promotion director), a sale in cash (cashier), the hand-in and the
    opening (promotion director), the wheel's result posted to the API, a manual spin
    keyed by the dealer and confirmed by the promotion director in Approvals (S9-29),
    the live draw, the close and the jackpot;
-11. the console's standings, Cash-up and Prizes in Chromium; the host's cash-up, the
-   signed exports (verified), ``tournament prizes``, ``audit verify``, the signs'
-   retained leaderboard and heat boards;
+11. a walk-up window (W1-W9) on bank W, one emulated MQTT board (``reelgate emulate
+   mqtt``, its card at the night's command) under serve's card desk (``serve --mqtt``):
+   the director sets the second tournament's window over the API, the remote desk sells
+   Lerato an entry, her card goes in (the offer), out and in (the confirm), serve runs
+   the session and is SIGKILLed mid-session and started again (W7);
+12. the console's standings, Cash-up and Prizes in Chromium; the host's cash-up, the
+   signed exports (verified, the heat's hot-seat draw recomputed by
+   ``tools/verify_export.py``), ``tournament prizes``, ``teams standings``,
+   ``audit verify``, the signs' retained leaderboards, team board and heat boards;
 
-and at the end the assertions of the issues: the console, the command line, the signs
-and the exports agree, the prize paid among them."""
+and at the end the assertions of the issues (24, 26, 30): the console, the command line,
+the signs and the exports agree, the prizes paid among them; the team standings are
+the individual scores summed; the walk-up session finished once with its score through
+the kill."""
 
 from __future__ import annotations
 
@@ -495,7 +509,7 @@ class Night:
         self.s9_report = self.api_get(f"/super9/sessions/{self.s9_session}", self.dealer_token)
         print("super9", json.dumps(self.s9_report, default=str)[:3000])
 
-    # 12. a walk-up window on the MQTT bank, and a gateway kill mid-session
+    # 11. a walk-up window on the MQTT bank, and a gateway kill mid-session
     def walkup_window(self) -> None:
         """W1-W9 on the emulated boards: the director sets the second tournament's window
         on bank W over the API (W1); the remote desk sells Lerato an entry; her card in
@@ -569,7 +583,7 @@ class Night:
         except urllib.error.HTTPError as exc:
             raise AssertionError(f"{method} {path}: {exc.code} {exc.read().decode()}") from None
 
-    # 11. the close of the day
+    # 12. the close of the day
     def records(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         key = self.host.work / "signing.key"
@@ -745,11 +759,13 @@ def _the_truth(night: Night, console: list[tuple[str, int]], out: dict[str, Any]
     cashup_doc = out["documents"][f"cashup-{out['cashup']['day']}.json"]["body"]
     assert cashup_doc["totals"] == out["cashup"]["totals"]
 
-    # audit verify: intact, the manual score and the added heat listed as amendments.
+    # audit verify: intact, the manual score, the added heat and the walk-up session
+    # (after the second tournament's cut was sealed, W6) listed as amendments.
     code, said = out["audit"]
     assert "score.manual" in said, said
     assert "heat.added" in said, said
-    assert "2 amendment(s)" in said, said
+    assert "walkup.session (rule W6" in said, said
+    assert "3 amendment(s)" in said, said
     assert code == 0, said
     assert "intact" in said, said
 

@@ -192,7 +192,7 @@ async def amend_cut(
     heat: Heat,
     *,
     kind: str,
-    rule: int,
+    rule: int | str,  # a sheet clause (10), or a house clause ("W6")
     change: dict[str, Any],
     entries: list[int],
     reason: str,

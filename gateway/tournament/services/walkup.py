@@ -38,6 +38,7 @@ from gateway.tournament.rules.walkup import (
     parse_hhmm,
     window_bounds,
 )
+from gateway.tournament.services.amendments import amend_cut, cut_sealed, refuse_if_drawn_from
 from gateway.tournament.services.common import get, record, require_actor
 from gateway.tournament.services.people import check_player_may_play
 from storage.floor import FloorBank, FloorMachine
@@ -383,6 +384,9 @@ async def _start(
     row = await session.get(WalkupWindow, (offer.tournament_id, offer.bank_name))
     if row is None:  # pragma: no cover - an offer is only made under a window
         raise RuleViolation(None, "walk-up window is gone")
+    sealed = await cut_sealed(session, tournament.id, Stage.QUALIFYING)
+    if sealed:  # a heat after the sealed cut, as an added heat: not once drawn from (T14)
+        await refuse_if_drawn_from(session, tournament.id, Stage.QUALIFYING)
     # The tournament's row locked: two confirms at once (two venues) queue for the number.
     await session.execute(
         select(Tournament.id).where(Tournament.id == tournament.id).with_for_update()
@@ -417,6 +421,17 @@ async def _start(
         player=player.id, entry=entry.id, seconds=heat.duration_seconds,
         credits=int(heat.starting_credits), at=at.isoformat(),
     )  # fmt: skip
+    if sealed:
+        # Every heat of the qualifying had closed (its cut chained by ``stage.close``):
+        # the session's heat reopens the cut as an added heat does (T10), so ``audit
+        # verify`` finds the entry it ranks recorded, not moved behind the gateway's back.
+        await amend_cut(
+            session, heat, kind="walkup.session", rule="W6",
+            change={"number": heat.number, "bank": offer.bank_name,
+                    "machine": offer.machine_id},
+            entries=[entry.id], reason=f"walk-up session on {offer.machine_id}",
+            actor=actor, approved_by=None, at=at,
+        )  # fmt: skip
     return heat
 
 

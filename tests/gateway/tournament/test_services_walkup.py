@@ -227,3 +227,33 @@ async def test_w4_w5_an_entry_gone_before_the_confirm_is_refused_and_nothing_sta
         assert (await s.scalars(select(Heat))).all() == []
     assert [r.status for r in await desk.run(list_sessions)] == [LAPSED]
     assert [a for a, _ in await _actions(desk)][-2:] == ["walkup.offer", "walkup.refuse"]
+
+
+async def test_w6_a_session_after_the_sealed_cut_is_chained_as_an_amendment(desk: Desk) -> None:
+    """W6 with T10's amendments: the first session's close is the qualifying's last heat,
+    so its cut is sealed (``stage.close``); a second session confirmed after that reopens
+    the cut as an added heat does (``stage.amend``, kind ``walkup.session``, rule W6,
+    naming the entry), and once it is scored ``audit verify``'s standings at the cuts
+    find nothing moved without a record.  Found by the end-to-end night (issue 30)."""
+    from gateway.records.verify import standings_at_cuts
+
+    t, player = await _setup(desk)
+    first = await _card(desk, player, EVENING)
+    first = await _card(desk, player, EVENING + timedelta(seconds=20))
+    assert first.heat_id is not None
+    await desk.play(first.heat_id, {1: 480}, EVENING + timedelta(seconds=21))
+    assert await desk.run(standings_at_cuts) == ([], [])  # the cut sealed, no amendment
+    await desk.sell(player, at(DAY, 19, 10))
+    later = EVENING + timedelta(minutes=15)
+    await _card(desk, player, later)
+    second = await _card(desk, player, later + timedelta(seconds=20))
+    assert second.heat_id is not None
+    await desk.play(second.heat_id, {1: 620}, later + timedelta(seconds=21))
+    found, listed = await desk.run(standings_at_cuts)
+    assert [f.line() for f in found] == []
+    (amended,) = listed
+    assert (amended["kind"], amended["rule"], amended["requested_by"]) == (
+        "walkup.session", "W6", "system:board/A-01"
+    ), amended
+    standings = await desk.run(stage_standings, t, Stage.QUALIFYING)
+    assert sorted(x.credits for x in standings.lines) == [480, 620]
