@@ -337,11 +337,12 @@ class Night:
         def status(key: str) -> str:
             found = str(self.heat(key)["heat"]["status"])
             seen.append(f"{key}:{found}")
-            if key == "one" and found == "running" and not self.hs_live:
+            playing = ("running", "ending")  # HS3: a heat playing
+            if key == "one" and found in playing and not self.hs_live:
                 # HS3: the draw taken by serve as its moment falls, while the heat plays;
                 # the winner announced, the seed still secret (HS5)
                 shown = self.api_get(f"/heats/{self.heats['one']}/hotseat", self.director_token)
-                if shown["winners"] and str(self.heat(key)["heat"]["status"]) == "running":
+                if shown["winners"] and str(self.heat(key)["heat"]["status"]) in playing:
                     self.hs_live = shown
             return found
 
