@@ -52,4 +52,3 @@ def entry_sale(tournament: Tournament, write: WriteTime) -> None:
             f"the qualifying period of {tournament.name} had ended "
             f"({ends.isoformat(timespec='minutes')}); entries are no longer sold",
         )
-

@@ -195,6 +195,7 @@ async def _tournament_prizes(db: AsyncSession, start: datetime, end: datetime) -
             p.amount_cents,
             1,
             ("tournament.prizes.paid", _payout_key(p.tournament_id, p.stage.value, p.place)),
+            p.tender or Tender.CASH.value,  # machine (AFT): credited to the machine (P6)
         )
         for p in rows.scalars()
     ]
@@ -223,6 +224,7 @@ async def _hotseat_prizes(db: AsyncSession, start: datetime, end: datetime) -> l
                 d.prize_cents,
                 1,
                 ("hotseat.paid", _draw_key(d.id)),
+                d.tender or Tender.CASH.value,  # machine (AFT): credited to the machine (P6)
             )
         )
     return out
@@ -410,10 +412,14 @@ async def cash_aggregates(db: AsyncSession, start: datetime, end: datetime) -> d
             Super9Prize.signed_at >= start, Super9Prize.signed_at < end
         ),
         select(func.sum(PrizePayout.amount_cents)).where(
-            PrizePayout.paid_at >= start, PrizePayout.paid_at < end
+            PrizePayout.paid_at >= start,
+            PrizePayout.paid_at < end,
+            or_(PrizePayout.tender == cash, PrizePayout.tender.is_(None)),
         ),
         select(func.sum(HotseatDraw.prize_cents)).where(
-            HotseatDraw.paid_at >= start, HotseatDraw.paid_at < end
+            HotseatDraw.paid_at >= start,
+            HotseatDraw.paid_at < end,
+            or_(HotseatDraw.tender == cash, HotseatDraw.tender.is_(None)),
         ),
         select(func.sum(TeamPrizePayout.amount_cents)).where(
             TeamPrizePayout.paid_at >= start, TeamPrizePayout.paid_at < end
