@@ -12,9 +12,8 @@ from typing import Any, Protocol
 
 
 class FeedPublisher(Protocol):
-    async def publish(
-        self, topic: str, payload: dict[str, Any], *, retain: bool = False
-    ) -> None: ...
+    async def publish(self, topic: str, payload: dict[str, Any], *, retain: bool = False) -> None:
+        ...
 
 
 class MemoryFeed:

@@ -170,7 +170,9 @@ async def pending_count(session: AsyncSession, run_id: int) -> int:
     return int(n or 0)
 
 
-async def claim(session: AsyncSession, effect_id: int, *, wait: bool = True) -> EffectView | None:
+async def claim(
+    session: AsyncSession, effect_id: int, *, wait: bool = True
+) -> EffectView | None:
     """Lock one pending effect for applying in this transaction; None if another
     process applied it first (then there is nothing to do) or, with ``wait`` False, is
     applying it now (its lock is skipped rather than waited for)."""

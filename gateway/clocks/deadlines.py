@@ -52,3 +52,4 @@ def entry_sale(tournament: Tournament, write: WriteTime) -> None:
             f"the qualifying period of {tournament.name} had ended "
             f"({ends.isoformat(timespec='minutes')}); entries are no longer sold",
         )
+

@@ -24,6 +24,8 @@ if TYPE_CHECKING:  # imported when used: pysnmp is slow to load and the CLI load
 SNMP_KEYS = ("snmp", "community", "snmp_user", "snmp_auth", "snmp_priv")
 
 
+
+
 @dataclass(frozen=True, slots=True)
 class SnmpEndpoint:
     """Where a board's SNMP agent listens and how to talk to it (secrets included: held

@@ -131,7 +131,9 @@ async def check_machine(
 async def _aft_registration(link: MachineLink, ident: MachineIdentity) -> AftRegistration | None:
     """Register a host-timed machine as our AFT host (its credits come by transfer)."""
     driver = link.driver
-    if ident.tournament is not TournamentSupport.HOST_TIMED or not isinstance(driver, AftRegistrar):
+    if ident.tournament is not TournamentSupport.HOST_TIMED or not isinstance(
+        driver, AftRegistrar
+    ):
         return None
     return await link.call(driver.register_aft)
 

@@ -112,7 +112,9 @@ async def recover_bank(
 
         tournament = TournamentBridge(writer.journal.sessions)
     side: TournamentSide = tournament
-    views = [v for v in await writer.journal.unsettled_runs(bank) if v.heat_id not in skip_heats]
+    views = [
+        v for v in await writer.journal.unsettled_runs(bank) if v.heat_id not in skip_heats
+    ]
 
     async def one(view: RunView) -> Recovery:
         if view.heat_id is not None:

@@ -119,7 +119,9 @@ class TournamentBridge:
             return False
         return True
 
-    async def drain(self, run_id: int | None = None, *, skip_banks: Collection[str] = ()) -> int:
+    async def drain(
+        self, run_id: int | None = None, *, skip_banks: Collection[str] = ()
+    ) -> int:
         """Apply every pending effect (of ``run_id``, or of every run but those of
         ``skip_banks``: banks this process is driving, whose runners drain their own in
         step with the floor), oldest first; returns how many this call applied.  Safe to

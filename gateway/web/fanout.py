@@ -139,7 +139,9 @@ class FanoutFeed:
         if self.inner is not None:
             await self.inner.publish(topic, payload, retain=retain)
 
-    def publish_nowait(self, topic: str, payload: dict[str, Any], *, retain: bool = False) -> None:
+    def publish_nowait(
+        self, topic: str, payload: dict[str, Any], *, retain: bool = False
+    ) -> None:
         """Keep and push one message without waiting (``LiveHeatFeed`` calls this).  The
         wrapped publisher gets it through its own ``publish_nowait`` (``MqttFeed``), or
         a background task otherwise.  A bad topic or a payload that is not a JSON object
@@ -201,7 +203,8 @@ class FanoutFeed:
             if f.payload_json is not None
         )
         return (
-            f'{{"seq":{self._seq},"upstream":{json.dumps(self.upstream)},"retained":{{{parts}}}}}'
+            f'{{"seq":{self._seq},"upstream":{json.dumps(self.upstream)},'
+            f'"retained":{{{parts}}}}}'
         )
 
     @property

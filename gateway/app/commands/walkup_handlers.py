@@ -53,15 +53,8 @@ def windows(args: argparse.Namespace) -> int:
         {"windows": [asdict(w) for w in rows]},
         ["tournament", "bank", "window", "session", "credits", "on", "open now"],
         [
-            [
-                w.tournament,
-                w.bank,
-                f"{w.opens}-{w.closes}",
-                f"{w.duration_seconds}s",
-                w.starting_credits,
-                "yes" if w.enabled else "off",
-                "yes" if w.open_now else "no",
-            ]
+            [w.tournament, w.bank, f"{w.opens}-{w.closes}", f"{w.duration_seconds}s",
+             w.starting_credits, "yes" if w.enabled else "off", "yes" if w.open_now else "no"]
             for w in rows
         ],
         title="walk-up windows (W1, W2)",
@@ -81,16 +74,9 @@ def sessions(args: argparse.Namespace) -> int:
         {"sessions": [asdict(r) | {"active": r.active} for r in rows]},
         ["session", "machine", "player", "entry", "status", "heat", "score", "offered"],
         [
-            [
-                r.id,
-                r.machine,
-                r.player_name,
-                r.entry_id,
-                r.heat_status or r.status,
-                r.heat_id or "-",
-                "-" if r.score is None else r.score,
-                r.offered_at,
-            ]
+            [r.id, r.machine, r.player_name, r.entry_id,
+             r.heat_status or r.status, r.heat_id or "-",
+             "-" if r.score is None else r.score, r.offered_at]
             for r in rows
         ],
         title="walk-up sessions (W5-W8)",

@@ -100,9 +100,8 @@ async def _read(
         ).all()
         leases = (
             await session.execute(
-                select(BankLease.bank_name, BankLease.holder, BankLease.host, BankLease.pid).where(
-                    BankLease.released.is_(False), BankLease.expires_at > now
-                )
+                select(BankLease.bank_name, BankLease.holder, BankLease.host, BankLease.pid)
+                .where(BankLease.released.is_(False), BankLease.expires_at > now)
             )
         ).all()
     return (

@@ -93,7 +93,9 @@ async def standings(
     return assemble(tournament_id, stage, rows, cards)
 
 
-def assemble(tournament_id: int, stage: Stage, rows: Sequence[Row[Any]], cards: Cards) -> Standings:
+def assemble(
+    tournament_id: int, stage: Stage, rows: Sequence[Row[Any]], cards: Cards
+) -> Standings:
     """Place the SQL rows (:func:`storage.ranking.top_scores`): each group of equal credits
     starts at its ``score_place`` and is ordered by its draws (T19)."""
     groups: dict[int, dict[int, Row[Any]]] = defaultdict(dict)

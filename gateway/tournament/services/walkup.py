@@ -149,16 +149,8 @@ async def list_windows(session: AsyncSession, *, at: datetime) -> list[WindowRow
         window = window_of(w, t.venue_tz)
         out.append(
             WindowRow(
-                t.id,
-                t.name,
-                w.bank_name,
-                w.opens,
-                w.closes,
-                t.venue_tz,
-                w.duration_seconds,
-                int(w.starting_credits),
-                w.confirm_seconds,
-                w.enabled,
+                t.id, t.name, w.bank_name, w.opens, w.closes, t.venue_tz, w.duration_seconds,
+                int(w.starting_credits), w.confirm_seconds, w.enabled,
                 w.enabled and window_bounds(window, at) is not None,
             )
         )
@@ -186,7 +178,9 @@ class WalkupDecision:
         return f"{self.machine}: walk-up session started, heat {self.heat_id}"
 
 
-async def _busy(session: AsyncSession, bank: str, machine: str, at: datetime, seconds: int) -> str:
+async def _busy(
+    session: AsyncSession, bank: str, machine: str, at: datetime, seconds: int
+) -> str:
     """W3: why the machine is not idle, or ""."""
     query = (
         select(Heat.id, Heat.status, Heat.scheduled_start, WalkupSession.machine_id)
@@ -279,7 +273,9 @@ async def walkup_at_card_in(
         if pending is not None and pending.tournament_id != tournament.id:
             continue
         window = window_of(row, tournament.venue_tz)
-        offer = Offer(pending.id, pending.card, pending.expires_at) if pending is not None else None
+        offer = (
+            Offer(pending.id, pending.card, pending.expires_at) if pending is not None else None
+        )
         facts = CardFacts(
             at=at,
             card=card,
@@ -360,9 +356,7 @@ async def confirm_offer(
         raise RuleViolation(None, "session: its walk-up window is gone")
     verdict = decide_card_in(
         CardFacts(
-            at=at,
-            card=offer.card,
-            window=window_of(row, tournament.venue_tz),
+            at=at, card=offer.card, window=window_of(row, tournament.venue_tz),
             bank_enabled=bank is not None and bank.enabled,
             offer=Offer(offer.id, offer.card, offer.expires_at),
         )
@@ -408,14 +402,9 @@ async def _start(
     await session.flush()
     session.add(
         Seat(
-            heat_id=heat.id,
-            stage=Stage.QUALIFYING,
-            seat_number=1,
-            machine_id=offer.machine_id,
-            entry_id=entry.id,
-            holder_player_id=player.id,
-            status=SeatStatus.PRESENT,
-            assigned_at=at,
+            heat_id=heat.id, stage=Stage.QUALIFYING, seat_number=1,
+            machine_id=offer.machine_id, entry_id=entry.id, holder_player_id=player.id,
+            status=SeatStatus.PRESENT, assigned_at=at,
         )
     )
     entry.status, entry.status_changed_at = EntryStatus.SEATED, at
@@ -476,22 +465,13 @@ async def list_sessions(
     for w, name, heat, score in await session.execute(query):
         out.append(
             SessionRow(
-                w.id,
-                w.tournament_id,
-                w.bank_name,
-                w.machine_id,
-                w.player_id,
-                name,
-                w.entry_id,
-                w.status,
-                w.heat_id,
-                heat.status.value if heat is not None else None,
-                w.offered_at,
+                w.id, w.tournament_id, w.bank_name, w.machine_id, w.player_id, name,
+                w.entry_id, w.status, w.heat_id,
+                heat.status.value if heat is not None else None, w.offered_at,
                 heat.started_at if heat is not None else None,
                 heat.ended_at if heat is not None else None,
                 heat.duration_seconds if heat is not None else None,
-                int(score) if score is not None else None,
-                w.confirmed_by,
+                int(score) if score is not None else None, w.confirmed_by,
             )
         )
     return out

@@ -67,7 +67,9 @@ def health_body(checks: Sequence[Check]) -> tuple[int, dict[str, Any]]:
     return (200 if ok else 503), body
 
 
-def install(app: FastAPI, ops: Operations, routers: Iterable[tuple[str, APIRouter]] = ()) -> None:
+def install(
+    app: FastAPI, ops: Operations, routers: Iterable[tuple[str, APIRouter]] = ()
+) -> None:
     """Add the three endpoints and the latency middleware to ``app``; ``routers`` are the
     (prefix, router) pairs included, whose routes know their path without the prefix."""
     templates = {

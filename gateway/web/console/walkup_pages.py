@@ -54,11 +54,8 @@ async def _refusals(session: AsyncSession) -> list[Refusal]:
         details = json.loads(entry.details)
         out.append(
             Refusal(
-                entry.subject.removeprefix("machine:"),
-                str(details.get("clause", "")),
-                entry.reason or "",
-                details.get("player"),
-                entry.at,
+                entry.subject.removeprefix("machine:"), str(details.get("clause", "")),
+                entry.reason or "", details.get("player"), entry.at,
             )
         )
     return out
@@ -92,7 +89,9 @@ async def confirm(request: Request, me: Viewer = viewer(P.HEAT_ROLL_CALL)) -> Re
     async def run() -> str:
         if not text.isdigit() or len(text) > 18:
             raise OperatorError("session: pick the offer to confirm")
-        heat = await confirm_offer(me.session, int(text), at=api_of(request).clock(), actor=me.name)
+        heat = await confirm_offer(
+            me.session, int(text), at=api_of(request).clock(), actor=me.name
+        )
         return f"walk-up session {text} started: heat {heat.id} on bank {heat.bank_name} (W5)"
 
     out = await attempt(me, run)

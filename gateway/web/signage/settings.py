@@ -25,7 +25,8 @@ MAX_LOGO_BYTES = 2 * 1024 * 1024
 
 # Rule numbers of the two rule sheets (docs/rules.md): each board carries its own.
 TOURNAMENT_FOOTER = (
-    "Tournament credits have no cash value (rule 12). Ties are decided by a card draw (rule 19)."
+    "Tournament credits have no cash value (rule 12). "
+    "Ties are decided by a card draw (rule 19)."
 )
 SUPER9_FOOTER = (
     "Super 9: all nine numbers within 18 counted spins wins the jackpot (rule 14). "

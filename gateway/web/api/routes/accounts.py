@@ -141,7 +141,9 @@ async def disable_user(request: Request, key: Key, me: Caller = who(P.ACCOUNTS_M
     openapi_extra=needs(P.ACCOUNTS_MANAGE),
     responses={404: {"model": Problem}, 422: {"model": Problem}},
 )
-async def enable_user(request: Request, key: Key, me: Caller = who(P.ACCOUNTS_MANAGE)) -> UserOut:
+async def enable_user(
+    request: Request, key: Key, me: Caller = who(P.ACCOUNTS_MANAGE)
+) -> UserOut:
     """Re-enable a disabled account (``reelgate users enable``): only its password works
     again; its ended sessions, revoked tokens and voided requests stay so."""
     user = await _account(me, key)
