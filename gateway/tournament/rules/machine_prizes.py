@@ -77,11 +77,12 @@ class MachineFacts:
     """What the gateway and the machine say of a machine just before a transfer.
 
     ``aft`` the machine takes AFT transfers from us (capable and registered to our host);
-    ``in_tournament`` it is in tournament mode, or seated in a heat or walk-up session
-    that has not ended; ``locked`` play is disabled (by the host, a technician's
-    exclusion, a tilt or an open door); ``busy`` a game is in progress or a cash-out or
-    another transfer is under way; ``limit_cents`` the machine's AFT transfer limit
-    (None: it reports none); ``why_not_aft`` the reason it cannot take AFT, if known."""
+    ``in_tournament`` it is seated in a heat or walk-up session that has not ended;
+    ``locked`` transfers to it are not possible now (the machine's LP 74 says so: play
+    disabled, tournament mode, a tilt, an open door), or a technician excluded it;
+    ``busy`` a game is in progress or a cash-out or another transfer is under way;
+    ``limit_cents`` the machine's AFT transfer limit (None: it reports none);
+    ``why_not_aft`` the reason it cannot take AFT, if known."""
 
     machine_id: str
     aft: bool
@@ -103,7 +104,7 @@ def refusal(facts: MachineFacts, amount_cents: int) -> str | None:
     if facts.in_tournament:
         return f"rule P3: machine {m} is in tournament mode or seated in a heat"
     if facts.locked:
-        return f"rule P3: machine {m} is locked (play disabled)"
+        return f"rule P3: machine {m} is locked (transfers to it are not possible now)"
     if facts.busy:
         return f"rule P3: machine {m} is not idle (a game or a transfer is under way)"
     if facts.limit_cents is not None and amount_cents > facts.limit_cents:
