@@ -33,8 +33,12 @@ from datetime import UTC, datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from gateway.floor.aft import configure_driver
+from gateway.floor.model import MachineSpec
+from gateway.floor.store import load_floor
 from gateway.machines.capabilities import PrizeTransfers
-from gateway.machines.driver import DriverError, MachineRefused
+from gateway.machines.driver import DriverError, MachineDriver, MachineRefused
+from gateway.machines.registry import open_driver
 from gateway.tournament.rules.machine_prizes import (
     MachineFacts,
     Reading,
@@ -154,3 +158,48 @@ class MachinePrizes:
                 log.warning("prize transfers: %s", exc)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), self.interval_s)
+
+
+class FloorDrivers:
+    """Opens, on first use, a driver for each machine of the stored floor (with its AFT
+    identity), for a one-shot delivery from the host's command line; closes them all."""
+
+    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
+        self.sessions = sessions
+        self._specs: dict[str, MachineSpec] | None = None
+        self._open: dict[str, MachineDriver] = {}
+
+    async def __call__(self, machine_id: str) -> object | None:
+        if machine_id in self._open:
+            return self._open[machine_id]
+        if self._specs is None:
+            floor = await load_floor(self.sessions)
+            self._specs = {m.id: m for bank in floor.banks.values() for m in bank.machines}
+        spec = self._specs.get(machine_id)
+        if spec is None:
+            return None
+        driver = configure_driver(open_driver(machine_id, spec.endpoint), spec)
+        await driver.open()
+        self._open[machine_id] = driver
+        return driver
+
+    async def close(self) -> None:
+        for driver in self._open.values():
+            with contextlib.suppress(Exception):
+                await driver.close()
+        self._open.clear()
+
+
+async def deliver_from_host(
+    sessions: async_sessionmaker[AsyncSession], *, actor: str, clock: Callable[[], datetime]
+) -> list[MachinePrizeTransfer]:
+    """Deliver (or recover) every open transfer to the floor's machines; each transfer
+    as it stands after."""
+    drivers = FloorDrivers(sessions)
+    sender = MachinePrizes(sessions, drivers, actor=actor, clock=clock)
+    try:
+        await sender.step()
+    finally:
+        await drivers.close()
+    async with sessions() as session:
+        return await mp.transfers(session)
