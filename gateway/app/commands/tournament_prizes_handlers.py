@@ -144,29 +144,30 @@ def _pay_to_machine(args: argparse.Namespace) -> int:
     """P2, P4: journal the transfer (every check of a desk payout, the witness's
     password), then send it at once; the outcome is the transfer's row."""
 
-    async def work(session: AsyncSession) -> int:
+    async def work(session: AsyncSession) -> tuple[int, datetime]:
         t = await find_tournament(session, args.tournament)
+        now = now_of(args, t.venue_tz)
         row = await mp.journal_prize(
             session, t.id, Stage(args.stage), args.place, machine_id=args.to_machine,
             signer=args.signer, signature=args.signature, witness=second_name(args),
-            actor=host_actor(), now=now_of(args, t.venue_tz),
+            actor=host_actor(), now=now,
         )  # fmt: skip
-        return row.id
+        return row.id, now
 
-    transfer_id = run(args, work)
-    rows = asyncio.run(_deliver(args))
+    transfer_id, at = run(args, work)  # the outcome is stored at the command's time
+    rows = asyncio.run(_deliver(args, at))
     mine = [r for r in rows if r["id"] == transfer_id]
     return _show_transfers(args, mine)
 
 
-async def _deliver(args: argparse.Namespace) -> list[dict[str, object]]:
+async def _deliver(args: argparse.Namespace, at: datetime | None) -> list[dict[str, object]]:
+    """Every open transfer sent or recovered; outcomes stored at ``at`` (None: the real
+    time, as the machine answers)."""
     url, engine = await open_engine(args.database)
+    clock = (lambda: at) if at is not None else (lambda: datetime.now(UTC))
     try:
         rows = await guarded(
-            url,
-            deliver_from_host(
-                make_sessionmaker(engine), actor=host_actor(), clock=lambda: datetime.now(UTC)
-            ),
+            url, deliver_from_host(make_sessionmaker(engine), actor=host_actor(), clock=clock)
         )
         return [mp.transfer_facts(r) for r in rows]
     finally:
@@ -185,7 +186,7 @@ def machine_setting(args: argparse.Namespace) -> int:
 
 
 def machine_deliver(args: argparse.Namespace) -> int:
-    return _show_transfers(args, asyncio.run(_deliver(args)))
+    return _show_transfers(args, asyncio.run(_deliver(args, None)))
 
 
 def machine_list(args: argparse.Namespace) -> int:
