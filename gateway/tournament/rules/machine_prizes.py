@@ -68,7 +68,7 @@ def check_allowed(allowed: bool | None) -> None:
         raise refuse(
             "P1",
             "prizes to the machine are not allowed at this venue "
-            "(reelgate prizes machine-setting --allow, where the jurisdiction permits)",
+            "(tournament prizes machine-setting --allow, where the jurisdiction permits)",
         )
 
 
