@@ -111,7 +111,7 @@ class MachinePrizes:
                 return await self._settle(transfer_id, v, read.detail, read.egm_status)
         else:
             state = await driver.prize_state()
-            why = refusal(
+            refused = refusal(
                 MachineFacts(
                     machine,
                     aft=state.aft,
@@ -123,8 +123,8 @@ class MachinePrizes:
                 ),
                 cents,
             )
-            if why is not None:
-                return await self._settle(transfer_id, Verdict.REFUSED, why)
+            if refused is not None:
+                return await self._settle(transfer_id, Verdict.REFUSED, refused)
         async with self.sessions.begin() as session:  # journaled before sent (P4)
             await mp.mark_sent(session, transfer_id)
         try:

@@ -155,7 +155,9 @@ async def test_p4_p5_p6_paid_to_the_machine_over_sas(desk: Desk, bank: Bank) -> 
         await d.close()
     m = bank.machines[0].machine
     assert m.restricted_credits == PRIZE_CENTS  # 1 c a credit
-    assert bank.machines[0].face.answers.aft.last.transaction_id == row.transaction_id  # type: ignore[attr-defined]
+    last = bank.machines[0].face.answers.aft.last
+    assert last is not None
+    assert last.transaction_id == row.transaction_id
     (done,) = await _rows(desk, MachinePrizeTransfer)
     assert (done.status, done.sends, done.egm_status) == ("done", 1, 0)
     (payout,) = await _rows(desk, PrizePayout)
@@ -209,7 +211,8 @@ async def test_p5_a_crash_between_send_and_confirm_credits_once(
     finally:
         await restarted.close()
     assert m.restricted_credits == PRIZE_CENTS  # once
-    aft = bank.machines[0].face.answers.aft  # type: ignore[attr-defined]
+    aft = bank.machines[0].face.answers.aft
+    assert aft.last is not None
     assert aft.last.transaction_id == row.transaction_id  # the same ID, never a fresh one
     assert aft.meters[0][1] == PRIZE_CENTS  # the machine's own AFT meter: one transfer in
     (done,) = await _rows(desk, MachinePrizeTransfer)
