@@ -88,7 +88,6 @@ class HotseatDraw(Base):
     signer: Mapped[str | None] = mapped_column(String(32))
     signature: Mapped[str | None] = mapped_column(String(200))
     paid_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
-    tender: Mapped[str | None] = mapped_column(String(16))  # NULL: cash (P6)
 
 
 check_text_lengths(HotseatCommitment, HotseatDraw)

@@ -16,8 +16,9 @@
                              machine no longer says: a person must look, P5).  At most one
                              transfer per prize is journaled or done (a partial unique index).
 
-A done transfer's payout is the ordinary payout row (``prize_payouts``, ``hotseat_draws``)
-with ``tender`` = ``machine (AFT)``; NULL there is cash, as before revision 0023.
+A done transfer's payout is the ordinary payout row (``prize_payouts``, ``hotseat_draws``),
+named by ``payout_id``: the cash-up reads its tender as ``machine (AFT)`` from here (a
+payout no done transfer names is cash), so no sealed table gains a column.
 """
 
 from __future__ import annotations
@@ -90,6 +91,8 @@ class MachinePrizeTransfer(Base):
     egm_status: Mapped[int | None] = mapped_column(Integer)  # the LP 72 status byte last read
     reason: Mapped[str | None] = mapped_column(Text)
     settled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # Once done: the payout row it made (``prize_payouts.id`` or ``hotseat_draws.id``).
+    payout_id: Mapped[int | None] = mapped_column(BigInteger)
 
 
 check_text_lengths(MachinePrizeSetting, MachinePrizeTransfer)

@@ -94,7 +94,6 @@ class PrizePayout(Base):
     witness: Mapped[str] = mapped_column(String(200))
     paid_by: Mapped[str] = mapped_column(String(100))
     paid_at: Mapped[datetime] = mapped_column(UTCDateTime())
-    tender: Mapped[str | None] = mapped_column(String(16))  # NULL: cash (P6)
 
 
 check_text_lengths(PrizePlace, PrizeSurplus, PrizePayout)

@@ -502,7 +502,8 @@ async def pay_draw(
     tender: str | None = None,
 ) -> HotseatDraw:
     """Pay a won draw's prize to the winning entry's player, who signs for it (HS7).
-    ``tender`` None is cash; ``machine (AFT)`` a prize credited to the machine (P6)."""
+    ``tender`` (on the audit row): None is cash; ``machine (AFT)`` a prize credited to
+    the machine (P6), whose transfer row names this draw."""
     actor = require_actor(actor)
     aware(now, "now")
     draw, entry, player = await check_draw_payable(
@@ -510,7 +511,6 @@ async def pay_draw(
     )
     draw.signer, draw.signature, draw.witness = signer.strip(), signature.strip(), witness.strip()
     draw.paid_by, draw.paid_at = actor, now
-    draw.tender = tender
     await session.flush()
     extra = {"tender": tender} if tender is not None else {}
     await record(

@@ -347,7 +347,7 @@ async def settle(
         await session.flush()
         if row.kind == PRIZE:
             tournament_id, stage, place = _parse_prize_ref(row.ref)
-            await prizes.pay_prize(
+            payout = await prizes.pay_prize(
                 session,
                 tournament_id,
                 stage,
@@ -359,8 +359,9 @@ async def settle(
                 now=now,
                 tender=MACHINE_TENDER,
             )
+            row.payout_id = payout.id
         else:
-            await hs.pay_draw(
+            draw = await hs.pay_draw(
                 session,
                 int(row.ref.removeprefix("hotseat-draw:")),
                 signer=row.signer,
@@ -370,6 +371,7 @@ async def settle(
                 now=now,
                 tender=MACHINE_TENDER,
             )
+            row.payout_id = draw.id
     else:
         row.status = REFUSED if verdict is Verdict.REFUSED else UNKNOWN
     row.reason, row.settled_at = detail, now

@@ -289,7 +289,8 @@ async def pay_prize(
     the player they name (``idnum:``, ``card:``, ``id:`` or a bare ID or card number;
     prizes are not transferable), ``witness`` someone
     other than the winner.  Pays the advertised minimum plus the surplus share.
-    ``tender`` None is cash; ``machine (AFT)`` a prize credited to the machine (P6)."""
+    ``tender`` (on the audit row): None is cash; ``machine (AFT)`` a prize credited to
+    the machine (P6), whose transfer row names this payout."""
     actor = require_actor(actor)
     p = await check_payable(
         session,
@@ -314,7 +315,6 @@ async def pay_prize(
         witness=witness.strip(),
         paid_by=actor,
         paid_at=now,
-        tender=tender,
     )
     session.add(payout)
     await session.flush()

@@ -4,9 +4,9 @@ Revision ID: 0023
 Revises: 0022
 Create Date: 2026-12-07 16:40:00.000000
 
-Two new tables (the venue's setting, P1, and the transfer journal, P4/P5) and a nullable
-``tender`` column on ``prize_payouts`` and ``hotseat_draws`` (NULL: cash, as every payout
-before this revision; ``machine (AFT)`` for a prize paid as credits to the machine, P6).
+Two new tables (the venue's setting, P1, and the transfer journal, P4/P5; a done
+transfer names its payout row, whose tender the cash-up then reads as ``machine (AFT)``,
+P6).  Nothing existing changes.
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ def upgrade() -> None:
         sa.Column("egm_status", sa.Integer(), nullable=True),
         sa.Column("reason", sa.Text(), nullable=True),
         sa.Column("settled_at", sa.DateTime(timezone=True), nullable=True),
+        sa.Column("payout_id", sa.BigInteger(), nullable=True),
         sa.CheckConstraint(
             "amount_cents > 0", name=op.f("ck_machine_prize_transfers_amount_positive")
         ),
@@ -85,17 +86,9 @@ def upgrade() -> None:
         sqlite_where=_OPEN,
         postgresql_where=_OPEN,
     )
-    with op.batch_alter_table("prize_payouts") as batch:
-        batch.add_column(sa.Column("tender", sa.String(length=16), nullable=True))
-    with op.batch_alter_table("hotseat_draws") as batch:
-        batch.add_column(sa.Column("tender", sa.String(length=16), nullable=True))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("hotseat_draws") as batch:
-        batch.drop_column("tender")
-    with op.batch_alter_table("prize_payouts") as batch:
-        batch.drop_column("tender")
     op.drop_index(
         "uq_machine_prize_transfers_one_open_per_prize",
         table_name="machine_prize_transfers",

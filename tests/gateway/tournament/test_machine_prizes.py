@@ -5,6 +5,7 @@ outcome — before and after the machine took it — without a double credit."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from datetime import date, timedelta
 
@@ -161,12 +162,14 @@ async def test_p4_p5_p6_paid_to_the_machine_over_sas(desk: Desk, bank: Bank) -> 
     (done,) = await _rows(desk, MachinePrizeTransfer)
     assert (done.status, done.sends, done.egm_status) == ("done", 1, 0)
     (payout,) = await _rows(desk, PrizePayout)
-    assert (payout.tender, payout.amount_cents, payout.witness) == (
-        MACHINE_TENDER,
+    assert (done.payout_id, payout.amount_cents, payout.witness) == (
+        payout.id,
         PRIZE_CENTS,
         "supervisor",
     )
     assert payout.paid_by == "cashier"
+    (paid,) = [a for a in await _rows(desk, AuditEntry) if a.action == "tournament.prizes.paid"]
+    assert json.loads(paid.details)["tender"] == MACHINE_TENDER
 
 
 def _holding(d: object):  # type: ignore[no-untyped-def]
@@ -218,7 +221,7 @@ async def test_p5_a_crash_between_send_and_confirm_credits_once(
     (done,) = await _rows(desk, MachinePrizeTransfer)
     assert (done.status, done.sends) == ("done", 1 if machine_sees_it else 2)
     (payout,) = await _rows(desk, PrizePayout)
-    assert (payout.tender, payout.paid_at) == (MACHINE_TENDER, at(DAY, 20, 5))
+    assert (done.payout_id, payout.paid_at) == (payout.id, at(DAY, 20, 5))
     settled = [a for a in await _rows(desk, AuditEntry) if a.action == "machine-prizes.done"]
     assert len(settled) == 1
 
@@ -248,4 +251,5 @@ async def test_p3_a_machine_that_will_not_take_it_refuses_and_the_prize_stays_un
         pay_prize, tid, Q, 1, signer=ANN, signature="slip", witness="supervisor",
         actor="cashier", now=at(DAY, 20) + timedelta(minutes=3),
     )  # fmt: skip
-    assert payout.tender is None  # cash at the desk after all
+    assert payout.amount_cents == PRIZE_CENTS  # cash at the desk after all (no transfer names it)
+    assert row.payout_id is None

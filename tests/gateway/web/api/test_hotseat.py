@@ -180,8 +180,10 @@ async def test_p2_p4_p6_hs7_prize_to_the_machine_under_dual_control(desk: Desk) 
     async with desk.sessions() as s:
         draw = await s.get(HotseatDraw, desk.ids["hs_draw"])
         assert draw is not None
-        assert (draw.paid_by, draw.witness, draw.tender) == (
-            "cashier",
-            "supervisor",
-            "machine (AFT)",
-        )
+        assert (draw.paid_by, draw.witness) == ("cashier", "supervisor")
+        done = (await s.execute(select(MachinePrizeTransfer))).scalar_one()
+        assert (done.status, done.payout_id) == ("done", draw.id)
+        paid = (
+            await s.execute(select(AuditEntry).where(AuditEntry.action == "hotseat.paid"))
+        ).scalar_one()
+    assert json.loads(paid.details)["tender"] == "machine (AFT)"
