@@ -155,12 +155,12 @@ def _pay_to_machine(args: argparse.Namespace) -> int:
         return row.id, now
 
     transfer_id, at = run(args, work)  # the outcome is stored at the command's time
-    rows = asyncio.run(_deliver(args, at))
+    rows = asyncio.run(deliver(args, at))
     mine = [r for r in rows if r["id"] == transfer_id]
-    return _show_transfers(args, mine)
+    return show_transfers(args, mine)
 
 
-async def _deliver(args: argparse.Namespace, at: datetime | None) -> list[dict[str, object]]:
+async def deliver(args: argparse.Namespace, at: datetime | None) -> list[dict[str, object]]:
     """Every open transfer sent or recovered; outcomes stored at ``at`` (None: the real
     time, as the machine answers)."""
     url, engine = await open_engine(args.database)
@@ -186,17 +186,17 @@ def machine_setting(args: argparse.Namespace) -> int:
 
 
 def machine_deliver(args: argparse.Namespace) -> int:
-    return _show_transfers(args, asyncio.run(_deliver(args, None)))
+    return show_transfers(args, asyncio.run(deliver(args, None)))
 
 
 def machine_list(args: argparse.Namespace) -> int:
     async def work(session: AsyncSession) -> list[dict[str, object]]:
         return [mp.transfer_facts(r) for r in await mp.transfers(session)]
 
-    return _show_transfers(args, run(args.database, work))
+    return show_transfers(args, run(args.database, work))
 
 
-def _show_transfers(args: argparse.Namespace, rows: Sequence[dict[str, object]]) -> int:
+def show_transfers(args: argparse.Namespace, rows: Sequence[dict[str, object]]) -> int:
     return emit(
         args,
         {"transfers": list(rows)},

@@ -91,6 +91,8 @@ def test_p1_p2_p6_pay_to_the_machine_from_the_host(
     prizes = ("tournament", "prizes")
     q = ("Ridge", "--stage", "qualifying")
     ok(*prizes, "schedule", *q, "1=40000", "--now", "2026-11-02 09:00")
+    ok("hotseat", "commit", "1", "--draws", "1", "--prize-cents", "20000",
+       "--now", "2026-11-02 17:00")  # fmt: skip
     for id_number in (ANN, BEN):
         ok("heat", "register", "1", id_number, "--now", "2026-11-02 17:00")
     ok("heat", "begin", "1", "--present", "1,2", "--now", "2026-11-02 18:00")
@@ -125,8 +127,19 @@ def test_p1_p2_p6_pay_to_the_machine_from_the_host(
     assert ok(*prizes, "machine-deliver")["transfers"][0]["status"] == "done"  # nothing resent
     assert emulated.machines[0].machine.restricted_credits == 40000
 
+    # HS7: the hot-seat draw's prize to the same machine, through `hotseat pay`
+    (draw,) = ok("hotseat", "draw", "1", "--now", "2026-11-02 18:20")["draws"]
+    winner = ANN if draw["winner"] == "001" else BEN
+    out = ok("hotseat", "pay", str(draw["id"]), "--signature", "slip 3", "--as", "cleo",
+             "--signer", winner, "--witness", "sam", "--to-machine", "A-1",
+             "--now", "2026-11-02 19:10")  # fmt: skip
+    assert [(t["ref"], t["status"]) for t in out["transfers"]] == [
+        (f"hotseat-draw:{draw['id']}", "done")
+    ]
+    assert emulated.machines[0].machine.restricted_credits == 60000
+
     cashup = ok("cashup", "--date", "2026-11-02")
     assert cashup["reconciliation"]["ok"], cashup["reconciliation"]
     tenders = {t["tender"]: t for t in cashup["totals"]["by_tender"]}
-    assert tenders["machine (AFT)"]["out_cents"] == 40000
+    assert tenders["machine (AFT)"]["out_cents"] == 60000
     assert cashup["totals"]["cash_out_cents"] == 0  # nothing left the drawer
