@@ -182,7 +182,7 @@ def _payout_key(tournament_id: int, stage: str, place: int) -> str:
     return f"tournament:{tournament_id}|{stage}|{place}"
 
 
-def _to_machines(kind: str) -> Select[tuple[int | None]]:
+def _to_machines(kind: str) -> Select[int | None]:
     """The payouts of ``kind`` (``prize``, ``hotseat``) credited to a machine (P6)."""
     return select(MachinePrizeTransfer.payout_id).where(
         MachinePrizeTransfer.kind == kind,
