@@ -16,6 +16,7 @@ import storage.floor
 import storage.hotseat
 import storage.journal
 import storage.lease
+import storage.machine_prizes
 import storage.marks
 import storage.prizes
 import storage.seals

@@ -34,6 +34,7 @@ from gateway.app.context import GatewayContext, bank_links, close_links, snmp_se
 from gateway.app.database import require_audit_key, watch_chain
 from gateway.app.defaults import DEFAULT_SPOOL
 from gateway.app.live_draws import LiveDraws
+from gateway.app.machine_prizes import MachinePrizes
 from gateway.app.options import trap_host
 from gateway.clocks.central import DEFAULT_LIMIT_MS, central_offset
 from gateway.errors import OperatorError
@@ -305,13 +306,29 @@ class RunningGateway:
             for run_id in paused:  # the director's resume must reach it (claims the machines)
                 await self.scheduler.adopt_paused(bank, run_id, links)
 
+    async def _driver_of(self, machine_id: str) -> object | None:
+        """The driver of a machine on one of this gateway's banks (None: not ours)."""
+        for links in self.links.values():
+            link = links.get(machine_id)
+            if link is not None:
+                return link.driver
+        return None
+
     async def run(self, stop: asyncio.Event) -> None:
         """Start due heats and stop them by the heat clock until ``stop`` is set; take
-        the hot-seat draws of the heats playing as their moments fall (HS3)."""
+        the hot-seat draws of the heats playing as their moments fall (HS3); credit the
+        prizes journaled for its machines (P4, P5: recovered first after a restart)."""
         draws = LiveDraws(self.context.sessions, actor=self.settings.actor,
                           interval_s=self.settings.tick_s)  # fmt: skip
+        prizes = MachinePrizes(
+            self.context.sessions,
+            self._driver_of,
+            actor=self.settings.actor,
+            interval_s=self.settings.tick_s,
+        )
         async with asyncio.TaskGroup() as group:
             group.create_task(draws.run(stop), name="hotseat-live-draws")
+            group.create_task(prizes.run(stop), name="machine-prizes")
             await self.running.run(stop)
 
     async def close(self) -> None:

@@ -170,3 +170,43 @@ class ConnectedLink(Protocol):
     """A driver that knows whether its connection to the machine (or its board) is up."""
 
     def link_connected(self) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PrizeMachineState:
+    """What a machine says of itself before a prize is credited to it (docs/rules.md#p3):
+    whether it takes AFT credits from us (and why not), whether transfers to it are
+    possible now, whether a game or a transfer is under way, and its transfer limit."""
+
+    aft: bool
+    locked: bool
+    busy: bool
+    in_tournament: bool = False
+    limit_cents: int | None = None
+    why_not_aft: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PrizeTransferResult:
+    """What the machine said of one prize transfer, by its transaction ID: ``reading`` is
+    one of ``done``, ``refused``, ``pending``, ``not seen`` (its last transfer is another,
+    or none), ``duplicate`` (the ID is already in its history) or ``odd`` (done for
+    another amount); ``egm_status`` the status byte (SAS LP 72), ``detail`` one line."""
+
+    reading: str
+    egm_status: int | None
+    detail: str
+
+
+@runtime_checkable
+class PrizeTransfers(Protocol):
+    """A driver that can credit a prize to its machine as promotional credits (SAS AFT)
+    under a transaction ID the caller journaled first, and read that transfer back."""
+
+    async def prize_state(self) -> PrizeMachineState: ...
+
+    async def credit_prize(
+        self, transaction_id: str, cents: int, expiration_days: int
+    ) -> PrizeTransferResult: ...
+
+    async def read_prize_transfer(self, transaction_id: str, cents: int) -> PrizeTransferResult: ...

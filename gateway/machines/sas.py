@@ -71,7 +71,12 @@ from contextlib import asynccontextmanager
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from gateway.machines.capabilities import AftRegistration, LinkCounters
+from gateway.machines.capabilities import (
+    AftRegistration,
+    LinkCounters,
+    PrizeMachineState,
+    PrizeTransferResult,
+)
 from gateway.machines.driver import (
     DriverError,
     LinkDown,
@@ -325,6 +330,28 @@ class SasDriver:
         (:mod:`gateway.machines.sas_aft`); a refusal comes back with its reason."""
         async with self._errors():
             return await self._aft.register(await self._connected())
+
+    # -- PrizeTransfers (docs/rules.md#p3 to #p5) -----------------------------------------
+    async def prize_state(self) -> PrizeMachineState:
+        """P3's facts; a machine seated in a heat by this driver is in tournament mode."""
+        async with self._errors():
+            c = await self._connected()
+            state = await self._aft.prize_state(c)
+            if self._in_heat or self._start_meters is not None:
+                return dataclasses.replace(state, in_tournament=True)
+            return state
+
+    async def credit_prize(
+        self, transaction_id: str, cents: int, expiration_days: int
+    ) -> PrizeTransferResult:
+        async with self._errors():
+            c = await self._connected()
+            return await self._aft.credit_prize(c, transaction_id, cents, expiration_days)
+
+    async def read_prize_transfer(self, transaction_id: str, cents: int) -> PrizeTransferResult:
+        async with self._errors():
+            c = await self._connected()
+            return await self._aft.read_prize_transfer(c, transaction_id, cents)
 
     def quirks(self) -> list[str]:
         """QuirkReporter: display fields kept as received (LP 1F, 54), and bytes the

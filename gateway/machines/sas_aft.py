@@ -32,7 +32,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from gateway.machines.capabilities import AftRegistration
+from gateway.machines.capabilities import AftRegistration, PrizeMachineState, PrizeTransferResult
 from gateway.machines.driver import MachineRefused, ProtocolFault
 from protocols.sas import (
     AftLockCode,
@@ -53,6 +53,15 @@ from protocols.sas import (
 from protocols.sas.aft import TRANSFER_FROM_MACHINE_OK, TRANSFER_TO_MACHINE_OK
 from protocols.sas.aft_registration import REGISTRATION_KEY_BYTES
 from protocols.sas.client import SasClient, SasTimeout
+
+DONE, REFUSED, PENDING, NOT_SEEN, DUPLICATE, ODD = (
+    "done",
+    "refused",
+    "pending",
+    "not seen",
+    "duplicate",
+    "odd",
+)
 
 PENDING_READS = 25  # LP 72 interrogations of a pending transfer (~5 s at 200 ms)
 LOCK_READS = 15  # LP 74 interrogations of a pending lock (~3 s)
@@ -100,6 +109,31 @@ def _taken(asset: int, reply: AftRegistrationReply) -> AftRegistration:
         f"registered to another AFT host (POS ID {reply.pos_id}); unregister it at "
         "the machine, or give this machine that host's key and POS ID",
     )
+
+
+def prize_reading(reply: AftTransferReply, sent_id: str, cents: int) -> PrizeTransferResult:
+    """What an LP 72 reply (to the transfer, or an interrogation) says of prize transfer
+    ``sent_id`` of ``cents`` restricted cents (docs/rules.md#p5)."""
+    status = reply.transfer_status
+    named = describe_transfer_status(status)
+    if status == AftTransferStatus.DUPLICATE_TRANSACTION_ID:
+        return PrizeTransferResult(DUPLICATE, status, f"AFT transaction {sent_id}: {named}")
+    if reply.transaction_id != sent_id:
+        last = reply.transaction_id or "none"
+        return PrizeTransferResult(
+            NOT_SEEN, status, f"the machine's last AFT transfer is {last} ({named})"
+        )
+    outcome = transfer_outcome(status)
+    if outcome is TransferOutcome.PENDING:
+        return PrizeTransferResult(PENDING, status, f"AFT transaction {sent_id}: {named}")
+    if outcome is TransferOutcome.DONE:
+        moved = reply.restricted_cents + reply.cashable_cents + reply.nonrestricted_cents
+        if status != AftTransferStatus.FULL_TRANSFER_OK or moved != cents:
+            return PrizeTransferResult(
+                ODD, status, f"AFT transaction {sent_id}: {named}, {moved} of {cents} cents"
+            )
+        return PrizeTransferResult(DONE, status, f"AFT transaction {sent_id}: {cents} cents")
+    return PrizeTransferResult(REFUSED, status, f"AFT transfer {sent_id} refused ({named})")
 
 
 def transaction_id() -> str:
@@ -289,3 +323,60 @@ class AftSession:
                 f"{PENDING_READS} interrogations"
             )
         raise self._refused(f"AFT transfer {sent.transaction_id} refused ({named})")
+
+    # -- prizes to the machine (docs/rules.md#p3 to #p5) --------------------------------
+    async def prize_state(self, c: SasClient) -> PrizeMachineState:
+        """P3's facts from the machine: AFT (capable and registered to us), transfers to
+        it possible now (LP 74 available transfers), a game finishing or a lock held."""
+        if not (await c.capabilities()).aft:
+            return PrizeMachineState(False, False, False, why_not_aft="no AFT (LP A0)")
+        try:
+            await self.ensure_registered(c)
+        except MachineRefused as exc:
+            return PrizeMachineState(False, False, False, why_not_aft=str(exc))
+        status = await c.aft_status()
+        return PrizeMachineState(
+            aft=True,
+            locked=not status.available_transfers & TRANSFER_TO_MACHINE_OK,
+            busy=status.game_lock_status == AftLockStatus.LOCK_PENDING,
+            limit_cents=status.transfer_limit_cents or None,
+        )
+
+    async def credit_prize(
+        self, c: SasClient, sent_id: str, cents: int, expiration_days: int
+    ) -> PrizeTransferResult:
+        """Lock (LP 74) and send (LP 72) ``cents`` of restricted promotional credits under
+        the journaled ``sent_id``; a lost reply is read back (LP 72 FF), a pending one
+        interrogated a bounded number of times."""
+        asset, host = await self.ensure_registered(c)
+        await self.lock(c, TRANSFER_TO_MACHINE_OK)
+        sent = AftTransfer(
+            c.address,
+            transfer_type=AftTransferType.IN_HOUSE_TO_MACHINE,
+            cashable_cents=0,
+            restricted_cents=cents,
+            nonrestricted_cents=0,
+            transaction_id=sent_id,
+            asset_number=asset,
+            registration_key=host.registration_key,
+            expiration=expiration_days,
+            pool_id=host.pool_id,
+        )
+        try:
+            reply = await c.aft_send(sent)
+        except SasTimeout:
+            reply = await c.aft_interrogate()
+        result = prize_reading(reply, sent_id, cents)
+        for _ in range(PENDING_READS):
+            if result.reading != PENDING:
+                break
+            result = prize_reading(await c.aft_interrogate(), sent_id, cents)
+        if result.egm_status in _REREGISTER:
+            self.asset_number = None
+        return result
+
+    async def read_prize_transfer(
+        self, c: SasClient, sent_id: str, cents: int
+    ) -> PrizeTransferResult:
+        """The machine's last transfer (LP 72 FF) as it bears on ``sent_id``."""
+        return prize_reading(await c.aft_interrogate(), sent_id, cents)

@@ -7,8 +7,9 @@ to the cent, and the liability carried forward.
 0017 by its kind, a ticket's as cash).  ``by_tender`` splits each cashier's money;
 ``cash_in_cents``/``cash_out_cents`` count cash only and ``drawer_cents`` (cash in −
 cash out) is what the drawer must hold: a card sale is money in the bank, a comp none.
-Prizes are paid in cash.  The cash figures are also summed in SQL, and a stored tender
-that differs from the one its audit row recorded is a mismatch.
+Prizes are paid in cash, or credited to the winner's machine (tender ``machine (AFT)``,
+house clause P6: no money leaves the drawer).  The cash figures are also summed in SQL,
+and a stored tender that differs from the one its audit row recorded is a mismatch.
 
 Reconciliation (see :mod:`.cashup_rows`): every figure is the sum of the day's stored
 rows; it must equal the SQL aggregate over the same tables, and every stored row must
@@ -41,6 +42,7 @@ from gateway.records import cashup_rows as cr
 from gateway.records.cashup_rows import LedgerRow, Movement
 from storage.enums import Tender
 from storage.hotseat import HotseatCommitment, HotseatDraw
+from storage.machine_prizes import MACHINE_TENDER
 from storage.prizes import PrizePayout, PrizePlace
 from storage.super9 import (
     SessionStatus,
@@ -52,7 +54,7 @@ from storage.super9 import (
 from storage.teams import TeamPrizePayout, TeamPrizePlace
 
 CASH, CARD = Tender.CASH.value, Tender.CARD.value
-TENDERS = tuple(t.value for t in Tender)
+TENDERS = (*(t.value for t in Tender), MACHINE_TENDER)  # P6: prizes credited to a machine
 
 DESK_NOTE = (
     "the desk (till) is not recorded on sales, refunds or payouts: figures are per "

@@ -20,11 +20,12 @@ receipt's audit row.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import Select, and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.tournament.rules.enums import PurchaseKind
@@ -32,6 +33,7 @@ from gateway.tournament.rules.purchases import tender_of_kind
 from storage.audit import AuditEntry
 from storage.enums import Tender
 from storage.hotseat import HotseatDraw
+from storage.machine_prizes import DONE, MACHINE_TENDER, MachinePrizeTransfer
 from storage.prizes import PrizePayout
 from storage.super9 import Super9Prize, Super9Ticket
 from storage.teams import TeamPrizePayout
@@ -180,7 +182,22 @@ def _payout_key(tournament_id: int, stage: str, place: int) -> str:
     return f"tournament:{tournament_id}|{stage}|{place}"
 
 
+def _to_machines(kind: str) -> Select[int | None]:
+    """The payouts of ``kind`` (``prize``, ``hotseat``) credited to a machine (P6)."""
+    return select(MachinePrizeTransfer.payout_id).where(
+        MachinePrizeTransfer.kind == kind,
+        MachinePrizeTransfer.status == DONE,
+        MachinePrizeTransfer.payout_id.is_not(None),
+    )
+
+
+async def _tender_of(db: AsyncSession, kind: str) -> Callable[[int], str]:
+    machine = set(await db.scalars(_to_machines(kind)))
+    return lambda payout_id: MACHINE_TENDER if payout_id in machine else Tender.CASH.value
+
+
 async def _tournament_prizes(db: AsyncSession, start: datetime, end: datetime) -> list[Movement]:
+    tender = await _tender_of(db, "prize")
     rows = await db.execute(
         select(PrizePayout)
         .where(PrizePayout.paid_at >= start, PrizePayout.paid_at < end)
@@ -195,6 +212,7 @@ async def _tournament_prizes(db: AsyncSession, start: datetime, end: datetime) -
             p.amount_cents,
             1,
             ("tournament.prizes.paid", _payout_key(p.tournament_id, p.stage.value, p.place)),
+            tender(p.id),  # machine (AFT): credited to the machine (P6)
         )
         for p in rows.scalars()
     ]
@@ -206,6 +224,7 @@ def _draw_key(draw_id: int) -> str:
 
 async def _hotseat_prizes(db: AsyncSession, start: datetime, end: datetime) -> list[Movement]:
     """HS7: hot-seat prizes paid on the day, by the account that paid them."""
+    tender = await _tender_of(db, "hotseat")
     rows = await db.execute(
         select(HotseatDraw)
         .where(HotseatDraw.paid_at >= start, HotseatDraw.paid_at < end)
@@ -223,6 +242,7 @@ async def _hotseat_prizes(db: AsyncSession, start: datetime, end: datetime) -> l
                 d.prize_cents,
                 1,
                 ("hotseat.paid", _draw_key(d.id)),
+                tender(d.id),  # machine (AFT): credited to the machine (P6)
             )
         )
     return out
@@ -410,10 +430,14 @@ async def cash_aggregates(db: AsyncSession, start: datetime, end: datetime) -> d
             Super9Prize.signed_at >= start, Super9Prize.signed_at < end
         ),
         select(func.sum(PrizePayout.amount_cents)).where(
-            PrizePayout.paid_at >= start, PrizePayout.paid_at < end
+            PrizePayout.paid_at >= start,
+            PrizePayout.paid_at < end,
+            PrizePayout.id.not_in(_to_machines("prize")),
         ),
         select(func.sum(HotseatDraw.prize_cents)).where(
-            HotseatDraw.paid_at >= start, HotseatDraw.paid_at < end
+            HotseatDraw.paid_at >= start,
+            HotseatDraw.paid_at < end,
+            HotseatDraw.id.not_in(_to_machines("hotseat")),
         ),
         select(func.sum(TeamPrizePayout.amount_cents)).where(
             TeamPrizePayout.paid_at >= start, TeamPrizePayout.paid_at < end

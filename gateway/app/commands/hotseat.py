@@ -63,4 +63,9 @@ def register(sub: Any) -> None:
     p.add_argument("--signer", required=True, help=f"the winner, signing: {PLAYER_HELP}")
     p.add_argument("--signature", required=True, help="signature / receipt reference")
     add_second(p, Permission.HOTSEAT_PRIZE_RECEIPT, option="--witness", dest="witness")
+    p.add_argument(
+        "--to-machine",
+        metavar="MACHINE",
+        help="pay it as promotional credits to this machine by SAS AFT (rules P1-P6)",
+    )
     p.set_defaults(handler=Deferred(f"{HANDLERS}:pay"))

@@ -4,12 +4,15 @@ when one of them runs."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from gateway.app.commands.tournament_prizes_handlers import deliver, show_transfers
 from gateway.app.database import run
 from gateway.app.identity import host_actor
 from gateway.app.keyed import second_name
@@ -18,6 +21,7 @@ from gateway.app.output import emit, rands
 from gateway.tournament.rules.enums import Stage
 from gateway.tournament.rules.hotseat import heat_subject, wildcard_subject
 from gateway.tournament.services import hotseat as hs
+from gateway.tournament.services import machine_prizes
 from gateway.tournament.services.common import find_tournament, get
 from gateway.tournament.services.hotseat import Announcement
 from storage.hotseat import HotseatDraw
@@ -129,6 +133,9 @@ def wildcard_draw(args: argparse.Namespace) -> int:
 
 
 def pay(args: argparse.Namespace) -> int:
+    if args.to_machine is not None:
+        return _pay_to_machine(args)
+
     async def work(session: AsyncSession) -> dict[str, Any]:
         paid = await hs.pay_draw(
             session, args.draw, signer=args.signer, signature=args.signature,
@@ -143,3 +150,20 @@ def pay(args: argparse.Namespace) -> int:
         }
 
     return emit(args, run(args, work))
+
+
+def _pay_to_machine(args: argparse.Namespace) -> int:
+    """P2, P4: journal the draw's transfer (the checks of the cash payout, the witness's
+    password), then send it at once; the outcome is the transfer's row."""
+
+    async def work(session: AsyncSession) -> tuple[int, datetime]:
+        now = now_of(args)
+        row = await machine_prizes.journal_draw(
+            session, args.draw, machine_id=args.to_machine, signer=args.signer,
+            signature=args.signature, witness=second_name(args), actor=host_actor(), now=now,
+        )  # fmt: skip
+        return row.id, now
+
+    transfer_id, at = run(args, work)
+    rows = asyncio.run(deliver(args, at))
+    return show_transfers(args, [r for r in rows if r["id"] == transfer_id])

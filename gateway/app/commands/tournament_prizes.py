@@ -52,7 +52,39 @@ def register(actions: Any) -> None:
     p.add_argument("--signature", required=True, help="signature / receipt reference")
     # The witness is a second account that types its password (dual control).
     add_second(p, Permission.TOURNAMENT_PRIZE_RECEIPT, option="--witness", dest="witness")
+    p.add_argument(
+        "--to-machine",
+        metavar="MACHINE",
+        help="pay it as promotional credits to this machine by SAS AFT (rules P1-P6; "
+        "the venue must allow it: prizes machine-setting)",
+    )
     p.set_defaults(handler=Deferred("gateway.app.commands.tournament_prizes_handlers:pay"))
+
+    p = sub.add_parser(
+        "machine-setting", help="allow or forbid prizes paid to the machine (P1, a reason)"
+    )
+    add_common(p, read=True)
+    way = p.add_mutually_exclusive_group(required=True)
+    way.add_argument("--allow", action="store_true", help="where the jurisdiction permits it")
+    way.add_argument("--forbid", action="store_true")
+    p.add_argument("--reason", required=True, help="the jurisdiction's terms, or why not")
+    p.add_argument("--expiration-days", type=int, default=30, help="the credits' life (1-9999)")
+    p.set_defaults(
+        handler=Deferred("gateway.app.commands.tournament_prizes_handlers:machine_setting")
+    )
+
+    p = sub.add_parser(
+        "machine-deliver",
+        help="send, or recover after a crash, every prize transfer not yet settled (P4, P5)",
+    )
+    add_common(p, read=True)
+    p.set_defaults(
+        handler=Deferred("gateway.app.commands.tournament_prizes_handlers:machine_deliver")
+    )
+
+    p = sub.add_parser("machine-list", help="prize transfers to machines and their outcome")
+    add_common(p, read=True, write=False)
+    p.set_defaults(handler=Deferred("gateway.app.commands.tournament_prizes_handlers:machine_list"))
 
     p = sub.add_parser("list", help="each prize place: advertised, surplus, holder, paid")
     add_common(p, read=True, write=False)

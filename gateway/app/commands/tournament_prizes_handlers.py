@@ -4,19 +4,23 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from gateway.app.database import run
+from gateway.app.database import close_engine, guarded, open_engine, run
 from gateway.app.identity import host_actor
 from gateway.app.keyed import second_name
+from gateway.app.machine_prizes import deliver_from_host
 from gateway.app.options import now_of
 from gateway.app.output import emit, rands
 from gateway.errors import OperatorError
 from gateway.tournament.rules.enums import Stage
 from gateway.tournament.rules.prizes import split_by_weights
+from gateway.tournament.services import machine_prizes as mp
 from gateway.tournament.services.common import find_tournament
 from gateway.tournament.services.prizes import (
     PrizeLine,
@@ -27,6 +31,7 @@ from gateway.tournament.services.prizes import (
     set_schedule,
 )
 from gateway.tournament.services.standings import StageStandings, stage_standings
+from storage.db import make_sessionmaker
 
 
 def _amounts(items: Sequence[str], what: str) -> dict[int, int]:
@@ -86,6 +91,9 @@ def apportion(args: argparse.Namespace) -> int:
 
 
 def pay(args: argparse.Namespace) -> int:
+    if args.to_machine is not None:
+        return _pay_to_machine(args)
+
     async def work(session: AsyncSession) -> dict[str, Any]:
         t = await find_tournament(session, args.tournament)
         payout = await pay_prize(
@@ -129,4 +137,81 @@ def show(args: argparse.Namespace, lines: Sequence[PrizeLine], title: str | None
             for x in lines
         ],
         title=title or "prizes (T15: advertised minimum + apportioned surplus)",
+    )
+
+
+def _pay_to_machine(args: argparse.Namespace) -> int:
+    """P2, P4: journal the transfer (every check of a desk payout, the witness's
+    password), then send it at once; the outcome is the transfer's row."""
+
+    async def work(session: AsyncSession) -> tuple[int, datetime]:
+        t = await find_tournament(session, args.tournament)
+        now = now_of(args, t.venue_tz)
+        row = await mp.journal_prize(
+            session, t.id, Stage(args.stage), args.place, machine_id=args.to_machine,
+            signer=args.signer, signature=args.signature, witness=second_name(args),
+            actor=host_actor(), now=now,
+        )  # fmt: skip
+        return row.id, now
+
+    transfer_id, at = run(args, work)  # the outcome is stored at the command's time
+    rows = asyncio.run(deliver(args, at))
+    mine = [r for r in rows if r["id"] == transfer_id]
+    return show_transfers(args, mine)
+
+
+async def deliver(args: argparse.Namespace, at: datetime | None) -> list[dict[str, object]]:
+    """Every open transfer sent or recovered; outcomes stored at ``at`` (None: the real
+    time, as the machine answers)."""
+    url, engine = await open_engine(args.database)
+    clock = (lambda: at) if at is not None else (lambda: datetime.now(UTC))
+    try:
+        rows = await guarded(
+            url, deliver_from_host(make_sessionmaker(engine), actor=host_actor(), clock=clock)
+        )
+        return [mp.transfer_facts(r) for r in rows]
+    finally:
+        await close_engine(engine)
+
+
+def machine_setting(args: argparse.Namespace) -> int:
+    async def work(session: AsyncSession) -> dict[str, object]:
+        row = await mp.set_setting(
+            session, allowed=bool(args.allow), reason=args.reason, actor=host_actor(),
+            now=now_of(args), expiration_days=args.expiration_days,
+        )  # fmt: skip
+        return {"allowed": row.allowed, "expiration_days": row.expiration_days}
+
+    return emit(args, run(args, work))
+
+
+def machine_deliver(args: argparse.Namespace) -> int:
+    return show_transfers(args, asyncio.run(deliver(args, None)))
+
+
+def machine_list(args: argparse.Namespace) -> int:
+    async def work(session: AsyncSession) -> list[dict[str, object]]:
+        return [mp.transfer_facts(r) for r in await mp.transfers(session)]
+
+    return show_transfers(args, run(args.database, work))
+
+
+def show_transfers(args: argparse.Namespace, rows: Sequence[dict[str, object]]) -> int:
+    return emit(
+        args,
+        {"transfers": list(rows)},
+        ["id", "prize", "machine", "amount", "transaction", "status", "reason"],
+        [
+            [
+                r["id"],
+                r["ref"],
+                r["machine"],
+                rands(int(str(r["amount_cents"]))),
+                r["transaction_id"],
+                r["status"],
+                r["reason"] or "",
+            ]
+            for r in rows
+        ],
+        title="prizes to the machine (P4, P5)",
     )

@@ -49,6 +49,7 @@ from gateway.tournament.rules.violations import RuleViolation
 from gateway.tournament.services.common import aware, find_tournament, get, record, require_actor
 from gateway.tournament.services.lookup import player_by_ref
 from gateway.tournament.services.people import disqualified_sets
+from gateway.tournament.services.prizes import refuse_while_journaled
 from gateway.tournament.services.standings import qualifiers, stage_over, stage_standings
 from storage import change_feed
 from storage.audit import require_keys
@@ -462,19 +463,10 @@ async def wildcard_entries(session: AsyncSession, tournament_id: int, stage: Sta
     return [e for e in rows.scalars() if e is not None]
 
 
-async def pay_draw(
-    session: AsyncSession,
-    draw_id: int,
-    *,
-    signer: str,
-    signature: str,
-    witness: str,
-    actor: str,
-    now: datetime,
-) -> HotseatDraw:
-    """Pay a won draw's prize to the winning entry's player, who signs for it (HS7)."""
-    actor = require_actor(actor)
-    aware(now, "now")
+async def check_draw_payable(
+    session: AsyncSession, draw_id: int, *, signer: str, signature: str, witness: str
+) -> tuple[HotseatDraw, Entry, Player]:
+    """Everything :func:`pay_draw` checks (HS7), writing nothing."""
     draw = await get(session, HotseatDraw, draw_id, "hot-seat draw")
     if draw.entry_id is None:
         raise _refuse("HS3", f"draw {draw_id} is void: nobody won it")
@@ -482,6 +474,7 @@ async def pay_draw(
         raise _refuse("HS2", f"draw {draw_id} carries no prize")
     if draw.paid_at is not None:
         raise _refuse("HS7", f"draw {draw_id} was paid at {draw.paid_at:%Y-%m-%d %H:%M} UTC")
+    await refuse_while_journaled(session, f"hotseat-draw:{draw.id}")
     entry = await get(session, Entry, draw.entry_id, "entry")
     player = await get(session, Player, entry.player_id, "player")
     try:
@@ -494,9 +487,32 @@ async def pay_draw(
         signature=signature,
         witness=witness,
     )
+    return draw, entry, player
+
+
+async def pay_draw(
+    session: AsyncSession,
+    draw_id: int,
+    *,
+    signer: str,
+    signature: str,
+    witness: str,
+    actor: str,
+    now: datetime,
+    tender: str | None = None,
+) -> HotseatDraw:
+    """Pay a won draw's prize to the winning entry's player, who signs for it (HS7).
+    ``tender`` (on the audit row): None is cash; ``machine (AFT)`` a prize credited to
+    the machine (P6), whose transfer row names this draw."""
+    actor = require_actor(actor)
+    aware(now, "now")
+    draw, entry, player = await check_draw_payable(
+        session, draw_id, signer=signer, signature=signature, witness=witness
+    )
     draw.signer, draw.signature, draw.witness = signer.strip(), signature.strip(), witness.strip()
     draw.paid_by, draw.paid_at = actor, now
     await session.flush()
+    extra = {"tender": tender} if tender is not None else {}
     await record(
         session,
         actor,
@@ -511,6 +527,7 @@ async def pay_draw(
         signature=draw.signature,
         witness=draw.witness,
         rule="HS7",
+        **extra,
     )
     return draw
 

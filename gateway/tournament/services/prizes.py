@@ -41,6 +41,7 @@ from gateway.tournament.services.common import (
 )
 from gateway.tournament.services.lookup import player_by_ref
 from gateway.tournament.services.standings import StandingLine, stage_over, stage_standings
+from storage.machine_prizes import JOURNALED, MachinePrizeTransfer
 from storage.prizes import PrizePayout, PrizePlace, PrizeSurplus
 from storage.tournament import Player, Tournament
 
@@ -201,7 +202,33 @@ async def _holder(
     return holders[0]
 
 
-async def pay_prize(
+async def refuse_while_journaled(session: AsyncSession, ref: str) -> None:
+    """P4: a prize whose transfer to a machine is journaled, its outcome not yet stored,
+    is paid by that transfer or not at all until the outcome is known."""
+    machine = await session.scalar(
+        select(MachinePrizeTransfer.machine_id).where(
+            MachinePrizeTransfer.ref == ref, MachinePrizeTransfer.status == JOURNALED
+        )
+    )
+    if machine is not None:
+        raise RuleViolation(
+            None, f"rule P4: {ref} is being paid to machine {machine}: its outcome is awaited"
+        )
+
+
+@dataclass(frozen=True)
+class Payable:
+    """A place that may be paid now (T15): its tournament, the advertised row, the one
+    entry holding it and that entry's player, the receipt as checked, and the amount."""
+
+    tournament: Tournament
+    prize: PrizePlace
+    holder: StandingLine
+    player: Player
+    amount_cents: int
+
+
+async def check_payable(
     session: AsyncSession,
     tournament_ref: int | str,
     stage: Stage,
@@ -210,14 +237,10 @@ async def pay_prize(
     signer: str,
     signature: str,
     witness: str,
-    actor: str,
     now: datetime,
-) -> PrizePayout:
-    """Pay a place (T15) to the winning entry's player, who signs for it: ``signer`` is
-    the player they name (``idnum:``, ``card:``, ``id:`` or a bare ID or card number;
-    prizes are not transferable), ``witness`` someone
-    other than the winner.  Pays the advertised minimum plus the surplus share."""
-    actor = require_actor(actor)
+) -> Payable:
+    """Everything :func:`pay_prize` checks (T15), writing nothing: the place is advertised,
+    not paid, held outright once its stage is over, and the signer is its player."""
     aware(now, "now")
     tournament = await find_tournament(session, tournament_ref)
     prize = next(
@@ -230,6 +253,7 @@ async def pay_prize(
     )
     if paid is not None:
         raise RuleViolation(RULE, f"place {place} was paid at {paid.paid_at:%Y-%m-%d %H:%M} UTC")
+    await refuse_while_journaled(session, f"tournament:{tournament.id}|{stage.value}|{place}")
     holder = await _holder(session, tournament, stage, place, now)
     player = await session.get(Player, holder.player_id)
     assert player is not None  # the score's foreign key
@@ -245,13 +269,47 @@ async def pay_prize(
         signature=signature,
         witness=witness,
     )
+    return Payable(tournament, prize, holder, player, prize.minimum_cents + prize.surplus_cents)
+
+
+async def pay_prize(
+    session: AsyncSession,
+    tournament_ref: int | str,
+    stage: Stage,
+    place: int,
+    *,
+    signer: str,
+    signature: str,
+    witness: str,
+    actor: str,
+    now: datetime,
+    tender: str | None = None,
+) -> PrizePayout:
+    """Pay a place (T15) to the winning entry's player, who signs for it: ``signer`` is
+    the player they name (``idnum:``, ``card:``, ``id:`` or a bare ID or card number;
+    prizes are not transferable), ``witness`` someone
+    other than the winner.  Pays the advertised minimum plus the surplus share.
+    ``tender`` (on the audit row): None is cash; ``machine (AFT)`` a prize credited to
+    the machine (P6), whose transfer row names this payout."""
+    actor = require_actor(actor)
+    p = await check_payable(
+        session,
+        tournament_ref,
+        stage,
+        place,
+        signer=signer,
+        signature=signature,
+        witness=witness,
+        now=now,
+    )
+    tournament, prize, holder, player = p.tournament, p.prize, p.holder, p.player
     payout = PrizePayout(
         tournament_id=tournament.id,
         stage=stage,
         place=place,
         entry_id=holder.entry_id,
         player_id=player.id,
-        amount_cents=prize.minimum_cents + prize.surplus_cents,
+        amount_cents=p.amount_cents,
         signer=signer.strip(),
         signature=signature.strip(),
         witness=witness.strip(),
@@ -260,6 +318,7 @@ async def pay_prize(
     )
     session.add(payout)
     await session.flush()
+    extra = {"tender": tender} if tender is not None else {}
     await record(
         session,
         actor,
@@ -277,6 +336,7 @@ async def pay_prize(
         signature=payout.signature,
         witness=payout.witness,
         rule=RULE,
+        **extra,
     )
     return payout
 

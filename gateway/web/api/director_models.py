@@ -26,6 +26,7 @@ from gateway.web.api.models import (
     Stage,
     Time,
 )
+from gateway.web.api.technician_models import MachineName
 
 SeatNumber = Annotated[int, Field(ge=1, le=10_000)]
 Place = Annotated[int, Field(ge=1, le=10_000)]
@@ -317,7 +318,14 @@ class PayIn(Body):
     signature: Annotated[str, Field(min_length=1, max_length=128)]  # receipt reference
 
 
-class PrizePay(PayIn):
+class MachinePayIn(PayIn):
+    """A payout the winner signs for; with ``machine``, paid as promotional credits to
+    that machine by SAS AFT instead of cash (house clauses P1–P6, docs/rules.md#p2)."""
+
+    machine: MachineName | None = None
+
+
+class PrizePay(MachinePayIn):
     tournament: Ref
     stage: Stage
     place: Place

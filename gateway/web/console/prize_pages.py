@@ -36,7 +36,7 @@ from gateway.tournament.services.prizes import (
 from gateway.tournament.services.standings import stage_over, stage_standings
 from gateway.web.api import actions
 from gateway.web.api.auth import api_of
-from gateway.web.api.director_models import PayIn, PrizePay
+from gateway.web.api.director_models import MachinePayIn, PrizePay
 from gateway.web.api.errors import ApiError
 from gateway.web.console import prize_forms as forms
 from gateway.web.console.acting import attempt, done
@@ -203,9 +203,9 @@ async def pay(request: Request, me: Viewer = viewer(P.TOURNAMENT_PRIZE_RECEIPT))
         place = me.field("place")
         if not place.isdigit():
             raise OperatorError("place: pick the prize to pay")
-        body = forms.validated(
-            PayIn, {"signer": me.field("signer"), "signature": me.field("signature")}
-        )
+        fields = {"signer": me.field("signer"), "signature": me.field("signature")}
+        machine = me.field("machine")  # P2: credited to the machine by SAS AFT instead
+        body = forms.validated(MachinePayIn, {**fields, "machine": machine or None})
         order = PrizePay(tournament=str(t.id), stage=stage.value, place=int(place),
                          **body.model_dump())  # fmt: skip
         try:
@@ -214,10 +214,11 @@ async def pay(request: Request, me: Viewer = viewer(P.TOURNAMENT_PRIZE_RECEIPT))
             ))  # fmt: skip
         except ApiError as exc:
             raise OperatorError(forms.field_of(str(exc.detail), "payout")) from None
+        to = f" to machine {machine} (AFT, rule P2)" if machine else ""
         return (
-            f"payout of place {place} of the {stage.value} waits for its witness: a director "
-            f"or supervisor other than {me.name} approves it (approval {pending.pending}, "
-            "rule 15)"
+            f"payout of place {place} of the {stage.value}{to} waits for its witness: a "
+            f"director or supervisor other than {me.name} approves it (approval "
+            f"{pending.pending}, rule 15)"
         )
 
     return await _answer(request, me, work)

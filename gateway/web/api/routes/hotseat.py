@@ -19,11 +19,12 @@ from gateway.accounts.service import Principal
 from gateway.tournament.rules.enums import Stage
 from gateway.tournament.rules.hotseat import MAX_DRAWS, heat_subject, wildcard_subject
 from gateway.tournament.services import hotseat as hs
+from gateway.tournament.services import machine_prizes
 from gateway.tournament.services.common import find_tournament
 from gateway.tournament.services.hotseat import Announcement
 from gateway.web.api import actions
 from gateway.web.api.auth import Caller, api_of, who
-from gateway.web.api.director_models import PayIn
+from gateway.web.api.director_models import MachinePayIn
 from gateway.web.api.errors import ApiError
 from gateway.web.api.models import INT32, REF_PATTERN, Body, Name, PendingOut
 from gateway.web.api.models import Stage as StageName
@@ -75,7 +76,7 @@ class DrawsOut(BaseModel):
     draws: list[DrawOut]
 
 
-class HotseatPay(PayIn):
+class HotseatPay(MachinePayIn):
     draw: Annotated[int, Field(ge=1, le=INT32)]
     witness: Name | None = None  # the approving account (HS7)
 
@@ -185,6 +186,12 @@ async def draw_wildcard(
 
 @actions.dual(P.HOTSEAT_PRIZE_RECEIPT, HotseatPay, approver="witness")
 async def _pay(s: AsyncSession, b: HotseatPay, actor: str, now: datetime) -> dict[str, Any]:
+    if b.machine is not None:  # P2, P4: journaled here, sent by the running gateway
+        row = await machine_prizes.journal_draw(
+            s, b.draw, machine_id=b.machine, signer=b.signer, signature=b.signature,
+            witness=b.witness or "", actor=actor, now=now,
+        )  # fmt: skip
+        return {"transfer": machine_prizes.transfer_facts(row)}
     paid = await hs.pay_draw(
         s, b.draw, signer=b.signer, signature=b.signature, witness=b.witness or "",
         actor=actor, now=now,
@@ -198,7 +205,7 @@ async def _pay(s: AsyncSession, b: HotseatPay, actor: str, now: datetime) -> dic
     openapi_extra=needs(P.HOTSEAT_PRIZE_RECEIPT),
 )
 async def pay(
-    request: Request, key: Key, body: PayIn, me: Principal = who(P.HOTSEAT_PRIZE_RECEIPT)
+    request: Request, key: Key, body: MachinePayIn, me: Principal = who(P.HOTSEAT_PRIZE_RECEIPT)
 ) -> PendingOut:
     """HS7: pay a won draw's prize to the winner, who signs keying their ID or card; the
     approving account is the witness (it cannot be the requester)."""

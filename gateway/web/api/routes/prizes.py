@@ -15,6 +15,7 @@ from gateway.accounts.roles import Permission as P
 from gateway.accounts.service import Principal
 from gateway.tournament.rules.enums import Stage
 from gateway.tournament.rules.prizes import split_by_weights
+from gateway.tournament.services import machine_prizes
 from gateway.tournament.services.common import find_tournament
 from gateway.tournament.services.prizes import (
     apportion_surplus,
@@ -28,7 +29,7 @@ from gateway.web.api import actions
 from gateway.web.api.auth import Caller, api_of, who
 from gateway.web.api.director_models import (
     ApportionIn,
-    PayIn,
+    MachinePayIn,
     PrizeLineOut,
     PrizePay,
     PrizesOut,
@@ -135,6 +136,12 @@ async def apportion_by_weights(
 @actions.dual(P.TOURNAMENT_PRIZE_RECEIPT, PrizePay, approver="witness")
 async def _pay(s: AsyncSession, b: PrizePay, actor: str, now: datetime) -> dict[str, Any]:
     t = await find_tournament(s, b.tournament)
+    if b.machine is not None:  # P2, P4: journaled here, sent by the running gateway
+        row = await machine_prizes.journal_prize(
+            s, t.id, Stage(b.stage), b.place, machine_id=b.machine, signer=b.signer,
+            signature=b.signature, witness=b.witness or "", actor=actor, now=now,
+        )  # fmt: skip
+        return {"transfer": machine_prizes.transfer_facts(row)}
     payout = await pay_prize(
         s, t.id, Stage(b.stage), b.place, signer=b.signer, signature=b.signature,
         witness=b.witness or "", actor=actor, now=now,
@@ -152,10 +159,12 @@ async def pay(
     ref: Ref,
     stage: StageName,
     place: Place,
-    body: PayIn,
+    body: MachinePayIn,
     me: Principal = who(P.TOURNAMENT_PRIZE_RECEIPT),
 ) -> PendingOut:
     """T15: pay a place to its winner, who signs for it keying their ID or card; the
-    approving account is the witness (it cannot be the requester)."""
+    approving account is the witness (it cannot be the requester).  With ``machine``
+    (P2): on approval the transfer is journaled and the running gateway credits it to
+    that machine by SAS AFT; the place is paid when the machine says it took it."""
     order = PrizePay(tournament=ref, stage=stage, place=place, **body.model_dump())
     return await actions.request(api_of(request), me, P.TOURNAMENT_PRIZE_RECEIPT, order)

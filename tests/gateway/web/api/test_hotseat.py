@@ -131,3 +131,59 @@ async def test_hs6_wild_card_committed_then_drawn(desk: Desk) -> None:
     assert (draw["moment"], draw["candidates"], draw["winner"]) == (None, [], None)
     shown = (await _call(desk, "get", url, who="dealer")).json()
     assert shown["seed"] == r.json()["seed"]
+
+
+async def test_p2_p4_p6_hs7_prize_to_the_machine_under_dual_control(desk: Desk) -> None:
+    """P2: the same receipt with ``machine``: refused while the venue does not allow it
+    (P1), journaled on the witness's approval (P4), the draw unpaid until the machine
+    took it, and no cash payout meanwhile; once done it is paid, tender machine (AFT)."""
+    from gateway.tournament.rules.machine_prizes import Verdict
+    from gateway.tournament.services import machine_prizes as mp
+    from gateway.tournament.services.common import unit_of_work
+    from storage.machine_prizes import MachinePrizeTransfer
+    from tests.gateway.web.api.conftest import NOW
+
+    await sample.won_draw(desk)
+    url = f"{V1}/hotseat-draws/{desk.ids['hs_draw']}/receipt"
+    body = {"signer": sample.PIETER, "signature": "slip 7", "machine": "A02"}
+    r = await _call(desk, "post", url, {**body, "machine": "no such!"}, "cashier")
+    assert r.status_code == 422
+    assert "machine" in r.text
+    refused = await _call(desk, "post", url, body, "cashier")
+    assert refused.status_code == 422
+    assert refused.json()["error"].startswith("rule P1: prizes to the machine are not allowed")
+    async with unit_of_work(desk.sessions) as s:
+        await mp.set_setting(s, allowed=True, reason="board letter", actor="director", now=NOW)
+    r = await _call(desk, "post", url, body, "cashier")
+    assert r.status_code == 202, r.text
+    r = await desk.client.post(
+        f"{V1}/pending/{r.json()['pending']}/approve", headers=desk.auth("supervisor")
+    )
+    assert r.status_code == 200, r.text
+    transfer = r.json()["result"]["transfer"]
+    assert (transfer["status"], transfer["machine"], transfer["amount_cents"]) == (
+        "journaled",
+        "A02",
+        25000,
+    )
+    cash = await _call(
+        desk, "post", url, {"signer": sample.PIETER, "signature": "slip 7"}, "cashier"
+    )
+    assert cash.status_code == 422
+    assert cash.json()["error"].startswith("rule P4: hotseat-draw:")
+    async with unit_of_work(desk.sessions) as s:
+        row = (await s.execute(select(MachinePrizeTransfer))).scalar_one()
+        assert (row.witness, row.requested_by) == ("supervisor", "cashier")
+        await mp.settle(
+            s, row.id, Verdict.PAID, detail="done", egm_status=0, actor="gateway", now=NOW
+        )
+    async with desk.sessions() as s:
+        draw = await s.get(HotseatDraw, desk.ids["hs_draw"])
+        assert draw is not None
+        assert (draw.paid_by, draw.witness) == ("cashier", "supervisor")
+        done = (await s.execute(select(MachinePrizeTransfer))).scalar_one()
+        assert (done.status, done.payout_id) == ("done", draw.id)
+        paid = (
+            await s.execute(select(AuditEntry).where(AuditEntry.action == "hotseat.paid"))
+        ).scalar_one()
+    assert json.loads(paid.details)["tender"] == "machine (AFT)"

@@ -316,6 +316,8 @@ async def test_a_payout_is_paid_only_once_a_second_person_witnesses_it(desk: Des
         ({"place": "2"}, "place: rule 15: place 2 of the qualifying has no advertised prize"),
         ({"place": "x"}, "place: pick the prize to pay"),
         ({"stage": "final"}, "place: rule 15: place 1 of the final has no advertised prize"),
+        ({"machine": "A02"}, "rule P1: prizes to the machine are not allowed at this venue"),
+        ({"machine": "no such!"}, "machine: not in the expected form"),
     ],
 )  # fmt: skip
 async def test_a_refused_payout_is_not_even_asked(
@@ -345,3 +347,34 @@ async def test_a_place_is_not_paid_before_its_stage_is_over(desk: Desk) -> None:
     assert "Nothing to pay" in page.text
     assert r.status_code == 422
     assert "place: rule 15: the qualifying is not over: place 1 is not settled" in r.text
+
+
+async def test_p2_p4_a_payout_to_the_machine_is_journaled_once_witnessed(desk: Desk) -> None:
+    """P2: the same form with a machine, where the venue allows it (P1): it waits for its
+    witness like any payout; approved, the transfer is journaled for the running gateway
+    to send (P4), and the place stays unpaid until the machine says it took the credits."""
+    from gateway.tournament.services import machine_prizes as mp
+    from gateway.tournament.services.common import unit_of_work
+    from storage.machine_prizes import MachinePrizeTransfer
+
+    await scene.qualifying_over(desk)
+    async with unit_of_work(desk.sessions) as s:
+        await mp.set_setting(s, allowed=True, reason="board letter", actor="director", now=NOW)
+    async with signed_in(desk, "cashier") as cashier:
+        r = await _form(cashier, desk, "/console/prizes/pay",
+                        {"place": "1", "signer": THANDI, "signature": "slip 7",
+                         "machine": "A02"})  # fmt: skip
+        assert r.status_code == 303, r.text
+        waiting = await cashier.get(r.headers["location"])
+        assert "to machine A02 (AFT, rule P2) waits for its witness" in waiting.text
+    (pending,) = await _pending(desk)
+    async with signed_in(desk, "supervisor") as supervisor:
+        approvals = await supervisor.get("/console/pending")
+        r = await supervisor.post(f"/console/pending/{pending.id}/approve",
+                                  data={"csrf": csrf_of(approvals.text)})  # fmt: skip
+        assert r.status_code == 303, r.text
+    async with desk.sessions() as s:
+        (row,) = (await s.scalars(select(MachinePrizeTransfer))).all()
+    assert (row.status, row.machine_id, row.amount_cents) == ("journaled", "A02", 100000)
+    assert (row.requested_by, row.witness) == ("cashier", "supervisor")
+    assert await _paid(desk) == []  # paid only when the machine took it (P5)
