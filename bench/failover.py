@@ -61,7 +61,11 @@ from gateway.tournament.services import (  # noqa: E402
     sell_entries,
     unit_of_work,
 )
-from gateway.tournament.services.setup import create_tournament, schedule_heat  # noqa: E402
+from gateway.tournament.services.setup import (  # noqa: E402
+    create_tournament,
+    reschedule_heat,
+    schedule_heat,
+)
 from gateway.tournament.settings import TournamentSettings  # noqa: E402
 from storage.db import make_engine  # noqa: E402
 from storage.journal import HeatResult, HeatRun, RunState  # noqa: E402
@@ -106,11 +110,13 @@ async def _prepare(database: str, floor: Path, spool: Path, *, heat_s: int) -> i
         await set_bank_enabled(ctx.sessions, "A", enabled=True, actor="tech")
         now = datetime.now(UTC)
         async with unit_of_work(ctx.sessions) as s:
-            t = await create_tournament(
-                s, "Failover", TournamentSettings(validity=EntryValidity.HOURS_48), actor="bench"
+            # No notice to give (T10): the heat is brought forward once both gateways run.
+            settings = TournamentSettings(
+                validity=EntryValidity.HOURS_48, reschedule_notice=timedelta(0)
             )
+            t = await create_tournament(s, "Failover", settings, actor="bench")
             heat = await schedule_heat(
-                s, t.id, stage=Stage.QUALIFYING, starts_at=now + timedelta(seconds=2),
+                s, t.id, stage=Stage.QUALIFYING, starts_at=now + timedelta(hours=1),
                 bank_name="A", duration_seconds=heat_s, starting_credits=CREDITS,
                 actor="bench", now=now,
             )  # fmt: skip
@@ -125,6 +131,21 @@ async def _prepare(database: str, floor: Path, spool: Path, *, heat_s: int) -> i
             async with unit_of_work(ctx.sessions) as s:
                 await register_for_heat(s, heat_id, f"70010{i}5800089", actor="bench", now=now)
         return heat_id
+    finally:
+        await ctx.close()
+
+
+async def _start_soon(database: str, spool: Path, heat_id: int) -> None:
+    """Bring the heat forward to a second from now (T10, announced), once both gateways
+    are up: on a loaded host their start-up may take longer than a heat scheduled ahead."""
+    ctx = await GatewayContext.open(database=database, floor_path=None, spool=spool)
+    try:
+        now = datetime.now(UTC)
+        async with unit_of_work(ctx.sessions) as s:
+            await reschedule_heat(
+                s, heat_id, new_start=now + timedelta(seconds=1), announced_via="MC",
+                announced_at=now, reason="both gateways are up", actor="bench", now=now,
+            )  # fmt: skip
     finally:
         await ctx.close()
 
@@ -225,6 +246,7 @@ def failover_once(
             assert standby.stderr is not None
             log = Lines(standby.stderr)
             _until("standing by", 30, lambda: log.first("standing by", 0.0))
+            asyncio.run(_start_soon(database, spool, heat_id))
 
             def running() -> bool:
                 runs, _status, _scores = asyncio.run(_heat(database, spool, heat_id))

@@ -42,6 +42,16 @@ def record_keys(tmp_path_factory: pytest.TempPathFactory) -> ChainKeys:
     return chain.load(paths)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def own_site() -> None:
+    """The broker's site level for this run's ``serve`` and ``signage`` processes.
+
+    They take ``venue.name`` ("venue") for their MQTT tree; on one Mosquitto, the workers
+    of ``pytest -n`` would otherwise publish each other's heats and answer each other's
+    cards."""
+    os.environ.setdefault("REELGATE_VENUE_NAME", f"t{uuid.uuid4().hex[:10]}")
+
+
 @pytest.fixture(autouse=True)
 def restore_logging() -> Iterator[None]:
     """Undo what an in-process ``serve`` or ``api`` did to the root logger.
@@ -108,3 +118,24 @@ def mqtt_url() -> str:
     if not MQTT_URL:
         pytest.skip("REELGATE_MQTT_URL not set")
     return MQTT_URL
+
+
+def _weight(item: pytest.Item) -> int:
+    """Longest first: the night, then what is marked slow, then the other whole-process
+    tests, then the rest.  Under ``pytest -n`` the workers take tests in this order, so
+    the long ones start at once, side by side, instead of one worker ending the run alone."""
+    path = item.path.as_posix()
+    if "/tests/e2e/" in path:
+        return 0
+    if item.get_closest_marker("slow") is not None:
+        return 1
+    return 2 if "/tests/integration/" in path else 3
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Whole-process runs (``tests/integration``, ``tests/e2e``) are ``slow`` by where
+    they live, so ``pytest -m "not slow"`` is the quick loop of unit tests."""
+    for item in items:
+        if _weight(item) < 3 and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.slow)
+    items.sort(key=_weight)  # stable: within a weight, the files' own order

@@ -174,6 +174,12 @@ async def test_a_heat_survives_the_primary_dying_and_the_replica_promoted(
     runner = HeatRunner(writer, links, poll_interval_s=0.05, progress=progress)
     heat = asyncio.create_task(runner.run_new("A", list(links), credits=300, seconds=3))
     await asyncio.wait_for(killed.wait(), BOUND_S)
+    # Promote only once a write has met the dead primary: on a loaded host the heat's next
+    # write could otherwise come after the promotion, and the gap would test nothing.
+    for _ in range(int(BOUND_S / 0.02)):
+        if writer.spooled_total or heat.done():
+            break
+        await asyncio.sleep(0.02)
     await asyncio.to_thread(cluster.promote)  # the heat goes on meanwhile, on the spool
     out = await asyncio.wait_for(heat, BOUND_S)
     stop.set()

@@ -43,7 +43,9 @@ def _configured(
     level: Literal["DEBUG", "INFO"] = "INFO",
 ) -> io.StringIO:
     stream = io.StringIO()
-    settings = Settings(log=LogSection(format=fmt, level=level), venue=VenueSection(time_zone=zone))
+    # Constructed: Settings() would put this run's REELGATE_* over the sections given.
+    log, venue = LogSection(format=fmt, level=level), VenueSection(time_zone=zone)
+    settings = Settings.model_construct(log=log, venue=venue)
     configure_logging(settings, stream=stream)
     return stream
 
