@@ -446,6 +446,7 @@ def quiet_trio_probe() -> None:
         sys.modules["sniffio"] = None  # type: ignore[assignment]  # import fails at once
 
 
+POOL: dict[str, int] = {}  # --pool N: the engine's pool (default: production's)
 WITNESSED = True  # --no-witness: the API without the head's witness, to compare
 
 
@@ -461,7 +462,7 @@ async def run_backend(
     logins: int = 0,
     burst_every: float = 3.0,
 ) -> list[list[str]]:
-    engine = make_engine(url, schema=schema, pool_size=desks + 5) if schema else make_engine(url)
+    engine = make_engine(url, schema=schema, **POOL) if schema else make_engine(url, **POOL)
     if trace is not None:
         trace.install(engine)
     chain.throwaway_keys()
@@ -558,6 +559,9 @@ async def main() -> None:
     )
     parser.add_argument("--burst-every", type=float, default=3.0)
     parser.add_argument(
+        "--pool", type=int, default=0, help="PostgreSQL connections (0: the engine's default)"
+    )
+    parser.add_argument(
         "--trace", action="store_true", help="statements, round trips, lock holds per request"
     )
     parser.add_argument(
@@ -565,6 +569,8 @@ async def main() -> None:
     )
     args = parser.parse_args()
     global WITNESSED
+    if args.pool:
+        POOL.update(pool_size=args.pool, max_overflow=0)
     WITNESSED = not args.no_witness
     if WITNESSED and not os.environ.get(witness.WITNESS_ENV):  # a file of this run's own
         os.environ[witness.WITNESS_ENV] = str(Path(tempfile.mkdtemp()) / "bench.witness")
