@@ -446,6 +446,7 @@ def quiet_trio_probe() -> None:
         sys.modules["sniffio"] = None  # type: ignore[assignment]  # import fails at once
 
 
+WRITERS = -1  # --writers: the API's write requests at once on PostgreSQL (-1: its default)
 POOL: dict[str, int] = {}  # --pool N: the engine's pool (default: production's)
 WITNESSED = True  # --no-witness: the API without the head's witness, to compare
 
@@ -476,6 +477,8 @@ async def run_backend(
     sessions = make_sessionmaker(engine)
     tokens = await seed(sessions, now, logins)
     app = create_app(sessions)
+    if WRITERS >= 0:
+        app.state.api.pg_writers = WRITERS
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
         bench = Desks(client, tokens, seconds, think_ms, trace, desks=desks, one_heat=one_heat)
@@ -559,6 +562,12 @@ async def main() -> None:
     )
     parser.add_argument("--burst-every", type=float, default=3.0)
     parser.add_argument(
+        "--writers",
+        type=int,
+        default=-1,
+        help="PostgreSQL write requests at once (-1: the API's default, 0: no limit)",
+    )
+    parser.add_argument(
         "--pool", type=int, default=0, help="PostgreSQL connections (0: the engine's default)"
     )
     parser.add_argument(
@@ -568,7 +577,8 @@ async def main() -> None:
         "--no-witness", action="store_true", help="without the chain head's witness (compare)"
     )
     args = parser.parse_args()
-    global WITNESSED
+    global WITNESSED, WRITERS
+    WRITERS = args.writers
     if args.pool:
         POOL.update(pool_size=args.pool, max_overflow=0)
     WITNESSED = not args.no_witness
