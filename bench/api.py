@@ -446,8 +446,9 @@ def quiet_trio_probe() -> None:
         sys.modules["sniffio"] = None  # type: ignore[assignment]  # import fails at once
 
 
+PROFILE = ""  # --profile FILE: pyinstrument's text report of the desks' phase
 WRITERS = -1  # --writers: the API's write requests at once on PostgreSQL (-1: its default)
-POOL: dict[str, int] = {}  # --pool N: the engine's pool (default: production's)
+POOL: dict[str, Any] = {}  # --pool N: the engine's pool (default: production's)
 WITNESSED = True  # --no-witness: the API without the head's witness, to compare
 
 
@@ -484,10 +485,21 @@ async def run_backend(
         bench = Desks(client, tokens, seconds, think_ms, trace, desks=desks, one_heat=one_heat)
         if trace is not None:
             trace.watch_collector()
+        profiler = None
+        if PROFILE:
+            from pyinstrument import Profiler  # pip install pyinstrument
+
+            profiler = Profiler(interval=0.0005, async_mode="disabled")
+            profiler.start()
         began = time.perf_counter()
         bursts = [login_bursts(app, bench, logins, burst_every)] if logins else []
         await asyncio.gather(*(bench.one_desk(k) for k in range(desks)), *bursts)
         elapsed = time.perf_counter() - began
+        if profiler is not None:
+            profiler.stop()
+            Path(PROFILE).write_text(  # noqa: ASYNC240 - the run is over
+                profiler.output_text(show_all=False, color=False)
+            )
         if trace is not None:
             trace.stop_watching()
     if found is not None:
@@ -561,6 +573,7 @@ async def main() -> None:
         "--logins", type=int, default=0, help="a burst of this many sign-ins every --burst-every s"
     )
     parser.add_argument("--burst-every", type=float, default=3.0)
+    parser.add_argument("--profile", default="", help="pyinstrument's report of the desks to FILE")
     parser.add_argument(
         "--writers",
         type=int,
@@ -577,8 +590,9 @@ async def main() -> None:
         "--no-witness", action="store_true", help="without the chain head's witness (compare)"
     )
     args = parser.parse_args()
-    global WITNESSED, WRITERS
+    global WITNESSED, WRITERS, PROFILE
     WRITERS = args.writers
+    PROFILE = args.profile
     if args.pool:
         POOL.update(pool_size=args.pool, max_overflow=0)
     WITNESSED = not args.no_witness
