@@ -15,7 +15,19 @@ figure that matters is the throughput (requests per second, printed too).  Reque
 through the whole FastAPI app in process (httpx ASGI transport: routing, bearer-token
 authentication, pydantic validation, the services, the database), so the figures are
 the API's own cost without a network.  Prints p50/p99 latency per operation and the
-error count per backend; goal p99 < 50 ms.
+error count per backend.
+
+``--heats one`` (the default) registers every desk for the same heat until it is full;
+``--heats separate`` gives each desk heats of its own (desk k: heats k+1, k+1+desks, ...),
+so no two desks queue on one heat's row.  ``--logins N`` adds a burst of N sign-ins every
+``--burst-every`` seconds (N accounts, each from an address of its own, argon2 at its
+real cost), and a probe that reads the standings every 20 ms while a burst is under way:
+its row, ``read during logins``, is what a sign-in costs the other desks (goal p99 under
+50 ms).  Goals: p99 under 50 ms for reads, 100 ms for writes (250 ms with
+``--think-ms 0``, where the figure to watch is ``writes`` per second: goal 100).
+``--writers K`` sets the API's write requests at once on PostgreSQL (0: no limit, the
+code before issue 31), ``--pool N`` the engine's connections (default: the engine's own,
+as served), ``--profile FILE`` writes pyinstrument's report of the desks' phase.
 
 ``--trace`` also counts, per operation, the SQL statements, the database round trips
 (PostgreSQL: BEGIN, each statement, each prepare the statement cache missed, COMMIT, the
