@@ -549,8 +549,9 @@ def report(
     logins = (
         f", a burst of {args.logins} logins every {args.burst_every:g} s" if args.logins else ""
     )
+    heats = "one heat" if args.heats == "one" else "separate heats"
     print(
-        f"{args.desks} desks on {args.heats} heat(s), think {args.think_ms:g} ms, "
+        f"{args.desks} desks on {heats}, think {args.think_ms:g} ms, "
         f"{args.seconds:g} s each backend{logins}; goal p99 < {GOAL_MS:g} ms for reads, "
         f"{GOALS_MS['entry sell']:g} ms for writes"
     )
