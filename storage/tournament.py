@@ -218,6 +218,9 @@ class TournamentSetting(Base):
     # T14: the top qualifier's other entries take no semi-final seat (the participant
     # is excluded); false = only the top entry is.
     top_player_excluded: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
+    # F1: how a heat ends per machine (gateway.heat_formats spec: timed, games-limited:N,
+    # credit-limited:M); copied onto each heat run as it is journaled (F5).
+    heat_format: Mapped[str] = mapped_column(String(40), default="timed", server_default="timed")
 
 
 class TournamentPackage(Base):

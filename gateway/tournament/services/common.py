@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from sqlalchemy import bindparam, delete, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from gateway.heat_formats import HeatFormat
 from gateway.tournament.rules.enums import LIVE_SEAT_STATUSES
 from gateway.tournament.rules.seating import HeatFacts
 from gateway.tournament.rules.violations import RuleViolation
@@ -119,6 +120,7 @@ async def load_settings(session: AsyncSession, tournament: Tournament) -> Tourna
         changes["postpone_after"] = timedelta(seconds=extra.postpone_after_seconds)
         changes["reschedule_notice"] = timedelta(seconds=extra.reschedule_notice_seconds)
         changes["top_player_excluded"] = extra.top_player_excluded
+        changes["heat_format"] = HeatFormat.parse(extra.heat_format)
     if roll_call is not None:  # no row: the default (T22, auto)
         changes["unmarked_at_start"] = roll_call.unmarked_at_start
     return TournamentSettings(**changes)
@@ -144,6 +146,7 @@ async def store_settings(
     extra.postpone_after_seconds = int(settings.postpone_after.total_seconds())
     extra.reschedule_notice_seconds = int(settings.reschedule_notice.total_seconds())
     extra.top_player_excluded = settings.top_player_excluded
+    extra.heat_format = settings.heat_format.spec()
     roll_call = await session.get(TournamentAttendance, tournament.id)
     if roll_call is None:
         roll_call = TournamentAttendance(tournament_id=tournament.id)

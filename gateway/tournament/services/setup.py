@@ -100,7 +100,12 @@ async def change_settings(
     reason = require_reason(reason)
     tournament = await find_tournament(session, tournament_ref)
     current = await load_settings(session, tournament)
-    merged = TournamentSettings.from_json({**current.to_json(), **changes})
+    base = current.to_json()
+    if "format" in changes and "games_per_seat" not in changes:
+        base["games_per_seat"] = None  # F1: a new format names its own games (F2)
+    merged = TournamentSettings.from_json({**base, **changes})
+    if merged.heat_format != current.heat_format:
+        await _check_format_change(session, tournament.id)
     await store_settings(session, tournament, merged)
     await record(
         session,
@@ -113,6 +118,29 @@ async def change_settings(
         before={key: current.to_json()[key] for key in sorted(changes)},
     )
     return merged
+
+
+_NOT_STARTED = (HeatStatus.SCHEDULED, HeatStatus.CANCELLED, HeatStatus.POSTPONED)
+
+
+async def _check_format_change(session: AsyncSession, tournament_id: int) -> None:
+    """F1: the heat format may not change while a stage is part played (a heat of it
+    started, another still to run): every heat of a stage is played to one format."""
+    rows = (
+        await session.execute(
+            select(Heat.stage, Heat.status).where(Heat.tournament_id == tournament_id)
+        )
+    ).all()
+    for stage in {stage for stage, _ in rows}:
+        statuses = [status for s, status in rows if s == stage]
+        started = any(status not in _NOT_STARTED for status in statuses)
+        to_run = any(status in (HeatStatus.SCHEDULED, HeatStatus.POSTPONED) for status in statuses)
+        if started and to_run:
+            raise RuleViolation(
+                None,
+                f"rule F1: the {stage.value} stage is part played: its heats keep their "
+                "format until every one has run",
+            )
 
 
 async def schedule_heat(
