@@ -72,7 +72,7 @@ class HeatFormat:
             return f"{self.kind.value}:{self.games}"
         if self.kind is FormatKind.CREDITS:
             return f"{self.kind.value}:{self.minimum_bet}"
-        return self.kind.value
+        return str(self.kind.value)
 
     @classmethod
     def parse(cls, spec: str | None) -> HeatFormat:

@@ -381,6 +381,7 @@ class Scheduler:
         synced = await self._synchronised_start(heat)
         if synced is False:
             return None
+        heat_format = await self.tournament.heat_format(heat.id)  # F1, journaled by the run (F5)
         links = await self._ensure_links(bank.name, seated)
         if walkup is not None:  # the session's one machine: the bank's others are not its
             links = {walkup: links[walkup]}
@@ -403,6 +404,7 @@ class Scheduler:
                 seconds=heat.duration_seconds,
                 heat_id=heat.id,
                 attempt=heat.restarts + 1,
+                heat_format=heat_format,
             ),
             name=f"heat-{heat.id}",
         )

@@ -20,7 +20,12 @@ from datetime import UTC, datetime
 
 from gateway.heats.heat_core import HeatCore, _why
 from gateway.machines.capabilities import LiveCredits
-from gateway.machines.driver import TRANSIENT_ERRORS, DriverError, MachineEventKind
+from gateway.machines.driver import (
+    TRANSIENT_ERRORS,
+    DriverError,
+    MachineEvent,
+    MachineEventKind,
+)
 from gateway.machines.links import MachineLink
 from storage.journal import MachineState
 
@@ -146,6 +151,10 @@ class Watching(HeatCore):
                 credits = await self._credits(link, live, tick)
                 if credits is not None:
                     self._show_credits(machine_id, credits)
+                done = await self._format_done(machine_id, link, events, credits, tick)
+                if done is not None:
+                    await self._seat_done(machine_id, done)
+                    return
             except TRANSIENT_ERRORS as exc:
                 self._spawn_malfunction(machine_id, f"stopped answering: {_why(exc)}")
                 return
@@ -160,6 +169,30 @@ class Watching(HeatCore):
                     wake, last = last_at, True
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop_watch.wait(), max(0.0, wake - loop.time()))
+
+    async def _format_done(
+        self,
+        machine_id: str,
+        link: MachineLink,
+        events: list[MachineEvent],
+        credits: int | None,
+        tick: int,
+    ) -> str | None:
+        """F2/F3: why this machine is done under the heat's format, or None.  Decided only
+        between games (no game started and not yet ended): a bet's credits may come back
+        with its win.  Games are counted on the tournament games-played meter (LP 95 or
+        the board's), read when the machine reports a game's end and otherwise about
+        once a second; credits are the turn's own reading."""
+        fmt = self.format
+        if fmt.timed or machine_id in self._in_game:
+            return None
+        if not fmt.counts_games:
+            return fmt.seat_done(credits=credits)
+        ended = any(e.kind is MachineEventKind.GAME_ENDED for e in events)
+        if not (ended or tick % BASE_READ_TURNS == 0) or self._quiet_before_end():
+            return None
+        score = await link.call(link.driver.heat_score)
+        return fmt.seat_done(games_played=score.meters.games_played)
 
     # Live credits from real-time events when the driver can.  A machine that stops
     # answering is still found within the heat (T20/T21): the SAS client trusts a silent
