@@ -20,12 +20,7 @@ from datetime import UTC, datetime
 
 from gateway.heats.heat_core import HeatCore, _why
 from gateway.machines.capabilities import LiveCredits
-from gateway.machines.driver import (
-    TRANSIENT_ERRORS,
-    DriverError,
-    MachineEvent,
-    MachineEventKind,
-)
+from gateway.machines.driver import TRANSIENT_ERRORS, DriverError, MachineEventKind
 from gateway.machines.links import MachineLink
 from storage.journal import MachineState
 
@@ -151,7 +146,7 @@ class Watching(HeatCore):
                 credits = await self._credits(link, live, tick)
                 if credits is not None:
                     self._show_credits(machine_id, credits)
-                done = await self._format_done(machine_id, link, events, credits, tick)
+                done = await self._format_done(machine_id, link, credits)
                 if done is not None:
                     await self._seat_done(machine_id, done)
                     return
@@ -174,23 +169,21 @@ class Watching(HeatCore):
         self,
         machine_id: str,
         link: MachineLink,
-        events: list[MachineEvent],
         credits: int | None,
-        tick: int,
     ) -> str | None:
         """F2/F3: why this machine is done under the heat's format, or None.  Decided only
         between games (no game started and not yet ended): a bet's credits may come back
         with its win.  Games are counted on the tournament games-played meter (LP 95 or
-        the board's), read when the machine reports a game's end and otherwise about
-        once a second; credits are the turn's own reading."""
+        the board's), read every turn (a game takes seconds, a turn 200 ms on SAS), so a
+        machine is locked within a turn of its last game; credits are the turn's own
+        reading (live from real-time events where the driver has them)."""
         fmt = self.format
         if fmt.timed or machine_id in self._in_game:
             return None
         if not fmt.counts_games:
             return fmt.seat_done(credits=credits)
-        ended = any(e.kind is MachineEventKind.GAME_ENDED for e in events)
-        if not (ended or tick % BASE_READ_TURNS == 0) or self._quiet_before_end():
-            return None
+        if self._quiet_before_end():
+            return None  # the end's lock and collection come first
         score = await link.call(link.driver.heat_score)
         return fmt.seat_done(games_played=score.meters.games_played)
 
