@@ -116,6 +116,10 @@ class Settings(Body):
     reschedule_notice_s: Annotated[int, Field(ge=0, le=INT32)] | None = None
     unmarked_at_start: Code | None = None
     top_player_excluded: bool | None = None  # T14a: `tournament set` takes it too
+    # F1–F3: how a heat ends per machine (the service refuses a bad one naming its clause)
+    format: Code | None = None
+    games_per_seat: Annotated[int, Field(ge=0, le=INT32)] | None = None
+    minimum_bet: Annotated[int, Field(ge=0, le=INT32)] | None = None
 
     def changes(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)
