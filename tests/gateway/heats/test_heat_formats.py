@@ -10,12 +10,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from pathlib import Path
+from typing import cast
 
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from emulators.machine import EmulatedMachine, MachineRefusal
 from gateway.heat_formats import FormatKind, HeatFormat, HeatFormatError, heat_format
+from gateway.heats.recovery import recover_bank
 from gateway.heats.runner import HeatOutcome, HeatRunner
 from gateway.heats.spool import JournalWriter
 from gateway.machines.links import MachineLink
@@ -168,3 +170,45 @@ async def test_t12_a_timed_heat_journals_no_format(journal: Journal, tmp_path: P
     out = await runner.run_new("A", [machines[0].machine_id], credits=10, seconds=1)
     assert out.state is RunState.CLOSED
     assert (await journal.run(out.run_id)).format is None
+
+
+async def test_f5_a_resumed_heat_keeps_its_done_machines_locked(
+    journal: Journal, tmp_path: Path
+) -> None:
+    """The gateway died just after journaling A01 done (F4), before its lock left: the
+    recovery reads the format from the run (F5), locks A01 again and never unlocks it;
+    A02 plays on to its games and the heat ends by F4."""
+    machines, links = _bank(2)
+    writer = JournalWriter(journal, tmp_path / "spool")
+    fmt = heat_format("games-limited", games_per_seat=3)
+    first = HeatRunner(writer, links, poll_interval_s=0.05, stop_after=RunState.RUNNING)
+    crashed = await first.run_new(
+        "A", ["A01", "A02"], credits=100, seconds=HEAT_SECONDS, heat_format=fmt
+    )
+    await writer.write(SeatsOp(crashed.run_id, {"A01": MachineState.LOCKED}, note="rule F2: x"))
+    machines[0].unlock_play()  # its unlock had left; its lock had not
+    fresh = {
+        m.machine_id: MachineLink(
+            m.machine_id, DirectDriver(m), attempts=2, budget_s=0.3, first_wait_s=0.01
+        )
+        for m in machines
+    }
+    stop = asyncio.Event()
+    players = asyncio.create_task(_players(machines[1:], stop))  # A01's player has left
+    try:
+        reports = await asyncio.wait_for(recover_bank(writer, fresh, "A"), 60)
+    finally:
+        stop.set()
+        await players
+    outcome = reports[0].outcome
+    assert outcome is not None
+    assert outcome.state is RunState.CLOSED
+    a01 = cast(DirectDriver, fresh["A01"].driver).calls
+    in_heat = a01[: a01.index("exit_tournament")]  # then the release: back to normal play
+    assert "lock" in in_heat
+    assert "unlock" not in in_heat  # F5: a done machine is never unlocked in its heat
+    results = {r.machine_id: r for r in await journal.results(crashed.run_id)}
+    assert results["A01"].games_played == 0
+    assert 3 <= results["A02"].games_played <= 4
+    ending = [n for s, _, n in await journal.steps(crashed.run_id) if s is RunState.ENDING]
+    assert ending == ["rule F4: every machine done (games-limited:3)"]
