@@ -45,7 +45,7 @@ from gateway.tournament.services.common import (
 )
 from gateway.tournament.settings import TournamentSettings
 from storage.floor import FloorBank
-from storage.tournament import Entry, Heat, HeatNotice, Tournament
+from storage.tournament import Entry, Heat, HeatNotice, SitAndGoHeat, Tournament
 
 
 async def create_tournament(
@@ -120,6 +120,19 @@ async def change_settings(
     return merged
 
 
+async def _check_seats(session: AsyncSession, bank_name: str, sit_and_go: int | None) -> None:
+    """The bank has a machine in service, and a sit-and-go heat's seats fit on it (F6)."""
+    in_service = len(await seat_numbers(session, bank_name))
+    if not in_service:
+        raise RuleViolation(None, f"bank {bank_name!r} has no machine in service")
+    if sit_and_go is not None and not 1 <= sit_and_go <= in_service:
+        raise RuleViolation(
+            None,
+            f"rule F6: sit_and_go_seats must be 1 to {in_service} (the machines in service "
+            f"on bank {bank_name}), got {sit_and_go}",
+        )
+
+
 _NOT_STARTED = (HeatStatus.SCHEDULED, HeatStatus.CANCELLED, HeatStatus.POSTPONED)
 
 
@@ -156,8 +169,10 @@ async def schedule_heat(
     now: datetime,
     number: int | None = None,
     announced_via: str | None = None,
+    sit_and_go_seats: int | None = None,
 ) -> Heat:
-    """Put a heat on the schedule.  ``announced_via`` makes it an added heat (T21)."""
+    """Put a heat on the schedule.  ``announced_via`` makes it an added heat (T21);
+    ``sit_and_go_seats`` a sit-and-go heat (F6): ``starts_at`` is then its latest start."""
     actor = require_actor(actor)
     tournament = await find_tournament(session, tournament_ref)
     aware(starts_at, "starts_at")
@@ -172,8 +187,7 @@ async def schedule_heat(
         raise RuleViolation(None, problem)
     if await session.get(FloorBank, bank_name) is None:
         raise RuleViolation(None, f"bank {bank_name!r} is not on the floor")
-    if not await seat_numbers(session, bank_name):
-        raise RuleViolation(None, f"bank {bank_name!r} has no machine in service")
+    await _check_seats(session, bank_name, sit_and_go_seats)
     await _check_bank_free(session, bank_name, starts_at, duration_seconds)
     sealed = await _may_reopen_cut(session, tournament.id, stage, announced_via)
     if number is None:
@@ -202,6 +216,10 @@ async def schedule_heat(
     )
     session.add(heat)
     await session.flush()
+    extra: dict[str, object] = {}
+    if sit_and_go_seats is not None:  # F6: starts once this many seats would play
+        session.add(SitAndGoHeat(heat_id=heat.id, seats=sit_and_go_seats))
+        extra["sit_and_go_seats"] = sit_and_go_seats
     if announced_via:
         session.add(
             HeatNotice(
@@ -226,6 +244,7 @@ async def schedule_heat(
         bank=bank_name,
         duration_seconds=duration_seconds,
         starting_credits=starting_credits,
+        **extra,
     )
     if sealed:
         await amend_cut(
