@@ -240,6 +240,8 @@ class HeatIn(Body):
     starting_credits: Annotated[int, Field(ge=1, le=INT32)]
     number: Annotated[int, Field(ge=1, le=100_000)] | None = None
     announced_via: Label | None = None
+    # F6: a sit-and-go heat, started once this many seats fill (starts_at: the latest start)
+    sit_and_go_seats: Annotated[int, Field(ge=0, le=100_000)] | None = None
 
 
 class HeatOut(BaseModel):
