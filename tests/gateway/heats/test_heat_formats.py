@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
@@ -105,14 +106,15 @@ def test_f1_f2_f3_formats_read_and_refuse_in_one_line() -> None:
     assert credits.seat_done(credits=5) is None
     assert credits.seat_done(credits=4) == "rule F3: 4 credits left, under the minimum bet 5"
     assert HeatFormat().seat_done(credits=0, games_played=10**6) is None  # T12: timed
-    for bad, clause in [
+    refusals: list[tuple[Callable[[], HeatFormat], str]] = [
         (lambda: heat_format("sprint"), "rule F1: format must be one of"),
         (lambda: heat_format("games-limited"), "rule F2: a games-limited heat needs"),
         (lambda: heat_format("games-limited", games_per_seat=0), "rule F2: games_per_seat"),
         (lambda: heat_format("timed", games_per_seat=3), "rule F1: games_per_seat is only"),
         (lambda: heat_format("credit-limited", minimum_bet=0), "rule F3: minimum_bet"),
         (lambda: HeatFormat.parse("games-limited:x"), "rule F1: unknown heat format"),
-    ]:
+    ]
+    for bad, clause in refusals:
         with pytest.raises(HeatFormatError, match=clause):
             bad()
 
