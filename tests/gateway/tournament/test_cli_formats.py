@@ -6,6 +6,7 @@ clause and changes nothing."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -41,3 +42,20 @@ def test_f1_f2_f3_f6_formats_at_the_command_line(
     assert "\n" not in err
     assert main([*schedule, "--start", "2026-11-21 18:00", "--sit-and-go", "3", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["number"] == 1
+
+
+def test_f2_f3_a_technician_s_test_heat_takes_a_format(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``reelgate heat run --games N`` / ``--credit-limited [MIN_BET]``: a bad limit is
+    refused in one line before any machine is touched."""
+    base = ["heat", "run", "--floor", str(tmp_path / "floor.toml"), "--bank", "A"]
+    base += ["--seconds", "60", "--credits", "100"]
+    assert main([*base, "--games", "0"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "reelgate: error: rule F2: games_per_seat must be 1 to 10000, got 0"
+    )
+    assert main([*base, "--credit-limited", "0"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "reelgate: error: rule F3: minimum_bet must be 1 to 1000, got 0"
+    )
