@@ -134,6 +134,8 @@ async def _check_seats(session: AsyncSession, bank_name: str, sit_and_go: int | 
 
 
 _NOT_STARTED = (HeatStatus.SCHEDULED, HeatStatus.CANCELLED, HeatStatus.POSTPONED)
+# A restarted heat (T20) is to be played again: its stage is part played.
+_TO_RUN = (HeatStatus.SCHEDULED, HeatStatus.POSTPONED, HeatStatus.RESTARTED)
 
 
 async def _check_format_change(session: AsyncSession, tournament_id: int) -> None:
@@ -147,7 +149,7 @@ async def _check_format_change(session: AsyncSession, tournament_id: int) -> Non
     for stage in {stage for stage, _ in rows}:
         statuses = [status for s, status in rows if s == stage]
         started = any(status not in _NOT_STARTED for status in statuses)
-        to_run = any(status in (HeatStatus.SCHEDULED, HeatStatus.POSTPONED) for status in statuses)
+        to_run = any(status in _TO_RUN for status in statuses)
         if started and to_run:
             raise RuleViolation(
                 None,
