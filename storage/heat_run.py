@@ -52,3 +52,6 @@ class HeatRun(Base):
     paused_left_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
     # True once every machine is back in normal play: the run needs nothing more.
     settled: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    # F5: the heat's format as journaled when the run was made (gateway.heat_formats spec;
+    # NULL = timed, as every run before formats), so recovery reads the same limit.
+    format: Mapped[str | None] = mapped_column(String(40), nullable=True)

@@ -119,6 +119,7 @@ class RunView:
     supports: dict[str, str | None]
     unlocked: frozenset[str] = frozenset()  # machines whose unlock was acknowledged
     baselines: dict[str, dict[str, int]] = field(default_factory=dict)  # meters at entry
+    format: str | None = None  # F5: the heat format's spec as journaled (None = timed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,7 +308,9 @@ class Journal:
         seconds: int,
         heat_id: int | None = None,
         attempt: int = 1,
+        format: str | None = None,
     ) -> int:
+        """Journal a new run; ``format`` is its heat format's spec (F5, None = timed)."""
         if credits <= 0 or seconds <= 0:
             raise ValueError("a heat needs positive credits and seconds")
         if not machines:
@@ -321,6 +324,7 @@ class Journal:
                 attempt=attempt,
                 credits=credits,
                 seconds=seconds,
+                format=format,
                 state=RunState.SCHEDULED,
                 created_at=now,
                 updated_at=now,
@@ -537,6 +541,7 @@ class Journal:
                 supports={s.machine_id: s.support for s in seats},
                 unlocked=frozenset(s.machine_id for s in seats if s.unlocked_at is not None),
                 baselines={s.machine_id: _baseline(s.baseline) for s in seats if s.baseline},
+                format=run.format,
             )
 
     async def unsettled_runs(self, bank_name: str | None = None) -> list[RunView]:

@@ -220,6 +220,29 @@ class TournamentSetting(Base):
     top_player_excluded: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
 
 
+class TournamentFormat(Base):
+    """F1: a tournament whose heats are not timed (no row: timed, T12).  ``format`` is
+    the spec of :mod:`gateway.heat_formats` (``games-limited:N``, ``credit-limited:M``),
+    copied onto each heat run as it is journaled (F5).  Its own table, as the team and
+    walk-up settings are: changes are audited (``tournament.settings``)."""
+
+    __tablename__ = "tournament_formats"
+
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id"), primary_key=True)
+    format: Mapped[str] = mapped_column(String(40))
+
+
+class SitAndGoHeat(Base):
+    """F6: a heat that starts as soon as ``seats`` of its seats would play, at the
+    latest at its scheduled start (no row: a heat with a fixed start, T22)."""
+
+    __tablename__ = "sit_and_go_heats"
+    __table_args__ = (CheckConstraint("seats >= 1", name="seats_positive_f6"),)
+
+    heat_id: Mapped[int] = mapped_column(ForeignKey("heats.id"), primary_key=True)
+    seats: Mapped[int] = mapped_column(Integer)
+
+
 class TournamentPackage(Base):
     """An entry package on sale (T5–T8): ``seats`` for ``price_cents``, plus a
     casino-credit portion that is never usable in a heat (T6/T8)."""

@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import bindparam, delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from gateway.accounts import hashing
 from gateway.accounts.dual import (
     Decider,
     DualControlForbidden,
@@ -35,7 +36,6 @@ from storage.accounts import (
     PendingAction,
     User,
     clear_failures,
-    hash_password,
     new_secret,
     normalise_name,
     secret_digest,
@@ -96,7 +96,7 @@ async def add_user(
     user = User(
         name=normal,
         role=parsed.value,
-        password_hash=hash_password(password),
+        password_hash=await hashing.hash_new(password),  # argon2 off the loop
         disabled=False,
         created_at=now,
         created_by=actor,
@@ -190,7 +190,7 @@ async def enable_user(
 
 async def reset_password(session: AsyncSession, name: str, password: str, *, actor: str) -> User:
     user = await _user(session, name)
-    user.password_hash = hash_password(check_password(password, account=user.name))
+    user.password_hash = await hashing.hash_new(check_password(password, account=user.name))
     user.failed_logins = 0
     user.locked_until = None
     await session.execute(delete(AccountSession).where(AccountSession.user_id == user.id))

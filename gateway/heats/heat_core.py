@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gateway.feed import FeedPublisher
+from gateway.heat_formats import TIMED, HeatFormat
 from gateway.heats.hooks import Progress, ProgressNote, ProgressSink, TournamentSide
 from gateway.heats.spool import JournalWriter
 from gateway.heats.sync_start import SyncStart
@@ -50,6 +51,7 @@ class Command(enum.Enum):
     RESUME = "resume"
     ABORT = "abort"
     RESTART = "restart"
+    FINISH = "finish"  # F4: every machine is done before the time (games or credits)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +96,7 @@ class HeatCore:
     ends_at: datetime | None
     paused_left_ms: int | None
     out: HeatOutcome
+    format: HeatFormat = TIMED  # F1: how the heat ends per machine (set by the runner)
 
     def __init__(
         self,
@@ -163,6 +166,48 @@ class HeatCore:
             elif e.kind is MachineEventKind.GAME_ENDED:
                 self._in_game.discard(machine_id)
 
+    async def _seat_done(self, machine_id: str, reason: str) -> None:
+        """F2–F4: the machine has played its heat under the format.  Its end is journaled
+        first (seat LOCKED, with the clause), then it is locked (a game in progress
+        completes first, LP 01); its score is collected with the others' at the heat's
+        end.  A lock that fails here is done again by the end's lock of every seat."""
+        seat = self.out.seats[machine_id]
+        if seat.state is not MachineState.PLAYING:
+            return
+        seat.state = MachineState.LOCKED
+        await self.writer.write(
+            SeatsOp(self.run_id, {machine_id: MachineState.LOCKED}, note=reason)
+        )
+        log.info("heat run %s: %s done (%s)", self.run_id, machine_id, reason,
+                 extra={"machine": machine_id})  # fmt: skip
+        self._emit(Progress.DONE, machine_id=machine_id, detail=reason)
+        link = self.links[machine_id]
+        try:
+            await link.call(link.driver.lock)
+            seat.acknowledged = "locked"
+        except DriverError as exc:
+            log.warning("heat run %s: lock of done %s failed (%s); the end locks it again",
+                        self.run_id, machine_id, _why(exc))  # fmt: skip
+        self._check_all_done()
+
+    def _check_all_done(self) -> None:
+        """F4: a heat with a format other than timed ends once no machine plays on."""
+        if self.format.timed or self._seats_in({MachineState.PLAYING}):
+            return
+        if not self._seats_in({MachineState.LOCKED}):
+            return  # nobody finished by the format (all malfunctioned): the time decides
+        self.directives.put_nowait(
+            Directive(Command.FINISH, f"rule F4: every machine done ({self.format.spec()})")
+        )
+
+    async def _relock_done(self) -> None:
+        """F5: resumed, a machine journaled done is locked again (the lock may not have
+        left before the gateway stopped); never unlocked."""
+        for machine_id in self._seats_in({MachineState.LOCKED}):
+            link = self.links[machine_id]
+            with contextlib.suppress(DriverError):
+                await link.call(link.driver.lock)
+
     def _spawn_malfunction(self, machine_id: str, reason: str) -> None:
         """Handle a malfunction in its own task: stopping the watchers (which may cancel
         the watcher that found it) must never cut the T20/T21 handling short."""
@@ -195,6 +240,7 @@ class HeatCore:
         with contextlib.suppress(DriverError, TimeoutError):
             await asyncio.wait_for(link.once(link.driver.lock), 1.0)  # stop play if it can
         await self._drain()
+        self._check_all_done()  # F4: the last machine playing may have been this one
 
     async def _drain(self) -> None:
         """Carry the run's pending tournament effects into the tournament now.  One that

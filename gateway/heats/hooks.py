@@ -31,6 +31,7 @@ class Progress(enum.Enum):
     CREDITS = "credits"  # a machine's live credit meter
     MALFUNCTION = "malfunction"
     SCORE = "score"
+    DONE = "done"  # F2/F3: a machine has played its heat under the format (detail: why)
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,6 +53,7 @@ from typing import Any
 
 from structlog.contextvars import bound_contextvars
 
+from gateway.heat_formats import TIMED, HeatFormat
 from gateway.heat_limits import check_heat_limits, heat_limit_problem
 from gateway.heats import states
 from gateway.heats.collect import Collecting
@@ -98,10 +99,17 @@ class HeatRunner(FloorActions, Watching, Collecting):
         seconds: int,
         heat_id: int | None = None,
         attempt: int = 1,
+        heat_format: HeatFormat = TIMED,
     ) -> HeatOutcome:
         check_heat_limits(credits, seconds)  # nothing journaled, nothing touched
         run_id = await self.writer.journal.create_run(
-            bank, machines, credits=credits, seconds=seconds, heat_id=heat_id, attempt=attempt
+            bank,
+            machines,
+            credits=credits,
+            seconds=seconds,
+            heat_id=heat_id,
+            attempt=attempt,
+            format=None if heat_format.timed else heat_format.spec(),  # F5: journaled
         )
         return await self.drive(await self.writer.journal.run(run_id), resumed=False)
 
@@ -122,6 +130,7 @@ class HeatRunner(FloorActions, Watching, Collecting):
         self.resumed = resumed
         self.ends_at = view.ends_at
         self.paused_left_ms = view.paused_left_ms
+        self.format = HeatFormat.parse(view.format)  # F5: the run's own, as journaled
         self.out = HeatOutcome(
             run_id=view.id,
             state=view.state,
@@ -272,8 +281,11 @@ class HeatRunner(FloorActions, Watching, Collecting):
             # Recovery has just interrogated every machine: let the poll spacing run out,
             # so the unlocks leave in one tight loop again (else each waits on its link).
             await asyncio.sleep(self._spacing())
+        if self.resumed:
+            await self._relock_done()  # F5: a machine journaled done stays locked
         await self._fire(at=None if self.resumed else await self._until_burst())
         self._start_watchers()
+        self._check_all_done()  # F4: resumed with every machine done
         self._in_control()
         await self._record_unlocks()
         await self._announce_start()
@@ -300,6 +312,13 @@ class HeatRunner(FloorActions, Watching, Collecting):
             directive = await self._wait_directive(self.ends_at - JOURNAL_AHEAD)
         if directive is None:
             return S.ENDING, {}
+        if directive.command is Command.FINISH:
+            # F4: every machine is done before the time: the heat ends now, journaled
+            # with its new end so a recovery does not wait out the old one.
+            await self._stop_watchers()
+            self.ends_at = datetime.now(UTC)
+            self.out.ends_at = self.ends_at
+            return S.ENDING, {"ends_at": self.ends_at, "note": directive.reason}
         resume_collector(self)  # not the end after all
         await self._stop_watchers()
         if directive.command is Command.PAUSE:

@@ -46,7 +46,7 @@ from gateway.machines.links import MachineLink
 from gateway.tournament.bridge import TournamentBridge
 from storage.journal import DirectorCommand, RunState
 from storage.lease import StaleOwner
-from storage.tournament import Heat, HeatStatus
+from storage.tournament import Heat, HeatStatus, SitAndGoHeat
 from storage.walkup import WalkupSession
 
 log = logging.getLogger(__name__)
@@ -134,6 +134,7 @@ class Scheduler:
         # Told of each heat reaped, with its bank (metrics); must not raise or block.
         self.on_finished: list[Callable[[str, HeatOutcome], None]] = []
         self._not_before: dict[int, datetime] = {}  # heat -> earliest retry after a restart
+        self._early: set[int] = set()  # F7: sit-and-go heats starting before their latest
         # Runs left unsettled (a release pending, effects pending, a runner that failed):
         # recovered in the background, with a doubling pause per bank.
         self._settling: dict[str, asyncio.Task[None]] = {}
@@ -226,6 +227,8 @@ class Scheduler:
                 continue  # W3: a scheduled heat waits for the bank's walk-up sessions
             lead = timedelta(seconds=self.synchronised.lead_s if self.synchronised else 0)
             heat = await self._due(bank.name, now + lead)
+            if heat is None:
+                heat = await self._sit_and_go(bank.name, now)  # F7: its seats are filled
             if heat is not None:
                 await self.start(heat)
 
@@ -309,6 +312,45 @@ class Scheduler:
                 return heat
         return None
 
+    async def _sit_and_go(self, bank: str, now: datetime) -> Heat | None:
+        """F7: a sit-and-go heat of ``bank`` starts before its latest start once its
+        seats are filled (that many would play if it started now: T22's roll call), and
+        only if no other heat of the bank falls due before it would end (T10).  At its
+        latest start it is due as any heat (:meth:`_due`), with whoever is seated."""
+        async with self.ctx.sessions() as session:
+            waiting = (
+                await session.execute(
+                    select(Heat, SitAndGoHeat.seats)
+                    .join(SitAndGoHeat, SitAndGoHeat.heat_id == Heat.id)
+                    .where(
+                        Heat.bank_name == bank,
+                        Heat.status == HeatStatus.SCHEDULED,
+                        Heat.scheduled_start > now,
+                    )
+                    .order_by(Heat.scheduled_start, Heat.id)
+                )
+            ).all()
+            if not waiting:
+                return None
+            others = (
+                await session.execute(
+                    select(Heat.id, Heat.scheduled_start).where(
+                        Heat.bank_name == bank, Heat.status.in_(DUE)
+                    )
+                )
+            ).all()
+        for heat, seats in waiting:
+            if self._not_before.get(heat.id, now) > now:
+                continue
+            ends = now + timedelta(seconds=heat.duration_seconds)
+            if any(start < ends for other, start in others if other != heat.id):
+                continue  # another heat falls due first: never into its time
+            if len(await self.tournament.seated_machines(heat.id)) >= seats:
+                self._early.add(heat.id)
+                log.info("sit-and-go heat %s: %d seats filled, starting (rule F7)", heat.id, seats)
+                return heat
+        return None
+
     async def _start_walkups(self, bank: str, now: datetime) -> None:
         """W6: start every due walk-up session of ``bank`` whose machine is free."""
         if bank in self.live:
@@ -381,6 +423,7 @@ class Scheduler:
         synced = await self._synchronised_start(heat)
         if synced is False:
             return None
+        heat_format = await self.tournament.heat_format(heat.id)  # F1, journaled by the run (F5)
         links = await self._ensure_links(bank.name, seated)
         if walkup is not None:  # the session's one machine: the bank's others are not its
             links = {walkup: links[walkup]}
@@ -403,6 +446,7 @@ class Scheduler:
                 seconds=heat.duration_seconds,
                 heat_id=heat.id,
                 attempt=heat.restarts + 1,
+                heat_format=heat_format,
             ),
             name=f"heat-{heat.id}",
         )
@@ -421,6 +465,9 @@ class Scheduler:
         every gateway reads from the centre); False: this host's clock is a blocker, the
         heat waits here until it is back in limit (one line each time it is found)."""
         policy, now = self.synchronised, self.now()
+        if heat.id in self._early:  # F7: a sit-and-go heat starts now, not at an instant
+            self._early.discard(heat.id)
+            return True
         if policy is None or (heat.scheduled_start <= now and heat.id not in self._clock_blocked):
             return True
         offset = await policy.measure()

@@ -146,6 +146,10 @@ class Watching(HeatCore):
                 credits = await self._credits(link, live, tick)
                 if credits is not None:
                     self._show_credits(machine_id, credits)
+                done = await self._format_done(machine_id, link, credits)
+                if done is not None:
+                    await self._seat_done(machine_id, done)
+                    return
             except TRANSIENT_ERRORS as exc:
                 self._spawn_malfunction(machine_id, f"stopped answering: {_why(exc)}")
                 return
@@ -160,6 +164,28 @@ class Watching(HeatCore):
                     wake, last = last_at, True
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop_watch.wait(), max(0.0, wake - loop.time()))
+
+    async def _format_done(
+        self,
+        machine_id: str,
+        link: MachineLink,
+        credits: int | None,
+    ) -> str | None:
+        """F2/F3: why this machine is done under the heat's format, or None.  Decided only
+        between games (no game started and not yet ended): a bet's credits may come back
+        with its win.  Games are counted on the tournament games-played meter (LP 95 or
+        the board's), read every turn (a game takes seconds, a turn 200 ms on SAS), so a
+        machine is locked within a turn of its last game; credits are the turn's own
+        reading (live from real-time events where the driver has them)."""
+        fmt = self.format
+        if fmt.timed or machine_id in self._in_game:
+            return None
+        if not fmt.counts_games:
+            return fmt.seat_done(credits=credits)
+        if self._quiet_before_end():
+            return None  # the end's lock and collection come first
+        score = await link.call(link.driver.heat_score)
+        return fmt.seat_done(games_played=score.meters.games_played)
 
     # Live credits from real-time events when the driver can.  A machine that stops
     # answering is still found within the heat (T20/T21): the SAS client trusts a silent

@@ -41,6 +41,7 @@ from itertools import takewhile
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from gateway.heat_formats import TIMED, HeatFormat
 from gateway.scores import HeatScore, TournamentMeters
 from gateway.tournament.rules.incidents import (
     FRESH_START_NOTICES,
@@ -60,12 +61,13 @@ from gateway.tournament.services import (
     record_machine_scores,
     unit_of_work,
 )
+from gateway.tournament.services.common import load_settings
 from gateway.tournament.services.seating import SeatInfo, heat_seats
 from storage import effects
 from storage.effects import EffectKind, EffectView, HeatEffect
 from storage.enums import HeatStatus, SeatStatus
 from storage.journal import HeatResult, HeatRun, HeatRunMachine, HeatRunStep, MachineState, RunState
-from storage.tournament import Heat, HeatNotice
+from storage.tournament import Heat, HeatNotice, Tournament
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +105,17 @@ class TournamentBridge:
         async with self.sessions() as session:
             seats = await playing_at_start(session, heat_id)
         return [s.machine_id for s in seats]
+
+    async def heat_format(self, heat_id: int) -> HeatFormat:
+        """The format the heat is played to (F1): its tournament's, as it stands now;
+        the runner journals it on the run (F5), so a later change never reaches it."""
+        async with self.sessions() as session:
+            heat = await session.get(Heat, heat_id)
+            if heat is None:
+                return TIMED
+            tournament = await session.get(Tournament, heat.tournament_id)
+            assert tournament is not None
+            return (await load_settings(session, tournament)).heat_format
 
     async def close_if_nobody_plays(self, heat_id: int, at: datetime) -> bool:
         """A due heat in which no seat would play (everyone marked absent, or nobody

@@ -14,6 +14,7 @@ from datetime import timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from gateway.heat_formats import TIMED, HeatFormat, HeatFormatError, heat_format
 from gateway.tournament.rules.attendance import parse_unmarked
 from gateway.tournament.rules.violations import RuleViolation
 from storage.enums import (
@@ -71,6 +72,9 @@ class TournamentSettings:
     # T14: "excluding the above-mentioned participant" — the top qualifier's other
     # entries take no semi-final seat (false: only the top entry is left out)
     top_player_excluded: bool = True
+    # F1: how a heat ends for each machine: timed (T12), games-limited (F2) or
+    # credit-limited (F3); JSON keys ``format``, ``games_per_seat``, ``minimum_bet``.
+    heat_format: HeatFormat = TIMED
 
     def __post_init__(self) -> None:
         self.validate()
@@ -149,12 +153,19 @@ class TournamentSettings:
             "reschedule_notice_s": int(self.reschedule_notice.total_seconds()),
             "unmarked_at_start": self.unmarked_at_start.value,
             "top_player_excluded": self.top_player_excluded,
+            "format": self.heat_format.kind.value,
+            "games_per_seat": self.heat_format.games,
+            "minimum_bet": self.heat_format.minimum_bet,
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TournamentSettings:
         """Build from stored JSON; a missing key takes its default, a bad one names itself."""
-        known = set(cls.__dataclass_fields__) | {"postpone_after_s", "reschedule_notice_s"}
+        known = set(cls.__dataclass_fields__) | {
+            "postpone_after_s",
+            "reschedule_notice_s",
+            *FORMAT_KEYS,
+        } - {"heat_format"}
         unknown = sorted(set(data) - known)
         if unknown:
             raise RuleViolation(None, f"settings: unknown key {unknown[0]!r}")
@@ -198,7 +209,27 @@ def _choices(data: dict[str, Any]) -> dict[str, Any]:
         )
     if "unmarked_at_start" in data:
         out["unmarked_at_start"] = parse_unmarked(data["unmarked_at_start"])
+    if any(key in data for key in FORMAT_KEYS):
+        out["heat_format"] = _heat_format(data)
     return out
+
+
+FORMAT_KEYS = ("format", "games_per_seat", "minimum_bet")
+
+
+def _heat_format(data: dict[str, Any]) -> HeatFormat:
+    """F1–F3: the format from its JSON keys; one line naming the field if it cannot be."""
+    kind = data.get("format", "timed")
+    if not isinstance(kind, str):
+        raise RuleViolation(None, f"rule F1: format must be text, got {kind!r}")
+    games = data.get("games_per_seat")
+    if games is not None:
+        games = _strict_int("games_per_seat", games)
+    minimum_bet = _strict_int("minimum_bet", data.get("minimum_bet", 1))
+    try:
+        return heat_format(kind, games_per_seat=games, minimum_bet=minimum_bet)
+    except HeatFormatError as exc:
+        raise RuleViolation(None, str(exc)) from None
 
 
 def _strict_bool(name: str, value: Any) -> bool:

@@ -37,6 +37,18 @@ def register(sub: Any) -> None:
     run.add_argument("--bank", required=True)
     run.add_argument("--seconds", type=int, required=True, help="heat length in seconds")
     run.add_argument("--credits", type=int, required=True, help="tournament credits per seat")
+    limit = run.add_mutually_exclusive_group()
+    limit.add_argument(
+        "--games", type=int, metavar="N", help="rule F2: each machine is done after N games"
+    )
+    limit.add_argument(
+        "--credit-limited",
+        type=int,
+        nargs="?",
+        const=1,
+        metavar="MIN_BET",
+        help="rule F3: each machine is done under MIN_BET credits (default 1)",
+    )
     add_json(run)
     run.add_argument("--trace", action="store_true", help="print each state step to stderr")
     capture_options(run, required=False)  # one file per port: FILE.<host>_<port>

@@ -36,6 +36,13 @@ def add_actions(actions: Any) -> None:
     p.add_argument("--credits", type=int, default=1000, help="starting tournament credits")
     p.add_argument("--number", type=int, help="heat number (default: next in the stage)")
     p.add_argument("--announced-via", help="for a heat added later (rule 21): how announced")
+    p.add_argument(
+        "--sit-and-go",
+        type=int,
+        metavar="SEATS",
+        dest="sit_and_go_seats",
+        help="rule F6: start as soon as SEATS seats are filled; --start is then the latest start",
+    )
     p.set_defaults(handler=Deferred("gateway.app.commands.heat_desk_handlers:schedule"))
 
     p = actions.add_parser("reschedule", help="move a heat, announced beforehand (rule 10)")

@@ -65,6 +65,7 @@ def schedule(args: argparse.Namespace) -> int:
             now=now_of(args, t.venue_tz),
             number=args.number,
             announced_via=args.announced_via,
+            sit_and_go_seats=args.sit_and_go_seats,
         )
         return await summarise_heat(session, heat)
 

@@ -18,6 +18,7 @@ from gateway.app.identity import host_actor
 from gateway.app.sas_capture import check_capture, port_captures
 from gateway.errors import OperatorError
 from gateway.floor.model import BankSpec
+from gateway.heat_formats import TIMED, HeatFormat, HeatFormatError, heat_format
 from gateway.heats.hooks import Progress, ProgressNote
 from gateway.heats.orders import check_order, queue_order, unheld
 from gateway.heats.ownership import hold_banks
@@ -36,6 +37,9 @@ def _trace(enabled: bool) -> Any:
         elif note.kind is Progress.MALFUNCTION:
             print(f"run {note.run_id} malfunction {note.machine_id}: {note.detail}",
                   file=sys.stderr, flush=True)  # fmt: skip
+        elif note.kind is Progress.DONE:
+            print(f"run {note.run_id} done {note.machine_id}: {note.detail}",
+                  file=sys.stderr, flush=True)  # fmt: skip
 
     return sink if enabled else None
 
@@ -48,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
         raise OperatorError("--seconds must be between 1 and 3600")
     if args.credits <= 0 or args.credits > 99_999_999:
         raise OperatorError("--credits must be between 1 and 99999999 (SAS 8C: 4 BCD bytes)")
+    _format_of(args)  # refused here, in one line, before anything is opened
     check_capture(args)
     recoveries, outcome = asyncio.run(_run_heat(args))
     _print(recoveries, outcome, as_json=args.json)
@@ -76,7 +81,7 @@ async def _heat_on_links(
         runner = HeatRunner(ctx.writer, links, progress=sink, stop_after=hold)
         outcome = await runner.run_new(
             bank.name, [m.id for m in bank.active],
-            credits=args.credits, seconds=args.seconds,
+            credits=args.credits, seconds=args.seconds, heat_format=_format_of(args),
         )  # fmt: skip
         if hold is not None:
             print(f"holding in {hold.value}", file=sys.stderr, flush=True)
@@ -85,6 +90,18 @@ async def _heat_on_links(
         return recoveries, outcome
     finally:
         await close_links(links)
+
+
+def _format_of(args: argparse.Namespace) -> HeatFormat:
+    """The test heat's format (F1): timed, ``--games N`` (F2) or ``--credit-limited``."""
+    try:
+        if args.games is not None:
+            return heat_format("games-limited", games_per_seat=args.games)
+        if args.credit_limited is not None:
+            return heat_format("credit-limited", minimum_bet=args.credit_limited)
+    except HeatFormatError as exc:
+        raise OperatorError(str(exc)) from None
+    return TIMED
 
 
 def recover(args: argparse.Namespace) -> int:

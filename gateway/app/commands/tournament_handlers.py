@@ -54,10 +54,15 @@ _SETTING_ROWS = (
     ("postpone_after_s", "a failed heat is postponed after", "20"),
     ("reschedule_notice_s", "a heat change is announced at least", "10"),
     ("unmarked_at_start", "seats unmarked by the roll call at the start", "22"),
+    ("format", "how a heat ends per machine: timed, games-limited, credit-limited", "F1"),
+    ("games_per_seat", "games each machine plays (games-limited)", "F2"),
+    ("minimum_bet", "a machine under this many credits is done (credit-limited)", "F3"),
 )
 
 
 def _shown(key: str, value: Any) -> str:
+    if value is None:
+        return "-"
     if key.endswith("_cents"):
         return f"{rands(value)} ({value} c)"
     if key.endswith("_s"):

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from sqlalchemy import bindparam, delete, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from gateway.heat_formats import HeatFormat
 from gateway.tournament.rules.enums import LIVE_SEAT_STATUSES
 from gateway.tournament.rules.seating import HeatFacts
 from gateway.tournament.rules.violations import RuleViolation
@@ -28,7 +29,14 @@ from storage import audit
 from storage.attendance import TournamentAttendance
 from storage.db import Base
 from storage.floor import FloorMachine
-from storage.tournament import Heat, Seat, Tournament, TournamentPackage, TournamentSetting
+from storage.tournament import (
+    Heat,
+    Seat,
+    Tournament,
+    TournamentFormat,
+    TournamentPackage,
+    TournamentSetting,
+)
 
 T = TypeVar("T", bound=Base)
 
@@ -70,11 +78,12 @@ def row_id(text: str) -> int | None:
 # SELECT costs more CPU than its compiled-cache lookup.
 _TOURNAMENT_BY_NAME = select(Tournament).where(Tournament.name == bindparam("name"))
 _SETTINGS = (
-    select(TournamentSetting, TournamentAttendance, TournamentPackage)
+    select(TournamentSetting, TournamentAttendance, TournamentPackage, TournamentFormat.format)
     .select_from(Tournament)
     .outerjoin(TournamentSetting, TournamentSetting.tournament_id == Tournament.id)
     .outerjoin(TournamentAttendance, TournamentAttendance.tournament_id == Tournament.id)
     .outerjoin(TournamentPackage, TournamentPackage.tournament_id == Tournament.id)
+    .outerjoin(TournamentFormat, TournamentFormat.tournament_id == Tournament.id)
     .where(Tournament.id == bindparam("tournament"))
     .order_by(TournamentPackage.position)
 )
@@ -99,7 +108,7 @@ async def load_settings(session: AsyncSession, tournament: Tournament) -> Tourna
     extra, roll_call = (rows[0][0], rows[0][1]) if rows else (None, None)
     packages = tuple(
         Package(p.code, p.price_cents, p.seats, p.casino_credit_cents)
-        for _, _, p in rows
+        for _, _, p, _ in rows
         if p is not None
     )
     changes: dict[str, Any] = {
@@ -119,6 +128,8 @@ async def load_settings(session: AsyncSession, tournament: Tournament) -> Tourna
         changes["postpone_after"] = timedelta(seconds=extra.postpone_after_seconds)
         changes["reschedule_notice"] = timedelta(seconds=extra.reschedule_notice_seconds)
         changes["top_player_excluded"] = extra.top_player_excluded
+    if rows and rows[0][3] is not None:  # no row: timed (F1)
+        changes["heat_format"] = HeatFormat.parse(rows[0][3])
     if roll_call is not None:  # no row: the default (T22, auto)
         changes["unmarked_at_start"] = roll_call.unmarked_at_start
     return TournamentSettings(**changes)
@@ -144,6 +155,16 @@ async def store_settings(
     extra.postpone_after_seconds = int(settings.postpone_after.total_seconds())
     extra.reschedule_notice_seconds = int(settings.reschedule_notice.total_seconds())
     extra.top_player_excluded = settings.top_player_excluded
+    heat_format = await session.get(TournamentFormat, tournament.id)
+    if settings.heat_format.timed:  # F1: timed is no row
+        if heat_format is not None:
+            await session.delete(heat_format)
+    elif heat_format is None:
+        session.add(
+            TournamentFormat(tournament_id=tournament.id, format=settings.heat_format.spec())
+        )
+    else:
+        heat_format.format = settings.heat_format.spec()
     roll_call = await session.get(TournamentAttendance, tournament.id)
     if roll_call is None:
         roll_call = TournamentAttendance(tournament_id=tournament.id)

@@ -47,7 +47,17 @@ from gateway.tournament.services.people import (
 from gateway.tournament.services.stage_close import close_stage_if_over
 from gateway.tournament.settings import TournamentSettings
 from storage.enums import ScoreSource
-from storage.tournament import Entry, EntryPurchase, Heat, Player, Proxy, Score, Seat, Tournament
+from storage.tournament import (
+    Entry,
+    EntryPurchase,
+    Heat,
+    Player,
+    Proxy,
+    Score,
+    Seat,
+    SitAndGoHeat,
+    Tournament,
+)
 
 _INACTIVE = (SeatStatus.MOVED, SeatStatus.CANCELLED)
 # The two statements under the heat's lock, built once (building costs more CPU than
@@ -325,7 +335,9 @@ async def begin_heat(
     heat = await get(session, Heat, heat_id, "heat")
     if heat.status not in (HeatStatus.SCHEDULED, HeatStatus.ARMED, HeatStatus.RESTARTED):
         raise RuleViolation(22, f"{heat_label(heat)} is {heat.status.value}; it cannot start")
-    if at < heat.scheduled_start and heat.status is not HeatStatus.RESTARTED:
+    early = at < heat.scheduled_start and heat.status is not HeatStatus.RESTARTED
+    sit_and_go = await session.get(SitAndGoHeat, heat.id) if early else None
+    if early and sit_and_go is None:
         raise RuleViolation(22, f"{heat_label(heat)} is advertised for {heat.scheduled_start}")
     seats = [s for s in await live_seats(session, heat.id) if s.status is not SeatStatus.PLAYED]
     numbers = {s.seat_number for s in seats}
@@ -335,6 +347,13 @@ async def begin_heat(
     unknown = set(present_seats) - numbers
     if unknown:
         raise RuleViolation(22, f"seats {sorted(unknown)} hold nobody in {heat_label(heat)}")
+    if sit_and_go is not None and len(set(present_seats)) < sit_and_go.seats:
+        # F7: a sit-and-go heat starts before its latest start only once its seats fill
+        raise RuleViolation(
+            None,
+            f"rule F7: {heat_label(heat)} has {len(set(present_seats))} of its "
+            f"{sit_and_go.seats} seats filled; it starts by {heat.scheduled_start} at the latest",
+        )
     bad_players, bad_entries = await disqualified_sets(session, heat.tournament_id)
     forfeited: list[int] = []
     disqualified: list[int] = []

@@ -45,7 +45,7 @@ from gateway.tournament.services.common import (
 )
 from gateway.tournament.settings import TournamentSettings
 from storage.floor import FloorBank
-from storage.tournament import Entry, Heat, HeatNotice, Tournament
+from storage.tournament import Entry, Heat, HeatNotice, SitAndGoHeat, Tournament
 
 
 async def create_tournament(
@@ -100,7 +100,12 @@ async def change_settings(
     reason = require_reason(reason)
     tournament = await find_tournament(session, tournament_ref)
     current = await load_settings(session, tournament)
-    merged = TournamentSettings.from_json({**current.to_json(), **changes})
+    base = current.to_json()
+    if "format" in changes and "games_per_seat" not in changes:
+        base["games_per_seat"] = None  # F1: a new format names its own games (F2)
+    merged = TournamentSettings.from_json({**base, **changes})
+    if merged.heat_format != current.heat_format:
+        await _check_format_change(session, tournament.id)
     await store_settings(session, tournament, merged)
     await record(
         session,
@@ -113,6 +118,44 @@ async def change_settings(
         before={key: current.to_json()[key] for key in sorted(changes)},
     )
     return merged
+
+
+async def _check_seats(session: AsyncSession, bank_name: str, sit_and_go: int | None) -> None:
+    """The bank has a machine in service, and a sit-and-go heat's seats fit on it (F6)."""
+    in_service = len(await seat_numbers(session, bank_name))
+    if not in_service:
+        raise RuleViolation(None, f"bank {bank_name!r} has no machine in service")
+    if sit_and_go is not None and not 1 <= sit_and_go <= in_service:
+        raise RuleViolation(
+            None,
+            f"rule F6: sit_and_go_seats must be 1 to {in_service} (the machines in service "
+            f"on bank {bank_name}), got {sit_and_go}",
+        )
+
+
+_NOT_STARTED = (HeatStatus.SCHEDULED, HeatStatus.CANCELLED, HeatStatus.POSTPONED)
+# A restarted heat (T20) is to be played again: its stage is part played.
+_TO_RUN = (HeatStatus.SCHEDULED, HeatStatus.POSTPONED, HeatStatus.RESTARTED)
+
+
+async def _check_format_change(session: AsyncSession, tournament_id: int) -> None:
+    """F1: the heat format may not change while a stage is part played (a heat of it
+    started, another still to run): every heat of a stage is played to one format."""
+    rows = (
+        await session.execute(
+            select(Heat.stage, Heat.status).where(Heat.tournament_id == tournament_id)
+        )
+    ).all()
+    for stage in {stage for stage, _ in rows}:
+        statuses = [status for s, status in rows if s == stage]
+        started = any(status not in _NOT_STARTED for status in statuses)
+        to_run = any(status in _TO_RUN for status in statuses)
+        if started and to_run:
+            raise RuleViolation(
+                None,
+                f"rule F1: the {stage.value} stage is part played: its heats keep their "
+                "format until every one has run",
+            )
 
 
 async def schedule_heat(
@@ -128,8 +171,10 @@ async def schedule_heat(
     now: datetime,
     number: int | None = None,
     announced_via: str | None = None,
+    sit_and_go_seats: int | None = None,
 ) -> Heat:
-    """Put a heat on the schedule.  ``announced_via`` makes it an added heat (T21)."""
+    """Put a heat on the schedule.  ``announced_via`` makes it an added heat (T21);
+    ``sit_and_go_seats`` a sit-and-go heat (F6): ``starts_at`` is then its latest start."""
     actor = require_actor(actor)
     tournament = await find_tournament(session, tournament_ref)
     aware(starts_at, "starts_at")
@@ -144,8 +189,7 @@ async def schedule_heat(
         raise RuleViolation(None, problem)
     if await session.get(FloorBank, bank_name) is None:
         raise RuleViolation(None, f"bank {bank_name!r} is not on the floor")
-    if not await seat_numbers(session, bank_name):
-        raise RuleViolation(None, f"bank {bank_name!r} has no machine in service")
+    await _check_seats(session, bank_name, sit_and_go_seats)
     await _check_bank_free(session, bank_name, starts_at, duration_seconds)
     sealed = await _may_reopen_cut(session, tournament.id, stage, announced_via)
     if number is None:
@@ -174,6 +218,10 @@ async def schedule_heat(
     )
     session.add(heat)
     await session.flush()
+    extra: dict[str, object] = {}
+    if sit_and_go_seats is not None:  # F6: starts once this many seats would play
+        session.add(SitAndGoHeat(heat_id=heat.id, seats=sit_and_go_seats))
+        extra["sit_and_go_seats"] = sit_and_go_seats
     if announced_via:
         session.add(
             HeatNotice(
@@ -198,6 +246,7 @@ async def schedule_heat(
         bank=bank_name,
         duration_seconds=duration_seconds,
         starting_credits=starting_credits,
+        **extra,
     )
     if sealed:
         await amend_cut(

@@ -12,7 +12,12 @@ transaction is read-only (:data:`storage.db.READ_ONLY`: on SQLite it takes no lo
 SQLite has one writer at a time, so on SQLite a write request first waits its turn on
 an in-process lock (:meth:`Api.writer`), in arrival order, instead of in SQLite's busy
 handler, which polls with sleeps of up to 100 ms and lets late arrivals overtake: the
-same one-at-a-time, without multi-second tails.
+same one-at-a-time, without multi-second tails.  On PostgreSQL at most
+:data:`PG_WRITERS` write requests run at once (the others wait in arrival order): every
+write ends by locking the audit chain's head for three round trips, and each round trip
+waits for the event loop to come back to it, behind every other request in flight; with
+20 in flight the head was held p50 30-40 ms and the writes queued on it (issue 31,
+item 4).  Reads do not wait for writers.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ from storage.database_mark import is_training
 from storage.db import READ_ONLY
 
 COOKIE = "reelgate_session"
+# Write requests at once on PostgreSQL (see the module's docstring; bench/api.py --writers).
+PG_WRITERS = 4
 CSRF_HEADER = "x-csrf-token"
 _SAFE = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -56,15 +63,21 @@ class Api:
     # transaction and kept — the mark never changes once written.
     training: bool | None = None
     gate: Gate = field(default_factory=Gate)  # sign-in backoffs per source and unknown name
-    _writers: dict[int, asyncio.Lock] = field(default_factory=dict, repr=False)
+    pg_writers: int = PG_WRITERS  # 0: no limit (to compare)
+    _writers: dict[int, asyncio.Semaphore] = field(default_factory=dict, repr=False)
 
     def writer(self) -> AbstractAsyncContextManager[object]:
-        """The turn of a write request: SQLite's single writer, queued in order here."""
+        """The turn of a write request, queued in arrival order here: SQLite's single
+        writer, or one of PostgreSQL's :attr:`pg_writers`."""
         bind = self.sessions.kw.get("bind")
-        if bind is None or bind.dialect.name != "sqlite":
+        if bind is None:
             return nullcontext()
-        # A lock serves one event loop (tests run each call on a loop of its own).
-        return self._writers.setdefault(id(asyncio.get_running_loop()), asyncio.Lock())
+        turns = 1 if bind.dialect.name == "sqlite" else self.pg_writers
+        if turns < 1:
+            return nullcontext()
+        # A semaphore serves one event loop (tests run each call on a loop of its own).
+        loop = id(asyncio.get_running_loop())
+        return self._writers.setdefault(loop, asyncio.Semaphore(turns))
 
 
 async def learn_training(api: Api, session: AsyncSession) -> bool:

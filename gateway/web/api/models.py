@@ -116,6 +116,10 @@ class Settings(Body):
     reschedule_notice_s: Annotated[int, Field(ge=0, le=INT32)] | None = None
     unmarked_at_start: Code | None = None
     top_player_excluded: bool | None = None  # T14a: `tournament set` takes it too
+    # F1–F3: how a heat ends per machine (the service refuses a bad one naming its clause)
+    format: Code | None = None
+    games_per_seat: Annotated[int, Field(ge=0, le=INT32)] | None = None
+    minimum_bet: Annotated[int, Field(ge=0, le=INT32)] | None = None
 
     def changes(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)
@@ -236,6 +240,8 @@ class HeatIn(Body):
     starting_credits: Annotated[int, Field(ge=1, le=INT32)]
     number: Annotated[int, Field(ge=1, le=100_000)] | None = None
     announced_via: Label | None = None
+    # F6: a sit-and-go heat, started once this many seats fill (starts_at: the latest start)
+    sit_and_go_seats: Annotated[int, Field(ge=0, le=100_000)] | None = None
 
 
 class HeatOut(BaseModel):

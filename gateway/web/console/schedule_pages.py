@@ -165,6 +165,7 @@ async def add(request: Request, me: Viewer = viewer(P.HEAT_SCHEDULE)) -> Respons
             "bank": me.field("bank"), "duration_seconds": int(minutes) * 60,
             "starting_credits": int(credits) if _DIGITS.fullmatch(credits) else credits,
             "announced_via": me.field("announced_via") or None,
+            "sit_and_go_seats": _seats(me.field("sit_and_go_seats")),
         })  # fmt: skip
         ref = me.field("tournament")  # an id or a name, as the API's path takes it
         if not ref:
@@ -175,6 +176,7 @@ async def add(request: Request, me: Viewer = viewer(P.HEAT_SCHEDULE)) -> Respons
                 starts_at=body.starts_at, bank_name=body.bank,
                 duration_seconds=body.duration_seconds, starting_credits=body.starting_credits,
                 actor=me.name, now=_now(request), announced_via=body.announced_via,
+                sit_and_go_seats=body.sit_and_go_seats,
             )  # fmt: skip
         except OperatorError as exc:
             raise OperatorError(_named(str(exc), "starts_at", _ADD_FIELDS)) from None
@@ -186,6 +188,15 @@ async def add(request: Request, me: Viewer = viewer(P.HEAT_SCHEDULE)) -> Respons
     label, starts = out.value
     when = console_of(request).pages.venue_time(starts)
     return done(_at(_week_of(starts, _shown(request, me), zone)), f"{label} scheduled: {when}")
+
+
+def _seats(text: str) -> int | None:
+    """F6: the sit-and-go seats, blank for a heat with a fixed start."""
+    if not text:
+        return None
+    if not _DIGITS.fullmatch(text):
+        raise OperatorError("sit_and_go_seats: whole seats, or blank for a fixed start")
+    return int(text)
 
 
 # Which form field a service's refusal is about, by its words (the first match wins: an
@@ -200,6 +211,7 @@ _ADD_FIELDS = {
     "no machine in service": "bank",
     "already exists": "stage",
     "cut is sealed": "announced_via",
+    "sit_and_go_seats": "sit_and_go_seats",
 }
 _MOVE_FIELDS = {"is taken from": "starts_at", "announced at least": "announced_at",
                 "announcement": "announced_at", "say how": "announced_via",

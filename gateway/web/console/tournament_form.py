@@ -16,6 +16,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from gateway.errors import OperatorError
+from gateway.heat_formats import FormatKind
 from gateway.tournament.rules.violations import RuleViolation
 from gateway.tournament.settings import TournamentSettings, Validity
 from storage.enums import UnmarkedAtStart
@@ -64,6 +65,14 @@ FIELDS: tuple[Field, ...] = (
     Field("unmarked_at_start", "A seat unmarked at the start", "T22b",
           "auto: forfeited only if the heat had a roll call; forfeit: always; present: it "
           "plays", tuple(u.value for u in UnmarkedAtStart)),
+    Field("format", "Heat format", "F1, F2, F3",
+          "timed: the time alone ends a heat (T12); games-limited: a machine is done after "
+          "its games; credit-limited: once its credits are under the minimum bet; the time "
+          "stays the backstop (F4)", tuple(k.value for k in FormatKind)),
+    Field("games_per_seat", "Games per seat", "F2",
+          "games-limited only: the games each machine plays (1 to 10000)", number=True),
+    Field("minimum_bet", "Minimum bet (credits)", "F3",
+          "credit-limited: a machine with fewer credits than this is done", number=True),
 )  # fmt: skip
 KEYS = tuple(f.key for f in FIELDS)
 PERIOD = ("qualifying_starts_at", "qualifying_ends_at")  # T13: the qualifying period
@@ -72,7 +81,11 @@ PERIOD = ("qualifying_starts_at", "qualifying_ends_at")  # T13: the qualifying p
 def values_of(settings: TournamentSettings) -> dict[str, str]:
     """The settings as the form shows them (a template's, or the defaults)."""
     data = settings.to_json()
-    out = {key: str(data[key]) for key in KEYS if key not in ("packages", "top_player_excluded")}
+    out = {
+        key: "" if data[key] is None else str(data[key])  # no games_per_seat: blank (F2)
+        for key in KEYS
+        if key not in ("packages", "top_player_excluded")
+    }
     out["top_player_excluded"] = "true" if settings.top_player_excluded else "false"
     out["packages"] = "\n".join(
         f"{p.code}:{p.price_cents}:{p.seats}"

@@ -5,6 +5,7 @@ same parameters)."""
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 
 import pytest
@@ -78,3 +79,41 @@ async def test_the_dummy_hash_follows_the_hasher(monkeypatch: pytest.MonkeyPatch
     after = hashing.dummy_hash()
     assert "m=128,t=2" in after
     assert after != before
+
+
+async def test_workers_run_below_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 31, item 4: argon2's workers run at a lower CPU priority than the event
+    loop's thread (Linux keeps one per thread), so a burst of sign-ins cannot take the
+    cores from the desks' requests."""
+    if not hasattr(os, "getpriority"):
+        pytest.skip("no per-thread priority here")
+    seen: list[tuple[int, int]] = []
+
+    def recording(stored: str, password: str) -> bool:
+        seen.append(
+            (threading.get_ident(), os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        )
+        return True
+
+    monkeypatch.setattr(hashing, "password_matches", recording)
+    loop_nice = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    assert await hashing.verify("stored", "pw") is True
+    [(thread, nice)] = seen
+    assert thread != threading.get_ident()
+    assert nice == min(loop_nice + hashing.NICE, 19)
+
+
+async def test_a_new_password_is_hashed_off_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Adding an account (the console's user page) hashes in the same workers."""
+    threads: list[int] = []
+    real = storage.accounts.hash_password
+
+    def recording(password: str) -> str:
+        threads.append(threading.get_ident())
+        return real(password)
+
+    monkeypatch.setattr(storage.accounts, "hash_password", recording)
+    made = await hashing.hash_new("correct horse battery")
+    assert threads
+    assert threads[0] != threading.get_ident()
+    assert storage.accounts.password_matches(made, "correct horse battery")

@@ -154,6 +154,7 @@ async def schedule_heat(
             now=now,
             number=b.number,
             announced_via=b.announced_via,
+            sit_and_go_seats=b.sit_and_go_seats,
         )
         return heat_out(await summarise_heat(session, heat)).model_dump()
 

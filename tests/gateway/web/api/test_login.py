@@ -7,6 +7,7 @@ and no sign-in from another site."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -262,3 +263,36 @@ async def test_a_sign_in_from_this_site_or_no_browser_is_allowed(door: Door) -> 
     same = {"Origin": "http://127.0.0.1", "Sec-Fetch-Site": "same-origin"}
     assert (await door.login("desk", PASSWORD, headers=same)).status_code == 200
     assert (await door.login("desk", PASSWORD)).status_code == 200  # the CLI, a script
+
+
+async def test_a_login_does_not_block_the_other_requests(
+    door: Door, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 31, item 4: while a sign-in's argon2 runs (a hasher that waits until the test
+    lets it go), another desk's request is served to the end; the login answers after."""
+    async with unit_of_work(door.sessions) as s:
+        _, token = await service.create_token(
+            s, "director", role=None, expires_at=NOW + timedelta(days=1),
+            label="desk", actor="setup", now=NOW,
+        )  # fmt: skip
+    loop = asyncio.get_running_loop()
+    hashing_now = asyncio.Event()
+    release = threading.Event()
+    real = hashing.password_matches
+
+    def slow(stored: str, password: str) -> bool:
+        loop.call_soon_threadsafe(hashing_now.set)
+        release.wait(timeout=30)
+        return real(stored, password)
+
+    monkeypatch.setattr(hashing, "password_matches", slow)
+    login = asyncio.create_task(door.login("desk", PASSWORD))
+    try:
+        await asyncio.wait_for(hashing_now.wait(), 30)
+        me = await door.client.get("/api/v1/me", headers={"Authorization": f"Bearer {token}"})
+        assert me.status_code == 200, me.text
+        assert me.json()["name"] == "director"
+        assert not login.done()  # still hashing: the read did not wait for it
+    finally:
+        release.set()
+    assert (await login).status_code == 200

@@ -1,16 +1,20 @@
 """One transaction per request: authentication runs inside the action's own transaction
 (one BEGIN for a sale, a registration or a read), and on SQLite a read begins deferred
-(no write lock)."""
+(no write lock); write requests wait their turn in order (SQLite's one writer, a few
+on PostgreSQL)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from sqlalchemy import event
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from gateway.web.api.auth import Api
+from storage.db import make_sessionmaker
 from tests.gateway.web.api.conftest import Desk
 
 
@@ -70,3 +74,35 @@ async def test_a_refused_write_leaves_nothing(desk: Desk) -> None:
     )
     assert r.status_code == 422, r.text
     assert await _audit_count(desk) == before
+
+
+async def test_postgresql_write_requests_take_a_few_turns_in_arrival_order() -> None:
+    """Issue 31, item 4: on PostgreSQL at most ``pg_writers`` write requests run at once
+    (each ends on the audit chain head's lock, whose round trips wait for the event loop
+    behind every request in flight); the next waits, in order, until one ends.  SQLite
+    keeps its one writer."""
+    pg = create_async_engine("postgresql+asyncpg://nobody@127.0.0.1:1/none")  # not opened
+    api = Api(make_sessionmaker(pg), pg_writers=2)
+    order: list[int] = []
+    release = asyncio.Event()
+
+    async def write(n: int) -> None:
+        async with api.writer():
+            order.append(n)
+            await release.wait()
+
+    tasks = [asyncio.create_task(write(n)) for n in range(4)]
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert order == [0, 1]  # two at once, the others wait their turn
+    release.set()
+    await asyncio.gather(*tasks)
+    assert order == [0, 1, 2, 3]
+    assert isinstance(Api(make_sessionmaker(pg), pg_writers=0).writer(), nullcontext)
+    sqlite = create_async_engine("sqlite+aiosqlite://")
+    one = Api(make_sessionmaker(sqlite), pg_writers=8).writer()
+    assert isinstance(one, asyncio.Semaphore)
+    async with one:
+        assert one.locked()  # SQLite: one writer, whatever pg_writers says
+    await pg.dispose()
+    await sqlite.dispose()

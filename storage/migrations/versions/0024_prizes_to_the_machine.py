@@ -1,7 +1,7 @@
 """prizes to the machine (house clauses P1-P7, docs/rules.md)
 
-Revision ID: 0023
-Revises: 0022
+Revision ID: 0024
+Revises: 0023
 Create Date: 2026-12-07 16:40:00.000000
 
 Two new tables (the venue's setting, P1, and the transfer journal, P4/P5; a done
@@ -16,8 +16,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0023"
-down_revision: str | Sequence[str] | None = "0022"
+revision: str = "0024"
+down_revision: str | Sequence[str] | None = "0023"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
